@@ -1,0 +1,1 @@
+"""Subcommands of ``instinct-console``; see ``console.cli``."""

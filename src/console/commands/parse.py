@@ -1,0 +1,97 @@
+"""``instinct-console parse``: read a pasted or saved tool output and say what it shows."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from console.probes import ParsedOutput, ParseError, Tool, parse_output
+
+EXIT_HELP = """exit codes:
+  0  parsed and the tool reported success
+  1  parsed and the tool reported a failure (or did not finish)
+  2  not recognised or unreadable (one-line reason on stderr)"""
+
+
+def register(sub: Any) -> None:
+    """Add the ``parse`` subcommand."""
+    p = sub.add_parser(
+        "parse",
+        help="parse output of amd-smi, rocm-smi, rocminfo, rvs, rccl-tests or TransferBench",
+        description="Detect the tool and kind of an output from its text alone and summarise it.",
+        epilog=EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("file", nargs="?", default="-", help="file to read, or - for standard input")
+    p.add_argument(
+        "--as",
+        dest="as_",
+        metavar="TOOL[:KIND]",
+        help=f"skip detection; TOOL is one of {', '.join(t.value for t in Tool)}",
+    )
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.set_defaults(func=run)
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _override(value: str | None) -> tuple[Tool | None, str | None]:
+    if not value:
+        return None, None
+    tool_name, _, kind = value.partition(":")
+    try:
+        return Tool(tool_name.strip().lower()), (kind.strip() or None)
+    except ValueError:
+        raise ParseError(f"unknown tool {tool_name!r}; expected one of {', '.join(t.value for t in Tool)}") from None
+
+
+def to_json_object(result: ParsedOutput) -> dict[str, Any]:
+    """The ``--json`` object: tool, kind, ok, errors, summary, data (plus warnings and version)."""
+    return result.model_dump(mode="json")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse the input and print a summary; returns the exit code documented above."""
+    try:
+        raw = _read(args.file)
+        tool, kind = _override(args.as_)
+        result = parse_output(raw, tool=tool, kind=kind)
+    except OSError as exc:
+        print(f"instinct-console parse: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ParseError as exc:
+        print(f"instinct-console parse: {exc.reason}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump(to_json_object(result), sys.stdout, indent=2, sort_keys=False)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(result)
+    return 0 if result.ok else 1
+
+
+def _print_summary(result: ParsedOutput) -> None:
+    console = Console(highlight=False)
+    verdict = "[green]OK[/]" if result.ok else "[red]NOT OK[/]"
+    version = f" {escape(result.tool_version)}" if result.tool_version else ""
+    console.print(f"[bold]{result.tool.value}[/]{version}  kind=[bold]{escape(result.kind)}[/]  {verdict}")
+    if result.summary:
+        table = Table(show_header=False, box=None, pad_edge=False)
+        for key, value in result.summary.items():
+            table.add_row(f"  {escape(key)}", escape(str(value)))
+        console.print(table)
+    for error in result.errors:
+        console.print(f"  [red]error:[/] {escape(error)}")
+    for warning in result.warnings[:20]:
+        console.print(f"  [yellow]warning:[/] {escape(warning)}")

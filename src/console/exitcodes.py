@@ -1,0 +1,28 @@
+"""Exit codes of every instinct-console command, documented in ``--help``.
+
+A scheduler prolog reads these: 0 means every node passed; anything else means do not start the job.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit status."""
+
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    UNKNOWN_EXCEEDED = 3
+    DEADLINE = 4
+    INTERRUPTED = 130
+
+
+EXIT_CODE_HELP = """exit codes:
+  0    all checked nodes passed (parse: parsed and ok)
+  1    a node failed a check (parse: parsed, tool reported failure)
+  2    usage or configuration error (parse: not recognised or unreadable)
+  3    nodes that could not be checked exceed the allowed fraction
+  4    the sweep deadline was exceeded
+  130  interrupted"""

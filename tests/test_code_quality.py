@@ -1,0 +1,51 @@
+"""Lint, type checks and the import contract run as tests, so CI enforces them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def _run(*cmd: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_ruff_clean() -> None:
+    proc = _run(str(BIN / "ruff"), "check", "src", "tests", "bench")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_clean() -> None:
+    proc = _run(str(BIN / "mypy"), "--no-error-summary")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_only_console_ui_imports_textual() -> None:
+    """Importing every non-UI module must not load Textual (checked in a fresh interpreter)."""
+    code = (
+        "import importlib, pkgutil, sys, console\n"
+        "for m in pkgutil.walk_packages(console.__path__, 'console.'):\n"
+        "    if m.name == 'console.ui' or m.name.startswith('console.ui.'):\n"
+        "        continue\n"
+        "    importlib.import_module(m.name)\n"
+        "    assert 'textual' not in sys.modules, m.name\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_no_textual_import_statement_outside_ui() -> None:
+    offenders = []
+    for path in (ROOT / "src" / "console").rglob("*.py"):
+        if "ui" in path.relative_to(ROOT / "src" / "console").parts[:1]:
+            continue
+        for line in path.read_text().splitlines():
+            stripped = line.strip()
+            if stripped.startswith(("import textual", "from textual")):
+                offenders.append(f"{path}: {stripped}")
+    assert not offenders, offenders
