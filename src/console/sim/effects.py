@@ -1,0 +1,270 @@
+"""How each fault kind changes a node's state, with the default strength of every effect.
+
+Every effect leaves evidence a parser can see: a counter, a state word, a version string or a
+reduced value; behaviour faults (hang, garbage, trickle, drop, missing tool) name the program they
+hit with ``params["program"]`` (default ``amd-smi``, which every sweep runs).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from console.sim.faults import Fault, FaultKind
+from console.sim.models import LinkState, SimBadPage, SimGpu, SimNode
+from console.sim.specs import STACK_PRESETS
+
+Effect = Callable[[SimNode, Fault, random.Random], None]
+
+DEFAULT_PROGRAM = "amd-smi"
+
+
+def _float(fault: Fault, key: str, default: float) -> float:
+    return float(fault.params.get(key, default))
+
+
+def _int(fault: Fault, key: str, default: int) -> int:
+    return int(fault.params.get(key, default))
+
+
+def _str(fault: Fault, key: str, default: str) -> str:
+    return str(fault.params.get(key, default))
+
+
+def _gpu(node: SimNode, fault: Fault) -> SimGpu | None:
+    # A GPU fault on a slot another fault removed has nothing left to change.
+    return node.gpu_by_slot(fault.gpu) if fault.gpu is not None else None
+
+
+def _links(node: SimNode, fault: Fault) -> list[tuple[SimGpu, int]]:
+    """Both directions of the faulted pair, as (gpu, peer slot), for GPUs still present."""
+    pairs = []
+    for slot, peer in ((fault.gpu, fault.peer), (fault.peer, fault.gpu)):
+        gpu = node.gpu_by_slot(slot) if slot is not None else None
+        if gpu is not None and peer is not None and peer in gpu.xgmi:
+            pairs.append((gpu, peer))
+    return pairs
+
+
+def _xgmi_down(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    for gpu, peer in _links(node, fault):
+        link = gpu.xgmi[peer]
+        link.state = LinkState.DOWN
+        link.error_count += _int(fault, "errors", 12)
+        # Traffic between the pair detours through a third GPU.
+        link.bw_factor = _float(fault, "bw_factor", 0.3)
+        gpu.ecc["XGMI_WAFL"].correctable += _int(fault, "errors", 12)
+
+
+def _xgmi_degraded(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    for gpu, peer in _links(node, fault):
+        link = gpu.xgmi[peer]
+        link.state = LinkState.DEGRADED
+        link.bit_rate_gbps = _int(fault, "bit_rate_gbps", link.bit_rate_gbps // 2)
+        link.max_bandwidth_gbps = link.bit_rate_gbps * 16 * max(link.links, 1)
+        link.error_count += _int(fault, "errors", 3)
+        link.bw_factor = _float(fault, "bw_factor", 0.55)
+
+
+def _pair_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    for gpu, peer in _links(node, fault):
+        gpu.xgmi[peer].bw_factor = _float(fault, "bw_factor", 0.6)
+
+
+def _ecc_uncorrectable(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is None:
+        return
+    count = _int(fault, "count", 2)
+    block = gpu.ecc[_str(fault, "block", "UMC")]
+    block.uncorrectable += count
+    block.deferred += count
+    block.correctable += rng.randrange(3, 20)
+    # Uncorrectable HBM errors queue their pages for retirement.
+    gpu.bad_pages.extend(
+        SimBadPage(address=rng.randrange(0x1000, 0x2FFFFFF) << 12, status="pending") for _ in range(count)
+    )
+
+
+def _ecc_storm(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.ecc[_str(fault, "block", "UMC")].correctable += _int(fault, "count", 2400 + rng.randrange(0, 300))
+
+
+def _bad_pages(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is None:
+        return
+    count = gpu.bad_page_threshold + _int(fault, "extra", 4)
+    addresses = sorted(rng.sample(range(0x1000, 0x2FFFFFF), count))
+    gpu.bad_pages.extend(SimBadPage(address=address << 12) for address in addresses)
+    gpu.ecc["UMC"].correctable += count * 3
+    gpu.ecc["UMC"].deferred += count
+
+
+def _gpu_missing(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        node.gpus.remove(gpu)
+        node.missing_slots.append(gpu.slot)
+
+
+def _hbm_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.hbm_factor = _float(fault, "factor", 0.7)
+
+
+def _thermal(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is None:
+        return
+    spec = node.spec
+    gpu.hotspot_c = _float(fault, "hotspot_c", spec.slowdown_hotspot_c - 2 + rng.uniform(0, 1.5))
+    gpu.mem_c = round(gpu.mem_c + 30, 1)
+    if gpu.edge_c is not None:
+        gpu.edge_c = round(gpu.hotspot_c - 9, 1)
+    gpu.throttle_status = "THROTTLED"
+    if gpu.violations_pct:
+        gpu.violations_pct["TVIOL"] = _float(fault, "percent", 35.0)
+        gpu.violations_pct["HBM_TVIOL"] = round(gpu.violations_pct["TVIOL"] / 3, 1)
+    gpu.gst_factor = min(gpu.gst_factor, 0.88)
+
+
+def _power(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is None:
+        return
+    gpu.power_cap_w = _float(fault, "cap_w", round(node.spec.power_cap_w * 0.7))
+    gpu.throttle_status = "THROTTLED"
+    if gpu.violations_pct:
+        gpu.violations_pct["PVIOL"] = _float(fault, "percent", 42.0)
+    gpu.gst_factor = min(gpu.gst_factor, 0.9)
+
+
+def _pcie_gen(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.pcie_gen = _int(fault, "gen", node.spec.pcie_gen - 2)
+        gpu.pcie_replay_count += rng.randrange(30, 90)
+
+
+def _pcie_width(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.pcie_width = _int(fault, "width", 8)
+        gpu.pcie_l0_to_recovery_count += rng.randrange(120, 400)
+
+
+_ROCM_FIELDS = ("rocm", "rocm_build", "amdsmi_tool", "amdsmi_lib", "rocm_smi", "rocm_smi_lib", "hip", "rccl", "rvs")
+
+
+def _rocm_drift(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    stack = node.stack
+    major, minor, patch = (int(part) for part in stack.rocm.split(".")[:3])
+    target = _str(fault, "rocm", f"{major}.{minor}.{patch - 1}" if patch else f"{major}.{minor - 1}.2")
+    preset = STACK_PRESETS.get(target)
+    if preset is not None:
+        for name in _ROCM_FIELDS:
+            setattr(stack, name, getattr(preset, name))
+        return
+    build = stack.rocm_build.rsplit("-", 1)[-1]
+    stack.rocm = target
+    stack.rocm_build = f"{target}-{max(int(build) - 17, 1)}"
+
+
+def _driver_drift(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    stack = node.stack
+    default = "6.10.5" if stack.amdgpu_driver != "6.10.5" else "6.8.5"
+    stack.amdgpu_driver = _str(fault, "amdgpu", default)
+    stack.amdgpu_package = f"1:{stack.amdgpu_driver}.60300-2084815.{stack.os_version}"
+
+
+def _firmware_drift(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is None:
+        return
+    block = _str(fault, "block", "PM")
+    current = gpu.firmware.get(block, "0")
+    head, _, tail = current.rpartition(".")
+    older = f"{head}.{max(int(tail) - 2, 0)}" if tail.isdigit() and head else current + ".old"
+    if current == older:
+        older = current + ".1"
+    gpu.firmware[block] = _str(fault, "version", older)
+
+
+def _gst_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.gst_factor = _float(fault, "factor", 0.8)
+
+
+def _rccl_wrong(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rccl_wrong = True
+
+
+def _rccl_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rccl_busbw_factor = _float(fault, "factor", 0.72)
+
+
+def _rccl_hang(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rccl_hang = True
+
+
+def _nic_down(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if node.nics:
+        node.nics[_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics)].up = False
+
+
+def _program_list(attribute: str) -> Effect:
+    def effect(node: SimNode, fault: Fault, rng: random.Random) -> None:
+        programs: list[str] = getattr(node, attribute)
+        programs.append(_str(fault, "program", DEFAULT_PROGRAM))
+
+    return effect
+
+
+def _flag(attribute: str, value: bool) -> Effect:
+    def effect(node: SimNode, fault: Fault, rng: random.Random) -> None:
+        setattr(node, attribute, value)
+
+    return effect
+
+
+EFFECTS: dict[FaultKind, Effect] = {
+    FaultKind.XGMI_LINK_DOWN: _xgmi_down,
+    FaultKind.XGMI_LINK_DEGRADED: _xgmi_degraded,
+    FaultKind.ECC_UNCORRECTABLE: _ecc_uncorrectable,
+    FaultKind.ECC_CORRECTABLE_STORM: _ecc_storm,
+    FaultKind.BAD_PAGES_OVER_THRESHOLD: _bad_pages,
+    FaultKind.GPU_MISSING: _gpu_missing,
+    FaultKind.HBM_BANDWIDTH_LOW: _hbm_low,
+    FaultKind.THERMAL_THROTTLE: _thermal,
+    FaultKind.POWER_THROTTLE: _power,
+    FaultKind.PCIE_DOWNTRAINED_GEN: _pcie_gen,
+    FaultKind.PCIE_DOWNTRAINED_WIDTH: _pcie_width,
+    FaultKind.ROCM_DRIFT: _rocm_drift,
+    FaultKind.DRIVER_DRIFT: _driver_drift,
+    FaultKind.FIRMWARE_DRIFT: _firmware_drift,
+    FaultKind.RVS_GST_LOW: _gst_low,
+    FaultKind.RCCL_WRONG: _rccl_wrong,
+    FaultKind.RCCL_LOW_BUSBW: _rccl_low,
+    FaultKind.RCCL_HANG: _rccl_hang,
+    FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,
+    FaultKind.NIC_PORT_DOWN: _nic_down,
+    FaultKind.TOOL_MISSING: _program_list("missing_tools"),
+    FaultKind.DRIVER_NOT_LOADED: _flag("driver_loaded", False),
+    FaultKind.COMMAND_HANG: _program_list("hang_programs"),
+    FaultKind.GARBAGE_OUTPUT: _program_list("garbage_programs"),
+    FaultKind.SLOW_TRICKLE: _program_list("trickle_programs"),
+    FaultKind.SSH_REFUSED: _flag("ssh_refused", True),
+    FaultKind.SSH_DROP_MID_COMMAND: _program_list("drop_programs"),
+    FaultKind.AUTH_FAILURE: _flag("auth_failure", True),
+    FaultKind.HOST_KEY_CHANGED: _flag("host_key_changed", True),
+}
+
+
+def apply_fault(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    """Change ``node`` the way ``fault`` shows on hardware (``rng`` draws any incidental detail)."""
+    EFFECTS[fault.kind](node, fault, rng)

@@ -1,0 +1,179 @@
+"""The fault catalogue of the simulated cluster: what can go wrong, where, and deterministic fault sets.
+
+A ``Fault`` names a kind, a node and, where the kind needs it, a GPU (physical slot 0..n-1, stable even
+when another GPU is missing) or a GPU pair. ``params`` tune the effect (see ``console.sim.effects``
+for each kind's defaults). Faults are plain JSON so a cluster file fully describes a run.
+"""
+
+from __future__ import annotations
+
+import random
+from enum import StrEnum
+
+from pydantic import Field, model_validator
+
+from console.model.base import Model
+
+JsonScalar = str | int | float | bool
+
+
+class FaultKind(StrEnum):
+    """Every failure the simulator can inject."""
+
+    XGMI_LINK_DOWN = "xgmi_link_down"
+    XGMI_LINK_DEGRADED = "xgmi_link_degraded"
+    ECC_UNCORRECTABLE = "ecc_uncorrectable"
+    ECC_CORRECTABLE_STORM = "ecc_correctable_storm"
+    BAD_PAGES_OVER_THRESHOLD = "bad_pages_over_threshold"
+    GPU_MISSING = "gpu_missing"
+    HBM_BANDWIDTH_LOW = "hbm_bandwidth_low"
+    THERMAL_THROTTLE = "thermal_throttle"
+    POWER_THROTTLE = "power_throttle"
+    PCIE_DOWNTRAINED_GEN = "pcie_downtrained_gen"
+    PCIE_DOWNTRAINED_WIDTH = "pcie_downtrained_width"
+    ROCM_DRIFT = "rocm_drift"
+    DRIVER_DRIFT = "driver_drift"
+    FIRMWARE_DRIFT = "firmware_drift"
+    RVS_GST_LOW = "rvs_gst_low"
+    RCCL_WRONG = "rccl_wrong"
+    RCCL_LOW_BUSBW = "rccl_low_busbw"
+    RCCL_HANG = "rccl_hang"
+    TRANSFERBENCH_PAIR_SLOW = "transferbench_pair_slow"
+    NIC_PORT_DOWN = "nic_port_down"
+    TOOL_MISSING = "tool_missing"
+    DRIVER_NOT_LOADED = "driver_not_loaded"
+    COMMAND_HANG = "command_hang"
+    GARBAGE_OUTPUT = "garbage_output"
+    SLOW_TRICKLE = "slow_trickle"
+    SSH_REFUSED = "ssh_refused"
+    SSH_DROP_MID_COMMAND = "ssh_drop_mid_command"
+    AUTH_FAILURE = "auth_failure"
+    HOST_KEY_CHANGED = "host_key_changed"
+
+
+class FaultScope(StrEnum):
+    """What a fault kind is attached to."""
+
+    NODE = "node"
+    GPU = "gpu"
+    LINK = "link"
+
+
+_GPU_KINDS = {
+    FaultKind.ECC_UNCORRECTABLE,
+    FaultKind.ECC_CORRECTABLE_STORM,
+    FaultKind.BAD_PAGES_OVER_THRESHOLD,
+    FaultKind.GPU_MISSING,
+    FaultKind.HBM_BANDWIDTH_LOW,
+    FaultKind.THERMAL_THROTTLE,
+    FaultKind.POWER_THROTTLE,
+    FaultKind.PCIE_DOWNTRAINED_GEN,
+    FaultKind.PCIE_DOWNTRAINED_WIDTH,
+    FaultKind.FIRMWARE_DRIFT,
+    FaultKind.RVS_GST_LOW,
+}
+_LINK_KINDS = {FaultKind.XGMI_LINK_DOWN, FaultKind.XGMI_LINK_DEGRADED, FaultKind.TRANSFERBENCH_PAIR_SLOW}
+
+
+def fault_scope(kind: FaultKind) -> FaultScope:
+    """Whether ``kind`` applies to a whole node, one GPU or one GPU pair."""
+    if kind in _LINK_KINDS:
+        return FaultScope.LINK
+    if kind in _GPU_KINDS:
+        return FaultScope.GPU
+    return FaultScope.NODE
+
+
+class Fault(Model):
+    """One injected fault. ``gpu``/``peer`` are physical GPU slots (0-based)."""
+
+    kind: FaultKind
+    node: str
+    gpu: int | None = Field(None, ge=0, description="GPU slot, for GPU and link faults")
+    peer: int | None = Field(None, ge=0, description="second GPU slot, for link faults")
+    params: dict[str, JsonScalar] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _targets_match_scope(self) -> Fault:
+        scope = fault_scope(self.kind)
+        if scope is not FaultScope.NODE and self.gpu is None:
+            raise ValueError(f"{self.kind} needs a gpu")
+        if scope is FaultScope.LINK and (self.peer is None or self.peer == self.gpu):
+            raise ValueError(f"{self.kind} needs a peer different from gpu")
+        if scope is not FaultScope.LINK and self.peer is not None:
+            raise ValueError(f"{self.kind} takes no peer")
+        return self
+
+    def describe(self) -> str:
+        """One-line human description, e.g. 'xgmi_link_down on n03 GPU 2<->5'."""
+        where = self.node
+        if self.gpu is not None:
+            where += f" GPU {self.gpu}" + (f"<->{self.peer}" if self.peer is not None else "")
+        extra = "".join(f" {k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.kind} on {where}{extra}"
+
+
+# The demo shows the most telling faults first when there are few nodes to spread them over.
+DEMO_ORDER: tuple[FaultKind, ...] = (
+    FaultKind.XGMI_LINK_DOWN,
+    FaultKind.ECC_UNCORRECTABLE,
+    FaultKind.GPU_MISSING,
+    FaultKind.THERMAL_THROTTLE,
+    FaultKind.ROCM_DRIFT,
+    FaultKind.PCIE_DOWNTRAINED_WIDTH,
+    FaultKind.RCCL_LOW_BUSBW,
+    FaultKind.COMMAND_HANG,
+    FaultKind.SSH_REFUSED,
+    FaultKind.BAD_PAGES_OVER_THRESHOLD,
+    FaultKind.DRIVER_NOT_LOADED,
+    FaultKind.RVS_GST_LOW,
+    FaultKind.TRANSFERBENCH_PAIR_SLOW,
+    FaultKind.NIC_PORT_DOWN,
+    FaultKind.FIRMWARE_DRIFT,
+    FaultKind.POWER_THROTTLE,
+    FaultKind.ECC_CORRECTABLE_STORM,
+    FaultKind.XGMI_LINK_DEGRADED,
+    FaultKind.HBM_BANDWIDTH_LOW,
+    FaultKind.PCIE_DOWNTRAINED_GEN,
+    FaultKind.DRIVER_DRIFT,
+    FaultKind.RCCL_WRONG,
+    FaultKind.RCCL_HANG,
+    FaultKind.TOOL_MISSING,
+    FaultKind.GARBAGE_OUTPUT,
+    FaultKind.SLOW_TRICKLE,
+    FaultKind.SSH_DROP_MID_COMMAND,
+    FaultKind.AUTH_FAILURE,
+    FaultKind.HOST_KEY_CHANGED,
+)
+
+
+def make_fault(kind: FaultKind, node: str, rng: random.Random, gpus: int = 8) -> Fault:
+    """A fault of ``kind`` on ``node`` with its GPU (and peer) drawn from ``rng``."""
+    scope = fault_scope(kind)
+    if scope is FaultScope.NODE:
+        return Fault(kind=kind, node=node)
+    gpu, peer = rng.sample(range(gpus), 2)
+    return Fault(kind=kind, node=node, gpu=gpu, peer=peer if scope is FaultScope.LINK else None)
+
+
+def demo_faults(node_names: list[str], seed: int, gpus: int = 8) -> list[Fault]:
+    """A fixed, varied fault set: one fault per faulted node, about a third of the nodes kept healthy.
+
+    The same names and seed always give the same faults. With few nodes, the kinds earliest in
+    ``DEMO_ORDER`` win; the first node in the list is always healthy so a demo has a reference node.
+    """
+    rng = random.Random(f"demo:{seed}")
+    candidates = list(node_names[1:])
+    rng.shuffle(candidates)
+    budget = min(len(DEMO_ORDER), (2 * len(node_names)) // 3)
+    return [make_fault(kind, node, rng, gpus) for kind, node in zip(DEMO_ORDER[:budget], candidates, strict=False)]
+
+
+def random_faults(node_names: list[str], fraction: float, seed: int, gpus: int = 8) -> list[Fault]:
+    """One random fault on each of ``round(fraction * len(node_names))`` random nodes (deterministic)."""
+    if not 0.0 <= fraction <= 1.0:
+        raise ValueError(f"fraction must be within 0..1, got {fraction}")
+    rng = random.Random(f"random:{seed}")
+    chosen = rng.sample(node_names, round(fraction * len(node_names)))
+    kinds = sorted(FaultKind)
+    return [make_fault(rng.choice(kinds), node, rng, gpus) for node in chosen]
