@@ -1,0 +1,188 @@
+"""Turning observations into findings: thresholds, pins and fleet-relative comparisons.
+
+Rules that keep "could not check" from reading as healthy:
+* a check whose required probe failed gives UNKNOWN with the probe's reason;
+* a value the tool reported as N/A gives the check's ``on_missing`` status (UNKNOWN by default);
+* a comparison that cannot be made (unset variable, text where a number was expected) is UNKNOWN.
+A check whose probes were not part of this sweep gives no finding at all.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from typing import Any
+
+from console.checks.facts import NodeFacts
+from console.checks.metrics import METRICS, Observation
+from console.checks.spec import CheckPack, CheckSpec, SourcedValue
+from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
+
+
+def fmt_value(value: Any, unit: str | None) -> str:
+    """Readable value: bytes as GiB, floats with 4 significant digits, the unit appended."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float) and unit == "bytes":
+        return f"{value / 2**30:.1f} GiB"
+    if isinstance(value, float):
+        text = str(int(value)) if value.is_integer() else f"{value:.4g}"
+    else:
+        text = str(value)
+    return f"{text} {unit}" if unit and unit != "bytes" else text
+
+
+def _evidence(check: CheckSpec, obs: Observation, expected: str | None, run_ids: dict[str, int]) -> Evidence:
+    observed = obs.value if isinstance(obs.value, int | float | str | bool) or obs.value is None else str(obs.value)
+    return Evidence(
+        observed=observed,
+        expected=expected,
+        unit=check.unit,
+        source=check.source,
+        source_kind=check.source_kind,
+        probe=obs.probe,
+        probe_run_id=run_ids.get(obs.probe or ""),
+    )
+
+
+def _finding(check: CheckSpec, obs: Observation, status: Status, message: str, evidence: Evidence) -> Finding:
+    return Finding(
+        check_id=check.id, family=check.family, status=status, subject=obs.subject, message=message, evidence=evidence
+    )
+
+
+def _judge_threshold(check: CheckSpec, value: Any, variables: dict[str, Any]) -> tuple[Status, str, str | None]:
+    """Status, the limits as text, and the variable the deciding limit came from (for its source)."""
+    fail, warn = check.conditions()
+    for status, cond in ((Status.FAIL, fail), (Status.WARN, warn)):
+        if cond is None:
+            continue
+        held = cond.holds(value, variables)
+        var = cond.operand[1:] if cond.operand.startswith("$") else None
+        if held is None:
+            return Status.UNKNOWN, f"cannot compare {fmt_value(value, check.unit)} with {cond.text(variables)}", var
+        if held:
+            return status, f"{status.value.lower()} if {cond.text(variables)}", var
+    limits = [f"{s} if {c.text(variables)}" for s, c in (("fail", fail), ("warn", warn)) if c is not None]
+    first = fail or warn
+    var = first.operand[1:] if first is not None and first.operand.startswith("$") else None
+    return Status.PASS, "; ".join(limits), var
+
+
+def _pin_value(facts: NodeFacts, check: CheckSpec, obs: Observation) -> str | None:
+    field = check.pin_field or ""
+    pinned = facts.pin.pinned_fields()
+    if field.endswith(".*"):
+        return pinned.get(f"{field[:-2]}.{obs.key}") if obs.key else None
+    return pinned.get(field)
+
+
+def _cite_variable(evidence: Evidence, sources: dict[str, SourcedValue], var: str | None) -> None:
+    sourced = sources.get(var or "")
+    if sourced is not None:
+        evidence.source, evidence.source_kind = sourced.source, sourced.source_kind
+
+
+def evaluate_check(
+    check: CheckSpec,
+    facts: NodeFacts,
+    variables: dict[str, Any],
+    run_ids: dict[str, int] | None = None,
+    sources: dict[str, SourcedValue] | None = None,
+) -> list[Finding]:
+    """Findings of one check on one node (fleet-relative checks are left to ``evaluate_fleet``)."""
+    run_ids = run_ids or {}
+    sources = sources or {}
+    if not check.enabled or check.relative_to is not None:
+        return []
+    if check.requires and not any(p in facts.outcomes for p in check.requires):
+        return []
+    probe_problem = facts.missing_reason(check.requires)
+    findings: list[Finding] = []
+    for obs in METRICS[check.metric](facts):
+        if obs.value is None:
+            status = Status.UNKNOWN if probe_problem else check.on_missing
+            reason = probe_problem or obs.missing or "not reported"
+            findings.append(
+                _finding(check, obs, status, f"{check.title}: {reason}", _evidence(check, obs, None, run_ids))
+            )
+            continue
+        if check.compare == "pin":
+            expected = _pin_value(facts, check, obs)
+            if expected is None:
+                continue
+            status = Status.PASS if str(obs.value) == expected else check.on_mismatch
+            message = f"{check.title}: {obs.value}" + ("" if status is Status.PASS else f" (pool pin {expected})")
+            evidence = _evidence(check, obs, f"== {expected}", run_ids)
+            evidence.source_kind = SourceKind.PIN
+            findings.append(_finding(check, obs, status, message, evidence))
+            continue
+        status, expected, var = _judge_threshold(check, obs.value, variables)
+        message = f"{check.title}: {fmt_value(obs.value, check.unit)}"
+        if status is not Status.PASS:
+            message += f" ({expected})"
+        if obs.detail and status is not Status.PASS:
+            message += f": {obs.detail}"
+        evidence = _evidence(check, obs, expected, run_ids)
+        _cite_variable(evidence, sources, var)
+        findings.append(_finding(check, obs, status, message, evidence))
+    return findings
+
+
+def pack_variables(pack: CheckPack, facts: NodeFacts) -> dict[str, Any]:
+    """Variables a pack's conditions may use: the pack's own plus the node's expected GPU count."""
+    return {**pack.pack.values(), "gpu_count": facts.node.gpu_count}
+
+
+def evaluate_node(pack: CheckPack, facts: NodeFacts, run_ids: dict[str, int] | None = None) -> list[Finding]:
+    """Every non-fleet check of ``pack`` on one node, plus UNKNOWN findings for unreachable nodes."""
+    variables = pack_variables(pack, facts)
+    sources = {name: sv for name in pack.pack.vars if (sv := pack.pack.source_of(name)) is not None}
+    findings: list[Finding] = []
+    for check in pack.checks:
+        findings.extend(evaluate_check(check, facts, variables, run_ids, sources))
+    return findings
+
+
+def evaluate_fleet(pack: CheckPack, pool_facts: Iterable[NodeFacts]) -> list[Finding]:
+    """Fleet-relative checks: each value against the pool median of the same metric and subject kind."""
+    nodes = list(pool_facts)
+    findings: list[Finding] = []
+    for check in pack.checks:
+        if not check.enabled or check.relative_to != "pool-median":
+            continue
+        observed: list[tuple[NodeFacts, Observation]] = []
+        for facts in nodes:
+            if check.requires and not any(p in facts.outcomes for p in check.requires):
+                continue
+            observed.extend((facts, o) for o in METRICS[check.metric](facts))
+        numbers = [
+            float(o.value) for _, o in observed if isinstance(o.value, int | float) and not isinstance(o.value, bool)
+        ]
+        if len({f.node.name for f, _ in observed}) < check.min_fleet or not numbers:
+            continue
+        median = statistics.median(numbers)
+        if median <= 0:
+            continue
+        for facts, obs in observed:
+            if not isinstance(obs.value, int | float) or isinstance(obs.value, bool):
+                continue
+            ratio = float(obs.value) / median
+            status, expected, _ = _judge_threshold(check, ratio, pack_variables(pack, facts))
+            shown, pool = fmt_value(obs.value, check.unit), fmt_value(median, check.unit)
+            message = f"{check.title}: {shown} = {ratio:.0%} of pool median {pool}"
+            evidence = _evidence(check, obs, f"ratio to pool median: {expected}", {})
+            evidence.source_kind = SourceKind.FLEET
+            findings.append(_finding(check, obs, status, message, evidence))
+    return findings
+
+
+def unreachable_finding(node: str, reason: str) -> Finding:
+    """The single finding for a node that could not be checked at all."""
+    return Finding(
+        check_id="node.reachable",
+        family="reachability",
+        status=Status.UNKNOWN,
+        subject=Subject(node=node),
+        message=f"could not check: {reason}",
+    )

@@ -1,0 +1,115 @@
+"""What a sweep learned about one node, assembled from its probe outcomes for the checks to read.
+
+GPU records from several amd-smi subcommands are joined on PCI address; a probe that produced no
+usable output keeps the reason (timeout, unreachable, tool missing, parse error) so a check that
+needs it reports UNKNOWN with that reason instead of passing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from console.inventory.model import Node, StackPin
+from console.model.gpu import GpuRecord, StackVersions, XgmiLink, merge_gpu_records
+from console.probes.base import ParsedOutput
+from console.probes.host import NicPort, OsRelease
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """One probe on one node: the parsed result, or why there is none."""
+
+    probe: str
+    parsed: Any | None = None
+    problem: str | None = None
+    run_id: int | None = None
+    duration_s: float = 0.0
+
+    @property
+    def usable(self) -> bool:
+        """True when there is parsed output to read."""
+        return self.parsed is not None and self.problem is None
+
+
+@dataclass
+class NodeFacts:
+    """Everything the checks may read about one node."""
+
+    node: Node
+    pin: StackPin = field(default_factory=StackPin)
+    outcomes: dict[str, ProbeOutcome] = field(default_factory=dict)
+    gpus: list[GpuRecord] = field(default_factory=list)
+    xgmi: list[XgmiLink] = field(default_factory=list)
+    stack: dict[str, str] = field(default_factory=dict)
+    nics: list[NicPort] | None = None
+
+    def parsed(self, probe: str) -> Any | None:
+        """Parsed output of ``probe`` when usable."""
+        outcome = self.outcomes.get(probe)
+        return outcome.parsed if outcome is not None and outcome.usable else None
+
+    def missing_reason(self, probes: list[str]) -> str | None:
+        """Why one of ``probes`` has no usable output (None when all are usable or not run)."""
+        for probe in probes:
+            outcome = self.outcomes.get(probe)
+            if outcome is not None and not outcome.usable:
+                return f"{probe}: {outcome.problem or 'no output'}"
+        return None
+
+    def ran(self, probes: list[str]) -> bool:
+        """True when every probe in ``probes`` was attempted in this sweep."""
+        return all(p in self.outcomes for p in probes)
+
+
+_AMDSMI_GPU_PROBES = ("amdsmi.list", "amdsmi.static", "amdsmi.metric", "amdsmi.firmware", "amdsmi.bad_pages")
+
+
+def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) -> NodeFacts:
+    """Join the probe outcomes of one node into ``NodeFacts``."""
+    facts = NodeFacts(node=node, pin=pin, outcomes=dict(outcomes))
+    records: list[GpuRecord] = []
+    for probe in _AMDSMI_GPU_PROBES:
+        parsed = facts.parsed(probe)
+        if isinstance(parsed, ParsedOutput) and parsed.data is not None:
+            records.extend(getattr(parsed.data, "gpus", []) or [])
+    facts.gpus = sorted(merge_gpu_records(records), key=lambda g: (g.identity.index is None, g.identity.index or 0))
+    xgmi = facts.parsed("amdsmi.xgmi")
+    if isinstance(xgmi, ParsedOutput) and xgmi.data is not None:
+        facts.xgmi = list(getattr(xgmi.data, "xgmi_links", []) or [])
+    facts.stack = _stack(facts)
+    nics = facts.parsed("host.nic")
+    facts.nics = list(nics) if isinstance(nics, list) else None
+    return facts
+
+
+def _stack(facts: NodeFacts) -> dict[str, str]:
+    stack: dict[str, str] = {}
+    os_release = facts.parsed("host.os")
+    if isinstance(os_release, OsRelease) and os_release.label():
+        stack["os"] = os_release.label() or ""
+    for key, probe in (("kernel", "host.kernel"), ("rocm", "host.rocm"), ("amdgpu_driver", "host.amdgpu")):
+        value = facts.parsed(probe)
+        if isinstance(value, str) and value:
+            stack[key] = value
+    version = facts.parsed("amdsmi.version")
+    versions = getattr(getattr(version, "data", None), "versions", None) if version is not None else None
+    if isinstance(versions, StackVersions):
+        if versions.amdsmi_tool:
+            stack["amdsmi"] = versions.amdsmi_tool
+        if versions.amdgpu_driver and "amdgpu_driver" not in stack:
+            stack["amdgpu_driver"] = versions.amdgpu_driver
+        if versions.rocm and "rocm" not in stack:
+            stack["rocm"] = versions.rocm
+    # ROCm release files read "6.4.1-120"; pins and amd-smi say "6.4.1".
+    if "rocm" in stack:
+        stack["rocm"] = stack["rocm"].split("-", 1)[0]
+    for key, probe in (("transferbench", "tb.a2a"), ("rccl", "rccl.all_reduce"), ("rvs", "rvs.level3")):
+        parsed = facts.parsed(probe)
+        if isinstance(parsed, ParsedOutput) and parsed.tool_version:
+            stack[key] = parsed.tool_version
+    firmware_sets = {frozenset(g.firmware.items()) for g in facts.gpus if g.firmware}
+    if len(firmware_sets) == 1:
+        for block, fw_version in next(iter(firmware_sets)):
+            stack[f"firmware.{block}"] = fw_version
+    return stack

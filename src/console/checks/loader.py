@@ -1,0 +1,127 @@
+"""Loading check packs: the built-in ``checks/`` directory, then the operator's own directories.
+
+A user file for the same model overrides built-in checks by id and may add new ones or disable a
+check with ``enabled = false``. A bad file is a ``CheckConfigError`` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from console.checks.metrics import METRICS
+from console.checks.spec import CheckPack, CheckSpec, PackInfo
+from console.inventory.model import GPU_MODELS
+
+
+class CheckConfigError(ValueError):
+    """A check file that cannot be used; the message names the file and the field."""
+
+
+def builtin_checks_dir() -> Path:
+    """``checks/`` of the source tree, or the copy shipped inside the wheel."""
+    source_tree = Path(__file__).resolve().parents[3] / "checks"
+    if source_tree.is_dir():
+        return source_tree
+    return Path(str(resources.files("console") / "_data" / "checks"))
+
+
+def _loc(loc: tuple[int | str, ...], pack: dict[str, object]) -> str:
+    parts: list[str] = []
+    for i, item in enumerate(loc):
+        if isinstance(item, int):
+            if i > 0 and loc[i - 1] == "checks":
+                checks = pack.get("checks")
+                if isinstance(checks, list) and item < len(checks) and isinstance(checks[item], dict):
+                    check_id = checks[item].get("id")
+                    parts.append(f"[{item}](id={check_id})" if check_id else f"[{item}]")
+                    continue
+            parts.append(f"[{item}]")
+        else:
+            parts.append(f".{item}" if parts else str(item))
+    return "".join(parts)
+
+
+def load_pack_file(path: Path) -> CheckPack:
+    """Read and validate one pack file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CheckConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise CheckConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        pack = CheckPack.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise CheckConfigError(f"{path}: field {_loc(first['loc'], data)}: {first['msg']}") from None
+    model = pack.pack.model.upper()
+    if model not in (*GPU_MODELS, COMMON_MODEL):
+        raise CheckConfigError(f"{path}: field pack.model: unknown GPU model {pack.pack.model!r}")
+    for index, check in enumerate(pack.checks):
+        where = f"{path}: field checks[{index}](id={check.id})"
+        if check.metric not in METRICS:
+            raise CheckConfigError(f"{where}.metric: unknown metric {check.metric!r}")
+        if check.compare == "pin" and not check.pin_field:
+            raise CheckConfigError(f"{where}.pin_field: required when compare = 'pin'")
+        if check.compare == "threshold" and not (check.fail_if or check.warn_if):
+            raise CheckConfigError(f"{where}: a threshold check needs fail_if or warn_if")
+    return pack
+
+
+# Variables every check may use without declaring them: they come from the inventory.
+_CONTEXT_VARS = {"gpu_count"}
+COMMON_MODEL = "ALL"
+
+
+def _check_variables(pack: CheckPack, origin: dict[str, Path]) -> None:
+    known = set(pack.pack.vars) | _CONTEXT_VARS
+    for check in pack.checks:
+        if not check.enabled:
+            continue
+        for cond in check.conditions():
+            if cond is not None and cond.operand.startswith("$") and cond.operand[1:] not in known:
+                raise CheckConfigError(
+                    f"{origin.get(check.id, '<checks>')}: field checks(id={check.id}): unknown variable "
+                    f"{cond.operand} for model {pack.pack.model}"
+                )
+
+
+def load_packs(extra_dirs: list[Path] | None = None) -> dict[str, CheckPack]:
+    """Packs per GPU model: the common pack merged with each model's, built-in first, then the operator's.
+
+    Later files override earlier checks by id and variables by name.
+    """
+    loaded: list[tuple[Path, CheckPack]] = []
+    for directory in [builtin_checks_dir(), *(extra_dirs or [])]:
+        if not directory.is_dir():
+            raise CheckConfigError(f"{directory}: check directory does not exist")
+        loaded.extend((path, load_pack_file(path)) for path in sorted(directory.glob("*.toml")))
+    packs: dict[str, CheckPack] = {}
+    origin: dict[str, dict[str, Path]] = {}
+    for model in GPU_MODELS:
+        merged = CheckPack(pack=PackInfo(model=model))
+        where: dict[str, Path] = {}
+        for scope in (COMMON_MODEL, model):
+            for path, pack in loaded:
+                if pack.pack.model.upper() == scope:
+                    merged = _merge(merged, pack)
+                    where.update({c.id: path for c in pack.checks})
+        if merged.checks:
+            packs[model] = merged
+            origin[model] = where
+    for model, pack in packs.items():
+        _check_variables(pack, origin[model])
+    return packs
+
+
+def _merge(base: CheckPack, override: CheckPack) -> CheckPack:
+    checks: dict[str, CheckSpec] = {c.id: c for c in base.checks}
+    for check in override.checks:
+        checks[check.id] = check
+    description = override.pack.description or base.pack.description
+    info = base.pack.model_copy(update={"vars": {**base.pack.vars, **override.pack.vars}, "description": description})
+    return CheckPack(pack=info, checks=list(checks.values()))

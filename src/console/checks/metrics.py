@@ -1,0 +1,330 @@
+"""Named metrics the check packs refer to: each reads ``NodeFacts`` and yields observations.
+
+An observation names its subject (node, GPU, link or NIC port), the value, and when the value is
+None, why (the tool's own ``N/A`` reason or the missing probe). Metrics never judge; checks do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from console.checks.facts import NodeFacts
+from console.model.findings import Scope, Subject
+from console.model.gpu import GpuRecord, LinkStatus
+from console.probes.base import ParsedOutput
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One reading of a metric on one subject."""
+
+    subject: Subject
+    value: float | str | bool | None
+    missing: str | None = None
+    probe: str | None = None
+    key: str | None = None  # e.g. the firmware block name, for per-block pins
+    detail: str | None = None
+
+
+Metric = Callable[[NodeFacts], list[Observation]]
+METRICS: dict[str, Metric] = {}
+
+
+def metric(name: str) -> Callable[[Metric], Metric]:
+    """Register a metric under ``name`` (the name packs use)."""
+
+    def register(func: Metric) -> Metric:
+        METRICS[name] = func
+        return func
+
+    return register
+
+
+def _node(facts: NodeFacts) -> Subject:
+    return Subject(node=facts.node.name)
+
+
+def _gpu_subject(facts: NodeFacts, gpu: GpuRecord) -> Subject:
+    return Subject(node=facts.node.name, scope=Scope.GPU, gpu=gpu.identity.index, gpu_bdf=gpu.identity.bdf)
+
+
+def _per_gpu(facts: NodeFacts, probe: str, read: Callable[[GpuRecord], tuple[Any, str | None]]) -> list[Observation]:
+    observations = []
+    for gpu in facts.gpus:
+        value, missing = read(gpu)
+        observations.append(Observation(_gpu_subject(facts, gpu), value, missing, probe))
+    return observations
+
+
+def _field(obj: Any, name: str, absent: str) -> tuple[Any, str | None]:
+    if obj is None:
+        return None, absent
+    value = getattr(obj, name, None)
+    if value is None:
+        reasons = getattr(obj, "unavailable", {}) or {}
+        return None, reasons.get(name, "not reported")
+    return value, None
+
+
+def _gpu_metric(name: str, source: str, attr: str, probe: str) -> None:
+    def read(gpu: GpuRecord) -> tuple[Any, str | None]:
+        holder: Any = gpu.metrics if source == "metrics" else None
+        if source == "pcie":
+            holder = gpu.metrics.pcie if gpu.metrics is not None else None
+        elif source == "ecc":
+            holder = gpu.ecc
+        elif source == "bad_pages":
+            holder = gpu.bad_pages
+        return _field(holder, attr, f"no {source} data")
+
+    def extract(facts: NodeFacts) -> list[Observation]:
+        return _per_gpu(facts, probe, read)
+
+    METRICS[name] = extract
+
+
+for _name, _source, _attr, _probe in (
+    ("gpu.vram_total_bytes", "metrics", "vram_total_bytes", "amdsmi.metric"),
+    ("gpu.hotspot_temp_c", "metrics", "hotspot_temp_c", "amdsmi.metric"),
+    ("gpu.mem_temp_c", "metrics", "mem_temp_c", "amdsmi.metric"),
+    ("gpu.power_cap_w", "metrics", "power_cap_w", "amdsmi.metric"),
+    ("gpu.pcie_speed_gts", "pcie", "speed_gts", "amdsmi.metric"),
+    ("gpu.pcie_width", "pcie", "width", "amdsmi.metric"),
+    ("gpu.pcie_l0_to_recovery", "pcie", "l0_to_recovery_count", "amdsmi.metric"),
+    ("gpu.pcie_nak_sent", "pcie", "nak_sent_count", "amdsmi.metric"),
+    ("gpu.pcie_nak_received", "pcie", "nak_received_count", "amdsmi.metric"),
+    ("gpu.pcie_replay", "pcie", "replay_count", "amdsmi.metric"),
+    ("gpu.ecc_uncorrectable", "ecc", "uncorrectable", "amdsmi.metric"),
+    ("gpu.ecc_correctable", "ecc", "correctable", "amdsmi.metric"),
+    ("gpu.ecc_deferred", "ecc", "deferred", "amdsmi.metric"),
+    ("gpu.bad_page_threshold_exceeded", "bad_pages", "threshold_exceeded", "amdsmi.static"),
+):
+    _gpu_metric(_name, _source, _attr, _probe)
+
+
+@metric("node.gpu_count")
+def gpu_count(facts: NodeFacts) -> list[Observation]:
+    """GPUs amd-smi enumerates (list, else static); physical GPUs, or logical partitions when partitioned."""
+    for probe in ("amdsmi.list", "amdsmi.static"):
+        parsed = facts.parsed(probe)
+        if isinstance(parsed, ParsedOutput):
+            count = parsed.summary.get("gpu_count")
+            if isinstance(count, int):
+                detail = "; ".join(parsed.errors[:2]) or None
+                return [Observation(_node(facts), count, None, probe, detail=detail)]
+    return [Observation(_node(facts), None, facts.missing_reason(["amdsmi.list"]) or "amd-smi list not run")]
+
+
+@metric("node.amdsmi_ok")
+def amdsmi_ok(facts: NodeFacts) -> list[Observation]:
+    """False when any amd-smi output shows the tool failed (driver not loaded, no GPU, errors)."""
+    seen = False
+    for probe, outcome in facts.outcomes.items():
+        if not probe.startswith("amdsmi.") or not outcome.usable:
+            continue
+        parsed = outcome.parsed
+        if isinstance(parsed, ParsedOutput):
+            seen = True
+            if not parsed.ok:
+                detail = "; ".join(parsed.errors[:3]) or "amd-smi reported a failure"
+                return [Observation(_node(facts), False, None, probe, detail=detail)]
+    if not seen:
+        return [Observation(_node(facts), None, facts.missing_reason(["amdsmi.list"]) or "amd-smi not run")]
+    return [Observation(_node(facts), True, None, "amdsmi.list")]
+
+
+@metric("gpu.bad_pages_retired")
+def bad_pages_retired(facts: NodeFacts) -> list[Observation]:
+    """Retired VRAM pages per GPU."""
+    return _per_gpu(
+        facts,
+        "amdsmi.bad_pages",
+        lambda g: (len(g.bad_pages.retired), None) if g.bad_pages is not None else (None, "no bad-pages data"),
+    )
+
+
+@metric("gpu.bad_pages_pending")
+def bad_pages_pending(facts: NodeFacts) -> list[Observation]:
+    """Pages pending retirement per GPU."""
+    return _per_gpu(
+        facts,
+        "amdsmi.bad_pages",
+        lambda g: (len(g.bad_pages.pending), None) if g.bad_pages is not None else (None, "no bad-pages data"),
+    )
+
+
+@metric("gpu.bad_pages_fraction")
+def bad_pages_fraction(facts: NodeFacts) -> list[Observation]:
+    """Retired pages as a fraction of the device's BAD_PAGE_THRESHOLD (1.0 = RMA threshold)."""
+
+    def read(gpu: GpuRecord) -> tuple[Any, str | None]:
+        pages = gpu.bad_pages
+        if pages is None:
+            return None, "no bad-pages data"
+        if not pages.threshold:
+            return None, pages.unavailable.get("threshold", "threshold not reported")
+        return len(pages.retired) / pages.threshold, None
+
+    return _per_gpu(facts, "amdsmi.bad_pages", read)
+
+
+_THERMAL = ("TVIOL", "HBM_TVIOL", "VR_TVIOL", "PROCHOT", "THERMAL", "SOCKET_THERMAL", "HBM_THERMAL", "VR_THERMAL")
+_POWER = ("PVIOL", "PPT", "POWER", "SOCKET_POWER")
+
+
+def _violation(gpu: GpuRecord, names: Iterable[str]) -> tuple[Any, str | None]:
+    if gpu.metrics is None:
+        return None, "no metric data"
+    wanted = {n.upper() for n in names}
+    values = [v.percent for v in gpu.metrics.violations if v.name.upper() in wanted and v.percent is not None]
+    if not values:
+        return None, gpu.metrics.unavailable.get("violations", "violation counters not reported")
+    return max(values), None
+
+
+@metric("gpu.thermal_violation_pct")
+def thermal_violation(facts: NodeFacts) -> list[Observation]:
+    """Highest thermal throttle residency (socket, HBM, VR, PROCHOT) in percent of the window."""
+    return _per_gpu(facts, "amdsmi.metric", lambda g: _violation(g, _THERMAL))
+
+
+@metric("gpu.power_violation_pct")
+def power_violation(facts: NodeFacts) -> list[Observation]:
+    """Power-cap throttle residency (PVIOL/PPT) in percent of the window."""
+    return _per_gpu(facts, "amdsmi.metric", lambda g: _violation(g, _POWER))
+
+
+@metric("gpu.device_id")
+def device_id(facts: NodeFacts) -> list[Observation]:
+    """PCI device id as lower-case hex (``0x74a1``)."""
+    def read(gpu: GpuRecord) -> tuple[Any, str | None]:
+        value, missing = _field(gpu.identity, "device_id", "no identity")
+        return (value.lower() if isinstance(value, str) else value), missing
+
+    return _per_gpu(facts, "amdsmi.static", read)
+
+
+@metric("gpu.firmware")
+def firmware(facts: NodeFacts) -> list[Observation]:
+    """One observation per GPU and firmware block (compare with ``pin_field = 'firmware.*'``)."""
+    observations = []
+    for gpu in facts.gpus:
+        for block, version in sorted(gpu.firmware.items()):
+            observations.append(Observation(_gpu_subject(facts, gpu), version, None, "amdsmi.firmware", key=block))
+    return observations
+
+
+def _stack_metric(key: str, probes: list[str]) -> Metric:
+    def extract(facts: NodeFacts) -> list[Observation]:
+        value = facts.stack.get(key)
+        missing = None if value else (facts.missing_reason(probes) or f"{key} not reported")
+        return [Observation(_node(facts), value, missing, probes[0])]
+
+    return extract
+
+
+for _key, _probes in (
+    ("os", ["host.os"]),
+    ("kernel", ["host.kernel"]),
+    ("rocm", ["host.rocm", "amdsmi.version"]),
+    ("amdgpu_driver", ["host.amdgpu", "amdsmi.version"]),
+    ("rccl", ["rccl.all_reduce"]),
+    ("rvs", ["rvs.level3"]),
+    ("transferbench", ["tb.a2a"]),
+):
+    METRICS[f"stack.{_key}"] = _stack_metric(_key, _probes)
+
+
+def _link_subject(
+    facts: NodeFacts, src: int | None, dst: int | None, src_bdf: str | None, dst_bdf: str | None
+) -> Subject:
+    return Subject(node=facts.node.name, scope=Scope.LINK, gpu=src, gpu_bdf=src_bdf, peer=dst, peer_bdf=dst_bdf)
+
+
+@metric("link.xgmi_up")
+def xgmi_up(facts: NodeFacts) -> list[Observation]:
+    """True per GPU pair whose XGMI link is up; self links are skipped."""
+    observations = []
+    for link in facts.xgmi:
+        if link.status in (LinkStatus.SELF,) or link.src_index == link.dst_index:
+            continue
+        subject = _link_subject(facts, link.src_index, link.dst_index, link.src_bdf, link.dst_bdf)
+        if link.status is LinkStatus.UNKNOWN:
+            observations.append(Observation(subject, None, "link status not reported", "amdsmi.xgmi"))
+        else:
+            observations.append(Observation(subject, link.status is LinkStatus.UP, None, "amdsmi.xgmi"))
+    return observations
+
+
+@metric("link.xgmi_errors")
+def xgmi_errors(facts: NodeFacts) -> list[Observation]:
+    """XGMI error count per link where reported."""
+    observations = []
+    for link in facts.xgmi:
+        if link.src_index == link.dst_index or link.error_count is None:
+            continue
+        subject = _link_subject(facts, link.src_index, link.dst_index, link.src_bdf, link.dst_bdf)
+        observations.append(Observation(subject, link.error_count, None, "amdsmi.xgmi"))
+    return observations
+
+
+@metric("nic.port_active")
+def nic_port_active(facts: NodeFacts) -> list[Observation]:
+    """True per RDMA port in state ACTIVE."""
+    if facts.nics is None:
+        missing = facts.missing_reason(["host.nic"]) or "rdma link not run"
+        return [Observation(_node(facts), None, missing, "host.nic")]
+    return [
+        Observation(
+            Subject(node=facts.node.name, scope=Scope.NIC, port=port.label),
+            port.state == "ACTIVE",
+            None,
+            "host.nic",
+            detail=f"state {port.state}",
+        )
+        for port in facts.nics
+    ]
+
+
+def _summary_metric(probe: str, key: str) -> Metric:
+    def extract(facts: NodeFacts) -> list[Observation]:
+        parsed = facts.parsed(probe)
+        if not isinstance(parsed, ParsedOutput):
+            return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
+        value = parsed.summary.get(key)
+        missing = None if value is not None else f"{key} not in {probe} output"
+        detail = "; ".join(parsed.errors[:2]) or None
+        return [Observation(_node(facts), value, missing, probe, detail=detail)]
+
+    return extract
+
+
+def _ok_metric(probe: str) -> Metric:
+    def extract(facts: NodeFacts) -> list[Observation]:
+        parsed = facts.parsed(probe)
+        if not isinstance(parsed, ParsedOutput):
+            return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
+        detail = "; ".join(parsed.errors[:3]) or None
+        return [Observation(_node(facts), parsed.ok, None, probe, detail=detail)]
+
+    return extract
+
+
+for _name, _probe, _key in (
+    ("rccl.busbw_inplace_max_gbps", "rccl.all_reduce", "inplace_busbw_at_max_size_gbps"),
+    ("rccl.wrong_total", "rccl.all_reduce", "wrong_total"),
+    ("tb.a2a_min_gbps", "tb.a2a", "min_gbps"),
+    ("tb.p2p_min_gbps", "tb.p2p", "min_gbps"),
+    ("rvs.fail_count", "rvs.level3", "fail_count"),
+):
+    METRICS[_name] = _summary_metric(_probe, _key)
+
+for _name, _probe in (
+    ("rccl.ok", "rccl.all_reduce"),
+    ("tb.a2a_ok", "tb.a2a"),
+    ("tb.p2p_ok", "tb.p2p"),
+    ("rvs.ok", "rvs.level3"),
+):
+    METRICS[_name] = _ok_metric(_probe)

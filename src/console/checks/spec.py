@@ -1,0 +1,164 @@
+"""The declarative check format of ``checks/*.toml``: one pack per GPU model, each threshold sourced.
+
+A check reads one metric (see ``console.checks.metrics``), compares it with ``fail_if`` and then
+``warn_if`` (``"< 32"``, ``"!= $gpu_count"``, ``"> 0"``, ``"== false"``), and otherwise passes.
+``relative_to = "pool-median"`` compares the value divided by the pool median instead (fleet-relative
+checks where vendors publish nothing); ``compare = "pin"`` compares a stack field with the pool pin.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from console.model.findings import SourceKind, Status
+
+_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+_CONDITION = re.compile(r"^\s*(<=|>=|==|!=|<|>)\s*(\S.*?)\s*$")
+
+
+class Condition(BaseModel):
+    """``op`` and a literal or ``$variable`` operand."""
+
+    model_config = ConfigDict(frozen=True)
+    op: str
+    operand: str
+
+    @classmethod
+    def parse(cls, text: str) -> Condition:
+        """Read ``"< 32"`` style text; ValueError names what is wrong."""
+        match = _CONDITION.match(text)
+        if match is None:
+            raise ValueError(f"condition {text!r} must be '<op> <value>' with op one of {' '.join(_OPS)}")
+        return cls(op=match.group(1), operand=match.group(2))
+
+    def resolve(self, variables: dict[str, Any]) -> Any:
+        """The operand as a number, bool or string; ``$name`` is looked up in ``variables``."""
+        raw = self.operand
+        if raw.startswith("$"):
+            return variables.get(raw[1:])
+        lowered = raw.lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        try:
+            return float(raw)
+        except ValueError:
+            return raw.strip("\"'")
+
+    def holds(self, value: Any, variables: dict[str, Any]) -> bool | None:
+        """Whether ``value <op> operand``; None when they cannot be compared (e.g. unset variable)."""
+        operand = self.resolve(variables)
+        if operand is None or value is None:
+            return None
+        if isinstance(operand, float) and isinstance(value, bool):
+            value = float(value)
+        if isinstance(operand, float) and not isinstance(value, int | float):
+            return None
+        try:
+            return bool(_OPS[self.op](value, operand))
+        except TypeError:
+            return None
+
+    def text(self, variables: dict[str, Any]) -> str:
+        """Human form with variables filled in: ``< 32``."""
+        operand = self.resolve(variables)
+        shown = _fmt(operand) if operand is not None else self.operand
+        return f"{self.op} {shown}"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+class CheckSpec(BaseModel):
+    """One check as written in a pack."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    family: str = Field(min_length=1)
+    metric: str = Field(min_length=1)
+    fail_if: str | None = None
+    warn_if: str | None = None
+    compare: Literal["threshold", "pin"] = "threshold"
+    pin_field: str | None = Field(None, description="pin key for compare='pin', e.g. rocm or firmware.PSP_SOSDRV")
+    on_mismatch: Status = Status.WARN
+    relative_to: Literal["pool-median"] | None = None
+    min_fleet: int = Field(4, ge=2, description="fewest peers for a fleet-relative verdict")
+    on_missing: Status = Status.UNKNOWN
+    unit: str | None = None
+    source: str = Field(min_length=1)
+    source_kind: SourceKind
+    requires: list[str] = Field(default_factory=list, description="probe ids whose output the metric reads")
+    enabled: bool = True
+
+    @field_validator("fail_if", "warn_if")
+    @classmethod
+    def _valid_condition(cls, value: str | None) -> str | None:
+        if value is not None:
+            Condition.parse(value)
+        return value
+
+    def conditions(self) -> tuple[Condition | None, Condition | None]:
+        """Parsed ``fail_if`` and ``warn_if``."""
+        fail = Condition.parse(self.fail_if) if self.fail_if else None
+        warn = Condition.parse(self.warn_if) if self.warn_if else None
+        return fail, warn
+
+
+class SourcedValue(BaseModel):
+    """A threshold value with where it comes from, so findings can cite the source of the number."""
+
+    model_config = ConfigDict(extra="forbid")
+    value: float | int | str | bool
+    source: str = Field(min_length=1)
+    source_kind: SourceKind
+
+
+Scalar = float | int | str | bool
+
+
+class PackInfo(BaseModel):
+    """The ``[pack]`` table: which GPU model the pack is for, and the variables its checks use.
+
+    ``model = "ALL"`` marks the common pack whose checks apply to every model; a model's own pack
+    supplies the variables and may override common checks by id.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    description: str = ""
+    vars: dict[str, SourcedValue | Scalar] = Field(default_factory=dict)
+
+    def values(self) -> dict[str, Scalar]:
+        """Variables as plain values."""
+        return {k: v.value if isinstance(v, SourcedValue) else v for k, v in self.vars.items()}
+
+    def source_of(self, name: str) -> SourcedValue | None:
+        """The sourced form of variable ``name`` if it has one."""
+        value = self.vars.get(name)
+        return value if isinstance(value, SourcedValue) else None
+
+
+class CheckPack(BaseModel):
+    """A whole ``checks/<model>.toml`` file."""
+
+    model_config = ConfigDict(extra="forbid")
+    pack: PackInfo
+    checks: list[CheckSpec] = Field(default_factory=list)

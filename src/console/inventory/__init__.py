@@ -1,0 +1,34 @@
+"""The cluster: TOML cluster files, hostlists, hostfiles, sinfo and ROCm/cvs cluster.json imports."""
+
+from console.inventory.hostlist import HostlistError, expand, fold
+from console.inventory.load import (
+    InventoryError,
+    expand_inventory,
+    from_cvs_cluster_json,
+    from_hostfile,
+    from_mapping,
+    from_sinfo,
+    load_inventory,
+)
+from console.inventory.model import GPU_MODELS, Inventory, Node, Pool, SshConfig, StackPin
+from console.inventory.select import select_nodes
+
+__all__ = [
+    "GPU_MODELS",
+    "HostlistError",
+    "Inventory",
+    "InventoryError",
+    "Node",
+    "Pool",
+    "SshConfig",
+    "StackPin",
+    "expand",
+    "expand_inventory",
+    "fold",
+    "from_cvs_cluster_json",
+    "from_hostfile",
+    "from_mapping",
+    "from_sinfo",
+    "load_inventory",
+    "select_nodes",
+]

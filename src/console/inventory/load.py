@@ -1,0 +1,191 @@
+"""Reading cluster files: TOML inventories, plain hostfiles, ``sinfo`` output and ROCm/cvs cluster.json.
+
+Every error is an ``InventoryError`` whose message names the file, the field and what was wrong, so
+the operator can fix the file without reading a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from console.inventory.hostlist import HostlistError, expand
+from console.inventory.model import HostOverride, Inventory, InventoryFile, Node, Pool, SlurmConfig, SshConfig
+
+
+class InventoryError(ValueError):
+    """A cluster file that cannot be used; the message names the file and the field."""
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(f".{item}" if parts else str(item))
+    return "".join(parts) or "(top level)"
+
+
+def _validation_message(source: str, exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{source}: field {_field_path(first['loc'])}: {first['msg']}{more}"
+
+
+def from_mapping(data: dict[str, Any], source: str = "<inventory>") -> Inventory:
+    """Validate a parsed cluster file and expand its pools into nodes."""
+    try:
+        spec = InventoryFile.model_validate(data)
+    except ValidationError as exc:
+        raise InventoryError(_validation_message(source, exc)) from None
+    return expand_inventory(spec, source)
+
+
+def expand_inventory(spec: InventoryFile, source: str = "<inventory>") -> Inventory:
+    """Turn pools with hostlist expressions into one ``Node`` per host; a node may be in one pool only."""
+    pools: dict[str, Pool] = {}
+    nodes: list[Node] = []
+    seen: dict[str, str] = {}
+    for index, pool in enumerate(spec.pools):
+        if pool.name in pools:
+            raise InventoryError(f"{source}: field pools[{index}].name: pool {pool.name!r} is defined twice")
+        pools[pool.name] = pool
+        try:
+            names = expand(pool.nodes)
+        except HostlistError as exc:
+            raise InventoryError(f"{source}: field pools[{index}].nodes: {exc}") from None
+        for name in names:
+            if name in seen:
+                raise InventoryError(
+                    f"{source}: field pools[{index}].nodes: node {name!r} is already in pool {seen[name]!r}"
+                )
+            seen[name] = pool.name
+            override = spec.hosts.get(name, HostOverride())
+            nodes.append(
+                Node(
+                    name=name,
+                    pool=pool.name,
+                    gpu_model=pool.gpu_model,
+                    gpu_count=pool.gpu_count,
+                    address=override.address or name,
+                    port=override.port or spec.ssh.port,
+                    user=override.user or spec.ssh.user,
+                    labels={**pool.labels, **override.labels, "pool": pool.name, "model": pool.gpu_model},
+                )
+            )
+    unknown = sorted(set(spec.hosts) - set(seen))
+    if unknown:
+        raise InventoryError(f"{source}: field hosts.{unknown[0]}: node is not in any pool")
+    return Inventory(name=spec.name, ssh=spec.ssh, slurm=spec.slurm, pools=pools, nodes=nodes, source=source)
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    """Read a TOML cluster file; ``.json`` is read as a ROCm/cvs cluster.json, other names as a hostfile."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InventoryError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    text = raw.decode("utf-8", errors="replace")
+    if path.suffix == ".json":
+        return from_cvs_cluster_json(text, str(path))
+    if path.suffix != ".toml" and not _looks_like_toml(text):
+        return from_hostfile(text, str(path))
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InventoryError(f"{path}: not valid TOML: {exc}") from None
+    return from_mapping(data, str(path))
+
+
+def _looks_like_toml(text: str) -> bool:
+    return bool(re.search(r"^\s*\[\[?\w", text, re.MULTILINE) or re.search(r"^\s*\w+\s*=", text, re.MULTILINE))
+
+
+def _single_pool(names: list[str], source: str, gpu_model: str, pool_name: str) -> Inventory:
+    if not names:
+        raise InventoryError(f"{source}: no nodes found")
+    pool = Pool(name=pool_name, gpu_model=gpu_model, nodes=",".join(names))
+    spec = InventoryFile(name=Path(source).stem or "cluster", pools=[pool])
+    return expand_inventory(spec, source)
+
+
+def from_hostfile(text: str, source: str = "<hostfile>", gpu_model: str = "MI300X") -> Inventory:
+    """A plain hostfile: one host or hostlist per line; ``# comments`` and MPI ``slots=N`` are ignored."""
+    names: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
+            continue
+        token = entry.split()[0]
+        try:
+            names.extend(expand(token))
+        except HostlistError as exc:
+            raise InventoryError(f"{source}: line {number}: {exc}") from None
+    return _single_pool(names, source, gpu_model, "default")
+
+
+def from_cvs_cluster_json(text: str, source: str = "<cluster.json>", gpu_model: str = "MI300X") -> Inventory:
+    """ROCm/cvs ``cluster.json``: ``username``, ``priv_key_file``, ``node_dict`` {host: {...}}."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InventoryError(f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("node_dict"), dict):
+        raise InventoryError(f"{source}: field node_dict: expected an object of hosts")
+    hosts = [str(h) for h in data["node_dict"]]
+    if not hosts:
+        raise InventoryError(f"{source}: field node_dict: no hosts")
+    ssh = SshConfig(
+        user=str(data["username"]) if data.get("username") else None,
+        identity_file=str(data["priv_key_file"]) if data.get("priv_key_file") else None,
+    )
+    overrides: dict[str, HostOverride] = {}
+    for host, info in data["node_dict"].items():
+        address = info.get("vpc_ip") if isinstance(info, dict) else None
+        if address and str(address) != str(host):
+            overrides[str(host)] = HostOverride(address=str(address))
+    pool = Pool(name="default", gpu_model=gpu_model, nodes=",".join(hosts))
+    spec = InventoryFile(name=Path(source).stem or "cluster", ssh=ssh, pools=[pool], hosts=overrides)
+    return expand_inventory(spec, source)
+
+
+def from_sinfo(text: str, source: str = "<sinfo>", gpu_model: str = "MI300X") -> Inventory:
+    """``sinfo -h -N -o '%N %P'`` (node and partition per line): one pool per partition.
+
+    The default ``sinfo`` table (PARTITION AVAIL TIMELIMIT NODES STATE NODELIST) is accepted too.
+    """
+    by_partition: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or fields[0] in ("PARTITION", "NODELIST"):
+            continue
+        if len(fields) >= 6:  # default sinfo table
+            partition, nodelist = fields[0], fields[5]
+        elif len(fields) >= 2:
+            nodelist, partition = fields[0], fields[1]
+        else:
+            continue
+        partition = partition.rstrip("*")
+        try:
+            names = expand(nodelist)
+        except HostlistError as exc:
+            raise InventoryError(f"{source}: {exc}") from None
+        bucket = by_partition.setdefault(partition, [])
+        bucket.extend(n for n in names if n not in bucket)
+    if not by_partition:
+        raise InventoryError(f"{source}: no nodes found")
+    pools, seen = [], set()
+    for partition, names in by_partition.items():
+        fresh = [n for n in names if n not in seen]
+        seen.update(fresh)
+        if fresh:
+            pools.append(Pool(name=partition, gpu_model=gpu_model, nodes=",".join(fresh)))
+    spec = InventoryFile(name="slurm", slurm=SlurmConfig(controller=""), pools=pools)
+    return expand_inventory(spec, source)

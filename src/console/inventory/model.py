@@ -1,0 +1,126 @@
+"""The cluster as the operator describes it: pools of nodes of one GPU model, SSH settings, Slurm."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+GPU_MODELS = ("MI300X", "MI325X", "MI350X", "MI355X", "MI250X")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SshConfig(_Strict):
+    """How to reach the nodes. Unset fields fall back to ~/.ssh/config and OpenSSH defaults."""
+
+    user: str | None = None
+    port: int | None = Field(None, ge=1, le=65535)
+    identity_file: str | None = None
+    known_hosts: str | None = None
+    proxy_jump: str | None = Field(None, description="bastion host, shared by every target")
+    connect_timeout_s: float = Field(10.0, gt=0)
+    max_channels_per_node: int = Field(8, ge=1, le=64)
+    max_handshakes: int = Field(64, ge=1)
+    max_commands: int = Field(256, ge=1)
+
+
+class SlurmConfig(_Strict):
+    """Where Slurm commands run: empty controller means on this host with its SLURM_CONF."""
+
+    controller: str = ""
+    partition: str | None = None
+
+
+class StackPin(_Strict):
+    """The known-good stack of a pool; empty fields are not pinned."""
+
+    os: str | None = None
+    kernel: str | None = None
+    rocm: str | None = None
+    amdgpu_driver: str | None = None
+    firmware_bundle: str | None = None
+    rccl: str | None = None
+    rvs: str | None = None
+    transferbench: str | None = None
+    image_digest: str | None = None
+    firmware: dict[str, str] = Field(default_factory=dict, description="GPU firmware block -> version")
+
+    def pinned_fields(self) -> dict[str, str]:
+        """Every pinned field (firmware blocks as ``firmware.<BLOCK>``)."""
+        fields = {k: v for k, v in self.model_dump(exclude={"firmware"}).items() if v}
+        fields.update({f"firmware.{block}": version for block, version in self.firmware.items()})
+        return fields
+
+
+class Pool(_Strict):
+    """Nodes that share a GPU model, an expected GPU count and a stack pin."""
+
+    name: str = Field(min_length=1)
+    gpu_model: str
+    gpu_count: int = Field(8, ge=1, le=64)
+    nodes: str = Field(min_length=1, description="hostlist expression, e.g. gpu[001-128]")
+    labels: dict[str, str] = Field(default_factory=dict)
+    pin: StackPin = Field(default_factory=StackPin)
+
+    @field_validator("gpu_model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        upper = value.strip().upper()
+        if upper not in GPU_MODELS:
+            raise ValueError(f"unknown GPU model {value!r}; expected one of {', '.join(GPU_MODELS)}")
+        return upper
+
+
+class HostOverride(_Strict):
+    """Per-node connection details that differ from the pool's defaults."""
+
+    address: str | None = None
+    port: int | None = Field(None, ge=1, le=65535)
+    user: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class InventoryFile(_Strict):
+    """The TOML cluster file as written by the operator (or by ``sim serve --inventory-out``)."""
+
+    name: str = "cluster"
+    ssh: SshConfig = Field(default_factory=SshConfig)
+    slurm: SlurmConfig = Field(default_factory=SlurmConfig)
+    pools: list[Pool] = Field(default_factory=list)
+    hosts: dict[str, HostOverride] = Field(default_factory=dict)
+
+
+class Node(_Strict):
+    """One node after expansion: its pool, model, connection address and labels."""
+
+    name: str
+    pool: str
+    gpu_model: str
+    gpu_count: int
+    address: str
+    port: int | None = None
+    user: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class Inventory(_Strict):
+    """The expanded cluster: every node once, in file order, with its pool."""
+
+    name: str
+    ssh: SshConfig
+    slurm: SlurmConfig
+    pools: dict[str, Pool]
+    nodes: list[Node]
+    source: str = Field("", description="file the inventory was read from")
+
+    def node(self, name: str) -> Node:
+        """The node called ``name`` (KeyError if absent)."""
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(name)
+
+    def pool_of(self, name: str) -> Pool:
+        """The pool of node ``name``."""
+        return self.pools[self.node(name).pool]

@@ -1,0 +1,126 @@
+"""Verdicts and the evidence behind them: what the checks produce and the store, UI and reports show."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from console.model.base import Model
+
+
+class Status(StrEnum):
+    """Verdict of a check, a GPU, a link or a node.
+
+    UNKNOWN means "could not check" (unreachable, timeout, parse error, value not reported) and never
+    counts as healthy. SKIP means "does not apply here" (e.g. the healthcheck preset on gfx950).
+    """
+
+    PASS = "PASS"
+    WARN = "WARN"
+    FAIL = "FAIL"
+    UNKNOWN = "UNKNOWN"
+    SKIP = "SKIP"
+
+    @property
+    def severity(self) -> int:
+        """Order used to roll findings up: FAIL > UNKNOWN > WARN > PASS > SKIP."""
+        return _SEVERITY[self]
+
+
+_SEVERITY = {Status.SKIP: 0, Status.PASS: 1, Status.WARN: 2, Status.UNKNOWN: 3, Status.FAIL: 4}
+
+
+def worst(statuses: list[Status] | tuple[Status, ...], default: Status = Status.UNKNOWN) -> Status:
+    """The most severe status of ``statuses`` (``default`` when there are none)."""
+    return max(statuses, key=lambda s: s.severity) if statuses else default
+
+
+class SourceKind(StrEnum):
+    """How much a threshold can be trusted (as tagged in thresholds.md)."""
+
+    VENDOR_SPEC = "vendor-spec"
+    VENDOR_SAMPLE = "vendor-sample"
+    THIRD_PARTY = "third-party"
+    ESTIMATE = "estimate"
+    FLEET = "fleet-relative"
+    PIN = "pool-pin"
+
+
+class Scope(StrEnum):
+    """What a finding is about."""
+
+    NODE = "node"
+    GPU = "gpu"
+    LINK = "link"
+    NIC = "nic"
+
+
+class Subject(Model):
+    """The node, GPU, link or NIC port a finding names."""
+
+    node: str
+    scope: Scope = Scope.NODE
+    gpu: int | None = Field(None, description="GPU index on the node")
+    gpu_bdf: str | None = None
+    peer: int | None = Field(None, description="peer GPU index for a link")
+    peer_bdf: str | None = None
+    port: str | None = Field(None, description="NIC device/port, e.g. mlx5_0/1")
+
+    def label(self) -> str:
+        """Short human name: ``gpu012``, ``gpu012 gpu3``, ``gpu012 gpu3-gpu5``, ``gpu012 mlx5_0/1``."""
+        if self.scope is Scope.LINK and self.gpu is not None and self.peer is not None:
+            return f"{self.node} gpu{self.gpu}-gpu{self.peer}"
+        if self.scope is Scope.GPU and self.gpu is not None:
+            return f"{self.node} gpu{self.gpu}"
+        if self.scope is Scope.NIC and self.port:
+            return f"{self.node} {self.port}"
+        return self.node
+
+
+class Evidence(Model):
+    """What a verdict rests on: the figure, the threshold and where the threshold comes from."""
+
+    observed: float | str | bool | None = None
+    expected: str | None = Field(None, description="the threshold as text, e.g. '>= 32 GT/s'")
+    unit: str | None = None
+    source: str | None = Field(None, description="where the threshold comes from")
+    source_kind: SourceKind | None = None
+    probe: str | None = Field(None, description="probe id whose output holds the figure")
+    probe_run_id: int | None = Field(None, description="store id of the raw output")
+
+
+class Finding(Model):
+    """One check's verdict on one subject, with evidence and a one-line message."""
+
+    check_id: str
+    family: str
+    status: Status
+    subject: Subject
+    message: str
+    evidence: Evidence = Field(default_factory=Evidence)
+
+
+class NodeVerdict(Model):
+    """Roll-up of every finding on one node, per family."""
+
+    node: str
+    status: Status
+    families: dict[str, Status] = Field(default_factory=dict)
+    findings: list[Finding] = Field(default_factory=list)
+    reason: str = Field("", description="one line: the worst finding's message")
+
+
+def roll_up(node: str, findings: list[Finding]) -> NodeVerdict:
+    """Summarise a node's findings: worst status overall and per family, and the headline reason."""
+    families: dict[str, Status] = {}
+    for finding in findings:
+        current = families.get(finding.family)
+        if current is None or finding.status.severity > current.severity:
+            families[finding.family] = finding.status
+    status = worst([f.status for f in findings], default=Status.UNKNOWN)
+    headline = max(findings, key=lambda f: f.status.severity, default=None)
+    reason = "" if headline is None or status in (Status.PASS, Status.SKIP) else headline.message
+    if not findings:
+        reason = "no checks ran"
+    return NodeVerdict(node=node, status=status, families=families, findings=findings, reason=reason)

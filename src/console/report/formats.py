@@ -1,0 +1,208 @@
+"""Sweep reports for machines: JSON (with a published schema), JUnit XML, Prometheus textfile, hostlists."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Literal
+from xml.etree import ElementTree as ET
+
+from pydantic import Field
+
+from console import __version__
+from console.inventory.hostlist import fold
+from console.inventory.model import Inventory
+from console.model.base import Model
+from console.model.findings import Finding, NodeVerdict, Status
+
+REPORT_SCHEMA_VERSION = "1"
+
+
+class NodeReport(Model):
+    """One node in a report."""
+
+    node: str
+    pool: str
+    gpu_model: str
+    status: Status
+    reason: str
+    families: dict[str, Status] = Field(default_factory=dict)
+    stack: dict[str, str] = Field(default_factory=dict)
+    findings: list[Finding] = Field(default_factory=list)
+
+
+class SweepReport(Model):
+    """The ``--json`` report of a sweep. Its JSON schema is published as schemas/sweep-report.schema.json."""
+
+    schema_version: Literal["1"] = REPORT_SCHEMA_VERSION
+    tool: Literal["instinct-console"] = "instinct-console"
+    tool_version: str = __version__
+    sweep_id: int
+    inventory: str
+    level: str
+    started_at: float = Field(description="Unix time")
+    duration_s: float
+    outcome: Literal["done", "cancelled", "deadline"]
+    exit_code: int
+    counts: dict[Status, int]
+    failed_nodes: str = Field(description="hostlist of FAIL nodes, for sbatch --exclude")
+    unknown_nodes: str = Field(description="hostlist of nodes that could not be checked")
+    nodes: list[NodeReport]
+
+
+def build_report(
+    inventory: Inventory,
+    verdicts: dict[str, NodeVerdict],
+    stacks: dict[str, dict[str, str]],
+    *,
+    sweep_id: int,
+    level: str,
+    started_at: float,
+    duration_s: float,
+    outcome: Literal["done", "cancelled", "deadline"],
+    exit_code: int,
+) -> SweepReport:
+    """Assemble the report from the engine's verdicts, in inventory order."""
+    nodes = []
+    counts = {status: 0 for status in Status}
+    for node in inventory.nodes:
+        verdict = verdicts.get(node.name)
+        if verdict is None:
+            continue
+        counts[verdict.status] += 1
+        nodes.append(
+            NodeReport(
+                node=node.name,
+                pool=node.pool,
+                gpu_model=node.gpu_model,
+                status=verdict.status,
+                reason=verdict.reason,
+                families=verdict.families,
+                stack=stacks.get(node.name, {}),
+                findings=[f for f in verdict.findings if f.status is not Status.PASS],
+            )
+        )
+    return SweepReport(
+        sweep_id=sweep_id,
+        inventory=inventory.source,
+        level=level,
+        started_at=started_at,
+        duration_s=round(duration_s, 3),
+        outcome=outcome,
+        exit_code=exit_code,
+        counts=counts,
+        failed_nodes=fold(n.node for n in nodes if n.status is Status.FAIL),
+        unknown_nodes=fold(n.node for n in nodes if n.status is Status.UNKNOWN),
+        nodes=nodes,
+    )
+
+
+def report_json_schema() -> dict[str, object]:
+    """The JSON schema of ``SweepReport`` (what schemas/sweep-report.schema.json holds)."""
+    schema = SweepReport.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://instinct-console.invalid/schemas/sweep-report-v1.json"
+    return schema
+
+
+def write_json(report: SweepReport, path: str) -> None:
+    """Write the report to ``path`` (``-`` for stdout)."""
+    text = report.model_dump_json(indent=2) + "\n"
+    if path == "-":
+        import sys
+
+        sys.stdout.write(text)
+    else:
+        Path(path).write_text(text)
+
+
+def junit_xml(report: SweepReport, all_verdicts: dict[str, NodeVerdict]) -> str:
+    """JUnit XML: one testsuite per node, one testcase per finding (FAIL=failure, UNKNOWN=error)."""
+    root = ET.Element("testsuites", name="instinct-console", time=f"{report.duration_s:.3f}")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for node in report.nodes:
+        verdict = all_verdicts.get(node.node)
+        findings = verdict.findings if verdict else []
+        suite = ET.SubElement(root, "testsuite", name=node.node, hostname=node.node)
+        props = ET.SubElement(suite, "properties")
+        for key, value in (("pool", node.pool), ("gpu_model", node.gpu_model), ("verdict", node.status.value)):
+            ET.SubElement(props, "property", name=key, value=value)
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for finding in findings:
+            counts["tests"] += 1
+            case = ET.SubElement(
+                suite, "testcase", classname=f"{node.node}.{finding.family}", name=_case_name(finding), time="0"
+            )
+            evidence = finding.evidence.model_dump_json(exclude_none=True)
+            if finding.status is Status.FAIL:
+                counts["failures"] += 1
+                ET.SubElement(case, "failure", message=finding.message, type="FAIL").text = evidence
+            elif finding.status is Status.UNKNOWN:
+                counts["errors"] += 1
+                ET.SubElement(case, "error", message=finding.message, type="UNKNOWN").text = evidence
+            elif finding.status is Status.SKIP:
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=finding.message)
+            elif finding.status is Status.WARN:
+                ET.SubElement(case, "system-out").text = f"WARN: {finding.message}"
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _case_name(finding: Finding) -> str:
+    label = finding.subject.label()
+    suffix = label[len(finding.subject.node) :].strip()
+    return f"{finding.check_id} {suffix}".strip()
+
+
+_STATUS_VALUE = {Status.PASS: 0, Status.SKIP: 0, Status.WARN: 1, Status.FAIL: 2, Status.UNKNOWN: 3}
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def prometheus_textfile(report: SweepReport) -> str:
+    """node_exporter textfile: per-node verdict gauge (0 pass, 1 warn, 2 fail, 3 unknown) and sweep facts."""
+    lines = [
+        "# HELP instinct_console_node_verdict Node verdict of the last sweep (0 pass, 1 warn, 2 fail, 3 unknown).",
+        "# TYPE instinct_console_node_verdict gauge",
+    ]
+    for node in report.nodes:
+        lines.append(
+            f'instinct_console_node_verdict{{node="{_label(node.node)}",pool="{_label(node.pool)}",'
+            f'model="{_label(node.gpu_model)}"}} {_STATUS_VALUE[node.status]}'
+        )
+    lines += [
+        "# HELP instinct_console_nodes Nodes per verdict in the last sweep.",
+        "# TYPE instinct_console_nodes gauge",
+    ]
+    lines += [f'instinct_console_nodes{{status="{s.value}"}} {n}' for s, n in report.counts.items()]
+    lines += [
+        "# HELP instinct_console_sweep_duration_seconds Wall time of the last sweep.",
+        "# TYPE instinct_console_sweep_duration_seconds gauge",
+        f"instinct_console_sweep_duration_seconds {report.duration_s}",
+        "# HELP instinct_console_sweep_timestamp_seconds When the last sweep started.",
+        "# TYPE instinct_console_sweep_timestamp_seconds gauge",
+        f"instinct_console_sweep_timestamp_seconds {report.started_at:.0f}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write via a temporary file and rename, so readers (node_exporter, sbatch) never see half a file."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{int(time.time() * 1000)}.tmp")
+    tmp.write_text(text)
+    tmp.replace(target)
+
+
+def dump_schema(path: Path) -> None:
+    """Write the report schema to ``path``."""
+    path.write_text(json.dumps(report_json_schema(), indent=2, sort_keys=True) + "\n")

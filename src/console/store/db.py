@@ -1,0 +1,394 @@
+"""SQLite history: sweeps, raw probe output, findings, node verdicts, baselines, pins and the audit log.
+
+Every verdict is committed as it arrives (one transaction per node), in WAL mode, so a console
+killed mid-sweep loses nothing that was finished. The file and its directory are owner-only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from console.model.findings import Finding, NodeVerdict, Status
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    level TEXT NOT NULL,
+    inventory TEXT NOT NULL DEFAULT '',
+    nodes TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'running',
+    parent_id INTEGER REFERENCES sweeps(id),
+    summary TEXT
+);
+CREATE TABLE IF NOT EXISTS probe_runs (
+    id INTEGER PRIMARY KEY,
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+    node TEXT NOT NULL,
+    probe TEXT NOT NULL,
+    command TEXT NOT NULL,
+    exit_status INTEGER,
+    started_at REAL NOT NULL,
+    duration_s REAL NOT NULL,
+    problem TEXT,
+    stdout BLOB,
+    stderr BLOB
+);
+CREATE INDEX IF NOT EXISTS probe_runs_node ON probe_runs(node, probe, id);
+CREATE TABLE IF NOT EXISTS findings (
+    id INTEGER PRIMARY KEY,
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+    node TEXT NOT NULL,
+    check_id TEXT NOT NULL,
+    family TEXT NOT NULL,
+    status TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    message TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS findings_node ON findings(node, check_id, sweep_id);
+CREATE TABLE IF NOT EXISTS node_verdicts (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+    node TEXT NOT NULL,
+    pool TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL,
+    families TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    stack TEXT NOT NULL DEFAULT '{}',
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (sweep_id, node)
+);
+CREATE TABLE IF NOT EXISTS baselines (
+    pool TEXT PRIMARY KEY,
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
+    accepted_at REAL NOT NULL,
+    accepted_by TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pins (
+    pool TEXT NOT NULL,
+    field TEXT NOT NULL,
+    value TEXT NOT NULL,
+    from_node TEXT,
+    set_at REAL NOT NULL,
+    set_by TEXT NOT NULL,
+    PRIMARY KEY (pool, field)
+);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    user TEXT NOT NULL,
+    action TEXT NOT NULL,
+    targets TEXT NOT NULL,
+    inputs TEXT NOT NULL,
+    commands TEXT NOT NULL,
+    output TEXT NOT NULL,
+    outcome TEXT NOT NULL
+);
+"""
+
+
+def default_store_path() -> Path:
+    """``$XDG_STATE_HOME/instinct-console/history.sqlite`` (``~/.local/state/...`` by default)."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "instinct-console" / "history.sqlite"
+
+
+def _pack(data: bytes) -> bytes:
+    return zlib.compress(data, 6)
+
+
+def _unpack(blob: bytes | None) -> bytes:
+    return zlib.decompress(blob) if blob else b""
+
+
+def current_user() -> str:
+    """Who is acting, for the audit log (login name, else uid)."""
+    for var in ("SUDO_USER", "USER", "LOGNAME"):
+        if os.environ.get(var):
+            return os.environ[var]
+    return str(os.getuid())
+
+
+class Store:
+    """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fresh = not self.path.exists()
+        if fresh:
+            # Create the file owner-only before SQLite opens it.
+            fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+            os.close(fd)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.executescript(_SCHEMA)
+        self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        for suffix in ("", "-wal", "-shm"):
+            side = Path(f"{self.path}{suffix}")
+            if side.exists():
+                os.chmod(side, 0o600)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One committed unit of work."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def integrity_ok(self) -> bool:
+        """``PRAGMA integrity_check`` says ok."""
+        row = self.conn.execute("PRAGMA integrity_check").fetchone()
+        return bool(row) and row[0] == "ok"
+
+    # sweeps -----------------------------------------------------------------------------------
+
+    def start_sweep(self, level: str, inventory: str, nodes: str, parent_id: int | None = None) -> int:
+        """Record a new sweep; returns its id."""
+        cur = self.conn.execute(
+            "INSERT INTO sweeps (started_at, level, inventory, nodes, parent_id) VALUES (?, ?, ?, ?, ?)",
+            (time.time(), level, inventory, nodes, parent_id),
+        )
+        return int(cur.lastrowid or 0)
+
+    def finish_sweep(self, sweep_id: int, status: str, summary: dict[str, Any]) -> None:
+        """Mark a sweep done (status: done, cancelled, deadline)."""
+        self.conn.execute(
+            "UPDATE sweeps SET finished_at = ?, status = ?, summary = ? WHERE id = ?",
+            (time.time(), status, json.dumps(summary), sweep_id),
+        )
+
+    def sweeps(self, limit: int = 20) -> list[sqlite3.Row]:
+        """Most recent sweeps first."""
+        return list(self.conn.execute("SELECT * FROM sweeps ORDER BY id DESC LIMIT ?", (limit,)))
+
+    def sweep(self, sweep_id: int) -> sqlite3.Row | None:
+        """One sweep row."""
+        row: sqlite3.Row | None = self.conn.execute("SELECT * FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+        return row
+
+    def latest_sweep_id(self) -> int | None:
+        """Id of the newest sweep."""
+        row = self.conn.execute("SELECT max(id) FROM sweeps").fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
+    # probe output -----------------------------------------------------------------------------
+
+    def add_probe_run(
+        self,
+        sweep_id: int,
+        node: str,
+        probe: str,
+        *,
+        command: str,
+        exit_status: int | None,
+        started_at: float,
+        duration_s: float,
+        stdout: bytes,
+        stderr: bytes,
+        problem: str | None,
+    ) -> int:
+        """Keep the raw output of one probe (compressed); returns its id for evidence links."""
+        cur = self.conn.execute(
+            "INSERT INTO probe_runs (sweep_id, node, probe, command, exit_status, started_at, duration_s, problem,"
+            " stdout, stderr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                sweep_id,
+                node,
+                probe,
+                command,
+                exit_status,
+                started_at,
+                duration_s,
+                problem,
+                _pack(stdout),
+                _pack(stderr),
+            ),
+        )
+        return int(cur.lastrowid or 0)
+
+    def probe_output(self, run_id: int) -> tuple[bytes, bytes] | None:
+        """(stdout, stderr) of a stored probe run."""
+        row = self.conn.execute("SELECT stdout, stderr FROM probe_runs WHERE id = ?", (run_id,)).fetchone()
+        return (_unpack(row["stdout"]), _unpack(row["stderr"])) if row else None
+
+    def latest_probe_run(self, node: str, probe: str) -> sqlite3.Row | None:
+        """Newest stored run of ``probe`` on ``node``."""
+        row: sqlite3.Row | None = self.conn.execute(
+            "SELECT * FROM probe_runs WHERE node = ? AND probe = ? ORDER BY id DESC LIMIT 1", (node, probe)
+        ).fetchone()
+        return row
+
+    # verdicts ---------------------------------------------------------------------------------
+
+    def record_node(self, sweep_id: int, pool: str, verdict: NodeVerdict, stack: dict[str, str]) -> None:
+        """Replace a node's findings and verdict in this sweep, in one transaction."""
+        now = time.time()
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM findings WHERE sweep_id = ? AND node = ?", (sweep_id, verdict.node))
+            conn.executemany(
+                "INSERT INTO findings (sweep_id, node, check_id, family, status, subject, message, evidence,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        sweep_id,
+                        verdict.node,
+                        f.check_id,
+                        f.family,
+                        f.status.value,
+                        f.subject.model_dump_json(),
+                        f.message,
+                        f.evidence.model_dump_json(),
+                        now,
+                    )
+                    for f in verdict.findings
+                ],
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO node_verdicts (sweep_id, node, pool, status, families, reason, stack,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    sweep_id,
+                    verdict.node,
+                    pool,
+                    verdict.status.value,
+                    json.dumps({k: v.value for k, v in verdict.families.items()}),
+                    verdict.reason,
+                    json.dumps(stack),
+                    now,
+                ),
+            )
+
+    def node_verdicts(self, sweep_id: int) -> list[sqlite3.Row]:
+        """Every node verdict of a sweep."""
+        return list(self.conn.execute("SELECT * FROM node_verdicts WHERE sweep_id = ? ORDER BY node", (sweep_id,)))
+
+    def findings(self, sweep_id: int, node: str | None = None) -> list[Finding]:
+        """Findings of a sweep (optionally one node), as models."""
+        query = "SELECT * FROM findings WHERE sweep_id = ?"
+        args: tuple[Any, ...] = (sweep_id,)
+        if node is not None:
+            query += " AND node = ?"
+            args = (sweep_id, node)
+        return [
+            Finding.model_validate(
+                {
+                    "check_id": r["check_id"],
+                    "family": r["family"],
+                    "status": r["status"],
+                    "subject": json.loads(r["subject"]),
+                    "message": r["message"],
+                    "evidence": json.loads(r["evidence"]),
+                }
+            )
+            for r in self.conn.execute(query + " ORDER BY id", args)
+        ]
+
+    def node_history(self, node: str, limit: int = 20) -> list[sqlite3.Row]:
+        """A node's verdicts across sweeps, newest first."""
+        return list(
+            self.conn.execute(
+                "SELECT v.*, s.started_at, s.level FROM node_verdicts v JOIN sweeps s ON s.id = v.sweep_id"
+                " WHERE v.node = ? ORDER BY v.sweep_id DESC LIMIT ?",
+                (node, limit),
+            )
+        )
+
+    def status_counts(self, sweep_id: int) -> dict[str, int]:
+        """Nodes per verdict in a sweep."""
+        counts = {s.value: 0 for s in Status}
+        for row in self.conn.execute(
+            "SELECT status, count(*) AS n FROM node_verdicts WHERE sweep_id = ? GROUP BY status", (sweep_id,)
+        ):
+            counts[row["status"]] = row["n"]
+        return counts
+
+    # baselines and pins -----------------------------------------------------------------------
+
+    def accept(self, pool: str, sweep_id: int, user: str) -> None:
+        """Make ``sweep_id`` the accepted baseline of ``pool``."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO baselines (pool, sweep_id, accepted_at, accepted_by) VALUES (?, ?, ?, ?)",
+            (pool, sweep_id, time.time(), user),
+        )
+
+    def baseline(self, pool: str) -> int | None:
+        """Accepted sweep id of ``pool``."""
+        row = self.conn.execute("SELECT sweep_id FROM baselines WHERE pool = ?", (pool,)).fetchone()
+        return int(row[0]) if row else None
+
+    def baselines(self) -> dict[str, int]:
+        """Every pool's accepted sweep."""
+        return {r["pool"]: int(r["sweep_id"]) for r in self.conn.execute("SELECT * FROM baselines")}
+
+    def set_pin(self, pool: str, fields: dict[str, str], from_node: str | None, user: str) -> None:
+        """Replace the stored pin of ``pool`` with ``fields``."""
+        now = time.time()
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM pins WHERE pool = ?", (pool,))
+            conn.executemany(
+                "INSERT INTO pins (pool, field, value, from_node, set_at, set_by) VALUES (?, ?, ?, ?, ?, ?)",
+                [(pool, k, v, from_node, now, user) for k, v in sorted(fields.items())],
+            )
+
+    def pin(self, pool: str) -> dict[str, str]:
+        """Stored pin of ``pool`` (field -> value)."""
+        return {r["field"]: r["value"] for r in self.conn.execute("SELECT * FROM pins WHERE pool = ?", (pool,))}
+
+    # audit ------------------------------------------------------------------------------------
+
+    def audit(
+        self,
+        action: str,
+        targets: list[str],
+        *,
+        inputs: dict[str, Any],
+        commands: list[str],
+        output: str,
+        outcome: str,
+        user: str | None = None,
+    ) -> int:
+        """Append one action to the audit log."""
+        cur = self.conn.execute(
+            "INSERT INTO audit (at, user, action, targets, inputs, commands, output, outcome)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                time.time(),
+                user or current_user(),
+                action,
+                json.dumps(targets),
+                json.dumps(inputs),
+                json.dumps(commands),
+                output,
+                outcome,
+            ),
+        )
+        return int(cur.lastrowid or 0)
+
+    def audit_log(self, limit: int = 50) -> list[sqlite3.Row]:
+        """Newest audit entries first."""
+        return list(self.conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,)))

@@ -1,0 +1,218 @@
+"""Check packs and their evaluation: sources on every threshold, clear config errors, honest verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from console.checks import (
+    CheckConfigError,
+    ProbeOutcome,
+    build_facts,
+    builtin_checks_dir,
+    evaluate_fleet,
+    evaluate_node,
+    load_pack_file,
+    load_packs,
+)
+from console.inventory.model import Node, StackPin
+from console.model.base import Model
+from console.model.findings import Status
+from console.model.gpu import BadPages, EccCounts, GpuIdentity, GpuMetrics, GpuRecord, PcieLink
+from console.probes.base import ParsedOutput, Tool
+
+
+class _GpuData(Model):
+    gpus: list[GpuRecord]
+
+
+def _gpu(index: int, **metric_overrides: object) -> GpuRecord:
+    pcie = PcieLink(
+        speed_gts=32, width=16, l0_to_recovery_count=0, nak_sent_count=0, nak_received_count=0, replay_count=0
+    )
+    metrics = GpuMetrics(hotspot_temp_c=45, mem_temp_c=38, power_cap_w=750, vram_total_bytes=192 * 2**30, pcie=pcie)
+    for key, value in metric_overrides.items():
+        setattr(metrics, key, value)
+    return GpuRecord(
+        identity=GpuIdentity(index=index, bdf=f"0000:{0x0C + index:02x}:00.0", device_id="0x74A1"),
+        metrics=metrics,
+        ecc=EccCounts(correctable=0, uncorrectable=0, deferred=0),
+        bad_pages=BadPages(threshold=128),
+    )
+
+
+def _outcomes(gpus: list[GpuRecord], **extra: ProbeOutcome) -> dict[str, ProbeOutcome]:
+    # Like amd-smi: list/static carry identity, metric carries telemetry, bad-pages the pages.
+    identity_only = [GpuRecord(identity=g.identity) for g in gpus]
+    metrics_only = [GpuRecord(identity=GpuIdentity(bdf=g.identity.bdf), metrics=g.metrics, ecc=g.ecc) for g in gpus]
+    pages_only = [GpuRecord(identity=GpuIdentity(bdf=g.identity.bdf), bad_pages=g.bad_pages) for g in gpus]
+    out = {}
+    for probe, kind, records in (
+        ("amdsmi.list", "list", identity_only),
+        ("amdsmi.static", "static", identity_only),
+        ("amdsmi.metric", "metric", metrics_only),
+        ("amdsmi.bad_pages", "bad-pages", pages_only),
+    ):
+        parsed = ParsedOutput(
+            tool=Tool.AMD_SMI, kind=kind, ok=True, summary={"gpu_count": len(gpus)}, data=_GpuData(gpus=records)
+        )
+        out[probe] = ProbeOutcome(probe, parsed)
+    out["host.rocm"] = ProbeOutcome("host.rocm", "6.4.1-120")
+    out.update(extra)
+    return out
+
+
+NODE = Node(name="gpu001", pool="a", gpu_model="MI300X", gpu_count=8, address="gpu001")
+
+
+def _findings(gpus: list[GpuRecord], pin: StackPin | None = None, **extra: ProbeOutcome):  # type: ignore[no-untyped-def]
+    pack = load_packs()["MI300X"]
+    facts = build_facts(NODE, pin or StackPin(), _outcomes(gpus, **extra))
+    return evaluate_node(pack, facts)
+
+
+def test_every_builtin_threshold_has_a_source() -> None:
+    packs = load_packs()
+    assert set(packs) == {"MI300X", "MI325X", "MI350X", "MI355X", "MI250X"}
+    for pack in packs.values():
+        assert pack.checks
+        for check in pack.checks:
+            assert check.source.strip() and check.source_kind
+        for name in pack.pack.vars:
+            if name != "gpu_count":
+                assert pack.pack.source_of(name) is not None, name
+
+
+def test_healthy_node_passes() -> None:
+    findings = _findings([_gpu(i) for i in range(8)])
+    bad = [f for f in findings if f.status not in (Status.PASS, Status.SKIP)]
+    assert not bad, [f.message for f in bad]
+    assert {f.check_id for f in findings} >= {"inventory.gpu_count", "pcie.speed", "ecc.uncorrectable"}
+
+
+def test_downtrained_pcie_fails_on_that_gpu_with_source() -> None:
+    gpus = [_gpu(i) for i in range(8)]
+    assert gpus[3].metrics is not None and gpus[3].metrics.pcie is not None
+    gpus[3].metrics.pcie.speed_gts = 16
+    failed = [f for f in _findings(gpus) if f.status is Status.FAIL]
+    assert [(f.check_id, f.subject.gpu) for f in failed] == [("pcie.speed", 3)]
+    assert failed[0].evidence.observed == 16
+    assert failed[0].evidence.expected == "fail if < 32"
+    assert "AMD system acceptance" in (failed[0].evidence.source or "")
+
+
+def test_missing_gpu_fails_the_count() -> None:
+    failed = [f for f in _findings([_gpu(i) for i in range(7)]) if f.status is Status.FAIL]
+    assert [f.check_id for f in failed] == ["inventory.gpu_count"]
+    assert "7" in failed[0].message and "!= 8" in failed[0].message
+
+
+def test_na_value_is_unknown_not_pass() -> None:
+    gpus = [_gpu(i) for i in range(8)]
+    assert gpus[0].metrics is not None
+    gpus[0].metrics.hotspot_temp_c = None
+    gpus[0].metrics.mark_unavailable("hotspot_temp_c", "N/A")
+    hot = [f for f in _findings(gpus) if f.check_id == "thermal.hotspot" and f.subject.gpu == 0]
+    assert hot[0].status is Status.UNKNOWN and "N/A" in hot[0].message
+
+
+def test_failed_probe_makes_its_checks_unknown_with_the_reason() -> None:
+    timed_out = ProbeOutcome("amdsmi.metric", None, "timed out on the node after 60 s")
+    findings = _findings([_gpu(i) for i in range(8)], **{"amdsmi.metric": timed_out})
+    pcie = [f for f in findings if f.check_id == "pcie.speed"]
+    assert pcie and all(f.status is Status.UNKNOWN for f in pcie)
+    assert "timed out" in pcie[0].message
+    assert not [f for f in findings if f.status is Status.PASS and f.family == "pcie"]
+
+
+def test_checks_of_probes_not_run_give_no_finding() -> None:
+    findings = _findings([_gpu(i) for i in range(8)])
+    assert not [f for f in findings if f.family in ("rccl", "rvs", "transferbench")]
+
+
+def test_rocm_drift_from_pin_warns() -> None:
+    findings = _findings([_gpu(i) for i in range(8)], pin=StackPin(rocm="6.4.2"))
+    drift = [f for f in findings if f.check_id == "stack.rocm"]
+    assert drift[0].status is Status.WARN
+    assert "6.4.1" in drift[0].message and "6.4.2" in drift[0].message
+
+
+def test_fleet_relative_flags_the_outlier() -> None:
+    pack = load_packs()["MI350X"]
+    facts = []
+    for i, bw in enumerate([367.0, 366.0, 368.0, 365.0, 300.0]):
+        node = Node(name=f"n{i}", pool="p", gpu_model="MI350X", gpu_count=8, address=f"n{i}")
+        parsed = ParsedOutput(
+            tool=Tool.RCCL_TESTS,
+            kind="all_reduce_perf",
+            ok=True,
+            summary={"inplace_busbw_at_max_size_gbps": bw, "wrong_total": 0},
+        )
+        facts.append(build_facts(node, StackPin(), {"rccl.all_reduce": ProbeOutcome("rccl.all_reduce", parsed)}))
+    fleet = [f for f in evaluate_fleet(pack, facts) if f.status is not Status.PASS]
+    assert [(f.subject.node, f.status) for f in fleet] == [("n4", Status.FAIL)]
+    assert "pool median" in fleet[0].message
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "user.toml"
+    path.write_text(body)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "nope"\n'
+            'fail_if = "> 1"\nsource = "s"\nsource_kind = "estimate"\n',
+            "checks[0](id=x).metric",
+        ),
+        (
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "gpu.pcie_width"\n'
+            'fail_if = "about 3"\nsource = "s"\nsource_kind = "estimate"\n',
+            "checks[0](id=x).fail_if",
+        ),
+        (
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "gpu.pcie_width"\n'
+            'fail_if = "> 1"\nsource_kind = "estimate"\n',
+            "checks[0](id=x).source",
+        ),
+        (
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "gpu.pcie_width"\n'
+            'fail_if = "> 1"\nsource = "s"\nsource_kind = "guess"\n',
+            "checks[0](id=x).source_kind",
+        ),
+        ('[pack]\nmodel = "MI999"\n', "pack.model"),
+        ("[pack\n", "not valid TOML"),
+    ],
+)
+def test_bad_check_file_names_file_and_field(tmp_path: Path, body: str, needle: str) -> None:
+    path = _write(tmp_path, body)
+    with pytest.raises(CheckConfigError) as info:
+        load_pack_file(path)
+    assert str(path) in str(info.value) and needle in str(info.value)
+
+
+def test_unknown_variable_is_reported_with_its_file(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\n'
+        'metric = "gpu.pcie_width"\nfail_if = "< $nope"\nsource = "s"\nsource_kind = "estimate"\n',
+    )
+    with pytest.raises(CheckConfigError, match=r"user.toml.*unknown variable \$nope"):
+        load_packs([tmp_path])
+
+
+def test_user_dir_overrides_and_disables_by_id(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        '[pack]\nmodel = "MI300X"\n[pack.vars]\npcie_gts = 16\n'
+        '[[checks]]\nid = "ecc.correctable"\ntitle = "t"\nfamily = "ecc"\nmetric = "gpu.ecc_correctable"\n'
+        'warn_if = "> 0"\nsource = "s"\nsource_kind = "estimate"\nenabled = false\n',
+    )
+    pack = load_packs([tmp_path])["MI300X"]
+    assert pack.pack.values()["pcie_gts"] == 16
+    assert not next(c for c in pack.checks if c.id == "ecc.correctable").enabled
+    assert builtin_checks_dir().is_dir()
