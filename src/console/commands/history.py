@@ -1,0 +1,153 @@
+"""``history``, ``accept`` and ``diff``: what was swept, which sweep is a pool's baseline, what changed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from console.exitcodes import ExitCode
+from console.inventory import InventoryError, load_inventory
+from console.store import Store, current_user, default_store_path
+from console.store.diff import diff_sweeps
+
+
+def register(sub: Any) -> None:
+    """Add ``history``, ``accept`` and ``diff``."""
+    h = sub.add_parser("history", help="list recent sweeps, or one node's verdicts over time")
+    h.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
+    h.add_argument("--node", help="show this node's verdict history")
+    h.add_argument("--limit", type=int, default=20)
+    h.add_argument("--json", action="store_true", help="print JSON")
+    h.set_defaults(func=run_history)
+
+    a = sub.add_parser("accept", help="mark a sweep as the accepted baseline of its pools")
+    a.add_argument("--store", type=Path, default=None)
+    a.add_argument("-i", "--inventory", required=True, help="cluster file (to know the pools)")
+    a.add_argument("--sweep", type=int, help="sweep id (default: the latest)")
+    a.add_argument("--pool", action="append", help="only these pools (default: every pool in the sweep)")
+    a.set_defaults(func=run_accept)
+
+    d = sub.add_parser("diff", help="what changed since a pool's accepted baseline")
+    d.add_argument("--store", type=Path, default=None)
+    d.add_argument("-i", "--inventory", required=True, help="cluster file (to know the pools)")
+    d.add_argument("--pool", help="pool whose baseline to compare with (default: every pool with one)")
+    d.add_argument("--sweep", type=int, help="sweep to compare (default: the latest)")
+    d.add_argument("--json", action="store_true", help="print JSON")
+    d.set_defaults(func=run_diff)
+
+
+def _open(args: argparse.Namespace) -> Store:
+    return Store(args.store or default_store_path())
+
+
+def run_history(args: argparse.Namespace) -> int:
+    """Print sweeps (or one node's verdicts)."""
+    store = _open(args)
+    console = Console(highlight=False)
+    try:
+        if args.node:
+            rows = store.node_history(args.node, args.limit)
+            if args.json:
+                print(json.dumps([{"sweep": r["sweep_id"], "status": r["status"], "reason": r["reason"],
+                                   "started_at": r["started_at"]} for r in rows], indent=2))
+                return 0
+            table = Table("sweep", "when", "level", "verdict", "reason")
+            for r in rows:
+                table.add_row(str(r["sweep_id"]), _when(r["started_at"]), r["level"], r["status"],
+                              escape(r["reason"]))
+            console.print(table)
+            return 0
+        baselines = {sweep: pool for pool, sweep in store.baselines().items()}
+        rows = store.sweeps(args.limit)
+        if args.json:
+            print(json.dumps([{"sweep": r["id"], "started_at": r["started_at"], "level": r["level"],
+                               "status": r["status"], "nodes": r["nodes"],
+                               "summary": json.loads(r["summary"] or "{}")} for r in rows], indent=2))
+            return 0
+        table = Table("sweep", "when", "level", "nodes", "outcome", "counts", "baseline of")
+        for r in rows:
+            counts = json.loads(r["summary"] or "{}").get("counts", {})
+            shown = " ".join(f"{k}={v}" for k, v in counts.items() if v)
+            table.add_row(str(r["id"]), _when(r["started_at"]), r["level"], escape(r["nodes"][:40]), r["status"],
+                          shown, baselines.get(r["id"], ""))
+        console.print(table)
+        return 0
+    finally:
+        store.close()
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def _pools_of_sweep(store: Store, sweep_id: int) -> set[str]:
+    return {r["pool"] for r in store.node_verdicts(sweep_id) if r["pool"]}
+
+
+def run_accept(args: argparse.Namespace) -> int:
+    """Record the sweep as baseline for its pools, and audit that."""
+    try:
+        load_inventory(args.inventory)
+    except InventoryError as exc:
+        print(f"error: {exc}")
+        return int(ExitCode.USAGE)
+    store = _open(args)
+    try:
+        sweep_id = args.sweep or store.latest_sweep_id()
+        if sweep_id is None or store.sweep(sweep_id) is None:
+            print("error: no such sweep")
+            return int(ExitCode.USAGE)
+        pools = set(args.pool or []) or _pools_of_sweep(store, sweep_id)
+        for pool in sorted(pools):
+            store.accept(pool, sweep_id, current_user())
+        store.audit("accept", sorted(pools), inputs={"sweep": sweep_id}, commands=[], output="", outcome="ok")
+        print(f"sweep {sweep_id} accepted as baseline of {', '.join(sorted(pools))}")
+        return 0
+    finally:
+        store.close()
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    """Print what changed since each pool's baseline."""
+    try:
+        inventory = load_inventory(args.inventory)
+    except InventoryError as exc:
+        print(f"error: {exc}")
+        return int(ExitCode.USAGE)
+    store = _open(args)
+    console = Console(highlight=False)
+    try:
+        new_id = args.sweep or store.latest_sweep_id()
+        pools = [args.pool] if args.pool else sorted(store.baselines())
+        out: dict[str, Any] = {}
+        for pool in pools:
+            base_id = store.baseline(pool)
+            if base_id is None or new_id is None:
+                console.print(f"pool {escape(pool)}: no accepted baseline")
+                continue
+            members = [n.name for n in inventory.nodes if n.pool == pool]
+            diffs = diff_sweeps(store, base_id, new_id, members)
+            out[pool] = {"baseline": base_id, "sweep": new_id, "nodes": [d.__dict__ for d in diffs]}
+            if not args.json:
+                console.print(f"[bold]pool {escape(pool)}[/]: sweep {new_id} vs baseline {base_id}: "
+                              f"{len(diffs)} node(s) changed")
+                for d in diffs:
+                    console.print(f"  {escape(d.node)}: verdict {d.verdict[0]} -> {d.verdict[1]}")
+                    for key, (a, b) in d.stack.items():
+                        console.print(f"    stack {escape(key)}: {escape(str(a))} -> {escape(str(b))}")
+                    for key, a2, b2, message in d.findings:
+                        console.print(f"    {escape(key)}: {a2} -> {b2}  {escape(message)}")
+                    for key, fa, fb in d.figures:
+                        console.print(f"    {escape(key)}: {fa:g} -> {fb:g}")
+        if args.json:
+            print(json.dumps(out, indent=2, default=str))
+        return 0
+    finally:
+        store.close()

@@ -1,0 +1,79 @@
+"""What changed between an accepted baseline sweep and a later one: the "accepted twice" view.
+
+A run is accepted only when it passes again after a driver, ROCm, firmware or image change; this
+diff names exactly what changed per node: stack fields, verdicts, findings and figures that moved
+beyond noise.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from console.model.findings import Finding, Status
+from console.store.db import Store
+
+NOISE_FRACTION = 0.05
+
+
+@dataclass
+class NodeDiff:
+    """Changes on one node between two sweeps."""
+
+    node: str
+    verdict: tuple[str | None, str | None] = (None, None)
+    stack: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    findings: list[tuple[str, str | None, str | None, str]] = field(default_factory=list)
+    figures: list[tuple[str, float, float]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """True when anything differs."""
+        return self.verdict[0] != self.verdict[1] or bool(self.stack or self.findings or self.figures)
+
+
+def _key(finding: Finding) -> str:
+    return f"{finding.check_id} {finding.subject.label()}"
+
+
+def _numeric(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None = None) -> list[NodeDiff]:
+    """Per-node differences between sweep ``base_id`` and sweep ``new_id`` (only nodes that changed)."""
+    base_rows = {r["node"]: r for r in store.node_verdicts(base_id)}
+    new_rows = {r["node"]: r for r in store.node_verdicts(new_id)}
+    names = sorted(set(base_rows) | set(new_rows))
+    if nodes is not None:
+        names = [n for n in names if n in set(nodes)]
+    diffs = []
+    for name in names:
+        old, new = base_rows.get(name), new_rows.get(name)
+        diff = NodeDiff(node=name, verdict=(old["status"] if old else None, new["status"] if new else None))
+        old_stack = json.loads(old["stack"]) if old else {}
+        new_stack = json.loads(new["stack"]) if new else {}
+        for key in sorted(set(old_stack) | set(new_stack)):
+            if old_stack.get(key) != new_stack.get(key):
+                diff.stack[key] = (old_stack.get(key), new_stack.get(key))
+        old_findings = {_key(f): f for f in store.findings(base_id, name)}
+        new_findings = {_key(f): f for f in store.findings(new_id, name)}
+        for key in sorted(set(old_findings) | set(new_findings)):
+            before, after = old_findings.get(key), new_findings.get(key)
+            if after is None or before is None:
+                continue
+            if before.status != after.status:
+                diff.findings.append((key, before.status.value, after.status.value, after.message))
+                continue
+            a, b = _numeric(before.evidence.observed), _numeric(after.evidence.observed)
+            if a is not None and b is not None and abs(b - a) > NOISE_FRACTION * max(abs(a), 1e-9):
+                diff.figures.append((key, a, b))
+        for key in sorted(set(new_findings) - set(old_findings)):
+            f = new_findings[key]
+            if f.status not in (Status.PASS, Status.SKIP):
+                diff.findings.append((key, None, f.status.value, f.message))
+        if diff.changed:
+            diffs.append(diff)
+    return diffs

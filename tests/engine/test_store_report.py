@@ -1,0 +1,126 @@
+"""Store durability and permissions, the published report schema, JUnit and Prometheus output, diffs."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import jsonschema
+
+from console.inventory import from_hostfile
+from console.model.findings import Evidence, Finding, Status, Subject, roll_up
+from console.report import build_report, junit_xml, prometheus_textfile, report_json_schema
+from console.store import Store
+from console.store.diff import diff_sweeps
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _finding(
+    node: str, status: Status, check: str = "pcie.speed", gpu: int | None = 3, observed: float = 16
+) -> Finding:
+    subject = Subject(node=node, scope="gpu" if gpu is not None else "node", gpu=gpu)
+    return Finding(
+        check_id=check,
+        family=check.split(".", maxsplit=1)[0],
+        status=status,
+        subject=subject,
+        message=f"{check}: {observed}",
+        evidence=Evidence(observed=observed, expected="fail if < 32", source="spec", source_kind="vendor-spec"),
+    )
+
+
+def test_store_is_owner_only_and_keeps_what_was_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "history.sqlite"
+    store = Store(path)
+    sweep = store.start_sweep("quick", "c.toml", "n[1-2]")
+    verdict = roll_up("n1", [_finding("n1", Status.FAIL)])
+    store.record_node(sweep, "p", verdict, {"rocm": "6.4.1"})
+    run = store.add_probe_run(
+        sweep,
+        "n1",
+        "amdsmi.metric",
+        command="amd-smi metric --json",
+        exit_status=0,
+        started_at=0,
+        duration_s=0.1,
+        stdout=b'{"gpu_data": []}',
+        stderr=b"",
+        problem=None,
+    )
+    store.close()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    again = Store(path)
+    assert again.integrity_ok()
+    assert [f.status for f in again.findings(sweep, "n1")] == [Status.FAIL]
+    assert again.probe_output(run) == (b'{"gpu_data": []}', b"")
+    assert again.status_counts(sweep)["FAIL"] == 1
+
+
+def test_kill_9_loses_nothing_committed(tmp_path: Path) -> None:
+    """A writer killed with SIGKILL mid-stream leaves every committed node verdict and a sound file."""
+    db = tmp_path / "h.sqlite"
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(ROOT / "src")!r})
+        from console.store import Store
+        from console.model.findings import roll_up
+        store = Store({str(db)!r})
+        sweep = store.start_sweep("quick", "", "")
+        for i in range(200):
+            store.record_node(sweep, "p", roll_up(f"n{{i}}", []), {{}})
+            print(i, flush=True)
+            if i == 120:
+                os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == -9
+    last = int(proc.stdout.split()[-1])
+    store = Store(db)
+    assert store.integrity_ok()
+    assert len(store.node_verdicts(1)) == last + 1
+
+
+def test_report_validates_against_published_schema_and_junit_parses(tmp_path: Path) -> None:
+    published = json.loads((ROOT / "schemas" / "sweep-report.schema.json").read_text())
+    assert published == json.loads(json.dumps(report_json_schema())), "regenerate schemas/sweep-report.schema.json"
+    inventory = from_hostfile("n1\nn2\nn3\n")
+    verdicts = {
+        "n1": roll_up("n1", [_finding("n1", Status.FAIL)]),
+        "n2": roll_up("n2", [_finding("n2", Status.PASS, observed=32)]),
+        "n3": roll_up("n3", [_finding("n3", Status.UNKNOWN, check="node.reachable", gpu=None)]),
+    }
+    report = build_report(
+        inventory, verdicts, {}, sweep_id=7, level="quick", started_at=1.0, duration_s=2.0, outcome="done", exit_code=1
+    )
+    jsonschema.validate(json.loads(report.model_dump_json()), published)
+    assert report.failed_nodes == "n1" and report.unknown_nodes == "n3"
+    root = ET.fromstring(junit_xml(report, verdicts))
+    assert root.get("failures") == "1" and root.get("errors") == "1" and root.get("tests") == "3"
+    assert [s.get("name") for s in root.iter("testsuite")] == ["n1", "n2", "n3"]
+    prom = prometheus_textfile(report)
+    assert 'instinct_console_node_verdict{node="n1",pool="default",model="MI300X"} 2' in prom
+    assert 'instinct_console_nodes{status="UNKNOWN"} 1' in prom
+
+
+def test_diff_names_stack_verdict_and_figure_changes(tmp_path: Path) -> None:
+    store = Store(tmp_path / "h.sqlite")
+    base = store.start_sweep("quick", "", "")
+    store.record_node(base, "p", roll_up("n1", [_finding("n1", Status.PASS, observed=32)]), {"rocm": "6.4.1"})
+    store.record_node(base, "p", roll_up("n2", [_finding("n2", Status.PASS, "tb.a2a", None, 46.5)]), {"rocm": "6.4.1"})
+    store.record_node(base, "p", roll_up("n3", [_finding("n3", Status.PASS, observed=32)]), {"rocm": "6.4.1"})
+    new = store.start_sweep("quick", "", "")
+    store.record_node(new, "p", roll_up("n1", [_finding("n1", Status.FAIL, observed=16)]), {"rocm": "6.4.1"})
+    store.record_node(new, "p", roll_up("n2", [_finding("n2", Status.PASS, "tb.a2a", None, 40.0)]), {"rocm": "6.4.1"})
+    store.record_node(new, "p", roll_up("n3", [_finding("n3", Status.PASS, observed=32)]), {"rocm": "7.0.2"})
+    diffs = {d.node: d for d in diff_sweeps(store, base, new)}
+    assert diffs["n1"].verdict == ("PASS", "FAIL") and diffs["n1"].findings[0][1:3] == ("PASS", "FAIL")
+    assert diffs["n2"].figures == [("tb.a2a n2", 46.5, 40.0)]
+    assert diffs["n3"].stack == {"rocm": ("6.4.1", "7.0.2")}
