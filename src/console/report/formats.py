@@ -35,7 +35,7 @@ class NodeReport(Model):
 class SweepReport(Model):
     """The ``--json`` report of a sweep. Its JSON schema is published as schemas/sweep-report.schema.json."""
 
-    schema_version: Literal["1"] = REPORT_SCHEMA_VERSION
+    schema_version: Literal["1"] = "1"
     tool: Literal["instinct-console"] = "instinct-console"
     tool_version: str = __version__
     sweep_id: int
@@ -126,8 +126,8 @@ def junit_xml(report: SweepReport, all_verdicts: dict[str, NodeVerdict]) -> str:
         findings = verdict.findings if verdict else []
         suite = ET.SubElement(root, "testsuite", name=node.node, hostname=node.node)
         props = ET.SubElement(suite, "properties")
-        for key, value in (("pool", node.pool), ("gpu_model", node.gpu_model), ("verdict", node.status.value)):
-            ET.SubElement(props, "property", name=key, value=value)
+        for prop, text in (("pool", node.pool), ("gpu_model", node.gpu_model), ("verdict", node.status.value)):
+            ET.SubElement(props, "property", name=prop, value=text)
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         for finding in findings:
             counts["tests"] += 1
