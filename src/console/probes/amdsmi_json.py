@@ -1,0 +1,140 @@
+"""amd-smi ``--json`` outputs, located in a log and reduced to per-GPU dictionaries.
+
+Schema generations (see the formats reference): ROCm 6.x prints a top-level list of ``{"gpu": N}``
+objects; 7.x wraps them as ``{"gpu_data": [...]}`` next to ``cpu_data``/``nic_data``; ``xgmi`` and
+``partition`` print objects keyed by table (``xgmi_metric``, ``link_status``, ``current_partition``);
+watch mode prints entries carrying ``timestamp`` (old releases: one document per iteration).
+Noise may precede the document (Python warnings) and the version line may follow it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from console.model.amdsmi import AmdSmiForm
+from console.probes.amdsmi_text import normalise_key
+
+_MAX_START_CANDIDATES = 64
+_OBJECT_TABLES = (
+    "xgmi_metric",
+    "link_status",
+    "link_port_status",
+    "current_partition",
+    "memory_partition",
+    "partition_profiles",
+    "partition_resources",
+)
+_VERSION_KEYS = {"amdsmi_library_version", "rocm_version", "amdgpu_version"}
+
+
+@dataclass
+class JsonPayload:
+    """What the JSON documents hold, with keys normalised to lower_snake_case."""
+
+    form: AmdSmiForm
+    gpu_entries: list[dict[str, Any]] = field(default_factory=list)
+    tables: dict[str, list[Any]] = field(default_factory=dict)
+    version: dict[str, Any] | None = None
+
+
+def find_json_documents(text: str) -> list[Any]:
+    """Every JSON document found from the first line that opens one; [] when there is none."""
+    decoder = json.JSONDecoder()
+    offset = 0
+    candidates = 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip()
+        if stripped[:1] in ("{", "[") and candidates < _MAX_START_CANDIDATES:
+            candidates += 1
+            start = offset + (len(line) - len(stripped))
+            documents = _decode_all(decoder, text, start)
+            if documents:
+                return documents
+        offset += len(line)
+    return []
+
+
+def _decode_all(decoder: json.JSONDecoder, text: str, start: int) -> list[Any]:
+    documents: list[Any] = []
+    position = start
+    while position < len(text):
+        try:
+            document, end = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
+            break
+        if not isinstance(document, dict | list):
+            break
+        documents.append(document)
+        position = end
+        while position < len(text) and text[position].isspace():
+            position += 1
+    return documents
+
+
+def normalise(value: Any) -> Any:
+    """Lower-case every key (``"Level 0"`` -> ``level_0``) throughout a decoded document."""
+    if isinstance(value, dict):
+        return {normalise_key(str(k)): normalise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalise(v) for v in value]
+    return value
+
+
+def is_amdsmi_json(documents: list[Any]) -> bool:
+    """True when a decoded document has an amd-smi shape (not rocm-smi's ``{"card0": ...}``)."""
+    for document in documents:
+        if isinstance(document, dict):
+            keys = {normalise_key(str(k)) for k in document}
+            if "gpu_data" in keys or keys & set(_OBJECT_TABLES) or "gpu" in keys or keys & _VERSION_KEYS:
+                return True
+        elif isinstance(document, list) and any(_is_entry(item) for item in _flatten(document)):
+            return True
+    return False
+
+
+def read_payload(documents: list[Any]) -> JsonPayload:
+    """Sort decoded documents into per-GPU entries, object tables and the version record."""
+    documents = [normalise(d) for d in documents]
+    form = AmdSmiForm.JSON_LIST
+    payload = JsonPayload(form=form)
+    for document in documents:
+        items: list[Any]
+        if isinstance(document, dict):
+            if "gpu_data" in document or any(key in document for key in _OBJECT_TABLES):
+                form = AmdSmiForm.JSON_GPU_DATA
+                items = _flatten(document.get("gpu_data") or [])
+                for key in _OBJECT_TABLES:
+                    if isinstance(document.get(key), list):
+                        payload.tables.setdefault(key, []).extend(_flatten(document[key]))
+            else:
+                items = [document]
+        else:
+            items = _flatten(document)
+        for item in items:
+            if _is_version(item):
+                payload.version = item
+            elif _is_entry(item):
+                payload.gpu_entries.append(item)
+    watch = len(documents) > 1 or any("timestamp" in entry for entry in payload.gpu_entries)
+    payload.form = AmdSmiForm.JSON_WATCH if watch and payload.gpu_entries else form
+    return payload
+
+
+def _flatten(value: Any) -> list[Any]:
+    # xgmi_metric is a list holding the list of per-GPU entries; flatten nested lists of entries.
+    if not isinstance(value, list):
+        return [value]
+    flat: list[Any] = []
+    for item in value:
+        flat.extend(_flatten(item) if isinstance(item, list) else [item])
+    return flat
+
+
+def _is_entry(item: Any) -> bool:
+    return isinstance(item, dict) and "gpu" in item
+
+
+def _is_version(item: Any) -> bool:
+    return isinstance(item, dict) and bool(set(item) & _VERSION_KEYS) and "gpu" not in item

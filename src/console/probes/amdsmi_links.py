@@ -1,0 +1,153 @@
+"""GPU-to-GPU links from amd-smi ``xgmi --json`` and ``topology --json`` entries.
+
+xgmi: each source GPU has ``link_metrics`` (``bit_rate``, ``max_bandwidth``, ``links`` with per-
+destination ``read``/``write`` in KB); 7.x adds ``link_status`` (U/D/X per destination, in GPU order)
+and ``link_port_status`` (per port). topology: 7.x gives a ``links`` list per source; 6.x gave one
+dict per matrix (``link_accessibility``, ``weight``, ``hops``, ``link_type``, ``numa_bandwidth``)
+keyed ``gpu_N``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from console.model.amdsmi import XgmiPortStatus
+from console.model.gpu import TopologyLink, XgmiLink
+from console.probes.amdsmi_fields import ABSENT, assign_number, finite_int, pick, text_of, to_int
+from console.probes.amdsmi_tables import link_status
+from console.probes.values import Quantity, na_reason, normalise_bdf, parse_quantity, to_bytes
+
+Entry = Mapping[str, Any]
+
+
+def _index(raw: Any) -> int | None:
+    return finite_int(to_int(raw))
+
+
+def _gbits(raw: Any) -> Quantity:
+    q = parse_quantity(raw)
+    if q.value is None or (q.unit or "Gb/s").lower() in ("gb/s", "gbps"):
+        return Quantity(q.value, None, q.reason)
+    return Quantity(None, q.unit, f"unexpected unit {q.unit!r}")
+
+
+def _kilobytes(raw: Any) -> Quantity:
+    return to_bytes(raw, default_unit="KB")
+
+
+def xgmi_links(entries: Sequence[Entry], status_rows: list[Any]) -> list[XgmiLink]:
+    """Directed links from ``link_metrics``, with U/D/X states from ``link_status`` rows if present."""
+    links: dict[tuple[int | None, int | None], XgmiLink] = {}
+    order: list[tuple[int | None, str | None]] = []
+    for entry in entries:
+        src, src_bdf = _index(entry.get("gpu")), normalise_bdf(text_of(entry.get("bdf")))
+        order.append((src, src_bdf))
+        metrics = entry.get("link_metrics")
+        if not isinstance(metrics, Mapping):
+            continue
+        destinations = metrics.get("links")
+        for dest in destinations if isinstance(destinations, list) else []:
+            if not isinstance(dest, Mapping):
+                continue
+            dst = _index(dest.get("gpu"))
+            if dst is not None and dst == src:
+                continue
+            link = XgmiLink(
+                src_index=src, dst_index=dst, src_bdf=src_bdf, dst_bdf=normalise_bdf(text_of(dest.get("bdf")))
+            )
+            assign_number(link, "bit_rate_gbps", metrics.get("bit_rate", ABSENT), _gbits)
+            assign_number(link, "max_bandwidth_gbps", metrics.get("max_bandwidth", ABSENT), _gbits)
+            assign_number(link, "read_bytes", dest.get("read", ABSENT), _kilobytes, integer=True)
+            assign_number(link, "write_bytes", dest.get("write", ABSENT), _kilobytes, integer=True)
+            links[(src, dst)] = link
+    for row in status_rows:
+        if not isinstance(row, Mapping) or not isinstance(row.get("link_status"), list):
+            continue
+        src, src_bdf = _index(row.get("gpu")), normalise_bdf(text_of(row.get("bdf")))
+        targets = order or [(i, None) for i in range(len(row["link_status"]))]
+        for (dst, dst_bdf), word in zip(targets, row["link_status"], strict=False):
+            if dst == src:
+                continue
+            link = links.setdefault(
+                (src, dst), XgmiLink(src_index=src, dst_index=dst, src_bdf=src_bdf, dst_bdf=dst_bdf)
+            )
+            link.status = link_status(str(word))
+    return list(links.values())
+
+
+def xgmi_ports(rows: list[Any]) -> list[XgmiPortStatus]:
+    """Per-port U/D/X states (``link_port_status``)."""
+    ports = []
+    for row in rows:
+        if isinstance(row, Mapping) and isinstance(row.get("link_status"), list):
+            ports.append(
+                XgmiPortStatus(
+                    gpu_index=_index(row.get("gpu")),
+                    bdf=normalise_bdf(text_of(row.get("bdf"))),
+                    ports=[link_status(str(word)) for word in row["link_status"]],
+                )
+            )
+    return ports
+
+
+_MATRIX_KEYS = {
+    "link_accessibility": "link_status",
+    "weight": "weight",
+    "hops": "num_hops",
+    "link_type": "link_type",
+    "numa_bandwidth": "bandwidth",
+}
+
+
+def topology_links(entries: Sequence[Entry]) -> list[TopologyLink]:
+    """One link per ordered pair of distinct GPUs."""
+    found = []
+    for entry in entries:
+        src, src_bdf = _index(entry.get("gpu")), normalise_bdf(text_of(entry.get("bdf")))
+        for dest in _destinations(entry):
+            dst = _index(dest.get("gpu"))
+            if dst is not None and dst == src:
+                continue
+            link = TopologyLink(
+                src_index=src, dst_index=dst, src_bdf=src_bdf, dst_bdf=normalise_bdf(text_of(dest.get("bdf")))
+            )
+            access = text_of(dest.get("link_status"))
+            link.accessible = {"ENABLED": True, "DISABLED": False}.get((access or "").upper())
+            assign_number(link, "weight", pick(dest, ("weight",)), to_int, integer=True)
+            assign_number(link, "hops", pick(dest, ("num_hops", "hops")), to_int, integer=True)
+            link_type = text_of(dest.get("link_type"))
+            link.link_type = link_type.upper() if link_type else None
+            _numa_bandwidth(link, dest.get("bandwidth", ABSENT))
+            found.append(link)
+    return found
+
+
+def _destinations(entry: Entry) -> list[Mapping[str, Any]]:
+    links = entry.get("links")
+    if isinstance(links, list):
+        return [d for d in links if isinstance(d, Mapping)]
+    # 6.x: {"weight": {"gpu_0": 0, "gpu_1": 15}, "hops": {...}} -> one dict per destination
+    merged: dict[int, dict[str, Any]] = {}
+    for key, field_name in _MATRIX_KEYS.items():
+        matrix = entry.get(key)
+        if not isinstance(matrix, Mapping):
+            continue
+        for label, value in matrix.items():
+            match = re.fullmatch(r"gpu_?(\d+)", label)
+            if match:
+                merged.setdefault(int(match.group(1)), {"gpu": int(match.group(1))})[field_name] = value
+    return [merged[i] for i in sorted(merged)]
+
+
+def _numa_bandwidth(link: TopologyLink, raw: Any) -> None:
+    if raw is ABSENT:
+        return
+    text = text_of(raw)
+    low, sep, high = (text or "").partition("-")
+    if sep and low.strip().isdigit() and high.strip().isdigit():
+        link.numa_bw_min_mbps, link.numa_bw_max_mbps = float(low), float(high)
+    else:
+        reason = na_reason(raw) if not isinstance(raw, Mapping | list) else None
+        link.mark_unavailable("numa_bw_min_mbps", reason or f"unreadable: {str(raw)[:40]}")

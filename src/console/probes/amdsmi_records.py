@@ -1,0 +1,579 @@
+"""One amd-smi GPU entry (from JSON, text or CSV, keys lower_snake_case) -> typed GPU records.
+
+The tables below name every place a fact is printed across releases: nested JSON/text paths first,
+then the flattened leaf names of ``--csv`` and the column keys of ``monitor``/default-view tables.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from console.model.amdsmi import ClockLevels, EngineActivity, GpuStaticDetails, PartitionState
+from console.model.base import WithUnavailable
+from console.model.gpu import (
+    BadPage,
+    BadPages,
+    EccBlock,
+    EccCounts,
+    GpuIdentity,
+    GpuMetrics,
+    GpuProcess,
+    GpuRecord,
+    PcieLink,
+    Violation,
+)
+from console.probes.amdsmi_fields import (
+    ABSENT,
+    Converter,
+    assign_number,
+    assign_text,
+    finite_int,
+    leaves,
+    lookup,
+    max_of,
+    pick,
+    text_of,
+    to_bytes_default,
+    to_celsius,
+    to_gbps,
+    to_gts,
+    to_int,
+    to_joules,
+    to_mbps,
+    to_megabytes_as_bytes,
+    to_mhz,
+    to_pcie_gen,
+    to_percent,
+    to_watts,
+)
+from console.probes.values import na_reason, normalise_bdf
+
+Entry = Mapping[str, Any]
+# (field, where it may be printed, converter or None for verbatim text, integer?)
+FieldSpec = tuple[str, tuple[str, ...], Converter | None, bool]
+
+_IDENTITY: list[FieldSpec] = [
+    ("uuid", ("uuid", "gpu_uuid"), None, False),
+    ("kfd_gpu_id", ("kfd_id",), to_int, True),
+    ("kfd_node", ("node_id",), to_int, True),
+    ("market_name", ("asic.market_name", "market_name", "gpu_name"), None, False),
+    ("vendor_id", ("asic.vendor_id", "vendor_id"), None, False),
+    ("device_id", ("asic.device_id", "device_id"), None, False),
+    ("subsystem_id", ("asic.subsystem_id", "subsystem_id"), None, False),
+    ("revision_id", ("asic.rev_id", "rev_id"), None, False),
+    ("serial", ("asic.asic_serial", "asic_serial"), None, False),
+    ("gfx_target", ("asic.target_graphics_version", "target_graphics_version"), None, False),
+    ("compute_units", ("asic.num_compute_units", "num_compute_units"), to_int, True),
+    ("oam_id", ("asic.oam_id", "oam_id"), to_int, True),
+    ("product_name", ("board.product_name", "product_name"), None, False),
+    ("vbios_version", ("ifwi.version", "vbios.version", "vbios.vbios_version"), None, False),
+    ("vbios_part_number", ("ifwi.part_number", "vbios.part_number"), None, False),
+    ("partition_id", ("partition.partition_id", "partition_id"), to_int, True),
+]
+_PARTITION_PATHS = {
+    "compute_partition": (
+        "partition.accelerator_partition",
+        "partition.compute_partition",
+        "accelerator_partition",
+        "compute_partition",
+        "partition_mode",
+    ),
+    "memory_partition": ("partition.memory_partition", "memory_partition", "memory"),
+}
+_PARTITION_NAME = re.compile(r"\b(NPS\d+|SPX|DPX|TPX|QPX|CPX)\b", re.IGNORECASE)
+
+_METRICS: list[FieldSpec] = [
+    ("edge_temp_c", ("temperature.edge", "edge_temperature"), to_celsius, False),
+    ("hotspot_temp_c", ("temperature.hotspot", "temperature.junction", "hotspot_temperature"), to_celsius, False),
+    ("mem_temp_c", ("temperature.mem", "temperature.vram", "memory_temperature"), to_celsius, False),
+    (
+        "power_w",
+        (
+            "power.socket_power",
+            "power.current_socket_power",
+            "power.average_socket_power",
+            "socket_power",
+            "power_usage",
+        ),
+        to_watts,
+        False,
+    ),
+    ("power_cap_w", ("power.power_limit", "power_cap", "max_power"), to_watts, False),
+    ("gfx_clock_mhz", ("clock.gfx_0.clk", "clock.gfx.clk", "clock.gfx.cur_clk", "gfx_0_clk", "gfx_clk"), to_mhz, False),
+    (
+        "mem_clock_mhz",
+        ("clock.mem_0.clk", "clock.mem.clk", "clock.mem.cur_clk", "mem_0_clk", "mem_clock"),
+        to_mhz,
+        False,
+    ),
+    ("gfx_util_pct", ("usage.gfx_activity", "usage.gfx_usage", "gfx_activity", "gfx"), to_percent, False),
+    ("mem_util_pct", ("usage.umc_activity", "usage.mem_activity", "umc_activity", "mem"), to_percent, False),
+    ("vram_total_bytes", ("mem_usage.total_vram", "total_vram", "vram_total"), to_megabytes_as_bytes, True),
+    ("vram_used_bytes", ("mem_usage.used_vram", "used_vram", "vram_used"), to_megabytes_as_bytes, True),
+    ("energy_j", ("energy.total_energy_consumption", "total_energy_consumption"), to_joules, False),
+    ("fan_pct", ("fan.usage", "fan"), to_percent, False),
+]
+_PCIE: list[FieldSpec] = [
+    ("width", ("pcie.width", "pcie_width"), to_int, True),
+    ("speed_gts", ("pcie.speed", "pcie_speed"), to_gts, False),
+    ("bandwidth_mbps", ("pcie.bandwidth", "pcie_bw", "pcie_bandwidth"), to_mbps, False),
+    ("replay_count", ("pcie.replay_count", "replay_count", "pcie_replay"), to_int, True),
+    ("replay_rollover_count", ("pcie.replay_roll_over_count", "replay_roll_over_count"), to_int, True),
+    ("l0_to_recovery_count", ("pcie.l0_to_recovery_count", "l0_to_recovery_count"), to_int, True),
+    ("nak_sent_count", ("pcie.nak_sent_count", "nak_sent_count"), to_int, True),
+    ("nak_received_count", ("pcie.nak_received_count", "nak_received_count"), to_int, True),
+]
+_ECC: list[FieldSpec] = [
+    (
+        "correctable",
+        ("ecc.total_correctable_count", "ecc.correctable_count", "total_correctable_count", "single_bit_ecc"),
+        to_int,
+        True,
+    ),
+    (
+        "uncorrectable",
+        (
+            "ecc.total_uncorrectable_count",
+            "ecc.uncorrectable_count",
+            "total_uncorrectable_count",
+            "double_bit_ecc",
+            "uec",
+        ),
+        to_int,
+        True,
+    ),
+    ("deferred", ("ecc.total_deferred_count", "ecc.deferred_count", "total_deferred_count"), to_int, True),
+    ("cache_correctable", ("ecc.cache_correctable_count", "cache_correctable_count"), to_int, True),
+    ("cache_uncorrectable", ("ecc.cache_uncorrectable_count", "cache_uncorrectable_count"), to_int, True),
+]
+_STATIC: list[FieldSpec] = [
+    ("driver_name", ("driver.name", "driver.driver_name"), None, False),
+    ("driver_version", ("driver.version", "driver.driver_version"), None, False),
+    ("os_kernel_version", ("driver.os_kernel_version",), None, False),
+    ("max_pcie_width", ("bus.max_pcie_width", "max_pcie_width"), to_int, True),
+    ("max_pcie_speed_gts", ("bus.max_pcie_speed", "bus.pcie_speed", "max_pcie_speed"), to_gts, False),
+    ("pcie_interface_gen", ("bus.pcie_interface_version", "pcie_interface_version"), to_pcie_gen, True),
+    ("slot_type", ("bus.slot_type", "slot_type"), None, False),
+    (
+        "power_cap_w",
+        ("limit.ppt0.socket_power_limit", "limit.socket_power", "limit.power", "limit.power_cap"),
+        to_watts,
+        False,
+    ),
+    ("power_cap_max_w", ("limit.ppt0.max_power_limit", "limit.max_power", "limit.max_power_limit"), to_watts, False),
+    ("power_cap_min_w", ("limit.ppt0.min_power_limit", "limit.min_power", "limit.min_power_limit"), to_watts, False),
+    ("slowdown_edge_temp_c", ("limit.slowdown_edge_temperature",), to_celsius, False),
+    ("slowdown_hotspot_temp_c", ("limit.slowdown_hotspot_temperature",), to_celsius, False),
+    ("slowdown_vram_temp_c", ("limit.slowdown_vram_temperature",), to_celsius, False),
+    ("shutdown_edge_temp_c", ("limit.shutdown_edge_temperature",), to_celsius, False),
+    ("shutdown_hotspot_temp_c", ("limit.shutdown_hotspot_temperature",), to_celsius, False),
+    ("shutdown_vram_temp_c", ("limit.shutdown_vram_temperature",), to_celsius, False),
+    ("vram_type", ("vram.type", "vram.vram_type"), None, False),
+    ("vram_vendor", ("vram.vendor", "vram.vram_vendor"), None, False),
+    ("vram_size_bytes", ("vram.size", "vram.vram_size"), to_megabytes_as_bytes, True),
+    ("vram_bit_width", ("vram.bit_width", "vram.vram_bit_width"), to_int, True),
+    ("vram_max_bandwidth_gbps", ("vram.max_bandwidth",), to_gbps, False),
+    ("numa_node", ("numa.node",), to_int, True),
+    ("numa_affinity", ("numa.affinity",), to_int, True),
+    ("ras_eeprom_version", ("ras.eeprom_version",), None, False),
+    ("process_isolation", ("process_isolation",), None, False),
+]
+
+# Violation counters: amd-smi key stem -> the name the docs and `monitor --violation` use.
+_VIOLATION_NAMES = {
+    "ppt": "PVIOL",
+    "socket_thermal": "TVIOL",
+    "prochot": "PHOT_TVIOL",
+    "vr_thermal": "VR_TVIOL",
+    "hbm_thermal": "HBM_TVIOL",
+    "gfx_clk_below_host_limit": "GFX_CLKVIOL",
+    "gfx_clk_below_host_limit_power": "GFXCLK_PVIOL",
+    "gfx_clk_below_host_limit_thermal": "GFXCLK_TVIOL",
+    "total_gfx_clk_below_host_limit": "GFXCLK_TOTALVIOL",
+    "low_utilization": "LOW_UTILVIOL",
+}
+_VIOLATION_SUFFIXES = {
+    "_violation_activity": "percent",
+    "_violation_percentage": "percent",
+    "_percentage": "percent",
+    "_violation_status": "active",
+    "_accumulated": "accumulated",
+}
+_METRIC_SECTIONS = {
+    "usage", "power", "temperature", "pcie", "ecc", "ecc_blocks", "fan", "voltage_curve", "overdrive",
+    "mem_overdrive", "perf_level", "xgmi_err", "energy", "mem_usage", "throttle", "violation", "voltage",
+    "gpu_board", "base_board",
+}  # fmt: skip
+_METRIC_LEAVES = {
+    "total_energy_consumption", "socket_power", "gfx_activity", "umc_activity", "total_correctable_count",
+    "total_uncorrectable_count", "gfx_0_clk", "total_vram", "used_vram", "power_usage", "hotspot_temperature",
+    "gfx_clk", "single_bit_ecc", "double_bit_ecc", "uec",
+}  # fmt: skip
+_STATIC_SECTIONS = {
+    "asic", "bus", "vbios", "ifwi", "limit", "driver", "board", "ras", "numa", "vram", "cache_info", "cache",
+    "soc_pstate", "xgmi_plpd", "process_isolation", "profile", "dfc_ucode", "fb_info", "num_vf", "mem_carveout",
+}  # fmt: skip
+_STATIC_LEAVES = {"market_name", "vendor_id", "device_id", "max_pcie_width", "max_pcie_speed", "asic_serial"}
+_PARTITION_KEYS = {"partition", "memory_partition", "accelerator_partition", "compute_partition"}
+_LIST_KEYS = {"bdf", "uuid", "kfd_id", "node_id", "gpu_bdf", "gpu_uuid", "hip_id", "hsa_id", "render", "card"}
+_IGNORED_KEYS = {"gpu", "timestamp", "xcp"}
+
+
+def _apply(target: WithUnavailable, entry: Entry, specs: list[FieldSpec]) -> None:
+    for name, paths, convert, integer in specs:
+        raw = pick(entry, paths)
+        if convert is None:
+            assign_text(target, name, raw)
+        else:
+            assign_number(target, name, raw, convert, integer=integer)
+
+
+def _present(entry: Entry, specs: list[FieldSpec]) -> bool:
+    return any(pick(entry, paths) is not ABSENT for _, paths, _, _ in specs)
+
+
+def identity_of(entry: Entry) -> GpuIdentity:
+    """Who the entry is about: index, PCI address, ASIC/board/IFWI identity, partition."""
+    identity = GpuIdentity()
+    assign_number(identity, "index", lookup(entry, "gpu"), to_int, integer=True)
+    raw_bdf = pick(entry, ("bus.bdf", "bdf", "gpu_bdf"))
+    if raw_bdf is not ABSENT:
+        bdf = normalise_bdf(text_of(raw_bdf))
+        if bdf is None:
+            identity.mark_unavailable("bdf", na_reason(raw_bdf) or f"not a PCI address: {str(raw_bdf)[:40]}")
+        else:
+            identity.bdf = bdf
+    _apply(identity, entry, _IDENTITY)
+    for name, paths in _PARTITION_PATHS.items():
+        raw = pick(entry, paths)
+        text = text_of(raw)
+        # A set result holds a sentence ("Successfully set memory partition to NPS4"), not a mode.
+        if text is not None and " " not in text and _PARTITION_NAME.fullmatch(text.split("/")[0]):
+            setattr(identity, name, text.upper())
+        elif raw is not ABSENT and text is None:
+            identity.mark_unavailable(name, na_reason(raw) or "N/A")
+    return identity
+
+
+def metrics_of(entry: Entry) -> GpuMetrics | None:
+    """Live telemetry, when the entry carries any."""
+    if not (_present(entry, _METRICS) or _present(entry, _PCIE) or _violation_section(entry) is not ABSENT):
+        return None
+    metrics = GpuMetrics()
+    _apply(metrics, entry, _METRICS)
+    assign_text(metrics, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
+    metrics.violations = violations_of(entry)
+    if _present(entry, _PCIE):
+        pcie = PcieLink()
+        _apply(pcie, entry, _PCIE)
+        metrics.pcie = pcie
+    return metrics
+
+
+def _violation_section(entry: Entry) -> Any:
+    return pick(entry, ("throttle", "violation"))
+
+
+def violations_of(entry: Entry) -> list[Violation]:
+    """PVIOL/TVIOL/... shares, active flags and accumulators (max over XCPs where per-partition)."""
+    section = _violation_section(entry)
+    if not isinstance(section, Mapping):
+        return []
+    grouped: dict[str, dict[str, Any]] = {}
+    for key, value in section.items():
+        for suffix, role in _VIOLATION_SUFFIXES.items():
+            if key.endswith(suffix):
+                grouped.setdefault(key[: -len(suffix)], {})[role] = value
+                break
+    found = []
+    for stem, roles in grouped.items():
+        percent = max_of(roles.get("percent", ABSENT), to_percent).value if "percent" in roles else None
+        accumulated = finite_int(max_of(roles["accumulated"], to_int)) if "accumulated" in roles else None
+        active = _any_active(roles["active"]) if "active" in roles else None
+        if percent is None and accumulated is None and active is None:
+            continue
+        found.append(
+            Violation(
+                name=_VIOLATION_NAMES.get(stem, stem.upper()), percent=percent, active=active, accumulated=accumulated
+            )
+        )
+    return found
+
+
+def _any_active(value: Any) -> bool | None:
+    states = []
+    for leaf in leaves(value):
+        word = str(leaf).strip().upper().replace("_", " ")
+        if word in ("ACTIVE", "TRUE", "1", "YES"):
+            states.append(True)
+        elif word in ("NOT ACTIVE", "INACTIVE", "FALSE", "0", "NO"):
+            states.append(False)
+    return any(states) if states else None
+
+
+_ENGINE_KEYS = ("vcn_activity", "jpeg_activity", "gfx_busy_inst", "jpeg_busy", "vcn_busy", "gfx_busy_acc")
+_XCP_KEY = re.compile(r"xcp_(\d+)")
+
+
+def engines_of(entry: Entry, gpu_index: int | None) -> list[EngineActivity]:
+    """Per-engine busy lists of ``metric --usage``; per-XCP dicts give one list per partition."""
+    usage = lookup(entry, "usage")
+    if not isinstance(usage, Mapping):
+        return []
+    found = []
+    for key in _ENGINE_KEYS:
+        value = usage.get(key)
+        if isinstance(value, Mapping) and not ("value" in value and "unit" in value):
+            for xcp_key, per_xcp in value.items():
+                xcp = _XCP_KEY.fullmatch(xcp_key)
+                percents = [to_percent(leaf).value for leaf in leaves(per_xcp)]
+                found.append(
+                    EngineActivity(
+                        gpu_index=gpu_index, engine=key, xcp=int(xcp.group(1)) if xcp else None, percents=percents
+                    )
+                )
+        elif value is not None and (isinstance(value, list) or str(value).strip().startswith("[")):
+            percents = [to_percent(leaf).value for leaf in leaves(value)]
+            found.append(EngineActivity(gpu_index=gpu_index, engine=key, percents=percents))
+    return found
+
+
+def ecc_of(entry: Entry) -> EccCounts | None:
+    """ECC totals and per-block counts, when printed."""
+    blocks = _ecc_blocks(entry)
+    if not _present(entry, _ECC) and not blocks:
+        return None
+    ecc = EccCounts(blocks=blocks)
+    _apply(ecc, entry, _ECC)
+    return ecc
+
+
+_FLAT_BLOCK_COUNT = re.compile(r"^([a-z0-9_]+?)_(correctable|uncorrectable|deferred)_count$")
+
+
+def _ecc_blocks(entry: Entry) -> list[EccBlock]:
+    section = lookup(entry, "ecc_blocks")
+    counts: dict[str, dict[str, Any]] = {}
+    if isinstance(section, Mapping):
+        for block, values in section.items():
+            if isinstance(values, Mapping):
+                counts[block.upper()] = {k.removesuffix("_count"): v for k, v in values.items()}
+    else:
+        # --csv flattens ecc_blocks to umc_correctable_count, sdma_deferred_count, ...
+        for key, value in entry.items():
+            match = _FLAT_BLOCK_COUNT.match(key)
+            if match and match.group(1) not in ("total", "cache"):
+                counts.setdefault(match.group(1).upper(), {})[match.group(2)] = value
+    return [
+        EccBlock(
+            block=block,
+            correctable=finite_int(to_int(values.get("correctable"))),
+            uncorrectable=finite_int(to_int(values.get("uncorrectable"))),
+            deferred=finite_int(to_int(values.get("deferred"))),
+        )
+        for block, values in counts.items()
+    ]
+
+
+def firmware_of(entry: Entry) -> dict[str, str]:
+    """Firmware block -> version from ``fw_list`` (a list in JSON, ``FW n:`` sections in text)."""
+    fw_list = pick(entry, ("fw_list", "firmware"))
+    items = fw_list.values() if isinstance(fw_list, Mapping) else fw_list if isinstance(fw_list, list) else []
+    firmware: dict[str, str] = {}
+    for item in items:
+        if not isinstance(item, Mapping):
+            continue
+        name = text_of(pick(item, ("fw_id", "fw_name", "name")))
+        version = text_of(pick(item, ("fw_version", "version")))
+        if name and version:
+            firmware[name.removeprefix("AMDSMI_FW_ID_").removeprefix("FW_ID_")] = version
+    if "fw_id" in entry and "fw_version" in entry:  # one --csv row per firmware block
+        name, version = text_of(entry["fw_id"]), text_of(entry["fw_version"])
+        if name and version:
+            firmware[name] = version
+    return firmware
+
+
+_BAD_PAGE_SECTIONS = {
+    "retired": "retired",
+    "pending": "pending",
+    "un_res": "unreservable",
+    "unreservable": "unreservable",
+}
+
+
+def bad_pages_of(entry: Entry) -> BadPages | None:
+    """Retired/pending/unreservable pages (``bad-pages``) and the threshold (``static --ras``)."""
+    present = [key for key in _BAD_PAGE_SECTIONS if key in entry]
+    threshold = pick(entry, ("ras.bad_page_threshold", "bad_page_threshold"))
+    if not present and threshold is ABSENT:
+        return None
+    pages = BadPages()
+    assign_number(pages, "threshold", threshold, to_int, integer=True)
+    exceeded = text_of(pick(entry, ("ras.bad_page_threshold_exceeded", "bad_page_threshold_exceeded")))
+    if exceeded is not None and exceeded.lower() in ("true", "false"):
+        pages.threshold_exceeded = exceeded.lower() == "true"
+    for key in present:
+        status = _BAD_PAGE_SECTIONS[key]
+        value = entry[key]
+        reason = na_reason(value) if isinstance(value, str | type(None)) else None
+        if reason is not None:
+            pages.mark_unavailable(status, reason)
+            continue
+        getattr(pages, status).extend(_pages(value, status))
+    return pages
+
+
+def _pages(value: Any, status: str) -> list[BadPage]:
+    if isinstance(value, str):  # "No bad pages found."
+        return []
+    records = value if isinstance(value, list) else [value]
+    pages = []
+    for record in records:
+        if not isinstance(record, Mapping):
+            continue
+        addresses = record.get("page_address")
+        # Text output prints several pages as repeated keys at one level: zip them back.
+        if isinstance(addresses, list):
+            raw_sizes = record.get("page_size")
+            sizes: list[Any] = raw_sizes if isinstance(raw_sizes, list) else []
+            for i, address in enumerate(addresses):
+                pages.append(_page(address, sizes[i] if i < len(sizes) else None, status))
+        elif addresses is not None:
+            pages.append(_page(addresses, record.get("page_size"), text_of(record.get("status")) or status))
+    return pages
+
+
+def _page(address: Any, size: Any, status: str) -> BadPage:
+    return BadPage(address=str(address).strip(), size_bytes=finite_int(to_int(size)), status=status.lower())
+
+
+def processes_of(entry: Entry, gpu_index: int | None, gpu_bdf: str | None) -> list[GpuProcess]:
+    """Processes holding the GPU; ``process_info`` is a sentence when there are none."""
+    raw = pick(entry, ("process_list", "process_info"))
+    items = raw if isinstance(raw, list) else [raw] if raw is not ABSENT else [entry] if "pid" in entry else []
+    found = []
+    for item in items:
+        info = item.get("process_info", item) if isinstance(item, Mapping) else item
+        if not isinstance(info, Mapping):
+            continue
+        pid = finite_int(to_int(info.get("pid")))
+        if pid is None:
+            continue
+        vram = pick(info, ("memory_usage.vram_mem", "vram_mem"))
+        found.append(
+            GpuProcess(
+                gpu_index=gpu_index,
+                gpu_bdf=gpu_bdf,
+                pid=pid,
+                name=text_of(info.get("name")),
+                vram_bytes=finite_int(to_bytes_default(vram)) if vram is not ABSENT else None,
+            )
+        )
+    return found
+
+
+def details_of(entry: Entry, identity: GpuIdentity) -> GpuStaticDetails | None:
+    """amd-smi ``static`` facts beyond identity (limits, VRAM, driver, RAS, clock levels)."""
+    if not _present(entry, _STATIC) and not any(key in entry for key in ("ras", "clock", "bus", "limit")):
+        return None
+    details = GpuStaticDetails(gpu_index=identity.index, bdf=identity.bdf)
+    _apply(details, entry, _STATIC)
+    ras = lookup(entry, "ras")
+    if isinstance(ras, Mapping):
+        details.ras_schemas = {k: str(v) for k, v in ras.items() if k.endswith("_schema") and text_of(v)}
+        states = ras.get("ecc_block_state")
+        if isinstance(states, Mapping):
+            details.ecc_block_state = {k.upper(): str(v) for k, v in states.items() if text_of(v)}
+    details.clock_levels = clock_levels_of(entry)
+    return details
+
+
+def clock_levels_of(entry: Entry) -> list[ClockLevels]:
+    """DPM levels per clock domain from ``static --clock`` (``Level N`` keys, MHz strings or objects)."""
+    clock = lookup(entry, "clock")
+    if not isinstance(clock, Mapping):
+        return []
+    domains = []
+    for domain, spec in clock.items():
+        if not isinstance(spec, Mapping) or "frequency_levels" not in spec:
+            continue
+        levels = spec.get("frequency_levels")
+        values: list[float | None] = []
+        if isinstance(levels, Mapping):
+            numbered = sorted(
+                ((int(m.group(1)), v) for k, v in levels.items() if (m := re.fullmatch(r"level_(\d+)", k))),
+                key=lambda item: item[0],
+            )
+            values = [to_mhz(v).value for _, v in numbered[:64]]
+        current = finite_int(to_int(pick(spec, ("current_level", "current"))))
+        domains.append(ClockLevels(domain=domain, current_level=current, levels_mhz=values))
+    return domains
+
+
+def partition_of(entry: Entry, identity: GpuIdentity) -> PartitionState | None:
+    """Partition modes, or the verbatim result of a ``set`` that changed them."""
+    message = None
+    for paths in _PARTITION_PATHS.values():
+        text = text_of(pick(entry, paths))
+        if text and " " in text:
+            message = text
+    if identity.compute_partition is None and identity.memory_partition is None and message is None:
+        return None
+    memory = identity.memory_partition
+    if memory is None and message and (found := _PARTITION_NAME.findall(message)):
+        memory = found[-1].upper() if found[-1].upper().startswith("NPS") else None
+    return PartitionState(
+        gpu_index=identity.index,
+        memory_partition=memory,
+        compute_partition=identity.compute_partition,
+        partition_ids=[identity.partition_id] if identity.partition_id is not None else [],
+        message=message,
+    )
+
+
+def record_of(entry: Entry) -> GpuRecord:
+    """The shared GPU record of one entry."""
+    identity = identity_of(entry)
+    return GpuRecord(
+        identity=identity,
+        metrics=metrics_of(entry),
+        firmware=firmware_of(entry),
+        ecc=ecc_of(entry),
+        bad_pages=bad_pages_of(entry),
+    )
+
+
+def infer_kind(entries: Sequence[Entry]) -> str | None:
+    """The amd-smi subcommand that prints entries with these keys."""
+    keys: set[str] = set()
+    for entry in entries:
+        keys.update(k for k in entry if k not in _IGNORED_KEYS)
+    if not keys:
+        return None
+    ordered = [
+        ("firmware", {"fw_list", "fw_id"}),
+        ("bad-pages", set(_BAD_PAGE_SECTIONS)),
+        ("process", {"process_list", "process_info", "pid"}),
+        ("xgmi", {"link_metrics"}),
+        ("topology", {"links", "link_accessibility", "num_hops", "hops"}),
+    ]
+    for kind, markers in ordered:
+        if keys & markers:
+            return kind
+    metric_score = len(keys & (_METRIC_SECTIONS | _METRIC_LEAVES))
+    static_score = len(keys & (_STATIC_SECTIONS | _STATIC_LEAVES))
+    if "clock" in keys:
+        if any(clock_levels_of(entry) for entry in entries):
+            static_score += 1
+        else:
+            metric_score += 1
+    if metric_score or static_score:
+        return "metric" if metric_score >= static_score else "static"
+    if keys & _PARTITION_KEYS:
+        return "partition"
+    if keys & _LIST_KEYS:
+        return "list"
+    return None

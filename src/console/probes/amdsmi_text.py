@@ -1,0 +1,139 @@
+"""amd-smi's human-readable form: ``GPU: 0`` blocks of YAML-like ``KEY: value`` lines.
+
+amd-smi renders its JSON dictionaries with upper-cased keys, nesting by indentation (4 spaces per
+level, 2 in some ``set`` outputs), lists of scalars as ``- item`` lines and lists of dictionaries as
+repeated keys at one level. Old releases wrap long values at about 80 columns, mid-value, with a
+deeper-indented continuation line. The result here is the same nested-dict shape as the JSON form
+(lower-case keys, raw string leaves), so one mapper turns both into typed records.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_DEVICE_HEADER = re.compile(r"^(\s{0,2})(GPU|CPU|CORE|NIC|AI_NIC|BRCM_NIC|BRCM_SWITCH)\s*:\s*(\d+)\s*$")
+_KEY_LINE = re.compile(r"^(\s*)([A-Za-z0-9][A-Za-z0-9_ ./()%#+\-]*?)\s*:(?:\s+(.*?))?\s*$")
+_LIST_ITEM = re.compile(r"^(\s*)-\s+(.*?)\s*$")
+
+
+def normalise_key(key: str) -> str:
+    """``MARKET_NAME`` -> ``market_name``; ``Level 0`` / ``FW 0`` -> ``level_0`` / ``fw_0``."""
+    return re.sub(r"[\s\-]+", "_", key.strip()).lower()
+
+
+@dataclass
+class TextDocument:
+    """GPU blocks in output order plus the lines outside any block (headers, messages, noise)."""
+
+    gpus: list[dict[str, Any]] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Frame:
+    indent: int
+    container: dict[str, Any]
+
+
+class _BlockBuilder:
+    """Builds one device block from its indented lines."""
+
+    def __init__(self, kind: str, index: int, indent: int) -> None:
+        self.kind = kind
+        self.root: dict[str, Any] = {kind.lower(): index}
+        self.stack = [_Frame(indent, self.root)]
+        # The last key written, so continuation and '- item' lines know where they belong.
+        self.last: tuple[dict[str, Any], str, int] | None = None
+
+    def add(self, line: str) -> bool:
+        """Take one line of the block; False when it does not fit the block's shape."""
+        item = _LIST_ITEM.match(line)
+        if item and self.last is not None and len(item.group(1)) > self.last[2]:
+            container, key, _ = self.last
+            current = container.get(key)
+            if isinstance(current, dict) and not current:
+                # The empty section pushed for this key turns out to hold a list.
+                self.stack = [frame for frame in self.stack if frame.container is not current]
+                container[key] = [item.group(2)]
+            elif isinstance(current, list):
+                current.append(item.group(2))
+            return True
+        match = _KEY_LINE.match(line)
+        if match is None or not _looks_like_key(match.group(2)):
+            return self._continue(line)
+        indent = len(match.group(1))
+        while len(self.stack) > 1 and self.stack[-1].indent >= indent:
+            self.stack.pop()
+        parent = self.stack[-1].container
+        key = normalise_key(match.group(2))
+        value = match.group(3)
+        if value is None or value == "":
+            child: dict[str, Any] = {}
+            _put(parent, key, child)
+            self.stack.append(_Frame(indent, child))
+        else:
+            _put(parent, key, value)
+        self.last = (parent, key, indent)
+        return True
+
+    def _continue(self, line: str) -> bool:
+        # A wrapped value: old amd-smi breaks long list values at a space, so re-join with one.
+        if self.last is None:
+            return False
+        container, key, indent = self.last
+        text = line.strip()
+        if len(line) - len(line.lstrip()) <= indent or not text:
+            return False
+        current = container.get(key)
+        if isinstance(current, str):
+            container[key] = f"{current} {text}"
+            return True
+        if isinstance(current, list) and current and isinstance(current[-1], str):
+            current[-1] = f"{current[-1]} {text}"
+            return True
+        return False
+
+
+def _looks_like_key(key: str) -> bool:
+    # Keys are identifiers (MARKET_NAME, FW 0, Level 1); a sentence with a colon is a message.
+    words = key.split()
+    return 0 < len(words) <= 3 and not key.strip().endswith(".")
+
+
+def _put(container: dict[str, Any], key: str, value: Any) -> None:
+    # Lists of dictionaries print as the same key repeated at one level (PROCESS_INFO, PAGE_ADDRESS).
+    if key not in container:
+        container[key] = value
+        return
+    existing = container[key]
+    if isinstance(existing, _Repeated):
+        existing.append(value)
+    else:
+        container[key] = _Repeated([existing, value])
+
+
+class _Repeated(list[Any]):
+    """Values of a key that appeared several times at one level."""
+
+
+def parse_text(lines: list[str]) -> TextDocument:
+    """Split ``lines`` into GPU blocks (nested dicts) and the lines outside them."""
+    document = TextDocument()
+    builder: _BlockBuilder | None = None
+    for raw in lines:
+        line = raw.expandtabs(4).rstrip()
+        if not line.strip():
+            continue
+        header = _DEVICE_HEADER.match(line)
+        if header:
+            builder = _BlockBuilder(header.group(2), int(header.group(3)), len(header.group(1)))
+            if header.group(2) == "GPU":
+                document.gpus.append(builder.root)
+            continue
+        if builder is not None and len(line) - len(line.lstrip()) > builder.stack[0].indent and builder.add(line):
+            continue
+        builder = None
+        document.outside.append(line)
+    return document
