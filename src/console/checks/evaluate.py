@@ -118,8 +118,9 @@ def evaluate_check(
             findings.append(_finding(check, obs, status, message, evidence))
             continue
         status, expected, var = _judge_threshold(check, obs.value, variables)
-        message = f"{check.title}: {fmt_value(obs.value, check.unit)}"
-        if status is not Status.PASS:
+        shown = check.value_names.get(fmt_value(obs.value, None), fmt_value(obs.value, check.unit))
+        message = f"{check.title}: {shown}"
+        if status is not Status.PASS and not check.value_names:
             message += f" ({expected})"
         if obs.detail and status is not Status.PASS:
             message += f": {obs.detail}"

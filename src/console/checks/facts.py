@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.inventory.model import Node, StackPin
-from console.model.gpu import GpuRecord, StackVersions, XgmiLink, merge_gpu_records
+from console.model.gpu import GpuRecord, LinkStatus, StackVersions, XgmiLink, merge_gpu_records
 from console.probes.base import ParsedOutput
 from console.probes.host import NicPort, OsRelease
 
@@ -73,14 +73,33 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
         parsed = facts.parsed(probe)
         if isinstance(parsed, ParsedOutput) and parsed.data is not None:
             records.extend(getattr(parsed.data, "gpus", []) or [])
-    facts.gpus = sorted(merge_gpu_records(records), key=lambda g: (g.identity.index is None, g.identity.index or 0))
-    xgmi = facts.parsed("amdsmi.xgmi")
-    if isinstance(xgmi, ParsedOutput) and xgmi.data is not None:
-        facts.xgmi = list(getattr(xgmi.data, "xgmi_links", []) or [])
+    facts.gpus = sorted(
+        merge_gpu_records(records, same_tool=True), key=lambda g: (g.identity.index is None, g.identity.index or 0)
+    )
+    facts.xgmi = _xgmi_links(facts)
     facts.stack = _stack(facts)
     nics = facts.parsed("host.nic")
     facts.nics = list(nics) if isinstance(nics, list) else None
     return facts
+
+
+def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
+    """Links from the metric table and the link-status table, joined per (source, destination) GPU."""
+    joined: dict[tuple[int | None, int | None], XgmiLink] = {}
+    for probe in ("amdsmi.xgmi", "amdsmi.xgmi_status"):
+        parsed = facts.parsed(probe)
+        if not isinstance(parsed, ParsedOutput) or parsed.data is None:
+            continue
+        for link in getattr(parsed.data, "xgmi_links", []) or []:
+            key = (link.src_index, link.dst_index)
+            have = joined.get(key)
+            if have is None:
+                joined[key] = link.model_copy(deep=True)
+                continue
+            for name in XgmiLink.model_fields:
+                if name != "unavailable" and getattr(have, name) in (None, LinkStatus.UNKNOWN):
+                    setattr(have, name, getattr(link, name))
+    return sorted(joined.values(), key=lambda link: (link.src_index or 0, link.dst_index or 0))
 
 
 def _stack(facts: NodeFacts) -> dict[str, str]:

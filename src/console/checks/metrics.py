@@ -199,6 +199,7 @@ def power_violation(facts: NodeFacts) -> list[Observation]:
 @metric("gpu.device_id")
 def device_id(facts: NodeFacts) -> list[Observation]:
     """PCI device id as lower-case hex (``0x74a1``)."""
+
     def read(gpu: GpuRecord) -> tuple[Any, str | None]:
         value, missing = _field(gpu.identity, "device_id", "no identity")
         return (value.lower() if isinstance(value, str) else value), missing
@@ -214,6 +215,21 @@ def firmware(facts: NodeFacts) -> list[Observation]:
         for block, version in sorted(gpu.firmware.items()):
             observations.append(Observation(_gpu_subject(facts, gpu), version, None, "amdsmi.firmware", key=block))
     return observations
+
+
+@metric("node.firmware_mismatches")
+def firmware_mismatches(facts: NodeFacts) -> list[Observation]:
+    """Firmware blocks whose version differs between GPUs of the node (one GPU reflashed or left behind)."""
+    versions: dict[str, set[str]] = {}
+    for gpu in facts.gpus:
+        for block, version in gpu.firmware.items():
+            versions.setdefault(block, set()).add(version)
+    if not versions:
+        missing = facts.missing_reason(["amdsmi.firmware"]) or "firmware versions not reported"
+        return [Observation(_node(facts), None, missing, "amdsmi.firmware")]
+    odd = sorted(block for block, seen in versions.items() if len(seen) > 1)
+    detail = ", ".join(f"{block} {'/'.join(sorted(versions[block]))}" for block in odd) or None
+    return [Observation(_node(facts), len(odd), None, "amdsmi.firmware", detail=detail)]
 
 
 def _stack_metric(key: str, probes: list[str]) -> Metric:

@@ -78,6 +78,8 @@ class Condition(BaseModel):
 
 
 def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, float):
@@ -103,6 +105,9 @@ class CheckSpec(BaseModel):
     min_fleet: int = Field(4, ge=2, description="fewest peers for a fleet-relative verdict")
     on_missing: Status = Status.UNKNOWN
     unit: str | None = None
+    value_names: dict[str, str] = Field(
+        default_factory=dict, description="how to show values, e.g. {true = 'up', false = 'down'}"
+    )
     source: str = Field(min_length=1)
     source_kind: SourceKind
     requires: list[str] = Field(default_factory=list, description="probe ids whose output the metric reads")

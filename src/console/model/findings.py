@@ -120,7 +120,10 @@ def roll_up(node: str, findings: list[Finding]) -> NodeVerdict:
             families[finding.family] = finding.status
     status = worst([f.status for f in findings], default=Status.UNKNOWN)
     headline = max(findings, key=lambda f: f.status.severity, default=None)
-    reason = "" if headline is None or status in (Status.PASS, Status.SKIP) else headline.message
+    reason = ""
+    if headline is not None and status not in (Status.PASS, Status.SKIP):
+        where = headline.subject.label()[len(node) :].strip()
+        reason = f"{where} {headline.message}" if where else headline.message
     if not findings:
         reason = "no checks ran"
     return NodeVerdict(node=node, status=status, families=families, findings=findings, reason=reason)

@@ -199,24 +199,33 @@ class GpuRecord(Model):
     bad_pages: BadPages | None = None
 
 
-def merge_gpu_records(records: list[GpuRecord]) -> list[GpuRecord]:
+def merge_gpu_records(records: list[GpuRecord], *, same_tool: bool = False) -> list[GpuRecord]:
     """Join GPU records from several outputs on PCI address; records without one keep their place.
 
+    With ``same_tool`` (all records come from one tool, e.g. amd-smi static + metric), a record
+    without an address joins the record with the same tool index: amd-smi metric JSON carries only
+    the index, and amd-smi numbers GPUs the same way in every subcommand.
     Later records fill fields the earlier ones left empty; they never overwrite a known value.
     """
     by_bdf: dict[str, GpuRecord] = {}
+    by_index: dict[int, GpuRecord] = {}
     merged: list[GpuRecord] = []
     for record in records:
-        bdf = record.identity.bdf
-        if bdf is None:
-            merged.append(record.model_copy(deep=True))
-            continue
-        if bdf not in by_bdf:
-            copy = record.model_copy(deep=True)
-            by_bdf[bdf] = copy
-            merged.append(copy)
-            continue
-        _fill_missing(by_bdf[bdf], record)
+        bdf, index = record.identity.bdf, record.identity.index
+        target = by_bdf.get(bdf) if bdf is not None else None
+        if target is None and same_tool and index is not None:
+            candidate = by_index.get(index)
+            if candidate is not None and (bdf is None or candidate.identity.bdf in (None, bdf)):
+                target = candidate
+        if target is None:
+            target = record.model_copy(deep=True)
+            merged.append(target)
+        else:
+            _fill_missing(target, record)
+        if target.identity.bdf is not None:
+            by_bdf[target.identity.bdf] = target
+        if same_tool and target.identity.index is not None:
+            by_index.setdefault(target.identity.index, target)
     return merged
 
 
