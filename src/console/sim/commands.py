@@ -127,7 +127,7 @@ PROGRAMS: dict[str, Handler] = {
     "rocminfo": _lazy(_RENDER + "rocm"),
     "rvs": _lazy(_RENDER + "rvs"),
     "TransferBench": _lazy(_RENDER + "transferbench"),
-    **{name: _lazy(_RENDER + "rccl") for name in _RCCL_TESTS},
+    **{name: _lazy(_RENDER + "rccl") for name in (*_RCCL_TESTS, "mpirun", "mpiexec", "srun")},
     **{name: _lazy(_RENDER + "host") for name in _HOST},
     "sinfo": _lazy(_RENDER + "slurm"),
     "scontrol": _lazy(_RENDER + "slurm"),

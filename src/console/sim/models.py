@@ -289,7 +289,7 @@ def _build_gpu(spec: GpuModelSpec, slot: int, kfd_node: int, rng: random.Random)
         power_w=round(spec.idle_power_w * rng.uniform(0.95, 1.06)),
         power_cap_w=spec.power_cap_w,
         gfx_clock_mhz=round(idle * rng.uniform(0.97, 1.08)),
-        mem_clock_mhz=spec.mem_clock_mhz,
+        mem_clock_mhz=spec.mem_clock_idle_mhz,
         vram_used_bytes=rng.randrange(280, 300) * 1024 * 1024,
         energy_uj=rng.randrange(10**12, 10**13),
         pcie_gen=spec.pcie_gen,

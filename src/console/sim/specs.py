@@ -56,7 +56,8 @@ class GpuModelSpec(Model):
     gfx_clock_min_mhz: int
     gfx_clock_max_mhz: int
     gfx_clock_idle_mhz: int
-    mem_clock_mhz: int = Field(description="HBM clock (MCLK) at idle and load")
+    mem_clock_mhz: int = Field(description="HBM clock (MCLK) at its top DPM level")
+    mem_clock_idle_mhz: int = Field(description="HBM clock (MCLK) an idle GPU reports")
     mem_clock_min_mhz: int
     fclk_mhz: int
     socclk_mhz: int
@@ -157,6 +158,7 @@ _MI300_COMMON: dict[str, object] = {
     "gfx_clock_max_mhz": 2100,
     "gfx_clock_idle_mhz": 132,
     "mem_clock_mhz": 1300,
+    "mem_clock_idle_mhz": 900,
     "mem_clock_min_mhz": 900,
     "fclk_mhz": 1800,
     "socclk_mhz": 1143,
@@ -190,7 +192,8 @@ _MI350_COMMON: dict[str, object] = {
     "xgmi_max_bandwidth_gbps": 608,
     "gfx_clock_min_mhz": 500,
     "gfx_clock_idle_mhz": 148,
-    "mem_clock_mhz": 1900,
+    "mem_clock_mhz": 2000,
+    "mem_clock_idle_mhz": 1900,
     "mem_clock_min_mhz": 900,
     "fclk_mhz": 2000,
     "socclk_mhz": 1143,
@@ -315,6 +318,7 @@ GPU_SPECS: dict[GpuModel, GpuModelSpec] = {
             "gfx_clock_max_mhz": 1700,
             "gfx_clock_idle_mhz": 800,
             "mem_clock_mhz": 1600,
+            "mem_clock_idle_mhz": 1600,
             "mem_clock_min_mhz": 400,
             "fclk_mhz": 1600,
             "socclk_mhz": 1090,

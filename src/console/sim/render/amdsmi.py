@@ -128,6 +128,7 @@ _WITH_VALUE = {"-w", "--watch", "-W", "--watch_time", "-i", "--iterations", "--f
 def _parse(sub: str, args: list[str], gen: Gen) -> Options:
     options = Options()
     known = _FLAGS[sub]
+    args = list(args)
     position = 0
     while position < len(args):
         arg = args[position]
@@ -145,9 +146,16 @@ def _parse(sub: str, args: list[str], gen: Gen) -> Options:
             position += 1
         elif arg in known and _supported(sub, known[arg], gen):
             options.flags.add(known[arg])
+        elif _bundle(arg, known):
+            # argparse accepts bundled short flags such as ``monitor -putm``.
+            args[position:position] = [f"-{letter}" for letter in arg[1:]]
         else:
             raise UsageError(f"amd-smi {sub}: error: unrecognized arguments: {arg}")
     return options
+
+
+def _bundle(arg: str, known: dict[str, str]) -> bool:
+    return len(arg) > 2 and arg[0] == "-" and arg[1] != "-" and all(f"-{letter}" in known for letter in arg[1:])
 
 
 def _supported(sub: str, flag: str, gen: Gen) -> bool:

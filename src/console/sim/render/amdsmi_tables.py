@@ -236,25 +236,32 @@ def topology_json(node: SimNode) -> list[dict[str, Any]]:
 # monitor
 
 
-# group flag -> [(6.4+ name, 6.x name, json key, width)]
-_MONITOR_COLUMNS: dict[str, list[tuple[str, str, str, int]]] = {
-    "p": [("POWER", "POWER", "power_usage", 7), ("PWR_CAP", "", "max_power", 9)],
-    "t": [("GPU_T", "GPU_TEMP", "hotspot_temperature", 8), ("MEM_T", "MEM_TEMP", "memory_temperature", 8)],
-    "u": [("GFX_CLK", "GFX_CLOCK", "gfx_clk", 10), ("GFX%", "GFX_UTIL", "gfx", 7)],
-    "m": [("MEM%", "MEM_UTIL", "mem", 7), ("MEM_CLOCK", "MEM_CLOCK", "mem_clock", 11)],
+# group flag -> [(header, json key, width)]; ROCm 6.4 renamed and reordered the columns.
+_MONITOR_COLUMNS: dict[str, list[tuple[str, str, int]]] = {
+    "p": [("POWER", "power_usage", 7), ("PWR_CAP", "max_power", 9)],
+    "t": [("GPU_T", "hotspot_temperature", 8), ("MEM_T", "memory_temperature", 8)],
+    "u": [("GFX_CLK", "gfx_clk", 10), ("GFX%", "gfx", 7)],
+    "m": [("MEM%", "mem", 7), ("MEM_CLOCK", "mem_clock", 11)],
     "e": [
-        ("SINGLE_ECC", "SINGLE_ECC", "single_bit_ecc", 12),
-        ("DOUBLE_ECC", "DOUBLE_ECC", "double_bit_ecc", 12),
-        ("PCIE_REPLAY", "PCIE_REPLAY", "pcie_replay", 13),
+        ("SINGLE_ECC", "single_bit_ecc", 12),
+        ("DOUBLE_ECC", "double_bit_ecc", 12),
+        ("PCIE_REPLAY", "pcie_replay", 13),
     ],
-    "v": [("VRAM_USED", "VRAM_USED", "vram_used", 11), ("VRAM_TOTAL", "VRAM_TOTAL", "vram_total", 12)],
+    "v": [("VRAM_USED", "vram_used", 11), ("VRAM_TOTAL", "vram_total", 12)],
     "V": [
-        ("PVIOL", "PVIOL", "pviol", 7),
-        ("TVIOL", "TVIOL", "tviol", 7),
-        ("PHOT_TVIOL", "PHOT_TVIOL", "phot_tviol", 12),
-        ("VR_TVIOL", "VR_TVIOL", "vr_tviol", 10),
-        ("HBM_TVIOL", "HBM_TVIOL", "hbm_tviol", 11),
+        ("PVIOL", "pviol", 7),
+        ("TVIOL", "tviol", 7),
+        ("PHOT_TVIOL", "phot_tviol", 12),
+        ("VR_TVIOL", "vr_tviol", 10),
+        ("HBM_TVIOL", "hbm_tviol", 11),
     ],
+}
+_MONITOR_COLUMNS_6X: dict[str, list[tuple[str, str, int]]] = {
+    **_MONITOR_COLUMNS,
+    "p": [("POWER", "power_usage", 7)],
+    "t": [("GPU_TEMP", "hotspot_temperature", 10), ("MEM_TEMP", "memory_temperature", 10)],
+    "u": [("GFX_UTIL", "gfx", 10), ("GFX_CLOCK", "gfx_clk", 11)],
+    "m": [("MEM_UTIL", "mem", 10), ("MEM_CLOCK", "mem_clock", 11)],
 }
 MONITOR_DEFAULT = ("p", "t", "u", "m", "e", "v")
 
@@ -290,24 +297,19 @@ def _monitor_values(node: SimNode, gpu: SimGpu, rng: random.Random) -> dict[str,
 
 def monitor(node: SimNode, gen: Gen, rng: random.Random, groups: list[str], fmt: Fmt) -> str | list[dict[str, Any]]:
     """``amd-smi monitor``: a fixed-width table in text, one object (or CSV row) per GPU otherwise."""
-    new_names = gen.rocm >= (6, 4)
-    columns = [
-        column
-        for group in groups
-        for column in _MONITOR_COLUMNS[group]
-        if (new_names or column[1]) and (group != "V" or gen.violations)
-    ]
+    table = _MONITOR_COLUMNS if gen.rocm >= (6, 4) else _MONITOR_COLUMNS_6X
+    columns = [column for group in groups if group != "V" or gen.violations for column in table[group]]
     rows = []
     for gpu in node.gpus:
         values = _monitor_values(node, gpu, rng)
-        rows.append({"gpu": gpu.index, **{key: values[key] for _, _, key, _ in columns}})
+        rows.append({"gpu": gpu.index, **{key: values[key] for _, key, _ in columns}})
     if fmt is not Fmt.TEXT:
         resolved: list[dict[str, Any]] = resolve(rows, fmt)
         return resolved
-    header = "GPU" + "".join((new if new_names else old).rjust(width) for new, old, _, width in columns)
+    header = "GPU" + "".join(name.rjust(width) for name, _, width in columns)
     lines = [header]
     for row in resolve(rows, Fmt.TEXT):
-        cells = "".join(str(row[key]).rjust(width) for _, _, key, width in columns)
+        cells = "".join(str(row[key]).rjust(width) for _, key, width in columns)
         lines.append((str(row["gpu"]).rjust(3) + cells).rstrip())
     return "\n".join(lines) + "\n\n"
 
