@@ -34,7 +34,7 @@ from console.sim.commands import SimContext, SimReply, program_name
 from console.sim.models import ClusterSpec, NodeSpec, build_node
 from console.sim.render.host import kernel_build
 
-__all__ = ["NodeState", "SlurmState", "handle", "load_state"]
+__all__ = ["NodeState", "SlurmState", "handle", "load_state", "node_states"]
 
 SLURM_VERSION = "22.05.8"
 STATE_FILE = "slurm-state.json"
@@ -109,6 +109,12 @@ def _locked_state(ctx: SimContext, write: bool) -> Iterator[SlurmState]:
             tmp = path.with_suffix(".tmp")
             tmp.write_text(state.model_dump_json(indent=2) + "\n", encoding="utf-8")
             tmp.replace(path)
+
+
+def node_states(ctx: SimContext) -> SlurmState:
+    """A snapshot of the cluster's Slurm node states (what srun checks before placing a job)."""
+    with _locked_state(ctx, write=False) as state:
+        return state.model_copy(deep=True)
 
 
 def load_state(state_dir: Path) -> SlurmState:
