@@ -232,9 +232,11 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("node", help="node name")
     parser.add_argument("--state-dir", type=Path, default=None, help="shared state (invocation counters, Slurm)")
     parser.add_argument("--json", action="store_true", help="print the reply as JSON instead of acting it out")
-    parser.add_argument("argv", nargs=argparse.REMAINDER, help="program and arguments, after --")
-    ns = parser.parse_args(args)
-    argv = ns.argv[1:] if ns.argv[:1] == ["--"] else ns.argv
+    given = sys.argv[1:] if args is None else args
+    # Everything after the first "--" is the program's own argv, options included.
+    split = given.index("--") if "--" in given else len(given)
+    ns = parser.parse_args(given[:split])
+    argv = given[split + 1 :]
     ctx = context_for(ClusterSpec.load(ns.cluster), ns.node, ns.state_dir)
     reply = run_program(ctx, argv)
     if ns.json:

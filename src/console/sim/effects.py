@@ -181,17 +181,22 @@ def _driver_drift(node: SimNode, fault: Fault, rng: random.Random) -> None:
     stack.amdgpu_package = f"1:{stack.amdgpu_driver}.60300-2084815.{stack.os_version}"
 
 
+def _older_version(version: str) -> str:
+    """A plausible older firmware version: the last decimal component >= 2 lowered by 2, width kept."""
+    parts = version.split(".")
+    for position in reversed(range(len(parts))):
+        part = parts[position]
+        if part.isdigit() and int(part) >= 2:
+            parts[position] = f"{int(part) - 2:0{len(part)}d}"
+            return ".".join(parts)
+    return version + "-old"
+
+
 def _firmware_drift(node: SimNode, fault: Fault, rng: random.Random) -> None:
     gpu = _gpu(node, fault)
-    if gpu is None:
-        return
-    block = _str(fault, "block", "PM")
-    current = gpu.firmware.get(block, "0")
-    head, _, tail = current.rpartition(".")
-    older = f"{head}.{max(int(tail) - 2, 0)}" if tail.isdigit() and head else current + ".old"
-    if current == older:
-        older = current + ".1"
-    gpu.firmware[block] = _str(fault, "version", older)
+    if gpu is not None:
+        block = _str(fault, "block", "PM")
+        gpu.firmware[block] = _str(fault, "version", _older_version(gpu.firmware.get(block, "0")))
 
 
 def _gst_low(node: SimNode, fault: Fault, rng: random.Random) -> None:

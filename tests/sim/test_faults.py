@@ -1,0 +1,160 @@
+"""The fault catalogue (console.sim.faults) and what each fault does to a node (console.sim.effects)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from pydantic import ValidationError
+
+from console.sim.effects import EFFECTS
+from console.sim.faults import DEMO_ORDER, Fault, FaultKind, FaultScope, demo_faults, fault_scope, random_faults
+from console.sim.models import LinkState, SimNode, build_node
+from console.sim.specs import GpuModel
+from tests.sim.simcore_helpers import NODE, cluster, fault
+
+NAMES = [f"n{i:02d}" for i in range(1, 25)]
+
+
+def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
+    assert set(EFFECTS) == set(FaultKind)
+    assert sorted(DEMO_ORDER) == sorted(FaultKind)
+    assert len(FaultKind) == 29
+
+
+@pytest.mark.parametrize(
+    ("kind", "gpu", "peer"),
+    [
+        (FaultKind.XGMI_LINK_DOWN, 1, None),
+        (FaultKind.XGMI_LINK_DOWN, 1, 1),
+        (FaultKind.ECC_UNCORRECTABLE, None, None),
+        (FaultKind.ECC_UNCORRECTABLE, 1, 2),
+        (FaultKind.ROCM_DRIFT, None, 3),
+    ],
+)
+def test_fault_targets_must_match_the_scope(kind: FaultKind, gpu: int | None, peer: int | None) -> None:
+    with pytest.raises(ValidationError):
+        Fault(kind=kind, node="n", gpu=gpu, peer=peer)
+
+
+def test_scopes_and_description() -> None:
+    assert fault_scope(FaultKind.TRANSFERBENCH_PAIR_SLOW) is FaultScope.LINK
+    assert fault_scope(FaultKind.THERMAL_THROTTLE) is FaultScope.GPU
+    assert fault_scope(FaultKind.SSH_REFUSED) is FaultScope.NODE
+    described = Fault(kind=FaultKind.XGMI_LINK_DOWN, node="n3", gpu=2, peer=5, params={"errors": 4}).describe()
+    assert described == "xgmi_link_down on n3 GPU 2<->5 errors=4"
+
+
+def test_demo_faults_are_fixed_varied_and_leave_healthy_nodes() -> None:
+    faults = demo_faults(NAMES, seed=7)
+    assert faults == demo_faults(NAMES, seed=7)
+    assert faults != demo_faults(NAMES, seed=8)
+    assert len(faults) == 16 and len({f.kind for f in faults}) == 16
+    assert [f.kind for f in faults] == list(DEMO_ORDER[:16])
+    assert len({f.node for f in faults}) == 16 and NAMES[0] not in {f.node for f in faults}
+
+
+def test_demo_faults_on_a_small_cluster_keep_the_most_telling_kinds() -> None:
+    faults = demo_faults(NAMES[:3], seed=1)
+    assert [f.kind for f in faults] == [FaultKind.XGMI_LINK_DOWN, FaultKind.ECC_UNCORRECTABLE]
+
+
+def test_random_faults_hit_the_requested_fraction() -> None:
+    faults = random_faults(NAMES, 0.25, seed=5)
+    assert faults == random_faults(NAMES, 0.25, seed=5)
+    assert len(faults) == 6 and len({f.node for f in faults}) == 6
+    assert random_faults(NAMES, 0.0, seed=5) == []
+    with pytest.raises(ValueError, match="fraction"):
+        random_faults(NAMES, 1.5, seed=5)
+
+
+def _gpu(node: SimNode, slot: int = 3) -> object:
+    return node.gpu_by_slot(slot)
+
+
+def _link(node: SimNode) -> tuple[LinkState, int, float]:
+    gpu = node.gpu_by_slot(1)
+    assert gpu is not None
+    link = gpu.xgmi[4]
+    return link.state, link.error_count, link.bw_factor
+
+
+# kind -> (gpu, peer, params, check on the built node)
+EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable[[SimNode], bool]]] = {
+    FaultKind.XGMI_LINK_DOWN: (1, 4, {}, lambda n: _link(n)[0] is LinkState.DOWN and _link(n)[1] > 0),
+    FaultKind.XGMI_LINK_DEGRADED: (
+        1,
+        4,
+        {},
+        lambda n: _link(n)[0] is LinkState.DEGRADED and n.gpus[1].xgmi[4].bit_rate_gbps == 16,
+    ),
+    FaultKind.ECC_UNCORRECTABLE: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].uncorrectable == 2),
+    FaultKind.ECC_CORRECTABLE_STORM: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].correctable >= 2400),
+    FaultKind.BAD_PAGES_OVER_THRESHOLD: (3, None, {}, lambda n: len(n.gpus[3].bad_pages) > 128),
+    FaultKind.GPU_MISSING: (3, None, {}, lambda n: len(n.gpus) == 7 and n.missing_slots == [3]),
+    FaultKind.HBM_BANDWIDTH_LOW: (3, None, {}, lambda n: n.gpus[3].hbm_factor == 0.7),
+    FaultKind.THERMAL_THROTTLE: (
+        3,
+        None,
+        {},
+        lambda n: n.gpus[3].hotspot_c >= 98 and n.gpus[3].violations_pct["TVIOL"] > 0,
+    ),
+    FaultKind.POWER_THROTTLE: (
+        3,
+        None,
+        {},
+        lambda n: n.gpus[3].power_cap_w == 525 and n.gpus[3].violations_pct["PVIOL"] > 0,
+    ),
+    FaultKind.PCIE_DOWNTRAINED_GEN: (3, None, {}, lambda n: n.gpus[3].pcie_gen == 3),
+    FaultKind.PCIE_DOWNTRAINED_WIDTH: (3, None, {}, lambda n: n.gpus[3].pcie_width == 8),
+    FaultKind.ROCM_DRIFT: (None, None, {}, lambda n: n.stack.rocm == "6.4.0" and n.expected_stack.rocm == "6.4.1"),
+    FaultKind.DRIVER_DRIFT: (None, None, {"amdgpu": "6.10.5"}, lambda n: n.stack.amdgpu_driver == "6.10.5"),
+    FaultKind.FIRMWARE_DRIFT: (3, None, {}, lambda n: n.gpus[3].firmware["PM"] == "85.108.0"),
+    FaultKind.RVS_GST_LOW: (3, None, {}, lambda n: n.gpus[3].gst_factor == 0.8),
+    FaultKind.RCCL_WRONG: (None, None, {}, lambda n: n.rccl_wrong),
+    FaultKind.RCCL_LOW_BUSBW: (None, None, {}, lambda n: n.rccl_busbw_factor < 0.9),
+    FaultKind.RCCL_HANG: (None, None, {}, lambda n: n.rccl_hang),
+    FaultKind.TRANSFERBENCH_PAIR_SLOW: (1, 4, {}, lambda n: _link(n) == (LinkState.UP, 0, 0.6)),
+    FaultKind.NIC_PORT_DOWN: (None, None, {"nic": "2"}, lambda n: [nic.up for nic in n.nics].count(False) == 1),
+    FaultKind.TOOL_MISSING: (None, None, {"program": "rvs"}, lambda n: n.missing_tools == ["rvs"]),
+    FaultKind.DRIVER_NOT_LOADED: (None, None, {}, lambda n: not n.driver_loaded),
+    FaultKind.COMMAND_HANG: (None, None, {}, lambda n: n.hang_programs == ["amd-smi"]),
+    FaultKind.GARBAGE_OUTPUT: (None, None, {}, lambda n: n.garbage_programs == ["amd-smi"]),
+    FaultKind.SLOW_TRICKLE: (None, None, {}, lambda n: n.trickle_programs == ["amd-smi"]),
+    FaultKind.SSH_REFUSED: (None, None, {}, lambda n: n.ssh_refused),
+    FaultKind.SSH_DROP_MID_COMMAND: (None, None, {}, lambda n: n.drop_programs == ["amd-smi"]),
+    FaultKind.AUTH_FAILURE: (None, None, {}, lambda n: n.auth_failure),
+    FaultKind.HOST_KEY_CHANGED: (None, None, {}, lambda n: n.host_key_changed),
+}
+
+
+@pytest.mark.parametrize("kind", list(FaultKind))
+def test_each_fault_changes_the_node_state(kind: FaultKind) -> None:
+    gpu, peer, params, check = EVIDENCE[kind]
+    healthy = build_node(cluster(), NODE)
+    faulted = build_node(cluster(faults=[fault(kind, gpu=gpu, peer=peer, **params)]), NODE)
+    assert not check(healthy), "the check must fail on a healthy node"
+    assert check(faulted)
+
+
+def test_drift_to_a_preset_swaps_the_whole_rocm_userspace() -> None:
+    node = build_node(cluster(GpuModel.MI300X, faults=[fault(FaultKind.ROCM_DRIFT, rocm="7.0.2")]), NODE)
+    assert (node.stack.rocm, node.stack.amdsmi_tool, node.stack.rccl) == ("7.0.2", "26.0.2+2e9a2b2d", "2.26.6")
+    assert node.stack.kernel == node.expected_stack.kernel, "drift leaves the OS alone"
+
+
+def test_gpu_fault_on_a_missing_gpu_is_harmless() -> None:
+    faults = [fault(FaultKind.GPU_MISSING, gpu=2), fault(FaultKind.ECC_UNCORRECTABLE, gpu=2)]
+    node = build_node(cluster(faults=faults), NODE)
+    assert all(gpu.ecc_total("uncorrectable") == 0 for gpu in node.gpus)
+
+
+def test_fault_params_override_defaults() -> None:
+    node = build_node(cluster(faults=[fault(FaultKind.POWER_THROTTLE, gpu=0, cap_w=600, percent=12)]), NODE)
+    assert (node.gpus[0].power_cap_w, node.gpus[0].violations_pct["PVIOL"]) == (600, 12)
+
+
+def test_mi250x_throttle_uses_throttle_status() -> None:
+    node = build_node(cluster(GpuModel.MI250X, faults=[fault(FaultKind.THERMAL_THROTTLE, gpu=1)]), NODE)
+    assert node.gpus[1].throttle_status == "THROTTLED" and node.gpus[1].violations_pct == {}
+    assert node.gpus[1].edge_c is not None and node.gpus[1].edge_c > 85
