@@ -89,7 +89,7 @@ def is_amdsmi_json(documents: list[Any]) -> bool:
             keys = {normalise_key(str(k)) for k in document}
             if "gpu_data" in keys or keys & set(_OBJECT_TABLES) or "gpu" in keys or keys & _VERSION_KEYS:
                 return True
-        elif isinstance(document, list) and any(_is_entry(item) for item in _flatten(document)):
+        elif isinstance(document, list) and any(_is_entry(i) or _is_version(i) for i in _flatten(document)):
             return True
     return False
 

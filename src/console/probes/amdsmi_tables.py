@@ -252,7 +252,7 @@ def parse_topology(lines: list[str]) -> list[TopologyLink]:
     """One link per ordered GPU pair (diagonal excluded), filled from every matrix present."""
     links: dict[tuple[int, int], TopologyLink] = {}
     table = ""
-    columns: list[str] = []
+    columns: list[str | None] = []
     row_index = 0
     for line in lines:
         title = _TOPOLOGY_TITLE.match(line)
@@ -263,18 +263,19 @@ def parse_topology(lines: list[str]) -> list[TopologyLink]:
         if not table or not tokens:
             continue
         if not columns:
-            columns = [t for t in tokens if normalise_bdf(t) or re.fullmatch(r"gpu_?\d+", t, re.IGNORECASE)]
+            labels = [t for t in tokens if normalise_bdf(t) or re.fullmatch(r"gpu_?\d+", t, re.IGNORECASE)]
+            columns = [normalise_bdf(label) for label in labels]
             continue
         src_bdf = normalise_bdf(tokens[0])
         if src_bdf is None or len(tokens) - 1 != len(columns):
             continue
-        for dst_index, (label, cell) in enumerate(zip(columns, tokens[1:], strict=True)):
+        for dst_index, (dst_bdf, cell) in enumerate(zip(columns, tokens[1:], strict=True)):
             if dst_index == row_index:
                 continue
-            link = links.setdefault(
-                (row_index, dst_index),
-                TopologyLink(src_index=row_index, dst_index=dst_index, src_bdf=src_bdf, dst_bdf=normalise_bdf(label)),
-            )
+            link = links.get((row_index, dst_index))
+            if link is None:
+                link = TopologyLink(src_index=row_index, dst_index=dst_index, src_bdf=src_bdf, dst_bdf=dst_bdf)
+                links[(row_index, dst_index)] = link
             _fill_topology(link, table, cell)
         row_index += 1
     return list(links.values())
