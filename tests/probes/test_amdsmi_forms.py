@@ -351,6 +351,63 @@ def test_monitor_default_view_vram_usage_fraction() -> None:
     assert (metrics.vram_used_bytes, metrics.vram_total_bytes) == (2 * 2**30, 64 * 2**30)
 
 
+def test_text_scalar_lists_do_not_break_nesting() -> None:
+    text = """GPU: 0
+    PROFILE:
+        AVAILABLE_PROFILES:
+            - BOOTUP_DEFAULT
+            - COMPUTE
+        CURRENT: COMPUTE
+    ASIC:
+        MARKET_NAME: AMD Instinct MI325X
+        DEVICE_ID: 0x74a5
+"""
+    result = _result(text)
+    assert result.kind == "static"
+    assert (result.gpus[0].identity.market_name, result.gpus[0].identity.device_id) == ("AMD Instinct MI325X", "0x74a5")
+
+
+def test_json_watch_entries_and_concatenated_documents() -> None:
+    def entry(stamp: int, gpu: int, watts: int) -> dict[str, object]:
+        return {"timestamp": stamp, "gpu": gpu, "power": {"socket_power": _vu(watts, "W")}}
+
+    listed = json.dumps([entry(100, 0, 500), entry(100, 1, 510), entry(101, 0, 520), entry(101, 1, 530)])
+    concatenated = json.dumps([entry(100, 0, 500)]) + "\n" + json.dumps([entry(101, 0, 520)])
+    for text, gpus, samples in ((listed, 2, 4), (concatenated, 1, 2)):
+        result = _result(text)
+        assert (result.form, len(result.gpus), len(result.samples)) == (AmdSmiForm.JSON_WATCH, gpus, samples)
+        metrics = result.gpus[0].metrics
+        assert metrics is not None and metrics.power_w == 520
+
+
+def test_box_view_72_header_lines() -> None:
+    text = """+------------------------------------------------------------------------------+
+| AMD-SMI            26.2.2+abc                                                 |
+| amdgpu Version:    6.16.13                                                   |
+| ROCm Version:      7.2.1                                                     |
+| Platform:          Linux Baremetal                                           |
+|-------------------------------------+----------------------------------------|
+| BDF                        GPU-Name | Mem-Uti   Temp   UEC       Power-Usage |
+| GPU  HIP-ID  OAM-ID  Partition-Mode | GFX-Uti    Fan               Mem-Usage |
+|=====================================+========================================|
+| 0000:03:00.0    AMD Instinct MI210  | 0 %      35 °C   N/A            42/300 W |
+|   0       0     N/A        N/A/N/A  | 0 %        0 %             10/65520 MB |
++-------------------------------------+----------------------------------------+
+"""
+    parsed = parse(text)
+    assert (parsed.kind, parsed.tool_version, parsed.summary["gpu_count"]) == ("default", "26.2.2+abc", 1)
+    result = _result(text)
+    assert result.versions is not None and (result.versions.amdgpu_driver, result.versions.rocm) == ("6.16.13", "7.2.1")
+    gpu = result.gpus[0]
+    assert gpu.identity.oam_id is None and gpu.identity.market_name == "AMD Instinct MI210"
+    assert gpu.metrics is not None and (gpu.metrics.power_w, gpu.metrics.power_cap_w, gpu.metrics.fan_pct) == (
+        42,
+        300,
+        0,
+    )
+    assert gpu.ecc is not None and gpu.ecc.uncorrectable is None
+
+
 def test_bad_pages_text_with_pages() -> None:
     text = """GPU: 0
     RETIRED:

@@ -344,9 +344,10 @@ def summarise(result: AmdSmiResult) -> dict[str, Any]:
         summary["firmware_blocks"] = max((len(g.firmware) for g in result.gpus), default=0)
     if result.samples:
         summary["samples"] = len(result.samples)
-    if result.partitions:
-        summary["memory_partitions"] = sorted({p.memory_partition for p in result.partitions if p.memory_partition})
-        summary["compute_partitions"] = sorted({p.compute_partition for p in result.partitions if p.compute_partition})
+    for key in ("memory_partition", "compute_partition"):
+        modes = sorted({getattr(p, key) for p in result.partitions if getattr(p, key)})
+        if modes:
+            summary[f"{key}s"] = modes
     if result.cper:
         summary["cper_records"] = len(result.cper)
         summary["cper_fatal"] = sum(1 for record in result.cper if record.severity == "fatal")
