@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from console.sim.models import SimGpu, SimNode
+from console.sim.models import LinkState, SimGpu, SimNode
 from console.sim.render.amdsmi_format import NA, Fmt, Q, celsius, resolve
 from console.sim.render.amdsmi_sections import MB, Gen, Reading, link_state_letter
 
@@ -54,7 +54,8 @@ def xgmi_metric(node: SimNode, gen: Gen, rng: random.Random) -> list[dict[str, A
             read: Q | str = NA
             write: Q | str = NA
             link = gpu.xgmi.get(peer.slot)
-            if link is not None and link.links:
+            # The library lists only trained links; a link that is down has no counters.
+            if link is not None and link.links and link.state is not LinkState.DOWN:
                 read = Q(_traffic_kb(gpu, peer, rng, False), "KB")
                 write = Q(_traffic_kb(gpu, peer, rng, True), "KB")
             links.append({"gpu": peer.index, "bdf": peer.bdf, "read": read, "write": write})
