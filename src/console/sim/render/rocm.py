@@ -86,14 +86,18 @@ def concise(node: SimNode, rng: random.Random, legacy: bool) -> str:
     sub += [""] * 7
     rows = _concise_rows(node, rng, legacy)
     widths = [max(len(cell) for cell in column) + 2 for column in zip(head, sub, *rows, strict=True)]
+    if legacy:
+        # The 6.0-6.2 model column is sized for the 20-character name line below each row.
+        widths[1] = max(widths[1], 22)
     table_width = sum(widths)
+    banner_width = table_width if legacy else table_width + 1
 
     def line(cells: list[str]) -> str:
         return "".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True))
 
     vram = len(head) - 2
-    out = ["", "", _banner("ROCm System Management Interface", table_width + 1)]
-    out += [_banner("Concise Info", table_width + 1), line(head), line(sub), _banner("", table_width + 1)]
+    out = ["", "", _banner("ROCm System Management Interface", banner_width)]
+    out += [_banner("Concise Info", banner_width), line(head), line(sub), _banner("", banner_width)]
     for row in rows:
         if legacy:
             # 6.x right-aligns VRAM% within its column.
@@ -101,7 +105,7 @@ def concise(node: SimNode, rng: random.Random, legacy: bool) -> str:
         out.append(line(row))
         if legacy:
             out.append((" " * widths[0] + _smi_name(node)).ljust(table_width))
-    out += [_banner("", table_width + 1), _banner("End of ROCm SMI Log", table_width + 1)]
+    out += [_banner("", banner_width), _banner("End of ROCm SMI Log", banner_width)]
     return "\n".join(out) + "\n"
 
 
