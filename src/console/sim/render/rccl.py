@@ -493,13 +493,15 @@ def _footer_lines(run: _Run, rows: list[_Row]) -> list[str]:
     average = sum(busbws) / len(busbws) if busbws else 0.0
     failed = sum(1 for row in rows for half in row.halves if half[3] not in ("0", "N/A"))
     bounds = f"{failed} FAILED" if failed else "0 OK"
-    trailing = "" if (2, 22) <= run.rccl < (2, 23) else " "
+    # The rccl-tests build shipped beside RCCL 2.22 ends without the trailing space and the closing '#'.
+    build_2_22 = (2, 22) <= run.rccl < (2, 23)
     lines = [
         "# Errors with asterisks indicate errors that have exceeded the maximum threshold.",
         f"# Out of bounds values : {bounds}",
-        f"# Avg bus bandwidth    : {average:.6g}{trailing}",
-        "#",
+        f"# Avg bus bandwidth    : {average:.6g}{'' if build_2_22 else ' '}",
     ]
+    if not build_2_22:
+        lines.append("#")
     if run.rccl >= (2, 26):
         lines.append(f"# Collective test concluded: {run.name}")
     return lines
