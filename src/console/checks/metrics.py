@@ -274,6 +274,18 @@ def xgmi_up(facts: NodeFacts) -> list[Observation]:
     return observations
 
 
+@metric("link.xgmi_bit_rate_gbps")
+def xgmi_bit_rate(facts: NodeFacts) -> list[Observation]:
+    """XGMI bit rate per link in Gb/s (a link retrained at a lower rate shows here before any error)."""
+    observations = []
+    for link in facts.xgmi:
+        if link.src_index == link.dst_index or link.bit_rate_gbps is None:
+            continue
+        subject = _link_subject(facts, link.src_index, link.dst_index, link.src_bdf, link.dst_bdf)
+        observations.append(Observation(subject, link.bit_rate_gbps, None, "amdsmi.xgmi"))
+    return observations
+
+
 @metric("link.xgmi_errors")
 def xgmi_errors(facts: NodeFacts) -> list[Observation]:
     """XGMI error count per link where reported."""

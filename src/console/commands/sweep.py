@@ -1,0 +1,185 @@
+"""``instinct-console sweep``: the headless sweep for pre-job gating, with reports and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from console.checks import CheckConfigError, load_packs
+from console.exitcodes import EXIT_CODE_HELP, ExitCode
+from console.inventory import InventoryError, load_inventory, select_nodes
+from console.model.findings import Status
+from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
+from console.store import Store, default_store_path
+from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
+from console.sweep.connect import transport_for
+from console.sweep.events import Event
+
+
+def register(sub: Any) -> None:
+    """Add the ``sweep`` subcommand."""
+    p = sub.add_parser(
+        "sweep",
+        help="sweep nodes headless: verdicts, reports and an exit code for a scheduler prolog",
+        description="Run the probes of a level on every selected node and judge them against the check packs.",
+        epilog=EXIT_CODE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_common_arguments(p)
+    p.add_argument("--nodes", metavar="EXPR", help="hostlist, pool=NAME, key=value labels; '!' inverts a term")
+    p.add_argument("--probes", choices=[s.value for s in ProbeSet], default="quick", help="probe set (default quick)")
+    p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE ('-' for stdout)")
+    p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
+    p.add_argument("--prom", metavar="FILE", help="write a Prometheus node_exporter textfile")
+    p.add_argument("--exclude-out", metavar="FILE", help="write a hostlist of failed nodes (for sbatch --exclude)")
+    p.add_argument("--deadline", type=float, metavar="SECONDS", help="give up and exit 4 after this long")
+    p.add_argument(
+        "--allow-unknown",
+        type=float,
+        default=0.0,
+        metavar="FRACTION",
+        help="fraction of nodes that may be UNKNOWN before the exit code is 3 (default 0)",
+    )
+    p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
+    p.set_defaults(func=run)
+
+
+def add_common_arguments(p: argparse.ArgumentParser) -> None:
+    """``-i``, ``--store`` and ``--checks``, shared by the commands that read the cluster."""
+    p.add_argument("-i", "--inventory", required=True, help="cluster file (TOML, hostfile or cvs cluster.json)")
+    p.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
+    p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
+
+
+def exit_code_for(result: SweepResult, allow_unknown: float) -> ExitCode:
+    """The documented exit code for a finished sweep."""
+    if result.outcome == "deadline":
+        return ExitCode.DEADLINE
+    if result.outcome == "cancelled":
+        return ExitCode.INTERRUPTED
+    statuses = [v.status for v in result.verdicts.values()]
+    if Status.FAIL in statuses:
+        return ExitCode.FAILED
+    unknown = statuses.count(Status.UNKNOWN)
+    if statuses and unknown / len(statuses) > allow_unknown:
+        return ExitCode.UNKNOWN_EXCEEDED
+    return ExitCode.OK
+
+
+class _Progress:
+    """Rich progress on a terminal; silent when stderr is not one."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress: Progress | None = None
+        self.task: Any = None
+        self.done = 0
+
+    def __enter__(self) -> _Progress:
+        if self.console.is_terminal:
+            self.progress = Progress(
+                TextColumn("[bold]sweep[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None:
+            self.progress.__exit__(None, None, None)
+
+    def __call__(self, event: Event) -> None:
+        if self.progress is None:
+            return
+        if isinstance(event, SweepStarted):
+            self.task = self.progress.add_task("sweep", total=len(event.nodes), status="")
+        elif isinstance(event, NodeDone) and self.task is not None:
+            self.done += 1
+            mark = {Status.FAIL: "red", Status.UNKNOWN: "magenta", Status.WARN: "yellow"}.get(event.verdict.status)
+            status = f"[{mark}]{escape(event.verdict.node)} {event.verdict.status.value}[/]" if mark else ""
+            self.progress.update(self.task, completed=min(self.done, self.progress.tasks[0].total or 0), status=status)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the cluster and checks, sweep, write reports, return the exit code."""
+    err = Console(stderr=True, highlight=False)
+    try:
+        inventory = load_inventory(args.inventory)
+        packs = load_packs(list(args.checks))
+    except (InventoryError, CheckConfigError) as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        return int(ExitCode.USAGE)
+    nodes = select_nodes(inventory, args.nodes)
+    if not nodes:
+        err.print(f"[red]error:[/] no node matches {escape(args.nodes or '')!r}")
+        return int(ExitCode.USAGE)
+    store = Store(args.store or default_store_path())
+    started = time.time()
+    engine = SweepEngine(inventory, transport_for(inventory, accept_new=args.accept_new), packs, store)
+    try:
+        with _Progress(err) as progress:
+            engine.subscribe(progress)
+            result = asyncio.run(_sweep(engine, nodes, args.probes, args.deadline))
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return int(ExitCode.INTERRUPTED)
+    finally:
+        store.close()
+    code = exit_code_for(result, args.allow_unknown)
+    outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]
+    stacks = {name: facts.stack for name, facts in engine.facts.items()}
+    report = build_report(
+        inventory,
+        result.verdicts,
+        stacks,
+        sweep_id=result.sweep_id,
+        level=args.probes,
+        started_at=started,
+        duration_s=result.duration_s,
+        outcome=outcome,
+        exit_code=int(code),
+    )
+    if args.json:
+        write_json(report, args.json)
+    if args.junit:
+        write_atomic(args.junit, junit_xml(report, result.verdicts))
+    if args.prom:
+        write_atomic(args.prom, prometheus_textfile(report))
+    if args.exclude_out:
+        write_atomic(args.exclude_out, report.failed_nodes + "\n")
+    _print_summary(Console(stderr=args.json == "-", highlight=False, soft_wrap=True), report.nodes, result, code)
+    return int(code)
+
+
+async def _sweep(engine: SweepEngine, nodes: list[Any], level: str, deadline: float | None) -> SweepResult:
+    try:
+        return await engine.run(nodes, level=level, deadline_s=deadline)
+    finally:
+        await engine.transport.close()
+
+
+def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code: ExitCode) -> None:
+    counts = " ".join(f"{s.value}={n}" for s, n in result.counts.items() if n)
+    console.print(f"sweep {result.sweep_id}: {len(result.verdicts)} nodes in {result.duration_s:.1f} s: {counts}")
+    for node in nodes:
+        if node.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
+            colour = {Status.FAIL: "red", Status.UNKNOWN: "magenta", Status.WARN: "yellow"}[node.status]
+            console.print(f"  [{colour}]{node.status.value:7}[/] {escape(node.node)}")
+            for finding in node.findings:
+                if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
+                    where = finding.subject.label()[len(node.node) :].strip()
+                    prefix = f"{where}: " if where else ""
+                    console.print(f"           {finding.status.value:7} {escape(prefix + finding.message)}")
+    console.print(f"exit {int(code)} ({code.name.lower()})")

@@ -1,0 +1,132 @@
+"""Every probe the console runs: its command, timeout, parser and the probe sets it belongs to.
+
+This is the one place to read or change what the console executes on a node. Commands are argv
+lists (quoted by the transport); nothing from inventory or operator input is spliced into them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from console.probes import Tool, parse_output
+from console.probes.host import (
+    parse_dkms_status,
+    parse_modinfo_version,
+    parse_os_release,
+    parse_rdma_link,
+    parse_single_line,
+)
+
+
+class ProbeSet(StrEnum):
+    """How deep a sweep goes. Each set includes the ones before it."""
+
+    QUICK = "quick"
+    STANDARD = "standard"
+    FULL = "full"
+    MULTINODE = "multinode"
+
+
+_SET_ORDER = [ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL]
+
+Parser = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """One probe: ``argv`` run on the node under ``timeout_s``, its output read by ``parse``."""
+
+    id: str
+    family: str
+    argv: tuple[str, ...]
+    timeout_s: float
+    parse: Parser
+    level: ProbeSet
+    slow_changing: bool = False
+    description: str = ""
+
+
+def _tool(tool: Tool, kind: str) -> Parser:
+    def parse(text: str) -> Any:
+        return parse_output(text, tool=tool, kind=kind)
+
+    return parse
+
+
+def _line(what: str) -> Parser:
+    def parse(text: str) -> Any:
+        return parse_single_line(text, what)
+
+    return parse
+
+
+def _os_release(text: str) -> Any:
+    return parse_os_release(text)
+
+
+def _modinfo(text: str) -> Any:
+    return parse_modinfo_version(text)
+
+
+def _rdma(text: str) -> Any:
+    return parse_rdma_link(text)
+
+
+def _dkms(text: str) -> Any:
+    return parse_dkms_status(text)
+
+
+QUICK, STANDARD, FULL = ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL
+
+PROBES: tuple[ProbeSpec, ...] = (
+    ProbeSpec("amdsmi.version", "stack", ("amd-smi", "version"), 30, _tool(Tool.AMD_SMI, "version"), QUICK, True),
+    ProbeSpec("amdsmi.list", "inventory", ("amd-smi", "list", "--json"), 30, _tool(Tool.AMD_SMI, "list"), QUICK),
+    ProbeSpec("amdsmi.static", "inventory", ("amd-smi", "static", "--json"), 30, _tool(Tool.AMD_SMI, "static"), QUICK),
+    ProbeSpec("amdsmi.metric", "telemetry", ("amd-smi", "metric", "--json"), 30, _tool(Tool.AMD_SMI, "metric"), QUICK),
+    ProbeSpec(
+        "amdsmi.firmware",
+        "firmware",
+        ("amd-smi", "firmware", "--json"),
+        30,
+        _tool(Tool.AMD_SMI, "firmware"),
+        QUICK,
+        True,
+    ),
+    ProbeSpec(
+        "amdsmi.bad_pages", "ras", ("amd-smi", "bad-pages", "--json"), 30, _tool(Tool.AMD_SMI, "bad-pages"), QUICK
+    ),
+    ProbeSpec("amdsmi.xgmi", "xgmi", ("amd-smi", "xgmi", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
+    ProbeSpec("amdsmi.xgmi_status", "xgmi", ("amd-smi", "xgmi", "-l"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
+    ProbeSpec("host.os", "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
+    ProbeSpec("host.kernel", "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
+    ProbeSpec("host.rocm", "stack", ("cat", "/opt/rocm/.info/version"), 10, _line("ROCm release"), QUICK, True),
+    ProbeSpec("host.amdgpu", "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK, True),
+    ProbeSpec("host.dkms", "stack", ("dkms", "status"), 10, _dkms, QUICK, True),
+    ProbeSpec("host.nic", "nic", ("rdma", "link"), 10, _rdma, QUICK),
+    ProbeSpec("tb.a2a", "transferbench", ("TransferBench", "a2a"), 300, _tool(Tool.TRANSFERBENCH, "a2a"), STANDARD),
+    ProbeSpec("tb.p2p", "transferbench", ("TransferBench", "p2p"), 300, _tool(Tool.TRANSFERBENCH, "p2p"), STANDARD),
+    ProbeSpec(
+        "rccl.all_reduce",
+        "rccl",
+        ("all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8", "-c", "1"),
+        900,
+        _tool(Tool.RCCL_TESTS, "all_reduce_perf"),
+        STANDARD,
+    ),
+    ProbeSpec("rvs.level3", "rvs", ("rvs", "-r", "3"), 3600, _tool(Tool.RVS, "summary"), FULL),
+)
+
+PROBES_BY_ID: dict[str, ProbeSpec] = {p.id: p for p in PROBES}
+
+
+def probes_for(level: ProbeSet | str, families: set[str] | None = None) -> list[ProbeSpec]:
+    """Probes of ``level`` (and the lighter sets), optionally only those of ``families``."""
+    level = ProbeSet(level)
+    if level is ProbeSet.MULTINODE:
+        level = ProbeSet.STANDARD
+    depth = _SET_ORDER.index(level)
+    wanted = set(_SET_ORDER[: depth + 1])
+    return [p for p in PROBES if p.level in wanted and (families is None or p.family in families)]

@@ -1,0 +1,440 @@
+"""The sweep engine: nodes x probes over a transport, outcomes -> checks -> verdicts, streamed as events.
+
+One engine owns one transport (so connections are reused across sweeps and reruns) and one store.
+Subscribers receive every event synchronously, in order, on the engine's loop; they must not block
+(the TUI forwards them to its own loop, the headless display updates a progress bar).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
+from console.checks.evaluate import unreachable_finding
+from console.inventory.hostlist import fold
+from console.inventory.model import Inventory, Node, StackPin
+from console.model.findings import Finding, NodeVerdict, Status, roll_up
+from console.probes.base import ParsedOutput, ParseError
+from console.store import Store
+from console.sweep.bundle import bundle_script, bundle_timeout, group_probes, split_bundle
+from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, probes_for
+from console.sweep.events import (
+    Event,
+    NodeDone,
+    NodeSnapshot,
+    ProbeFinished,
+    ProbeStarted,
+    SweepDone,
+    SweepStarted,
+)
+from console.transport import ErrorKind, Transport, TransportError
+
+Subscriber = Callable[[Event], None]
+
+# Transport failures that mean the node itself could not be reached or trusted; every probe would
+# fail the same way, so the node gets one UNKNOWN finding with this reason instead of one per check.
+_CONNECTION_KINDS = {
+    ErrorKind.UNREACHABLE,
+    ErrorKind.REFUSED,
+    ErrorKind.CONNECT_TIMEOUT,
+    ErrorKind.AUTH_FAILED,
+    ErrorKind.HOST_KEY_CHANGED,
+    ErrorKind.HOST_KEY_UNKNOWN,
+}
+
+
+@dataclass
+class SweepResult:
+    """What a finished sweep returns to its caller."""
+
+    sweep_id: int
+    outcome: str
+    verdicts: dict[str, NodeVerdict]
+    duration_s: float
+    counts: dict[Status, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _ProbeRun:
+    """What came back for one probe of a bundle, before parsing."""
+
+    spec: ProbeSpec
+    output: bytes | None
+    exit_status: int | None
+    problem: str | None
+    started_at: float
+    duration_s: float
+
+
+def describe(error: TransportError) -> str:
+    """One line an operator can act on: ``auth-failed: Permission denied (publickey)``."""
+    return f"{error.kind.value}: {error.detail}"
+
+
+def _problem_of(exit_status: int | None, output: bytes, spec: ProbeSpec) -> str | None:
+    if exit_status is None:
+        return "no result: the connection or the bundle ended before the probe finished"
+    if exit_status == 127 or (exit_status == 126 and b"not found" in output):
+        return f"{spec.argv[0]}: command not found on the node"
+    if exit_status == 124:
+        return f"timed out on the node after {spec.timeout_s:g} s"
+    return None
+
+
+def probes_for_families(packs: dict[str, CheckPack], level: ProbeSet, families: set[str] | None) -> list[ProbeSpec]:
+    """Probes of ``level`` needed by checks of ``families`` (all of the level when None)."""
+    available = probes_for(level)
+    if families is None:
+        return available
+    wanted: set[str] = set()
+    for pack in packs.values():
+        for check in pack.checks:
+            if check.family in families:
+                wanted.update(check.requires)
+    return [p for p in available if p.id in wanted or p.family in families]
+
+
+class SweepEngine:
+    """Runs sweeps and reruns over one transport, keeping the latest outcomes per node."""
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        transport: Transport,
+        packs: dict[str, CheckPack],
+        store: Store | None = None,
+        pins: dict[str, StackPin] | None = None,
+    ) -> None:
+        self.inventory = inventory
+        self.transport = transport
+        self.packs = packs
+        self.store = store
+        self.pins = pins or {name: pool.pin for name, pool in inventory.pools.items()}
+        self.verdicts: dict[str, NodeVerdict] = {}
+        self.facts: dict[str, NodeFacts] = {}
+        self._outcomes: dict[str, dict[str, ProbeOutcome]] = {}
+        self._subscribers: list[Subscriber] = []
+        self._sweep_id = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._running = False
+        self._published: set[str] = set()
+        # Bundles per node run on parallel channels; stay well under sshd's MaxSessions (10).
+        self.bundles_per_node = max(1, min(4, inventory.ssh.max_channels_per_node))
+
+    # events -----------------------------------------------------------------------------------
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback`` with every event; returns a function that unsubscribes."""
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    def _emit(self, event: Event) -> None:
+        for callback in list(self._subscribers):
+            callback(event)
+
+    # running ----------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """True while a sweep is in progress."""
+        return self._running
+
+    async def run(
+        self,
+        nodes: Iterable[Node] | None = None,
+        level: ProbeSet | str = ProbeSet.QUICK,
+        families: set[str] | None = None,
+        deadline_s: float | None = None,
+    ) -> SweepResult:
+        """Sweep ``nodes`` (all by default) with the probes of ``level``; returns when every node has a verdict."""
+        targets = list(nodes) if nodes is not None else list(self.inventory.nodes)
+        level = ProbeSet(level)
+        probes = probes_for_families(self.packs, level, families)
+        started = time.monotonic()
+        self._sweep_id = self._start_record(level.value, targets)
+        self._published = set()
+        self._running = True
+        self._emit(
+            SweepStarted(
+                sweep_id=self._sweep_id,
+                nodes=[n.name for n in targets],
+                probes=[p.id for p in probes],
+                level=level.value,
+            )
+        )
+        outcome: Literal["done", "cancelled", "deadline"] = "done"
+        tasks = [self._spawn(self._sweep_node(node, probes)) for node in targets]
+        try:
+            async with asyncio.timeout(deadline_s):
+                await asyncio.gather(*tasks)
+                await self._drain_reruns()
+        except TimeoutError:
+            outcome = "deadline"
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+        finally:
+            for task in list(self._tasks):
+                task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+            self._running = False
+        if outcome != "done":
+            self._mark_unfinished(targets, "deadline exceeded" if outcome == "deadline" else "sweep cancelled")
+        self._fleet_pass({n.pool for n in targets})
+        duration = time.monotonic() - started
+        counts = self._counts(targets)
+        if self.store is not None:
+            self.store.finish_sweep(
+                self._sweep_id, outcome, {"counts": {k.value: v for k, v in counts.items()}, "duration_s": duration}
+            )
+        self._emit(
+            SweepDone(
+                sweep_id=self._sweep_id,
+                outcome=outcome,
+                counts=counts,
+                duration_s=duration,
+            )
+        )
+        return SweepResult(self._sweep_id, outcome, {n.name: self.verdicts[n.name] for n in targets}, duration, counts)
+
+    def cancel(self) -> None:
+        """Stop the running sweep: in-flight probes are killed on the nodes by the transport."""
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def rerun(
+        self, nodes: Iterable[str], families: set[str] | None = None, level: ProbeSet | str = ProbeSet.QUICK
+    ) -> SweepResult | None:
+        """Run again the probes behind ``families`` (all of ``level`` when None) on ``nodes``.
+
+        While a sweep runs, the rerun joins it; otherwise it is recorded as a new sweep whose parent
+        is the last one. Returns the result of a standalone rerun, None when it joined a sweep.
+        """
+        targets = [self.inventory.node(name) for name in nodes]
+        probes = probes_for_families(self.packs, ProbeSet(level), families)
+        if self._running:
+            for node in targets:
+                self._spawn(self._sweep_node(node, probes))
+            return None
+        parent = self._sweep_id or None
+        started = time.monotonic()
+        self._sweep_id = self._start_record(
+            f"rerun:{','.join(sorted(families or [])) or ProbeSet(level).value}", targets, parent
+        )
+        self._running = True
+        self._emit(
+            SweepStarted(
+                sweep_id=self._sweep_id,
+                nodes=[n.name for n in targets],
+                probes=[p.id for p in probes],
+                level=str(level),
+                rerun=True,
+            )
+        )
+        try:
+            await asyncio.gather(*(self._spawn(self._sweep_node(node, probes)) for node in targets))
+        finally:
+            self._running = False
+        self._fleet_pass({n.pool for n in targets})
+        duration = time.monotonic() - started
+        counts = self._counts(targets)
+        if self.store is not None:
+            self.store.finish_sweep(self._sweep_id, "done", {"counts": {k.value: v for k, v in counts.items()}})
+        self._emit(SweepDone(sweep_id=self._sweep_id, outcome="done", counts=counts, duration_s=duration))
+        return SweepResult(self._sweep_id, "done", {n.name: self.verdicts[n.name] for n in targets}, duration, counts)
+
+    async def close(self) -> None:
+        """Cancel work in flight and close the transport's connections."""
+        self.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.transport.close()
+
+    # internals --------------------------------------------------------------------------------
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _drain_reruns(self) -> None:
+        # Reruns requested during the sweep are part of it; wait for them before the fleet pass.
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _start_record(self, level: str, targets: list[Node], parent: int | None = None) -> int:
+        if self.store is None:
+            return self._sweep_id + 1
+        return self.store.start_sweep(level, self.inventory.source, fold(n.name for n in targets), parent)
+
+    async def _sweep_node(self, node: Node, probes: list[ProbeSpec]) -> None:
+        try:
+            await self.transport.check_reachable(node.name)
+        except TransportError as exc:
+            self._node_unreachable(node, describe(exc))
+            return
+        groups = group_probes(probes, self.bundles_per_node)
+        results = await asyncio.gather(*(self._run_bundle(node, group) for group in groups))
+        outcomes = [o for group in results for o in group]
+        if outcomes and all(not o.usable for o in outcomes):
+            # Nothing came back (connection refused mid-way, every probe hung): one reason, not 40.
+            connection_kinds = {k.value for k in _CONNECTION_KINDS}
+            first = next((o for o in outcomes if (o.problem or "").split(":", 1)[0] in connection_kinds), outcomes[0])
+            self._node_unreachable(node, f"{first.probe}: {first.problem}" if first.problem else "no output")
+            return
+        merged = self._outcomes.setdefault(node.name, {})
+        merged.update({o.probe: o for o in outcomes})
+        self._evaluate_node(node)
+
+    async def _run_bundle(self, node: Node, group: list[ProbeSpec]) -> list[ProbeOutcome]:
+        for spec in group:
+            self._emit(ProbeStarted(sweep_id=self._sweep_id, node=node.name, probe=spec.id))
+        started = time.time()
+        try:
+            result = await self.transport.run_script(node.name, bundle_script(group), timeout_s=bundle_timeout(group))
+        except TransportError as exc:
+            failed = describe(exc)
+            if exc.kind is ErrorKind.TIMEOUT:
+                failed = f"no answer within {bundle_timeout(group):g} s (killed on the node)"
+            return [self._finish_probe(node, _ProbeRun(spec, None, None, failed, started, 0.0)) for spec in group]
+        sections = split_bundle(result.stdout, group)
+        share = result.duration_s / max(len(group), 1)
+        outcomes = []
+        for spec in group:
+            section = sections.get(spec.id)
+            output = section.output if section else None
+            exit_status = section.exit_status if section else None
+            problem: str | None
+            if section is not None and section.exit_status is not None:
+                problem = _problem_of(section.exit_status, section.output, spec)
+            elif result.exit_status is None:
+                problem = "connection lost while the probe ran"
+            elif section is None:
+                problem = "no result: the bundle ended before the probe started"
+            else:
+                problem = _problem_of(None, section.output, spec)
+            outcomes.append(self._finish_probe(node, _ProbeRun(spec, output, exit_status, problem, started, share)))
+        return outcomes
+
+    def _finish_probe(self, node: Node, run: _ProbeRun) -> ProbeOutcome:
+        parsed = None
+        problem = run.problem
+        if problem is None and run.output is not None:
+            try:
+                parsed = run.spec.parse(run.output.decode("utf-8", errors="replace"))
+            except ParseError as exc:
+                problem = f"unreadable output: {exc.reason}"
+        run_id = self._record_run(node, run, problem)
+        self._emit(
+            ProbeFinished(
+                sweep_id=self._sweep_id,
+                node=node.name,
+                probe=run.spec.id,
+                ok=problem is None,
+                problem=problem,
+                duration_s=run.duration_s,
+                output_bytes=len(run.output or b""),
+                run_id=run_id,
+            )
+        )
+        return ProbeOutcome(run.spec.id, parsed, problem, run_id, run.duration_s)
+
+    def _record_run(self, node: Node, run: _ProbeRun, problem: str | None) -> int | None:
+        if self.store is None:
+            return None
+        return self.store.add_probe_run(
+            self._sweep_id,
+            node.name,
+            run.spec.id,
+            command=" ".join(run.spec.argv),
+            exit_status=run.exit_status,
+            started_at=run.started_at,
+            duration_s=run.duration_s,
+            stdout=run.output or b"",
+            stderr=b"",
+            problem=problem,
+        )
+
+    def _pack_for(self, node: Node) -> CheckPack | None:
+        return self.packs.get(node.gpu_model)
+
+    def _evaluate_node(self, node: Node, extra: list[Finding] | None = None) -> None:
+        outcomes = self._outcomes.get(node.name, {})
+        facts = build_facts(node, self.pins.get(node.pool, StackPin()), outcomes)
+        self.facts[node.name] = facts
+        pack = self._pack_for(node)
+        run_ids = {probe: o.run_id for probe, o in outcomes.items() if o.run_id is not None}
+        findings = evaluate_node(pack, facts, run_ids) if pack is not None else []
+        self._publish(node, roll_up(node.name, findings + (extra or [])), facts)
+
+    def _node_unreachable(self, node: Node, reason: str) -> None:
+        self._outcomes.pop(node.name, None)
+        self.facts.pop(node.name, None)
+        facts = NodeFacts(node=node)
+        self._publish(node, roll_up(node.name, [unreachable_finding(node.name, reason)]), facts)
+
+    def _publish(self, node: Node, verdict: NodeVerdict, facts: NodeFacts) -> None:
+        self.verdicts[node.name] = verdict
+        self._published.add(node.name)
+        if self.store is not None:
+            self.store.record_node(self._sweep_id, node.pool, verdict, facts.stack)
+        self._emit(NodeDone(sweep_id=self._sweep_id, pool=node.pool, verdict=verdict, snapshot=snapshot_of(facts)))
+
+    def _mark_unfinished(self, targets: list[Node], reason: str) -> None:
+        for node in targets:
+            if node.name not in self._published:
+                self._node_unreachable(node, reason)
+
+    def _fleet_pass(self, pools: set[str]) -> None:
+        for pool in sorted(pools):
+            members = [n for n in self.inventory.nodes if n.pool == pool and n.name in self.facts]
+            if not members:
+                continue
+            pack = self._pack_for(members[0])
+            if pack is None:
+                continue
+            extra: dict[str, list[Finding]] = {}
+            for finding in evaluate_fleet(pack, [self.facts[n.name] for n in members]):
+                extra.setdefault(finding.subject.node, []).append(finding)
+            for node in members:
+                if node.name in extra:
+                    self._evaluate_node(node, extra[node.name])
+
+    def _counts(self, targets: list[Node]) -> dict[Status, int]:
+        counts = {status: 0 for status in Status}
+        for node in targets:
+            verdict = self.verdicts.get(node.name)
+            counts[verdict.status if verdict else Status.UNKNOWN] += 1
+        return counts
+
+
+def snapshot_of(facts: NodeFacts) -> NodeSnapshot:
+    """The UI-facing view of a node's facts."""
+    return NodeSnapshot(
+        gpus=facts.gpus,
+        xgmi=facts.xgmi,
+        stack=facts.stack,
+        nics=facts.nics or [],
+        pair_gbps=_pair_bandwidth(facts),
+        probe_runs={p: o.run_id for p, o in facts.outcomes.items() if o.run_id is not None},
+    )
+
+
+def _pair_bandwidth(facts: NodeFacts) -> dict[str, float]:
+    parsed = facts.parsed("tb.a2a")
+    if not isinstance(parsed, ParsedOutput) or parsed.data is None:
+        return {}
+    pairs: dict[str, float] = {}
+    for entry in getattr(parsed.data, "pairs", []) or []:
+        src, dst, gbps = getattr(entry, "src_gpu", None), getattr(entry, "dst_gpu", None), getattr(entry, "gbps", None)
+        if isinstance(src, int) and isinstance(dst, int) and isinstance(gbps, int | float):
+            pairs[f"{src}-{dst}"] = float(gbps)
+    return pairs
+
+
+__all__ = ["PROBES_BY_ID", "SweepEngine", "SweepResult", "describe", "probes_for_families", "snapshot_of"]

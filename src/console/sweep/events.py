@@ -1,0 +1,80 @@
+"""Typed events a sweep streams to its subscribers (the headless progress display, the TUI, tests)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from console.model.base import Model
+from console.model.findings import NodeVerdict, Status
+from console.model.gpu import GpuRecord, XgmiLink
+from console.probes.host import NicPort
+
+
+class SweepStarted(Model):
+    """A sweep (or a rerun inside it) began."""
+
+    type: Literal["sweep_started"] = "sweep_started"
+    sweep_id: int
+    nodes: list[str]
+    probes: list[str]
+    level: str
+    rerun: bool = False
+
+
+class ProbeStarted(Model):
+    """A probe was sent to a node."""
+
+    type: Literal["probe_started"] = "probe_started"
+    sweep_id: int
+    node: str
+    probe: str
+
+
+class ProbeFinished(Model):
+    """A probe's output arrived (or it failed to)."""
+
+    type: Literal["probe_finished"] = "probe_finished"
+    sweep_id: int
+    node: str
+    probe: str
+    ok: bool = Field(description="usable output was parsed")
+    problem: str | None = None
+    duration_s: float
+    output_bytes: int = 0
+    run_id: int | None = None
+
+
+class NodeSnapshot(Model):
+    """What the UI shows of a node besides its verdict: GPUs, links, stack, NICs."""
+
+    gpus: list[GpuRecord] = Field(default_factory=list)
+    xgmi: list[XgmiLink] = Field(default_factory=list)
+    stack: dict[str, str] = Field(default_factory=dict)
+    nics: list[NicPort] = Field(default_factory=list)
+    pair_gbps: dict[str, float] = Field(default_factory=dict, description="'i-j' -> TransferBench GB/s")
+    probe_runs: dict[str, int] = Field(default_factory=dict, description="probe id -> stored raw output id")
+
+
+class NodeDone(Model):
+    """A node's verdict (sent again when a rerun or the fleet pass changes it)."""
+
+    type: Literal["node_done"] = "node_done"
+    sweep_id: int
+    pool: str
+    verdict: NodeVerdict
+    snapshot: NodeSnapshot
+
+
+class SweepDone(Model):
+    """The sweep finished, was cancelled or ran out of time."""
+
+    type: Literal["sweep_done"] = "sweep_done"
+    sweep_id: int
+    outcome: Literal["done", "cancelled", "deadline"]
+    counts: dict[Status, int]
+    duration_s: float
+
+
+Event = SweepStarted | ProbeStarted | ProbeFinished | NodeDone | SweepDone

@@ -1,0 +1,137 @@
+"""The headless sweep against the simulated cluster over real SSH (asyncssh server in its own process).
+
+Every fault of the catalogue must be named with the right verdict and family on the right node, GPU or
+link; every healthy node must PASS; the exit code must say a node failed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from console.cli import main
+from console.model.findings import Status
+from console.sim.faults import Fault, FaultKind
+from console.sim.launcher import SimCluster, start_sim_cluster
+
+# What each fault must produce in a full sweep: (node verdict, family of a finding with that verdict).
+EXPECTED: dict[FaultKind, tuple[Status, str]] = {
+    FaultKind.XGMI_LINK_DOWN: (Status.FAIL, "xgmi"),
+    FaultKind.XGMI_LINK_DEGRADED: (Status.FAIL, "xgmi"),
+    FaultKind.ECC_UNCORRECTABLE: (Status.FAIL, "ecc"),
+    FaultKind.ECC_CORRECTABLE_STORM: (Status.WARN, "ecc"),
+    FaultKind.BAD_PAGES_OVER_THRESHOLD: (Status.FAIL, "ras"),
+    FaultKind.GPU_MISSING: (Status.FAIL, "inventory"),
+    FaultKind.HBM_BANDWIDTH_LOW: (Status.FAIL, "rvs"),
+    FaultKind.THERMAL_THROTTLE: (Status.FAIL, "thermal"),
+    FaultKind.POWER_THROTTLE: (Status.WARN, "power"),
+    FaultKind.PCIE_DOWNTRAINED_GEN: (Status.FAIL, "pcie"),
+    FaultKind.PCIE_DOWNTRAINED_WIDTH: (Status.FAIL, "pcie"),
+    FaultKind.ROCM_DRIFT: (Status.WARN, "stack"),
+    FaultKind.DRIVER_DRIFT: (Status.WARN, "stack"),
+    FaultKind.FIRMWARE_DRIFT: (Status.FAIL, "firmware"),
+    FaultKind.RVS_GST_LOW: (Status.FAIL, "rvs"),
+    FaultKind.RCCL_WRONG: (Status.FAIL, "rccl"),
+    FaultKind.RCCL_LOW_BUSBW: (Status.FAIL, "rccl"),
+    FaultKind.RCCL_HANG: (Status.FAIL, "rccl"),
+    FaultKind.TRANSFERBENCH_PAIR_SLOW: (Status.FAIL, "transferbench"),
+    FaultKind.NIC_PORT_DOWN: (Status.FAIL, "nic"),
+    FaultKind.TOOL_MISSING: (Status.UNKNOWN, "inventory"),
+    FaultKind.DRIVER_NOT_LOADED: (Status.FAIL, "inventory"),
+    FaultKind.COMMAND_HANG: (Status.UNKNOWN, "reachability"),
+    FaultKind.GARBAGE_OUTPUT: (Status.UNKNOWN, "inventory"),
+    FaultKind.SLOW_TRICKLE: (Status.PASS, ""),
+    FaultKind.SSH_REFUSED: (Status.UNKNOWN, "reachability"),
+    FaultKind.SSH_DROP_MID_COMMAND: (Status.UNKNOWN, "reachability"),
+    FaultKind.AUTH_FAILURE: (Status.UNKNOWN, "reachability"),
+    FaultKind.HOST_KEY_CHANGED: (Status.UNKNOWN, "reachability"),
+}
+# Words the operator must read in the reason of these faults.
+REASON_WORDS: dict[FaultKind, str] = {
+    FaultKind.SSH_REFUSED: "refused",
+    FaultKind.AUTH_FAILURE: "auth",
+    FaultKind.HOST_KEY_CHANGED: "host key",
+    FaultKind.TOOL_MISSING: "not found",
+    FaultKind.COMMAND_HANG: "no answer",
+}
+
+
+@pytest.fixture(scope="module")
+def demo_cluster() -> Iterator[SimCluster]:
+    # 48 nodes give the demo fault set room for every kind in the catalogue, one per node.
+    with start_sim_cluster(nodes=48, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
+        yield sim
+
+
+@pytest.fixture(scope="module")
+def full_report(demo_cluster: SimCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    out = tmp_path_factory.mktemp("sweep")
+    code = main(
+        [
+            "sweep",
+            "-i",
+            str(demo_cluster.inventory_path),
+            "--probes",
+            "full",
+            "--store",
+            str(out / "h.sqlite"),
+            "--json",
+            str(out / "report.json"),
+            "--junit",
+            str(out / "junit.xml"),
+            "--exclude-out",
+            str(out / "bad"),
+        ]
+    )
+    report = json.loads((out / "report.json").read_text())
+    report["_exit"] = code
+    report["_exclude"] = (out / "bad").read_text().strip()
+    return report
+
+
+def _nodes(report: dict[str, object]) -> dict[str, dict[str, object]]:
+    return {n["node"]: n for n in report["nodes"]}  # type: ignore[index,union-attr]
+
+
+def test_every_fault_named_with_the_right_verdict(demo_cluster: SimCluster, full_report: dict[str, object]) -> None:
+    faults: list[Fault] = demo_cluster.cluster().faults
+    assert {f.kind for f in faults} == set(FaultKind), "the demo set must cover the whole catalogue"
+    nodes = _nodes(full_report)
+    problems = []
+    for fault in faults:
+        status, family = EXPECTED[fault.kind]
+        node = nodes[fault.node]
+        if node["status"] != status.value:
+            problems.append(f"{fault.describe()}: node is {node['status']} ({node['reason']}), want {status.value}")
+            continue
+        if status is Status.PASS:
+            continue
+        hits = [f for f in node["findings"] if f["status"] == status.value and f["family"] == family]
+        if not hits:
+            problems.append(f"{fault.describe()}: no {status.value} finding in family {family}: {node['findings']}")
+            continue
+        if fault.kind in REASON_WORDS and REASON_WORDS[fault.kind] not in str(node["reason"]).lower():
+            problems.append(f"{fault.describe()}: reason {node['reason']!r} lacks {REASON_WORDS[fault.kind]!r}")
+        subjects = {(f["subject"].get("gpu"), f["subject"].get("peer")) for f in hits}
+        pair, reverse = (fault.gpu, fault.peer), (fault.peer, fault.gpu)
+        if fault.peer is not None and pair not in subjects and reverse not in subjects:
+            problems.append(f"{fault.describe()}: link not named, findings name {subjects}")
+    assert not problems, "\n".join(problems)
+
+
+def test_healthy_nodes_pass(demo_cluster: SimCluster, full_report: dict[str, object]) -> None:
+    faulty = {f.node for f in demo_cluster.cluster().faults}
+    wrong = {
+        name: (n["status"], n["reason"])
+        for name, n in _nodes(full_report).items()
+        if name not in faulty and n["status"] != "PASS"
+    }
+    assert not wrong
+
+
+def test_exit_code_and_exclude_list(full_report: dict[str, object]) -> None:
+    assert full_report["_exit"] == 1
+    assert full_report["_exclude"] == full_report["failed_nodes"]
+    assert full_report["failed_nodes"]
