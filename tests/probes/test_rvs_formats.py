@@ -423,3 +423,6 @@ def test_other_tools_output_is_not_rvs() -> None:
     with pytest.raises(ParseError, match="no RVS output found"):
         rvs_probe.parse(rocm_smi)
     assert rvs_probe.detect('{"gpu_data": [{"gpu": 0}]}') is None
+    # Untagged lines alone read as RVS, but with the lowest confidence so any tool's own markers win.
+    bare = rvs_probe.detect("    Missing packages             : 0")
+    assert bare is not None and (bare.kind, bare.confidence) == ("rcqt", 0.3)

@@ -47,11 +47,19 @@ class RvsAction(Model):
 class RvsGpuResult(WithUnavailable):
     """One result line: a measurement, a verdict or both, for one GPU (or GPU pair) of one action.
 
-    ``metric`` names what was measured: ``gflops`` (gst final line, with ``target``), ``gflops_sample``,
-    ``power_w_sample`` (iet), ``verdict`` (a bare pass/fail: iet/tst/smqt ``pass:``, peqt, mem test),
-    ``bandwidth`` / ``bandwidth_sample`` (mem, pebb, pbqt, babel, in GB/s), ``distance`` (pebb),
-    ``peers`` (pbqt), ``<metric>_violations`` / ``<metric>_average`` (gm), gpup property names, peqt
-    capability names, tst temperatures. ``value`` is numeric; ``text`` holds non-numeric values.
+    ``metric`` names what was measured:
+
+    * gst ``gflops`` (the final line, with ``target`` and the ``met`` verdict) and ``gflops_sample``;
+    * iet ``power_w_sample``; ``verdict`` for a bare pass/fail (iet/tst/smqt/pulse ``pass:``, peqt,
+      mem ``Test N`` in ``label``);
+    * ``bandwidth`` (final, GB/s: mem, pebb, pbqt, babel with the kernel in ``label``),
+      ``bandwidth_sample`` (pebb/pbqt interval lines), ``aggregate_bandwidth`` (pbqt all-to-all);
+    * pebb ``distance`` and pbqt ``peers`` (``text`` true/false, NUMA distance in ``value``);
+    * gm ``<metric>_violations`` (verdict: zero violations) and ``<metric>_average``;
+    * gpup property names, peqt capability names (value as printed in ``text``), tst
+      ``max_edge_temp_c`` / ``max_junction_temp_c``, pesm ``link_speed`` / ``power_state``,
+      rcqt package counters (``missing_packages`` ...);
+    * from the JSON log: ``average_power_w`` (iet) and ``max_junction_temp_c`` (tst).
     """
 
     module: str | None = None

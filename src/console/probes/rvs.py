@@ -62,7 +62,8 @@ def detect(text: str) -> Detection | None:
         return None
     if "grammar" in markers and "result" in markers:
         markers.add("grammar+result")
-    confidence = next((value for marker, value in _CONFIDENCE if marker in markers), 0.4)
+    # Only untagged babel/rcqt lines: plausible RVS, but any tool with its own markers should win.
+    confidence = next((value for marker, value in _CONFIDENCE if marker in markers), 0.3)
     return Detection(Tool.RVS, parsed.kind, confidence)
 
 

@@ -29,6 +29,7 @@ _CLOSERS = {"{": "}", "[": "]"}
 _MAIN_VALUE = {
     "gst": ("gflops", "gflops", "target", "GFLOPS"),
     "iet": ("average_power_w", "average power", "target_power", "W"),
+    # tst logs its maximum junction temperature under the "average" key.
     "tst": ("max_junction_temp_c", "average junction temperature", "target_temp", "C"),
     "pebb": ("bandwidth", "throughput", None, "GB/s"),
     "pbqt": ("bandwidth", "throughput", None, "GB/s"),
