@@ -1,0 +1,74 @@
+"""``instinct-console demo``: a simulated Instinct cluster behind real SSH, and the console on it.
+
+Needs no cluster, no root and no configuration: it starts ``sim serve`` in its own process (32 nodes in
+4 pools, one of them MI355X, with a fixed, varied fault set), opens the console on it (the TUI on a
+terminal, the headless sweep otherwise or with ``--headless``), and stops every process it started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from console.exitcodes import ExitCode
+from console.sim.launcher import SimClusterError, start_sim_cluster
+
+DEMO_MODELS = "mi300x,mi300x,mi300x,mi355x"
+
+
+def register(sub: Any) -> None:
+    """Add the ``demo`` subcommand."""
+    p = sub.add_parser(
+        "demo",
+        help="start a simulated cluster with faults and open the console on it",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--nodes", type=int, default=32, help="simulated nodes (default 32)")
+    p.add_argument("--seed", type=int, default=7, help="seed of the fault set and node state (default 7)")
+    p.add_argument("--probes", choices=["quick", "standard", "full"], default="standard")
+    p.add_argument("--time-factor", type=float, default=50.0, help="simulated tool durations divided by this")
+    p.add_argument("--headless", action="store_true", help="run the headless sweep instead of the TUI")
+    p.add_argument("--store", type=Path, help="history database (default: inside the demo's temporary state)")
+    p.add_argument("--json", metavar="FILE", help="headless: write the JSON report")
+    p.add_argument("--read-only", action="store_true", help="TUI: hide actions that change the cluster")
+    p.set_defaults(func=run)
+
+
+def _tui_available() -> bool:
+    return (
+        importlib.util.find_spec("console.ui") is not None
+        and importlib.util.find_spec("console.commands.tui") is not None
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the simulator, run the console against it, stop the simulator."""
+    try:
+        sim = start_sim_cluster(
+            nodes=args.nodes, models=DEMO_MODELS, pools=4, faults="demo", seed=args.seed,
+            time_factor=args.time_factor,
+        )  # fmt: skip
+    except SimClusterError as exc:
+        print(f"instinct-console demo: cannot start the simulated cluster: {exc}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    with sim:
+        store = str(args.store or sim.state_dir / "history.sqlite")
+        inventory = str(sim.inventory_path)
+        if not args.headless and sys.stdout.isatty() and _tui_available():
+            tui = importlib.import_module("console.commands.tui")
+            argv = ["-i", inventory, "--store", store, "--probes", args.probes]
+            if args.read_only:
+                argv.append("--read-only")
+            return int(tui.main(argv))
+        from console.cli import main
+
+        argv = ["sweep", "-i", inventory, "--store", store, "--probes", args.probes]
+        if args.json:
+            argv += ["--json", args.json]
+        print(f"demo: {sim.ready_line}", file=sys.stderr)
+        return main(argv)
