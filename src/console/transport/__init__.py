@@ -1,0 +1,23 @@
+"""The only code that talks to nodes: SSH (asyncssh) for the fleet, local subprocesses on the node itself.
+
+Everything the sweep engine needs is exported here; the other modules are internals.
+"""
+
+from console.transport.base import CommandResult, Transport
+from console.transport.errors import ErrorKind, TransportError
+from console.transport.hostkeys import AcceptedHostKey
+from console.transport.local import LocalTransport
+from console.transport.settings import SshSettings, SshTarget
+from console.transport.ssh import SshTransport
+
+__all__ = [
+    "AcceptedHostKey",
+    "CommandResult",
+    "ErrorKind",
+    "LocalTransport",
+    "SshSettings",
+    "SshTarget",
+    "SshTransport",
+    "Transport",
+    "TransportError",
+]

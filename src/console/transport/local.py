@@ -1,0 +1,122 @@
+"""LocalTransport: the same API on the node itself (Slurm prolog, HealthCheckProgram), no SSH.
+
+Commands run exactly as on a remote node: under ``timeout -k <grace> <T>`` (so they end even if the
+console is killed first), in a session and process group of their own, which the console SIGTERMs
+and then SIGKILLs when its own timeout fires or the call is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import signal
+import socket
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from console.transport.base import CommandResult
+from console.transport.errors import ErrorKind, TransportError
+from console.transport.wrap import checked_argv, node_timeout_argv
+
+_POLL_S = 0.05
+
+
+class LocalTransport:
+    """Runs commands on this host for the node it is; other node names are a programming error."""
+
+    def __init__(self, node: str | None = None, *, kill_grace_s: float = 5.0) -> None:
+        self.node = node or socket.gethostname()
+        self._kill_grace_s = kill_grace_s
+        self._kills: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> LocalTransport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def run(
+        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+    ) -> CommandResult:
+        """Run ``argv`` here; kill its process group and raise ``TIMEOUT`` after ``timeout_s``."""
+        self._check_node(node)
+        args = checked_argv(argv)
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+        started_at, t0 = time.time(), time.monotonic()
+        process = await asyncio.create_subprocess_exec(
+            *node_timeout_argv(args, timeout_s, self._kill_grace_s),
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own process group (pgid == pid), which we may kill whole
+        )
+        try:
+            async with asyncio.timeout(timeout_s):
+                stdout, stderr = await process.communicate(stdin)
+        except TimeoutError:
+            await self._kill(process)
+            raise TransportError(
+                node, ErrorKind.TIMEOUT, f"{shlex.join(args)[:80]} did not finish within {timeout_s:g} s and was killed"
+            ) from None
+        except asyncio.CancelledError:
+            kill = asyncio.ensure_future(self._kill(process))
+            self._kills.add(kill)
+            kill.add_done_callback(self._kills.discard)
+            with contextlib.suppress(asyncio.CancelledError):  # a second cancel must not stop the kill
+                await asyncio.shield(kill)
+            raise
+        return CommandResult(
+            node, shlex.join(args), process.returncode, stdout, stderr, started_at, time.monotonic() - t0
+        )
+
+    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
+        """Run ``script`` with ``sh -c`` here, wrapped like ``run``."""
+        return await self.run(node, ["sh", "-c", script], timeout_s=timeout_s)
+
+    async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
+        """This host is always reachable from itself."""
+        self._check_node(node)
+
+    async def close(self) -> None:
+        """Wait (bounded) for process groups still being killed."""
+        if self._kills:
+            await asyncio.wait(self._kills, timeout=self._kill_grace_s + 1.0)
+
+    def _check_node(self, node: str) -> None:
+        if node != self.node:
+            raise ValueError(f"LocalTransport runs commands on {self.node!r} only, not on {node!r}")
+
+    async def _kill(self, process: asyncio.subprocess.Process) -> None:
+        """SIGTERM the process group, SIGKILL what is left after the grace, and reap the leader."""
+        pgid = process.pid
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + self._kill_grace_s
+        while _group_alive(pgid) and time.monotonic() < deadline:
+            await asyncio.sleep(_POLL_S)
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+        await process.wait()
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signum)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs. Zombies do not count: an orphan's zombie may never
+    be reaped where PID 1 does not reap, and it holds no resources anyway."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False

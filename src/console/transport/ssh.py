@@ -1,0 +1,373 @@
+"""SshTransport: one asyncssh connection per node, shared by every probe, under global and per-node limits.
+
+Order of the gates a command passes: the node's connection (opened under the global handshake
+semaphore, paced by ``stagger_s``), then the node's channel semaphore, then the global command
+semaphore. A command waiting for a busy node therefore holds no global slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shlex
+import socket
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncssh
+
+from console.transport.base import CommandResult
+from console.transport.credentials import Credentials
+from console.transport.errors import ErrorKind, TransportError
+from console.transport.failures import handshake_failure, session_failure, tcp_failure, tunnel_failure
+from console.transport.hostkeys import AcceptedHostKey, HostKeyCheck, KnownHosts
+from console.transport.peer import Peer
+from console.transport.settings import SshSettings, SshTarget
+from console.transport.sshconfig import ConfigResolver, Endpoint
+from console.transport.wrap import announced_pgid, checked_argv, kill_group_script, remote_command
+
+log = logging.getLogger(__name__)
+
+KILL_SLACK_S = 5.0  # the kill script's deadline beyond the grace it waits itself
+OPEN_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.4)
+_JUMP_CHANNELS = 1 << 16  # tunnels are direct-tcpip channels, which sshd's MaxSessions does not count
+
+
+class _VerifyingClient(asyncssh.SSHClient):
+    """Hands every host key known_hosts does not vouch for to this attempt's ``HostKeyCheck``."""
+
+    def __init__(self, check: HostKeyCheck) -> None:
+        super().__init__()
+        self._check = check
+
+    def validate_host_public_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
+        return self._check.untrusted_key(host, addr, port, key)
+
+
+class _Pacer:
+    """Spaces handshake starts ``interval`` apart, so a burst of first connects is spread out."""
+
+    def __init__(self, interval_s: float) -> None:
+        self._interval_s = interval_s
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        now = time.monotonic()
+        start = max(now, self._next)
+        self._next = start + self._interval_s
+        if start > now:
+            await asyncio.sleep(start - now)
+
+
+class SshTransport:
+    """Runs commands on inventory nodes over SSH, with strict host keys and enforced timeouts."""
+
+    def __init__(self, targets: Mapping[str, SshTarget], settings: SshSettings | None = None) -> None:
+        self._settings = settings = settings or SshSettings()
+        resolver = ConfigResolver(settings.ssh_config)
+        self._endpoints = {name: resolver.endpoint(target) for name, target in targets.items()}
+        self._known_hosts = KnownHosts(Path(settings.known_hosts or "~/.ssh/known_hosts").expanduser())
+        self._credentials = Credentials()
+        self._options: dict[tuple[object, ...], asyncssh.SSHClientConnectionOptions] = {}
+        self._peers: dict[str, Peer] = {}
+        self._jumps: dict[Endpoint, Peer] = {}
+        self._handshakes = asyncio.Semaphore(settings.max_handshakes)
+        self._commands = asyncio.Semaphore(settings.max_commands)
+        self._pacer = _Pacer(settings.stagger_s / settings.max_handshakes)
+        self._accepted: list[AcceptedHostKey] = []
+        self._kills: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    @property
+    def accepted_host_keys(self) -> tuple[AcceptedHostKey, ...]:
+        """Host keys written to known_hosts on first contact (``accept_new``), oldest first, for the audit log."""
+        return tuple(self._accepted)
+
+    async def __aenter__(self) -> SshTransport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- the Transport API ------------------------------------------------------------------------
+    async def run(
+        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+    ) -> CommandResult:
+        """Run ``argv`` on ``node`` (each argument shell-quoted); see ``Transport.run``."""
+        args = checked_argv(argv)
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+        command = remote_command(args, timeout_s, self._settings.kill_grace_s)
+        peer, endpoint = self._peer(node)
+        started_at, t0 = time.time(), time.monotonic()
+        await self._connection(node, peer, endpoint)  # connect before taking slots: a slow handshake holds none
+        async with peer.channels, self._commands:
+            session = await self._start(node, peer, endpoint, command)
+            stdout, stderr = await self._finish(session, shlex.join(args), timeout_s, stdin)
+        status = session.process.returncode
+        if status is None:  # asyncssh's way of saying the connection went away mid-command
+            peer.forget(session.conn)
+            raise TransportError(
+                node,
+                ErrorKind.DISCONNECTED,
+                "connection lost while the command ran; the node's own timeout stops it if it still runs",
+            )
+        return CommandResult(node, shlex.join(args), status, stdout, stderr, started_at, time.monotonic() - t0)
+
+    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
+        """Run ``script`` with ``sh -c`` on ``node``, wrapped like ``run``."""
+        return await self.run(node, ["sh", "-c", script], timeout_s=timeout_s)
+
+    async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
+        """TCP-connect to the node's SSH port (through its jump host if it has one) and hang up."""
+        _, endpoint = self._peer(node)
+        if endpoint.jump is None:
+            (await self._tcp_connect(node, endpoint, timeout_s)).close()
+            return
+        tunnel = await self._jump_connection(node, endpoint.jump)
+        where = f"{endpoint.host}:{endpoint.port}"
+        try:
+            async with asyncio.timeout(timeout_s):
+                _, writer = await tunnel.open_connection(endpoint.host, endpoint.port)
+        except asyncssh.ChannelOpenError as exc:
+            raise tunnel_failure(node, where, exc) from exc
+        except TimeoutError as exc:
+            raise tcp_failure(node, f"{where} via {endpoint.jump.label}", exc, timeout_s) from exc
+        writer.close()
+
+    async def close(self) -> None:
+        """Let pending kills finish (bounded), then close node connections before the jumps they ride on."""
+        self._closed = True
+        if self._kills:
+            await asyncio.wait(self._kills, timeout=self._settings.kill_grace_s + KILL_SLACK_S)
+        await asyncio.gather(*(peer.close() for peer in self._peers.values()))
+        await asyncio.gather(*(peer.close() for peer in self._jumps.values()))
+
+    # -- connections ------------------------------------------------------------------------------
+    def _peer(self, node: str) -> tuple[Peer, Endpoint]:
+        if self._closed:
+            raise RuntimeError("the SSH transport is closed")
+        try:
+            endpoint = self._endpoints[node]
+        except KeyError:
+            raise KeyError(f"{node!r} is not a target of this transport") from None
+        if node not in self._peers:
+            self._peers[node] = Peer(self._settings.max_channels_per_node)
+        return self._peers[node], endpoint
+
+    async def _connection(self, node: str, peer: Peer, endpoint: Endpoint) -> asyncssh.SSHClientConnection:
+        return await peer.connection(lambda: self._open(node, endpoint))
+
+    async def _jump_connection(self, node: str, jump: Endpoint) -> asyncssh.SSHClientConnection:
+        """The shared connection to a ProxyJump host; its failure is reported against ``node``."""
+        peer = self._jumps.setdefault(jump, Peer(_JUMP_CHANNELS))
+        try:
+            return await peer.connection(lambda: self._open(jump.label, jump))
+        except TransportError as exc:
+            raise TransportError(node, exc.kind, f"via jump host {jump.label}: {exc.detail}") from exc
+
+    async def _open(self, label: str, endpoint: Endpoint) -> asyncssh.SSHClientConnection:
+        # The jump first, outside the handshake semaphore: it takes a slot of its own.
+        tunnel = await self._jump_connection(label, endpoint.jump) if endpoint.jump else None
+        async with self._handshakes:
+            await self._pacer.wait()
+            sock = None if tunnel else await self._tcp_connect(label, endpoint, self._settings.connect_timeout_s)
+            check = HostKeyCheck(label, self._known_hosts, self._settings.accept_new)
+            try:
+                return await asyncssh.connect(
+                    endpoint.host,
+                    endpoint.port,
+                    tunnel=tunnel or (),
+                    sock=sock,
+                    config=None,
+                    options=self._connection_options(endpoint),
+                    client_factory=lambda: _VerifyingClient(check),
+                )
+            except Exception as exc:
+                if sock is not None:
+                    sock.close()
+                failure = handshake_failure(label, endpoint.address, exc, check, self._settings.login_timeout_s)
+                if failure is None:
+                    raise
+                raise failure from exc
+            finally:
+                if check.accepted is not None:
+                    self._accepted.append(check.accepted)
+
+    async def _tcp_connect(self, node: str, endpoint: Endpoint, timeout_s: float) -> socket.socket:
+        """A connected socket to the node's SSH port: refused and unreachable nodes fail here, fast."""
+        loop = asyncio.get_running_loop()
+        where = f"{endpoint.host}:{endpoint.port}"
+        try:
+            async with asyncio.timeout(timeout_s):
+                addresses = await loop.getaddrinfo(endpoint.host, endpoint.port, type=socket.SOCK_STREAM)
+                last_error: OSError = OSError(f"{where} resolves to no address")
+                for family, kind, proto, _, address in addresses:
+                    sock = socket.socket(family, kind, proto)
+                    sock.setblocking(False)
+                    try:
+                        await loop.sock_connect(sock, address)
+                    except OSError as exc:
+                        sock.close()
+                        last_error = exc
+                        continue
+                    except BaseException:
+                        sock.close()
+                        raise
+                    return sock
+                raise last_error
+        except OSError as exc:  # TimeoutError included
+            raise tcp_failure(node, where, exc, timeout_s) from exc
+
+    def _connection_options(self, endpoint: Endpoint) -> asyncssh.SSHClientConnectionOptions:
+        """Options built once per distinct (user, port, keys) and reused for every connect."""
+        key = (endpoint.user, endpoint.port, endpoint.identity_files, endpoint.identities_only, endpoint.host_key_alias)
+        if key not in self._options:
+            settings = self._settings
+            agent: dict[str, object] = {}
+            if not settings.use_agent:
+                agent["agent_path"] = None
+            elif endpoint.identities_only and endpoint.identity_files:
+                agent["agent_identities"] = self._credentials.public_keys(endpoint.identity_files)
+            else:
+                agent["agent_identities"] = None  # every agent key, without reading ~/.ssh/*.pub per connect
+            self._options[key] = asyncssh.SSHClientConnectionOptions(
+                config=None,
+                username=endpoint.user,
+                port=endpoint.port,
+                known_hosts=self._known_hosts.match,
+                host_key_alias=endpoint.host_key_alias,
+                client_keys=self._credentials.keypairs(endpoint.identity_files),
+                password_auth=False,  # never prompt, never hold a password
+                kbdint_auth=False,
+                connect_timeout=settings.login_timeout_s,  # the TCP part is already done (or tunnelled)
+                login_timeout=settings.login_timeout_s,
+                keepalive_interval=settings.keepalive_interval_s,
+                keepalive_count_max=settings.keepalive_count_max,
+                **agent,
+            )
+        return self._options[key]
+
+    # -- commands ---------------------------------------------------------------------------------
+    async def _start(self, node: str, peer: Peer, endpoint: Endpoint, command: str) -> _Session:
+        """Open the session, retrying what is safe to retry because nothing has run yet.
+
+        A connection that died while idle is replaced. A refused channel is retried after a pause:
+        sshd frees a finished session's slot only after the close handshake, so a burst of new
+        sessions right after a burst of finished ones can briefly exceed MaxSessions.
+        """
+        pauses = iter(OPEN_RETRY_PAUSES_S)
+        while True:
+            conn = await self._connection(node, peer, endpoint)
+            try:
+                return _Session(node, conn, peer, await conn.create_process(command, encoding=None))
+            except Exception as exc:
+                dead = conn.is_closed()
+                if dead:
+                    peer.forget(conn)
+                pause = next(pauses, None)
+                if pause is None or not (dead or isinstance(exc, asyncssh.ChannelOpenError)):
+                    raise _session_error(node, exc) from exc
+            await asyncio.sleep(pause)
+
+    async def _finish(
+        self, session: _Session, command: str, timeout_s: float, stdin: bytes | None
+    ) -> tuple[bytes, bytes]:
+        """Collect the output; on timeout or cancellation, kill the command's process group on the node."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await _collect(session, stdin)
+        except TimeoutError:
+            session.process.close()
+            await self._kill(session)
+            raise TransportError(
+                session.node,
+                ErrorKind.TIMEOUT,
+                f"{_short(command)} did not finish within {timeout_s:g} s and was killed on the node",
+            ) from None
+        except asyncio.CancelledError:
+            session.process.close()
+            kill = asyncio.ensure_future(self._kill(session))
+            self._kills.add(kill)
+            kill.add_done_callback(self._kills.discard)
+            with contextlib.suppress(asyncio.CancelledError):  # a second cancel must not stop the kill
+                await asyncio.shield(kill)
+            raise
+        except (asyncssh.Error, ConnectionError) as exc:
+            session.peer.forget(session.conn)
+            raise _session_error(session.node, exc) from exc
+
+    async def _kill(self, session: _Session) -> None:
+        """SIGTERM then SIGKILL the command's process group, over a new channel on the same connection.
+
+        The kill channel bypasses the node's channel semaphore: the cap leaves sshd room for it, and
+        the timed-out session was closed first.
+        """
+        node, pgid = session.node, session.pgid
+        if pgid is None:
+            log.warning("%s: command stopped before announcing its process group; the node's timeout ends it", node)
+            return
+        if session.conn.is_closed():
+            log.warning("%s: connection lost; the node's own timeout stops process group %d", node, pgid)
+            return
+        grace = self._settings.kill_grace_s
+        script = shlex.join(["sh", "-c", kill_group_script(pgid, grace)])
+        try:
+            async with asyncio.timeout(grace + KILL_SLACK_S):
+                await session.conn.run(script, check=False)
+        except (asyncssh.Error, OSError) as exc:  # TimeoutError included
+            log.warning("%s: could not kill process group %d: %s", node, pgid, exc or type(exc).__name__)
+
+
+@dataclass
+class _Session:
+    """One command's channel, and the process group the node announced for it."""
+
+    node: str
+    conn: asyncssh.SSHClientConnection
+    peer: Peer
+    process: asyncssh.SSHClientProcess[bytes]
+    pgid: int | None = None
+
+
+async def _collect(session: _Session, stdin: bytes | None) -> tuple[bytes, bytes]:
+    """Feed stdin, read stdout and stderr to the end, and take the pgid announcement out of stderr."""
+    process = session.process
+
+    async def feed() -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionError, asyncssh.Error):  # the command ignored its stdin
+            if stdin:
+                process.stdin.write(stdin)
+                await process.stdin.drain()
+            process.stdin.write_eof()
+
+    async def read_stderr() -> bytes:
+        before = b""
+        while line := await process.stderr.readline():
+            session.pgid = announced_pgid(line)
+            if session.pgid is not None:
+                return before + await process.stderr.read()
+            before += line  # the login shell's own noise, if any
+        return before
+
+    stdout = asyncio.ensure_future(process.stdout.read())
+    stderr = asyncio.ensure_future(read_stderr())
+    feeding = asyncio.ensure_future(feed())
+    try:
+        await asyncio.gather(stdout, stderr, feeding)
+    finally:
+        for task in (stdout, stderr, feeding):
+            task.cancel()
+    await process.wait_closed()
+    return stdout.result(), stderr.result()
+
+
+def _session_error(node: str, exc: Exception) -> Exception:
+    return session_failure(node, exc) or exc
+
+
+def _short(command: str, limit: int = 80) -> str:
+    return command if len(command) <= limit else command[: limit - 3] + "..."
