@@ -1,0 +1,62 @@
+"""Fixtures for transport tests: one real sshd fleet per session, reset after every test."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+
+import pytest
+
+from console.transport import SshSettings, SshTarget, SshTransport
+from tests.harness.sshd_fleet import SshdFleet, skip_unless_possible
+
+FLEET_SIZE = 6
+KILL_GRACE_S = 1.0
+
+
+@pytest.fixture(scope="session")
+def sshd_fleet() -> Iterator[SshdFleet]:
+    """Six real sshd nodes (node01..node06); stopping them at the end asserts no process leaked."""
+    skip_unless_possible()
+    with SshdFleet(FLEET_SIZE) as fleet:
+        yield fleet
+
+
+@pytest.fixture
+def fleet(sshd_fleet: SshdFleet) -> Iterator[SshdFleet]:
+    """The session fleet, with every fault a test injected undone afterwards."""
+    yield sshd_fleet
+    sshd_fleet.reset()
+
+
+def settings_for(fleet: SshdFleet, **overrides: object) -> SshSettings:
+    """Settings that trust the fleet's known_hosts and read its ssh_config, with test-sized timeouts."""
+    base = SshSettings(
+        known_hosts=str(fleet.known_hosts),
+        ssh_config=(str(fleet.ssh_config),),
+        connect_timeout_s=2.0,
+        login_timeout_s=5.0,  # generous: other test suites may load both cores
+        kill_grace_s=KILL_GRACE_S,
+        stagger_s=0.05,
+        use_agent=False,
+    )
+    return replace(base, **overrides)  # type: ignore[arg-type]
+
+
+def targets_for(fleet: SshdFleet, **fields: object) -> dict[str, SshTarget]:
+    """Every fleet node as an inventory target named like the node, resolved through ssh_config."""
+    return {n.name: SshTarget(n.name, n.name, **fields) for n in fleet.nodes}  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def ssh(fleet: SshdFleet) -> AsyncIterator[SshTransport]:
+    """A transport to every fleet node with the default test settings."""
+    async with SshTransport(targets_for(fleet), settings_for(fleet)) as transport:
+        yield transport
+
+
+async def processes_matching(fleet: SshdFleet, node: str, needle: str) -> list[str]:
+    """Command lines on ``node`` containing ``needle``, seen by ``ps`` over a separate, new connection."""
+    async with SshTransport({node: SshTarget(node, node)}, settings_for(fleet)) as observer:
+        listing = await observer.run(node, ["ps", "-eo", "args"], timeout_s=10)
+    return [line for line in listing.stdout.decode().splitlines() if needle in line and "ps -eo" not in line]

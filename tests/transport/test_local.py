@@ -1,0 +1,119 @@
+"""LocalTransport: the same contract on the node itself, checked against the SSH transport for parity."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from console.transport import CommandResult, ErrorKind, LocalTransport, SshTransport, Transport, TransportError
+from tests.transport.conftest import KILL_GRACE_S
+from tests.transport.test_ssh_commands import HOSTILE_ARGS
+
+SLACK_S = 1.5
+PARITY_CASES: list[tuple[list[str], bytes | None]] = [
+    (["printf", "%s\\0", *HOSTILE_ARGS], None),
+    (["sh", "-c", "echo out; echo err >&2; exit 7"], None),
+    (["sh", "-c", "kill -TERM $$"], None),  # death by signal: minus the signal number on both
+    (["cat"], b"\0binary\xff\n" * 1000),
+    (["cat"], None),
+    (["sh", "-c", 'printf "%s|" "$@"', "sh", "$(id)", "a b"], None),
+    (["false"], None),
+]
+
+
+def _group_members(needle: str) -> list[str]:
+    """Live (non-zombie) local processes whose command line contains ``needle``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if needle in cmdline and state != "Z":
+            found.append(cmdline)
+    return found
+
+
+@pytest.fixture
+async def local() -> AsyncIterator[LocalTransport]:
+    async with LocalTransport("here", kill_grace_s=KILL_GRACE_S) as transport:
+        yield transport
+
+
+async def test_local_transport_satisfies_the_protocol(local: LocalTransport) -> None:
+    transport: Transport = local
+    result = await transport.run("here", ["sh", "-c", "echo hi; exit 2"], timeout_s=5)
+    assert isinstance(result, CommandResult)
+    assert (result.node, result.exit_status, result.stdout, result.stderr) == ("here", 2, b"hi\n", b"")
+    await transport.check_reachable("here")
+    script = await transport.run_script("here", "echo $((6 * 7))", timeout_s=5)
+    assert script.stdout == b"42\n"
+
+
+async def test_local_transport_refuses_other_nodes(local: LocalTransport) -> None:
+    with pytest.raises(ValueError, match="gpu017"):
+        await local.run("gpu017", ["true"], timeout_s=5)
+    with pytest.raises(ValueError, match="gpu017"):
+        await local.check_reachable("gpu017")
+    assert LocalTransport().node == os.uname().nodename
+
+
+async def test_local_missing_command_is_exit_127(local: LocalTransport) -> None:
+    result = await local.run("here", ["no-such-tool-xyz"], timeout_s=5)
+    assert result.exit_status == 127
+    assert b"no-such-tool-xyz" in result.stderr
+
+
+async def test_local_timeout_kills_the_whole_process_group(local: LocalTransport) -> None:
+    started = time.monotonic()
+    with pytest.raises(TransportError) as timed_out:
+        await local.run("here", ["sh", "-c", "sleep 4171 & sleep 4172; wait"], timeout_s=1)
+    assert timed_out.value.kind is ErrorKind.TIMEOUT
+    assert time.monotonic() - started < 1.0 + SLACK_S
+    assert _group_members("sleep 417") == []
+
+
+async def test_local_sigterm_ignoring_command_is_killed_after_the_grace(local: LocalTransport) -> None:
+    started = time.monotonic()
+    with pytest.raises(TransportError) as timed_out:
+        await local.run("here", ["sh", "-c", "trap '' TERM; sleep 4173"], timeout_s=0.5)
+    assert timed_out.value.kind is ErrorKind.TIMEOUT
+    assert 0.5 + KILL_GRACE_S * 0.9 < time.monotonic() - started < 0.5 + KILL_GRACE_S + SLACK_S
+    assert _group_members("sleep 4173") == []
+
+
+async def test_local_cancellation_kills_and_propagates(local: LocalTransport) -> None:
+    task = asyncio.ensure_future(local.run("here", ["sh", "-c", "sleep 4174 & sleep 4175"], timeout_s=60))
+    deadline = time.monotonic() + 5
+    while not _group_members("sleep 4174"):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _group_members("sleep 417") == []
+
+
+@pytest.mark.parametrize(("argv", "stdin"), PARITY_CASES, ids=lambda case: str(case)[:30])
+async def test_local_and_ssh_transports_agree(
+    argv: list[str], stdin: bytes | None, local: LocalTransport, ssh: SshTransport
+) -> None:
+    here = await local.run("here", argv, timeout_s=10, stdin=stdin)
+    there = await ssh.run("node01", argv, timeout_s=10, stdin=stdin)
+    assert (here.exit_status, here.stdout, here.stderr) == (there.exit_status, there.stdout, there.stderr)
+    assert here.command == there.command
+
+
+async def test_local_and_ssh_agree_on_missing_commands(local: LocalTransport, ssh: SshTransport) -> None:
+    here = await local.run("here", ["no-such-tool-xyz"], timeout_s=5)
+    there = await ssh.run("node01", ["no-such-tool-xyz"], timeout_s=5)
+    assert here.exit_status == there.exit_status == 127
+    assert b"No such file or directory" in here.stderr and b"No such file or directory" in there.stderr
