@@ -154,6 +154,12 @@ def test_fault_params_override_defaults() -> None:
     assert (node.gpus[0].power_cap_w, node.gpus[0].violations_pct["PVIOL"]) == (600, 12)
 
 
+def test_mi250x_link_fault_on_an_indirect_pair_lands_on_a_direct_link() -> None:
+    node = build_node(cluster(GpuModel.MI250X, faults=[fault(FaultKind.XGMI_LINK_DOWN, gpu=0, peer=3)]), NODE)
+    assert node.gpus[0].xgmi[3].state is LinkState.UP, "0 and 3 are not directly linked"
+    assert node.gpus[0].xgmi[2].state is LinkState.DOWN and node.gpus[2].xgmi[0].state is LinkState.DOWN
+
+
 def test_mi250x_throttle_uses_throttle_status() -> None:
     node = build_node(cluster(GpuModel.MI250X, faults=[fault(FaultKind.THERMAL_THROTTLE, gpu=1)]), NODE)
     assert node.gpus[1].throttle_status == "THROTTLED" and node.gpus[1].violations_pct == {}

@@ -37,11 +37,21 @@ def _gpu(node: SimNode, fault: Fault) -> SimGpu | None:
 
 
 def _links(node: SimNode, fault: Fault) -> list[tuple[SimGpu, int]]:
-    """Both directions of the faulted pair, as (gpu, peer slot), for GPUs still present."""
+    """Both directions of the faulted pair, as (gpu, peer slot), for GPUs still present.
+
+    On MI250X some GCD pairs have no direct link; the fault then lands on the link to the peer's
+    package sibling, which is direct, so its evidence is never lost.
+    """
+    if fault.gpu is None or fault.peer is None:
+        return []
+    first, second = fault.gpu, fault.peer
+    source = node.gpu_by_slot(first)
+    if source is not None and second in source.xgmi and not source.xgmi[second].links:
+        second ^= 1
     pairs = []
-    for slot, peer in ((fault.gpu, fault.peer), (fault.peer, fault.gpu)):
-        gpu = node.gpu_by_slot(slot) if slot is not None else None
-        if gpu is not None and peer is not None and peer in gpu.xgmi:
+    for slot, peer in ((first, second), (second, first)):
+        gpu = node.gpu_by_slot(slot)
+        if gpu is not None and peer in gpu.xgmi:
             pairs.append((gpu, peer))
     return pairs
 
