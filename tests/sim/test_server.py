@@ -21,10 +21,10 @@ from console.inventory import load_inventory
 from console.sim.faults import Fault, FaultKind
 from console.sim.hostkeys import HostKeyStore, client_key, known_hosts_line
 from console.sim.launcher import SimCluster, pick_address_base, start_sim_cluster
-from console.sim.serve import ServedCluster, ServeOptions, plan_cluster, serve
+from console.sim.serve import ListenMode, ServedCluster, ServeOptions, plan_cluster, serve
 from console.sim.server import SimServer
 
-from .test_shell import console_wrapper
+from .console_lines import console_wrapper
 
 PGID = re.compile(r"@@ic-pgid (\d+)")
 
@@ -227,6 +227,35 @@ async def test_serve_writes_an_inventory_the_console_loads(tmp_path: Path) -> No
             known_hosts=inventory.ssh.known_hosts,
         ) as conn:
             assert (await conn.run("hostname", timeout=10)).stdout == "sim003\n"
+    finally:
+        stop.set()
+        await task
+
+
+async def test_port_mode_gives_each_node_its_own_port(tmp_path: Path) -> None:
+    options = ServeOptions(
+        nodes=3, faults="none", state_dir=tmp_path, listen=ListenMode.PORTS, address_base="127.0.0.1", port=0
+    )
+    served: list[ServedCluster] = []
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(options, served.append, stop))
+    while not served and not task.done():
+        await asyncio.sleep(0.01)
+    try:
+        [info] = served
+        ports = [port for _, port in info.endpoints.values()]
+        assert {address for address, _ in info.endpoints.values()} == {"127.0.0.1"} and len(set(ports)) == 3
+        inventory = load_inventory(info.inventory_path)
+        assert [node.port for node in inventory.nodes] == ports
+        assert [node.port for node in info.cluster.nodes] == ports  # cluster.json carries the bound ports
+        async with asyncssh.connect(
+            "127.0.0.1",
+            ports[1],
+            username="node",
+            client_keys=[str(info.client_key_path)],
+            known_hosts=str(info.known_hosts_path),
+        ) as conn:
+            assert (await conn.run("hostname", timeout=10)).stdout == "sim002\n"
     finally:
         stop.set()
         await task

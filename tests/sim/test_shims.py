@@ -17,7 +17,7 @@ from console.sim.models import ClusterSpec
 from console.sim.serve import ServeOptions, plan_cluster
 from console.sim.shims import install_shims
 
-from .test_shell import console_wrapper
+from .console_lines import console_wrapper
 
 PGID = re.compile(r"@@ic-pgid (\d+)")
 
