@@ -113,6 +113,14 @@ def test_single_module_run_with_box_keeps_module_kind_and_flags_a_gpu_without_ve
     assert result.summary["min_gflops"] == 1063560.0
 
 
+def test_summary_box_cut_inside_its_action_table() -> None:
+    cut = FAILED_RUN[: FAILED_RUN.index("| action_5")]
+    result, data = _parse(cut)
+    assert (result.kind, result.ok) == ("gpup", False)  # the one action that made it is all the box shows
+    assert result.errors == ["incomplete: the summary box ends before its action table does"]
+    assert [a.name for a in data.actions] == ["action_1"]
+
+
 def test_multi_module_run_without_box_is_incomplete_unless_rvs_predates_the_box() -> None:
     lines = [
         "[RESULT] [1.0] Action name :a1",

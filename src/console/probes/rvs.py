@@ -134,8 +134,10 @@ def _build(scan: LogScan, box: SummaryBox | None, json_log: JsonLog | None) -> R
         for record in json_log.records:
             if record.action is not None and record.action not in actions:
                 actions[record.action] = RvsAction(name=record.action, module=record.module)
+    # The summary table is RVS's own verdict; other actions are judged from their result lines.
+    judged_by_rvs = {row.name for row in box.actions} if box else set()
     for action in actions.values():
-        if box is None or action.name not in {row.name for row in box.actions}:
+        if action.name not in judged_by_rvs:
             action.passed = _action_verdict(action, results)
     modules = {a.module for a in actions.values()} | {r.module for r in results}
     modules |= {record.module for record in json_log.records} if json_log else set()
