@@ -19,9 +19,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 
 from console.sim.commands import Delivery, SimReply
 from console.sim.processes import ProcessTable, SimProcess
@@ -145,11 +145,8 @@ class _Session:
         self.table = table
         self.tasks: set[asyncio.Task[int]] = set()
 
-    def start(self, proc: SimProcess, body: Awaitable[int]) -> asyncio.Task[int]:
-        async def life() -> int:
-            return await body
-
-        task = self.table.start(proc, life())
+    def start(self, proc: SimProcess, body: Coroutine[Any, Any, int]) -> asyncio.Task[int]:
+        task = self.table.start(proc, body)
         self.tasks.add(task)
         return task
 
