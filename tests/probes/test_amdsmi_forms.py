@@ -116,6 +116,7 @@ def test_7x_metric_json_value_objects_na_and_xcp() -> None:
     busy = {(e.engine, e.xcp): e.percents for e in result.engines}
     assert busy[("gfx_busy_inst", 0)] == [96, 98, None] and busy[("gfx_busy_inst", 1)] == [None] * 3
     assert busy[("vcn_activity", None)] == [0, None, None, None]
+    assert result.details == []  # metric clocks are not static clock levels
 
 
 def test_noise_before_json_and_version_line_after() -> None:

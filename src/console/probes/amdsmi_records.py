@@ -477,17 +477,17 @@ def processes_of(entry: Entry, gpu_index: int | None, gpu_bdf: str | None) -> li
 
 def details_of(entry: Entry, identity: GpuIdentity) -> GpuStaticDetails | None:
     """amd-smi ``static`` facts beyond identity (limits, VRAM, driver, RAS, clock levels)."""
-    if not _present(entry, _STATIC) and not any(key in entry for key in ("ras", "clock", "bus", "limit")):
-        return None
-    details = GpuStaticDetails(gpu_index=identity.index, bdf=identity.bdf)
-    _apply(details, entry, _STATIC)
+    levels = clock_levels_of(entry)
     ras = lookup(entry, "ras")
+    if not (_present(entry, _STATIC) or isinstance(ras, Mapping) or levels):
+        return None
+    details = GpuStaticDetails(gpu_index=identity.index, bdf=identity.bdf, clock_levels=levels)
+    _apply(details, entry, _STATIC)
     if isinstance(ras, Mapping):
         details.ras_schemas = {k: str(v) for k, v in ras.items() if k.endswith("_schema") and text_of(v)}
         states = ras.get("ecc_block_state")
         if isinstance(states, Mapping):
             details.ecc_block_state = {k.upper(): str(v) for k, v in states.items() if text_of(v)}
-    details.clock_levels = clock_levels_of(entry)
     return details
 
 
