@@ -15,14 +15,13 @@ from console.sim.commands import SimContext, SimReply
 from console.sim.models import SimGpu, SimNode
 from console.sim.render.amdsmi_format import Fmt, dump_csv, dump_json, flatten, resolve
 from console.sim.render.amdsmi_format import devices_text as text_blocks
+from console.sim.render.amdsmi_metric import METRIC_SECTIONS, metric_section
 from console.sim.render.amdsmi_sections import (
-    METRIC_SECTIONS,
     STATIC_SECTIONS,
     Gen,
     bad_pages_section,
     firmware_section,
     list_section,
-    metric_section,
     process_section,
     static_section,
     version_fields,

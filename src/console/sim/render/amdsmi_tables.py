@@ -12,7 +12,8 @@ from typing import Any
 
 from console.sim.models import LinkState, SimGpu, SimNode
 from console.sim.render.amdsmi_format import NA, Fmt, Q, celsius, resolve
-from console.sim.render.amdsmi_sections import MB, Gen, Reading, link_state_letter
+from console.sim.render.amdsmi_metric import Reading
+from console.sim.render.amdsmi_sections import MB, Gen, link_state_letter
 
 KB = 1024
 
