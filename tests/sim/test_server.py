@@ -103,6 +103,16 @@ async def test_exit_status_and_stderr_reach_the_client(fleet: Fleet, command: st
     assert (result.exit_status, result.stderr) == (status, stderr)
 
 
+async def test_a_renderer_bug_answers_like_a_crashing_tool(fleet: Fleet, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(ctx: object, argv: list[str]) -> None:
+        raise KeyError("gpu_data")
+
+    monkeypatch.setattr("console.sim.server.run_program", broken)
+    async with await fleet.connect("sim001") as conn:
+        result = await conn.run("amd-smi list; echo still here", timeout=10)
+    assert result.stdout == "still here\n" and result.stderr == "amd-smi: simulator error: KeyError('gpu_data')\n"
+
+
 async def test_every_node_has_its_own_host_key(fleet: Fleet) -> None:
     keys = fleet.server.keys
     fingerprints = {keys.host_key(name).get_fingerprint() for name in fleet.server.nodes}
