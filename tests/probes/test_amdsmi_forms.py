@@ -523,3 +523,15 @@ def test_caller_kind_is_kept_for_payloads() -> None:
     assert parsed.kind == "metric"
     found = detect(json.dumps(METRIC_7X))
     assert found is not None and (found.kind, found.confidence) == ("metric", 0.95)
+
+
+def test_link_status_json_as_plain_gpu_list() -> None:
+    """`amd-smi xgmi -l --json` printed as a GPU list whose entries carry the U/D/X row."""
+    text = (
+        '[{"gpu": 0, "bdf": "0000:0c:00.0", "link_status": ["SELF", "U", "D"]},'
+        ' {"gpu": 1, "bdf": "0000:22:00.0", "link_status": ["U", "SELF", "U"]},'
+        ' {"gpu": 2, "bdf": "0000:38:00.0", "link_status": ["D", "U", "SELF"]}]'
+    )
+    result = parse_output(text, Tool.AMD_SMI, "xgmi")
+    states = {(link.src_index, link.dst_index): link.status.value for link in result.data.xgmi_links}  # type: ignore[union-attr]
+    assert states == {(0, 1): "up", (0, 2): "down", (1, 0): "up", (1, 2): "up", (2, 0): "down", (2, 1): "up"}

@@ -207,13 +207,17 @@ def _from_json(payload: JsonPayload) -> AmdSmiResult | None:
     tables = payload.tables
     watch = payload.form is AmdSmiForm.JSON_WATCH
     result = _from_entries(entries, payload.form, watch=watch) if entries else None
-    if "xgmi_metric" in tables or "link_status" in tables or (result is not None and result.kind == "xgmi"):
+    # `xgmi --link-status --json` may also come as a plain GPU list whose entries carry the U/D/X row.
+    status_rows = tables.get("link_status", []) or [
+        e for e in entries if isinstance(e, Mapping) and isinstance(e.get("link_status"), list)
+    ]
+    if "xgmi_metric" in tables or status_rows or (result is not None and result.kind == "xgmi"):
         metric_entries = [e for e in tables.get("xgmi_metric", []) if isinstance(e, Mapping)] or entries
         result = result or _from_entries(metric_entries, payload.form, watch=False, kind="xgmi")
         if result is None:
-            result = _identities_only(tables.get("link_status", []), payload.form, "xgmi")
+            result = _identities_only(status_rows, payload.form, "xgmi")
         result.kind = "xgmi"
-        result.xgmi_links = xgmi_links(metric_entries, tables.get("link_status", []))
+        result.xgmi_links = xgmi_links(metric_entries, status_rows)
         result.xgmi_ports = xgmi_ports(tables.get("link_port_status", []))
     elif result is not None and result.kind == "topology":
         result.topology = topology_links(entries)

@@ -99,7 +99,9 @@ PROBES: tuple[ProbeSpec, ...] = (
         "amdsmi.bad_pages", "ras", ("amd-smi", "bad-pages", "--json"), 30, _tool(Tool.AMD_SMI, "bad-pages"), QUICK
     ),
     ProbeSpec("amdsmi.xgmi", "xgmi", ("amd-smi", "xgmi", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
-    ProbeSpec("amdsmi.xgmi_status", "xgmi", ("amd-smi", "xgmi", "-l"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
+    ProbeSpec(
+        "amdsmi.xgmi_status", "xgmi", ("amd-smi", "xgmi", "-l", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK
+    ),
     ProbeSpec("host.os", "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
     ProbeSpec("host.kernel", "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
     ProbeSpec("host.rocm", "stack", ("cat", "/opt/rocm/.info/version"), 10, _line("ROCm release"), QUICK, True),
