@@ -474,11 +474,13 @@ Options:
 -g --listGpus      List all the GPUs available in the machine, that RVS supports and
                    has visibility.
 
--i --indexes       Comma separated list of GPU ids/indexes to run test on.
-
--r --level         Run the test level (1-5) of the detected platform.
+-i --indexes       Comma separated list of GPU ids/indexes to run test on. This overrides
+                   the device/device_index values specified for every actions in the
+                   configuration file, including the ‘all’ value.
 
 -t --listTests     List the test modules present in RVS.
+
+   --version       Display version information and exit.
 
 -h --help          Display usage information and exit.
 
