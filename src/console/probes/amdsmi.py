@@ -8,6 +8,7 @@ the ``AMDSMI Tool: ...`` version line fills the stack versions wherever it appea
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -100,6 +101,9 @@ def parse(text: str, kind: str | None = None) -> ParsedOutput:
 
 
 def _read_all(text: str) -> tuple[AmdSmiResult, Triage]:
+    clean = _clean_json(text)
+    if clean is not None:
+        return clean, Triage()
     lines = clean_lines(text, strip_prefixes=True)
     found = triage(lines)
     try:
@@ -116,6 +120,20 @@ def _read_all(text: str) -> tuple[AmdSmiResult, Triage]:
     if found.versions is not None:
         result.versions = found.versions
     return result, found
+
+
+def _clean_json(text: str) -> AmdSmiResult | None:
+    """Fast path for the common case, a bare JSON document: no noise lines to triage one by one."""
+    body = text.strip()
+    if body[:1] not in ("{", "[") or body[-1:] not in ("}", "]"):
+        return None
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None
+    if not is_amdsmi_json([document]):
+        return None
+    return _from_json(read_payload([document]))
 
 
 def _nothing_found(lines: list[str]) -> str:

@@ -4,7 +4,11 @@ A channel open and a process start cost more than most probes; sending a node's 
 few bundles instead of one channel each is what makes a 1,000-node sweep fast. Each probe keeps its
 own on-node timeout, its exit status and its own stdout+stderr section:
 
-    echo "@@ic-begin <id>"; timeout -k 5 <T> <argv> 2>&1; echo "@@ic-end <id> rc=$?"
+    echo "@@ic-begin <id>"; timeout --foreground -k 5 <T> <argv> 2>&1; echo "@@ic-end <id> rc=$?"
+
+``--foreground`` keeps each probe in the bundle's process group (a plain ``timeout`` would make its
+own group), so when the console gives up on a bundle and kills that group on the node, the probe
+running inside dies with it.
 
 Everything spliced into the script is quoted with ``shlex``; probe ids are checked to be plain words.
 """
@@ -41,7 +45,7 @@ def bundle_script(probes: Sequence[ProbeSpec]) -> str:
             raise ValueError(f"probe id {spec.id!r} is not a plain word")
         command = shlex.join(spec.argv)
         lines.append(
-            f'echo "@@ic-begin {spec.id}"; timeout -k {KILL_GRACE_S} {spec.timeout_s:g} {command} 2>&1;'
+            f'echo "@@ic-begin {spec.id}"; timeout --foreground -k {KILL_GRACE_S} {spec.timeout_s:g} {command} 2>&1;'
             f' echo "@@ic-end {spec.id} rc=$?"'
         )
     return "\n".join(lines) + "\n"
