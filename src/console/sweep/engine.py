@@ -123,6 +123,8 @@ class SweepEngine:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running = False
         self._published: set[str] = set()
+        # Findings from outside the per-node probes (multi-node RCCL, bisection): node -> source -> findings.
+        self._external: dict[str, dict[str, list[Finding]]] = {}
         # Bundles per node run on parallel channels; stay well under sshd's MaxSessions (10).
         self.bundles_per_node = max(1, min(4, inventory.ssh.max_channels_per_node))
 
@@ -370,7 +372,21 @@ class SweepEngine:
         pack = self._pack_for(node)
         run_ids = {probe: o.run_id for probe, o in outcomes.items() if o.run_id is not None}
         findings = evaluate_node(pack, facts, run_ids) if pack is not None else []
-        self._publish(node, roll_up(node.name, findings + (extra or [])), facts)
+        external = [f for group in self._external.get(node.name, {}).values() for f in group]
+        self._publish(node, roll_up(node.name, findings + external + (extra or [])), facts)
+
+    def add_findings(self, node_name: str, source: str, findings: list[Finding]) -> NodeVerdict:
+        """Attach findings made outside the node's own probes (e.g. a multi-node RCCL pair) and re-judge it.
+
+        Findings of the same ``source`` replace the earlier ones, so a rerun of that source does not pile up.
+        """
+        node = self.inventory.node(node_name)
+        self._external.setdefault(node_name, {})[source] = list(findings)
+        if node_name in self._outcomes:
+            self._evaluate_node(node)
+        else:
+            self._publish(node, roll_up(node_name, list(findings)), self.facts.get(node_name) or NodeFacts(node=node))
+        return self.verdicts[node_name]
 
     def _node_unreachable(self, node: Node, reason: str) -> None:
         self._outcomes.pop(node.name, None)
