@@ -102,6 +102,19 @@ async def test_local_cancellation_kills_and_propagates(local: LocalTransport) ->
     assert _group_members("sleep 417") == []
 
 
+@pytest.mark.timeout(60)
+async def test_local_cancellation_at_any_point_of_the_spawn_leaves_nothing(local: LocalTransport) -> None:
+    """Cancelled while asyncio is still wiring the pipes, the child already runs: it must die too."""
+    for ticks in range(8):
+        task = asyncio.ensure_future(local.run("here", ["sh", "-c", "sleep 4176 & sleep 4177"], timeout_s=60))
+        for _ in range(ticks):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert _group_members("sleep 417") == [], f"left behind when cancelled after {ticks} loop ticks"
+
+
 @pytest.mark.parametrize(("argv", "stdin"), PARITY_CASES, ids=lambda case: str(case)[:30])
 async def test_local_and_ssh_transports_agree(
     argv: list[str], stdin: bytes | None, local: LocalTransport, ssh: SshTransport

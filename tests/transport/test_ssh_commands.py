@@ -98,7 +98,7 @@ async def test_thirty_parallel_commands_stay_under_max_sessions(ssh: SshTranspor
         running += step
         peak = max(peak, running)
     assert len(events) == 60
-    assert 4 <= peak <= 8  # parallel, but never more than max_channels_per_node (sshd allows 10)
+    assert 2 <= peak <= 8  # parallel, but never more than max_channels_per_node (sshd allows 10)
 
 
 async def test_more_channels_than_max_sessions_are_refused(fleet: SshdFleet) -> None:

@@ -156,6 +156,18 @@ async def test_cancelled_command_is_killed_on_the_node(ssh: SshTransport, fleet:
     assert (await ssh.run("node06", ["true"], timeout_s=10)).ok  # the connection survived
 
 
+async def test_cancelled_while_the_channel_opens_still_kills_what_started(ssh: SshTransport, fleet: SshdFleet) -> None:
+    assert (await ssh.run("node06", ["true"], timeout_s=10)).ok  # connected: cancels land in the channel open
+    for ticks in range(6):
+        task = asyncio.ensure_future(ssh.run("node06", ["sh", "-c", "sleep 3177 & sleep 3178"], timeout_s=60))
+        for _ in range(ticks):
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert await processes_matching(fleet, "node06", "sleep 317") == []
+
+
 async def test_connection_dropped_mid_command_is_disconnected(ssh: SshTransport, fleet: SshdFleet) -> None:
     task = asyncio.ensure_future(ssh.run("node02", ["sleep", "3175"], timeout_s=60))
     await _wait_for_process(fleet, "node02", "sleep 3175")
@@ -167,6 +179,25 @@ async def test_connection_dropped_mid_command_is_disconnected(ssh: SshTransport,
     logins = fleet.logins("node02")
     assert (await ssh.run("node02", ["hostname"], timeout_s=10)).stdout == b"node02\n"  # reconnects by itself
     assert fleet.logins("node02") == logins + 1
+
+
+async def test_silent_node_is_dropped_by_keepalive_and_stops_its_command_itself(fleet: SshdFleet) -> None:
+    settings = settings_for(fleet, keepalive_interval_s=0.5, keepalive_count_max=2)
+    async with SshTransport(targets_for(fleet), settings) as transport:
+        task = asyncio.ensure_future(transport.run("node03", ["sleep", "3176"], timeout_s=3))
+        await _wait_for_process(fleet, "node03", "sleep 3176")
+        fleet.freeze_node("node03")  # TCP stays up, nothing answers: only keepalives notice
+        started = time.monotonic()
+        with pytest.raises(TransportError) as silent:
+            await task
+        assert silent.value.kind is ErrorKind.DISCONNECTED
+        assert time.monotonic() - started < 2.0 + SLACK_S  # before the 3 s command timeout
+    fleet.thaw_node("node03")
+    # The console could not kill it; the node's own `timeout` does, shortly after 3 s.
+    deadline = time.monotonic() + 3 + 1 + 5
+    while await processes_matching(fleet, "node03", "sleep 3176"):
+        assert time.monotonic() < deadline, "the node-side timeout did not stop the orphaned command"
+        await asyncio.sleep(0.2)
 
 
 async def test_name_that_does_not_resolve_is_unreachable(fleet: SshdFleet) -> None:

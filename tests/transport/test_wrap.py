@@ -28,7 +28,7 @@ def _as_login_shell(command: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["sh", "-c", command], capture_output=True, timeout=30, check=False)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(ARG_TEXT, max_size=6))
 def test_any_argv_reaches_the_command_unchanged(args: list[str]) -> None:
     # The leading "argv" keeps printf from printing one empty field when args is empty.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shlex
 import signal
@@ -17,20 +18,24 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from console.transport.base import CommandResult
+from console.transport.base import CommandResult, Transport
+from console.transport.cleanup import Cleanups
 from console.transport.errors import ErrorKind, TransportError
 from console.transport.wrap import checked_argv, node_timeout_argv
 
 _POLL_S = 0.05
+_REAP_WAIT_S = 2.0
+
+log = logging.getLogger(__name__)
 
 
-class LocalTransport:
+class LocalTransport(Transport):
     """Runs commands on this host for the node it is; other node names are a programming error."""
 
     def __init__(self, node: str | None = None, *, kill_grace_s: float = 5.0) -> None:
         self.node = node or socket.gethostname()
         self._kill_grace_s = kill_grace_s
-        self._kills: set[asyncio.Task[None]] = set()
+        self._cleanups = Cleanups()
 
     async def __aenter__(self) -> LocalTransport:
         return self
@@ -47,13 +52,7 @@ class LocalTransport:
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         started_at, t0 = time.time(), time.monotonic()
-        process = await asyncio.create_subprocess_exec(
-            *node_timeout_argv(args, timeout_s, self._kill_grace_s),
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,  # its own process group (pgid == pid), which we may kill whole
-        )
+        process = await self._spawn(node_timeout_argv(args, timeout_s, self._kill_grace_s), stdin is not None)
         try:
             async with asyncio.timeout(timeout_s):
                 stdout, stderr = await process.communicate(stdin)
@@ -63,11 +62,7 @@ class LocalTransport:
                 node, ErrorKind.TIMEOUT, f"{shlex.join(args)[:80]} did not finish within {timeout_s:g} s and was killed"
             ) from None
         except asyncio.CancelledError:
-            kill = asyncio.ensure_future(self._kill(process))
-            self._kills.add(kill)
-            kill.add_done_callback(self._kills.discard)
-            with contextlib.suppress(asyncio.CancelledError):  # a second cancel must not stop the kill
-                await asyncio.shield(kill)
+            await self._cleanups.run(self._kill(process))
             raise
         return CommandResult(
             node, shlex.join(args), process.returncode, stdout, stderr, started_at, time.monotonic() - t0
@@ -83,12 +78,37 @@ class LocalTransport:
 
     async def close(self) -> None:
         """Wait (bounded) for process groups still being killed."""
-        if self._kills:
-            await asyncio.wait(self._kills, timeout=self._kill_grace_s + 1.0)
+        await self._cleanups.drain(self._kill_grace_s + _REAP_WAIT_S)
 
     def _check_node(self, node: str) -> None:
         if node != self.node:
             raise ValueError(f"LocalTransport runs commands on {self.node!r} only, not on {node!r}")
+
+    async def _spawn(self, argv: list[str], with_stdin: bool) -> asyncio.subprocess.Process:
+        """Start ``argv`` in a new session. If the caller is cancelled mid-spawn, the child may be
+        running already (asyncio itself would SIGKILL only the leader, then wait for pipes its
+        children keep open), so the spawn completes in the background and its group is killed."""
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE if with_stdin else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # its own process group (pgid == pid), which we may kill whole
+            )
+        )
+        try:
+            return await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            await self._cleanups.run(self._kill_once_spawned(spawn))
+            raise
+
+    async def _kill_once_spawned(self, spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
+        try:
+            process = await spawn
+        except OSError:
+            return  # nothing started
+        await self._kill(process)
 
     async def _kill(self, process: asyncio.subprocess.Process) -> None:
         """SIGTERM the process group, SIGKILL what is left after the grace, and reap the leader."""
@@ -99,7 +119,12 @@ class LocalTransport:
             await asyncio.sleep(_POLL_S)
         if _group_alive(pgid):
             _signal_group(pgid, signal.SIGKILL)
-        await process.wait()
+        # Python 3.11 returns from wait() only once every pipe is closed; a process that left the
+        # group (setsid) may hold them for ever.
+        try:
+            await asyncio.wait_for(process.wait(), _REAP_WAIT_S)
+        except TimeoutError:
+            log.warning("process group %d is dead but something outside it still holds its output pipes", pgid)
 
 
 def _signal_group(pgid: int, signum: int) -> None:

@@ -14,12 +14,13 @@ import shlex
 import socket
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncssh
 
-from console.transport.base import CommandResult
+from console.transport.base import CommandResult, Transport
+from console.transport.cleanup import Cleanups
 from console.transport.credentials import Credentials
 from console.transport.errors import ErrorKind, TransportError
 from console.transport.failures import handshake_failure, session_failure, tcp_failure, tunnel_failure
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 KILL_SLACK_S = 5.0  # the kill script's deadline beyond the grace it waits itself
 OPEN_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.4)
+ANNOUNCE_WAIT_S = 5.0  # how long a cancelled command may take to announce its process group
 _JUMP_CHANNELS = 1 << 16  # tunnels are direct-tcpip channels, which sshd's MaxSessions does not count
 
 
@@ -62,8 +64,11 @@ class _Pacer:
             await asyncio.sleep(start - now)
 
 
-class SshTransport:
-    """Runs commands on inventory nodes over SSH, with strict host keys and enforced timeouts."""
+class SshTransport(Transport):
+    """Runs commands on inventory nodes over SSH, with strict host keys and enforced timeouts.
+
+    Use one instance from one event loop; it holds asyncio semaphores and connections bound to it.
+    """
 
     def __init__(self, targets: Mapping[str, SshTarget], settings: SshSettings | None = None) -> None:
         self._settings = settings = settings or SshSettings()
@@ -78,7 +83,7 @@ class SshTransport:
         self._commands = asyncio.Semaphore(settings.max_commands)
         self._pacer = _Pacer(settings.stagger_s / settings.max_handshakes)
         self._accepted: list[AcceptedHostKey] = []
-        self._kills: set[asyncio.Task[None]] = set()
+        self._cleanups = Cleanups()
         self._closed = False
 
     @property
@@ -141,8 +146,7 @@ class SshTransport:
     async def close(self) -> None:
         """Let pending kills finish (bounded), then close node connections before the jumps they ride on."""
         self._closed = True
-        if self._kills:
-            await asyncio.wait(self._kills, timeout=self._settings.kill_grace_s + KILL_SLACK_S)
+        await self._cleanups.drain(self._settings.kill_grace_s + KILL_SLACK_S)
         await asyncio.gather(*(peer.close() for peer in self._peers.values()))
         await asyncio.gather(*(peer.close() for peer in self._jumps.values()))
 
@@ -263,7 +267,7 @@ class SshTransport:
         while True:
             conn = await self._connection(node, peer, endpoint)
             try:
-                return _Session(node, conn, peer, await conn.create_process(command, encoding=None))
+                return await self._open_session(_Session(node, conn, peer), command)
             except Exception as exc:
                 dead = conn.is_closed()
                 if dead:
@@ -272,6 +276,31 @@ class SshTransport:
                 if pause is None or not (dead or isinstance(exc, asyncssh.ChannelOpenError)):
                     raise _session_error(node, exc) from exc
             await asyncio.sleep(pause)
+
+    async def _open_session(self, session: _Session, command: str) -> _Session:
+        """Open the channel and start ``command``. Cancelled meanwhile, the command may start anyway
+        (the request is on the wire), so the open completes in the background and what it started
+        is killed as soon as it announces its process group."""
+        opening = asyncio.ensure_future(session.conn.create_process(command, encoding=None))
+        try:
+            session.process = await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            await self._cleanups.run(self._kill_once_open(session, opening))
+            raise
+        return session
+
+    async def _kill_once_open(
+        self, session: _Session, opening: asyncio.Future[asyncssh.SSHClientProcess[bytes]]
+    ) -> None:
+        try:
+            session.process = await opening
+        except Exception:
+            return  # never opened: nothing runs
+        with contextlib.suppress(TimeoutError, asyncssh.Error, ConnectionError):
+            async with asyncio.timeout(ANNOUNCE_WAIT_S):
+                await _read_announcement(session)
+        session.process.close()
+        await self._kill(session)
 
     async def _finish(
         self, session: _Session, command: str, timeout_s: float, stdin: bytes | None
@@ -290,11 +319,7 @@ class SshTransport:
             ) from None
         except asyncio.CancelledError:
             session.process.close()
-            kill = asyncio.ensure_future(self._kill(session))
-            self._kills.add(kill)
-            kill.add_done_callback(self._kills.discard)
-            with contextlib.suppress(asyncio.CancelledError):  # a second cancel must not stop the kill
-                await asyncio.shield(kill)
+            await self._cleanups.run(self._kill(session))
             raise
         except (asyncssh.Error, ConnectionError) as exc:
             session.peer.forget(session.conn)
@@ -324,12 +349,12 @@ class SshTransport:
 
 @dataclass
 class _Session:
-    """One command's channel, and the process group the node announced for it."""
+    """One command's connection and channel, and the process group the node announced for it."""
 
     node: str
     conn: asyncssh.SSHClientConnection
     peer: Peer
-    process: asyncssh.SSHClientProcess[bytes]
+    process: asyncssh.SSHClientProcess[bytes] = field(init=False)
     pgid: int | None = None
 
 
@@ -345,13 +370,8 @@ async def _collect(session: _Session, stdin: bytes | None) -> tuple[bytes, bytes
             process.stdin.write_eof()
 
     async def read_stderr() -> bytes:
-        before = b""
-        while line := await process.stderr.readline():
-            session.pgid = announced_pgid(line)
-            if session.pgid is not None:
-                return before + await process.stderr.read()
-            before += line  # the login shell's own noise, if any
-        return before
+        before = await _read_announcement(session)
+        return before + await process.stderr.read()
 
     stdout = asyncio.ensure_future(process.stdout.read())
     stderr = asyncio.ensure_future(read_stderr())
@@ -363,6 +383,17 @@ async def _collect(session: _Session, stdin: bytes | None) -> tuple[bytes, bytes
             task.cancel()
     await process.wait_closed()
     return stdout.result(), stderr.result()
+
+
+async def _read_announcement(session: _Session) -> bytes:
+    """Read stderr up to the wrapper's pgid line (recorded in the session); return what came before it."""
+    before = b""
+    while line := await session.process.stderr.readline():
+        session.pgid = announced_pgid(line)
+        if session.pgid is not None:
+            break
+        before += line  # the login shell's own noise, if any
+    return before
 
 
 def _session_error(node: str, exc: Exception) -> Exception:
