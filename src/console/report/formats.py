@@ -15,6 +15,7 @@ from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.base import Model
 from console.model.findings import Finding, NodeVerdict, Status
+from console.model.multinode import MultinodeResult
 
 REPORT_SCHEMA_VERSION = "1"
 
@@ -49,6 +50,7 @@ class SweepReport(Model):
     failed_nodes: str = Field(description="hostlist of FAIL nodes, for sbatch --exclude")
     unknown_nodes: str = Field(description="hostlist of nodes that could not be checked")
     nodes: list[NodeReport]
+    multinode: MultinodeResult | None = Field(None, description="multi-node RCCL runs (probe set multinode)")
 
 
 def build_report(
@@ -62,6 +64,7 @@ def build_report(
     duration_s: float,
     outcome: Literal["done", "cancelled", "deadline"],
     exit_code: int,
+    multinode: MultinodeResult | None = None,
 ) -> SweepReport:
     """Assemble the report from the engine's verdicts, in inventory order."""
     nodes = []
@@ -95,6 +98,7 @@ def build_report(
         failed_nodes=fold(n.node for n in nodes if n.status is Status.FAIL),
         unknown_nodes=fold(n.node for n in nodes if n.status is Status.UNKNOWN),
         nodes=nodes,
+        multinode=multinode,
     )
 
 
