@@ -1,0 +1,86 @@
+"""The action vocabulary the CLI and the TUI share: what to do (request), how (plan), what happened (result)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class ActionKind(StrEnum):
+    """Operator actions; the value is the audit log's ``action`` column."""
+
+    DRAIN = "drain"
+    RESUME = "resume"
+    UNDRAIN = "undrain"
+    CORDON = "cordon"
+    UNCORDON = "uncordon"
+    PIN = "pin"
+    ENFORCE_PIN = "enforce-pin"
+
+
+SLURM_KINDS = frozenset({ActionKind.DRAIN, ActionKind.RESUME, ActionKind.UNDRAIN})
+KUBE_KINDS = frozenset({ActionKind.CORDON, ActionKind.UNCORDON})
+# Actions that take nodes out of service: the blast-radius cap applies to them.
+REMOVING_KINDS = frozenset({ActionKind.DRAIN, ActionKind.CORDON})
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """What the operator asked for. ``targets`` are node names (already expanded from a hostlist)."""
+
+    kind: ActionKind
+    targets: tuple[str, ...]
+    reason: str = ""
+    sweep_id: int | None = None
+    force: bool = False
+    pool: str | None = None
+    from_node: str | None = None
+    image_digest: str | None = None  # PIN only: recorded with the stack when the node's facts lack it
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of a plan: the exact argv, where it runs, and the targets it acts on."""
+
+    where: str
+    argv: tuple[str, ...]
+    targets: tuple[str, ...]
+
+    def shown(self) -> str:
+        """``where$ argv`` as an operator would type it (argv shell-quoted)."""
+        return f"{self.where}$ {shlex.join(self.argv)}"
+
+
+@dataclass(frozen=True)
+class ActionPlan:
+    """The dry run of a request: the exact commands, where they run, and why anything is left out.
+
+    ``where`` is ``local``, the Slurm controller, ``kubernetes``, ``store`` or the hostlist of the nodes
+    the commands run on (one step per node in ``steps``). ``refused`` says why nothing may run.
+    ``decisions`` says, per target, what the plan does with it (``drain``, ``no-op: ...``, ``skip: ...``).
+    """
+
+    request: ActionRequest
+    commands: tuple[tuple[str, ...], ...]
+    where: str
+    notes: tuple[str, ...] = ()
+    refused: str | None = None
+    steps: tuple[Step, ...] = ()
+    decisions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def acting_on(self) -> tuple[str, ...]:
+        """Targets some step acts on, in request order."""
+        acted = {t for step in self.steps for t in step.targets}
+        return tuple(t for t in self.request.targets if t in acted)
+
+
+@dataclass(frozen=True)
+class ActionResult:
+    """What executing a plan did: overall ``ok``, a one-line ``outcome`` and a line per target."""
+
+    ok: bool
+    outcome: str
+    per_target: dict[str, str]
+    audit_id: int | None = None
