@@ -1,0 +1,176 @@
+"""Kubernetes cordon/taint and the reverse: pure patch builders, and the requests checked against a recorded exchange.
+
+No API server can run on these machines (and the ``kubernetes`` package is not installed here), so
+the service is given a tiny API object that replays ``tests/fixtures/kube/*_exchange.json``: it fails
+unless each request the console sends (method, path, content type and the exact JSON body) is the
+recorded one, in order, and answers with the recorded response.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from console.actions import ActionKind, ActionRequest, ActionService, CapPolicy, bare_inventory
+from console.actions.kube import (
+    PATCH_CONTENT_TYPE,
+    TAINT_KEY,
+    KubernetesClientApi,
+    cordon_patch,
+    decide,
+    describe_node,
+    taint_value,
+    uncordon_patch,
+    with_resource_version,
+)
+from console.store import Store
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "kube"
+CLOCK = 1767225600.0  # 2026-01-01T00:00:00Z, the time the exchange was recorded with
+
+
+class RecordedApi:
+    """``KubeNodeApi`` that replays a recorded exchange and fails on any request that differs from it."""
+
+    def __init__(self, name: str) -> None:
+        self.exchanges: list[dict[str, Any]] = json.loads((FIXTURES / name).read_text())["exchanges"]
+
+    def _next(self, method: str, path: str) -> dict[str, Any]:
+        assert self.exchanges, f"unexpected request {method} {path}: the recorded exchange is over"
+        exchange = self.exchanges.pop(0)
+        assert (exchange["request"]["method"], exchange["request"]["path"]) == (method, path)
+        return exchange
+
+    def list_nodes(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self._next("GET", "/api/v1/nodes")["response"]["body"]["items"]
+        return items
+
+    def read_node(self, name: str) -> dict[str, Any]:
+        node: dict[str, Any] = self._next("GET", f"/api/v1/nodes/{name}")["response"]["body"]
+        return node
+
+    def patch_node(self, name: str, body: dict[str, Any], content_type: str) -> dict[str, Any]:
+        exchange = self._next("PATCH", f"/api/v1/nodes/{name}")
+        assert content_type == exchange["request"]["content_type"]
+        assert json.loads(json.dumps(body)) == exchange["request"]["body"]
+        node: dict[str, Any] = exchange["response"]["body"]
+        return node
+
+
+def kube_service(store: Store, api: RecordedApi) -> ActionService:
+    return ActionService(bare_inventory(), store, kube_api=api, user="alice", clock=lambda: CLOCK)
+
+
+async def test_cordon_sends_the_recorded_patches_and_leaves_others_alone(store: Store) -> None:
+    api = RecordedApi("cordon_exchange.json")
+    svc = kube_service(store, api)
+    req = ActionRequest(ActionKind.CORDON, ("gpu001", "gpu002", "gpu003"), reason="xgmi link down gpu3", sweep_id=42)
+    await svc.refresh(req)
+    plan = svc.plan(req)
+    assert plan.where == "kubernetes" and plan.acting_on == ("gpu001", "gpu003")
+    assert plan.decisions["gpu002"].startswith("skip: cordoned by others")
+    method, path, content_type, body = plan.commands[0]
+    assert (method, path, content_type) == ("PATCH", "/api/v1/nodes/gpu001", PATCH_CONTENT_TYPE)
+    assert json.loads(body)["spec"]["taints"] == [
+        {"key": TAINT_KEY, "value": "xgmi-link-down-gpu3", "effect": "NoSchedule"}
+    ]
+    result = await svc.execute(plan)
+    assert api.exchanges == [], "every recorded request was made"
+    assert result.ok, result.outcome
+    assert result.outcome == "cordoned gpu[001,003]; skipped gpu002"
+    assert "amd-gpu-unhealthy=AMDGPUXgmi:NoSchedule" in result.per_target["gpu003"]  # the operator's taint stays
+    assert result.per_target["gpu001"].startswith("cordoned: now cordoned by the console (alice): xgmi link down gpu3")
+    entry = store.audit_log(1)[0]
+    assert entry["action"] == "cordon" and entry["user"] == "alice"
+    assert "PATCH /api/v1/nodes/gpu001" in entry["commands"]
+
+
+async def test_uncordon_undoes_only_the_consoles_cordons(store: Store) -> None:
+    api = RecordedApi("uncordon_exchange.json")
+    svc = kube_service(store, api)
+    req = ActionRequest(ActionKind.UNCORDON, ("gpu001", "gpu002", "gpu003"))
+    await svc.refresh(req)
+    plan = svc.plan(req)
+    assert plan.acting_on == ("gpu001", "gpu003")
+    assert "the console uncordons only its own nodes" in plan.decisions["gpu002"]
+    result = await svc.execute(plan)
+    assert api.exchanges == []
+    assert result.ok and result.outcome == "uncordoned gpu[001,003]; skipped gpu002"
+    assert result.per_target["gpu001"] == "uncordoned: now schedulable, taints dedicated=training:NoSchedule"
+
+
+async def test_cordon_refused_over_the_cap(store: Store) -> None:
+    api = RecordedApi("cordon_exchange.json")
+    caps = CapPolicy(minimum=1)  # 3 nodes: cap 1
+    svc = ActionService(bare_inventory(), store, kube_api=api, user="alice", clock=lambda: CLOCK, caps=caps)
+    req = ActionRequest(ActionKind.CORDON, ("gpu001", "gpu003"), reason="x")
+    await svc.refresh(req)
+    plan = svc.plan(req)
+    assert plan.refused is not None and "pool cluster: 2 nodes would be out of service" in plan.refused
+
+
+def test_taint_value_is_a_valid_label_value() -> None:
+    assert taint_value("xgmi link down gpu3") == "xgmi-link-down-gpu3"
+    assert taint_value(" $(id); rm -rf / \n") == "id-rm--rf"
+    assert taint_value("-" * 10) == ""
+    long = taint_value("ecc " * 40)
+    assert len(long) <= 63 and long[-1].isalnum()
+
+
+def test_cordon_patch_keeps_the_full_reason_in_annotations() -> None:
+    patch = cordon_patch('ecc "uncorrectable"\nGPU 5', "bob", CLOCK, None)
+    notes = patch["metadata"]["annotations"]
+    assert notes["instinct-console/drain-reason"] == 'ecc "uncorrectable" GPU 5'
+    assert notes["instinct-console/drained-at"] == "2026-01-01T00:00:00Z"
+    assert "instinct-console/sweep-id" not in notes
+    assert patch["spec"]["unschedulable"] is True
+
+
+def test_uncordon_patch_deletes_by_merge_key_and_nulls_annotations() -> None:
+    patch = uncordon_patch()
+    assert patch["spec"]["taints"] == [{"$patch": "delete", "key": TAINT_KEY}]
+    assert set(patch["metadata"]["annotations"].values()) == {None}
+
+
+def test_resource_version_is_added_without_changing_the_body() -> None:
+    body = uncordon_patch()
+    pinned = with_resource_version(body, {"metadata": {"resourceVersion": "7"}})
+    assert pinned["metadata"]["resourceVersion"] == "7" and "resourceVersion" not in body["metadata"]
+    assert with_resource_version(body, {"metadata": {}}) is body
+
+
+@pytest.mark.parametrize(
+    ("cordon", "node", "force", "act", "starts"),
+    [
+        (True, {"spec": {}}, False, True, "cordon and taint"),
+        (True, {"spec": {"unschedulable": True}}, False, False, "skip: cordoned by others"),
+        (True, {"spec": {"unschedulable": True}}, True, True, "cordon and taint"),
+        (False, {"spec": {}}, False, False, "no-op: schedulable"),
+        (False, {"spec": {"taints": [{"key": TAINT_KEY, "effect": "NoSchedule"}]}}, False, False, "skip"),
+        (False, {"spec": {"unschedulable": True}}, True, True, "uncordon and untaint cordoned by others"),
+    ],
+)
+def test_ownership_decisions(cordon: bool, node: dict[str, Any], force: bool, act: bool, starts: str) -> None:
+    decision = decide(cordon, node, force)
+    assert decision.act is act and decision.note.startswith(starts), decision.note
+
+
+def test_describe_names_the_consoles_own_cordon() -> None:
+    node = {
+        "metadata": {"annotations": {"instinct-console/drained-by": "alice", "instinct-console/drain-reason": "ecc"}},
+        "spec": {"unschedulable": True, "taints": [{"key": TAINT_KEY, "value": "ecc", "effect": "NoSchedule"}]},
+    }
+    assert describe_node(node) == "cordoned by the console (alice): ecc, taints amd.com/gpu-unhealthy=ecc:NoSchedule"
+
+
+def test_real_client_needs_the_optional_kubernetes_package() -> None:
+    try:
+        import kubernetes  # noqa: F401
+    except ImportError:
+        with pytest.raises(RuntimeError, match=r"instinct-console\[kube\]"):
+            KubernetesClientApi()
+    else:
+        pytest.skip("kubernetes is installed here")
