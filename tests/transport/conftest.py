@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -53,6 +54,25 @@ async def ssh(fleet: SshdFleet) -> AsyncIterator[SshTransport]:
     """A transport to every fleet node with the default test settings."""
     async with SshTransport(targets_for(fleet), settings_for(fleet)) as transport:
         yield transport
+
+
+def local_processes_matching(needle: str) -> list[str]:
+    """Command lines of live (non-zombie) processes on this host containing ``needle``.
+
+    Zombies do not count: where PID 1 does not reap, an orphan's zombie lingers but runs nothing.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if needle in cmdline and state != "Z":
+            found.append(cmdline)
+    return found
 
 
 async def processes_matching(fleet: SshdFleet, node: str, needle: str) -> list[str]:

@@ -6,12 +6,11 @@ import asyncio
 import os
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
 from console.transport import CommandResult, ErrorKind, LocalTransport, SshTransport, Transport, TransportError
-from tests.transport.conftest import KILL_GRACE_S
+from tests.transport.conftest import KILL_GRACE_S, local_processes_matching
 from tests.transport.test_ssh_commands import HOSTILE_ARGS
 
 SLACK_S = 1.5
@@ -24,22 +23,6 @@ PARITY_CASES: list[tuple[list[str], bytes | None]] = [
     (["sh", "-c", 'printf "%s|" "$@"', "sh", "$(id)", "a b"], None),
     (["false"], None),
 ]
-
-
-def _group_members(needle: str) -> list[str]:
-    """Live (non-zombie) local processes whose command line contains ``needle``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if needle in cmdline and state != "Z":
-            found.append(cmdline)
-    return found
 
 
 @pytest.fixture
@@ -78,7 +61,7 @@ async def test_local_timeout_kills_the_whole_process_group(local: LocalTransport
         await local.run("here", ["sh", "-c", "sleep 4171 & sleep 4172; wait"], timeout_s=1)
     assert timed_out.value.kind is ErrorKind.TIMEOUT
     assert time.monotonic() - started < 1.0 + SLACK_S
-    assert _group_members("sleep 417") == []
+    assert local_processes_matching("sleep 417") == []
 
 
 async def test_local_sigterm_ignoring_command_is_killed_after_the_grace(local: LocalTransport) -> None:
@@ -87,19 +70,19 @@ async def test_local_sigterm_ignoring_command_is_killed_after_the_grace(local: L
         await local.run("here", ["sh", "-c", "trap '' TERM; sleep 4173"], timeout_s=0.5)
     assert timed_out.value.kind is ErrorKind.TIMEOUT
     assert 0.5 + KILL_GRACE_S * 0.9 < time.monotonic() - started < 0.5 + KILL_GRACE_S + SLACK_S
-    assert _group_members("sleep 4173") == []
+    assert local_processes_matching("sleep 4173") == []
 
 
 async def test_local_cancellation_kills_and_propagates(local: LocalTransport) -> None:
     task = asyncio.ensure_future(local.run("here", ["sh", "-c", "sleep 4174 & sleep 4175"], timeout_s=60))
     deadline = time.monotonic() + 5
-    while not _group_members("sleep 4174"):
+    while not local_processes_matching("sleep 4174"):
         assert time.monotonic() < deadline
         await asyncio.sleep(0.05)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert _group_members("sleep 417") == []
+    assert local_processes_matching("sleep 417") == []
 
 
 @pytest.mark.timeout(60)
@@ -112,7 +95,7 @@ async def test_local_cancellation_at_any_point_of_the_spawn_leaves_nothing(local
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert _group_members("sleep 417") == [], f"left behind when cancelled after {ticks} loop ticks"
+        assert local_processes_matching("sleep 417") == [], f"left behind when cancelled after {ticks} loop ticks"
 
 
 @pytest.mark.parametrize(("argv", "stdin"), PARITY_CASES, ids=lambda case: str(case)[:30])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,11 +14,12 @@ from console.transport.wrap import (
     NODE_TIMEOUT_MARGIN_S,
     announced_pgid,
     checked_argv,
-    kill_group_script,
     node_timeout_argv,
     remote_command,
     seconds,
+    signal_group_command,
 )
+from tests.transport.conftest import local_processes_matching
 
 # Any text an argument can hold: everything but NUL (exec cannot carry it) and lone surrogates.
 ARG_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=40)
@@ -84,18 +86,35 @@ def test_seconds_reject_negative_durations() -> None:
         seconds(-1)
 
 
-def test_kill_script_terms_then_kills_only_that_group() -> None:
-    script = kill_group_script(4242, kill_grace_s=5)
-    assert script.index("kill -TERM -4242") < script.index("kill -KILL -4242")
-    assert "-ge 50 ]" in script  # 5 s of 0.1 s polls
-    for pgid in (0, 1, -5):
-        with pytest.raises(ValueError, match="refusing"):
-            kill_group_script(pgid, 5)
+def test_the_wrapper_has_the_agreed_shape() -> None:
+    """Simulated nodes (console.sim) recognise this exact form; change both together."""
+    assert remote_command(["amd-smi", "static", "--json"], timeout_s=30, kill_grace_s=5) == (
+        'exec sh -c \'echo "@@ic-pgid $$" >&2; exec timeout -k 5 31 "$@"\' sh amd-smi static --json'
+    )
 
 
-def test_kill_script_returns_at_once_for_a_group_that_is_gone() -> None:
-    done = _as_login_shell(kill_group_script(2_000_000_000, kill_grace_s=5))
-    assert done.returncode == 0
+def test_group_signals_reach_the_whole_group_under_dash() -> None:
+    """``kill -SIG -pgid`` as the node's /bin/sh (dash here) runs it, against a real process group."""
+    group = subprocess.Popen(["sh", "-c", "sleep 4242 & sleep 4243"], start_new_session=True)
+    try:
+        assert _as_login_shell(signal_group_command(group.pid, "0")).returncode == 0
+        assert _as_login_shell(signal_group_command(group.pid, "TERM")).returncode == 0
+        assert group.wait(5) == -15
+        time.sleep(0.1)
+        assert local_processes_matching("sleep 424") == []  # the background sleep got it too
+    finally:
+        group.kill()
+        group.wait()
+
+
+def test_group_signal_of_a_missing_group_fails() -> None:
+    assert _as_login_shell(signal_group_command(2_000_000_000, "0")).returncode != 0
+
+
+@pytest.mark.parametrize(("pgid", "name"), [(0, "TERM"), (1, "KILL"), (-5, "TERM"), (4242, "TERM; reboot")])
+def test_group_signal_refuses_dangerous_targets(pgid: int, name: str) -> None:
+    with pytest.raises(ValueError):
+        signal_group_command(pgid, name)
 
 
 @pytest.mark.parametrize(

@@ -28,11 +28,12 @@ from console.transport.hostkeys import AcceptedHostKey, HostKeyCheck, KnownHosts
 from console.transport.peer import Peer
 from console.transport.settings import SshSettings, SshTarget
 from console.transport.sshconfig import ConfigResolver, Endpoint
-from console.transport.wrap import announced_pgid, checked_argv, kill_group_script, remote_command
+from console.transport.wrap import announced_pgid, checked_argv, remote_command, signal_group_command
 
 log = logging.getLogger(__name__)
 
-KILL_SLACK_S = 5.0  # the kill script's deadline beyond the grace it waits itself
+KILL_SLACK_S = 5.0  # the whole kill sequence's deadline beyond the grace
+KILL_FIRST_POLL_S = 0.1  # then 0.2, 0.4, ... until the grace is used up
 OPEN_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.4)
 ANNOUNCE_WAIT_S = 5.0  # how long a cancelled command may take to announce its process group
 _JUMP_CHANNELS = 1 << 16  # tunnels are direct-tcpip channels, which sshd's MaxSessions does not count
@@ -326,10 +327,11 @@ class SshTransport(Transport):
             raise _session_error(session.node, exc) from exc
 
     async def _kill(self, session: _Session) -> None:
-        """SIGTERM then SIGKILL the command's process group, over a new channel on the same connection.
+        """SIGTERM the command's process group, then SIGKILL it if it outlives the grace.
 
-        The kill channel bypasses the node's channel semaphore: the cap leaves sshd room for it, and
-        the timed-out session was closed first.
+        Each step is a short ``kill`` on a new channel of the same connection, outside the node's
+        channel semaphore (the cap leaves sshd room for it, and the timed-out session is closed
+        already). Polls with growing pauses, so a command that honours SIGTERM costs no grace time.
         """
         node, pgid = session.node, session.pgid
         if pgid is None:
@@ -339,12 +341,25 @@ class SshTransport(Transport):
             log.warning("%s: connection lost; the node's own timeout stops process group %d", node, pgid)
             return
         grace = self._settings.kill_grace_s
-        script = shlex.join(["sh", "-c", kill_group_script(pgid, grace)])
         try:
             async with asyncio.timeout(grace + KILL_SLACK_S):
-                await session.conn.run(script, check=False)
+                await _signal_group(session.conn, pgid, "TERM")
+                waited, pause = 0.0, KILL_FIRST_POLL_S
+                while waited < grace:
+                    step = min(pause, grace - waited)
+                    await asyncio.sleep(step)
+                    waited, pause = waited + step, pause * 2
+                    if not await _signal_group(session.conn, pgid, "0"):
+                        return  # the group is gone
+                await _signal_group(session.conn, pgid, "KILL")
         except (asyncssh.Error, OSError) as exc:  # TimeoutError included
             log.warning("%s: could not kill process group %d: %s", node, pgid, exc or type(exc).__name__)
+
+
+async def _signal_group(conn: asyncssh.SSHClientConnection, pgid: int, signal_name: str) -> bool:
+    """Send a signal to a process group on the node; whether some process received it."""
+    done = await conn.run(signal_group_command(pgid, signal_name), check=False)
+    return done.exit_status == 0
 
 
 @dataclass
