@@ -116,6 +116,14 @@ def _pid_namespace(pid: int) -> str | None:
         return None
 
 
+def _start_time(pid: int) -> str | None:
+    """When ``pid`` started (clock ticks since boot), to tell it from a later process with the same pid."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
 def _children(pid: int) -> list[int]:
     try:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
@@ -191,7 +199,7 @@ class SshdFleet:
         self.login_user = login_user
         self._base: Path | None = None  # a fresh temporary directory once started
         self.nodes: list[FleetNode] = []
-        self._namespaces: set[str] = set()
+        self._survivors: list[tuple[int, str]] = []  # (pid, start time) that outlived their node
 
     # -- paths the client side uses ------------------------------------------------------------
     @property
@@ -265,9 +273,15 @@ class SshdFleet:
         self.stop()
 
     def leftover_processes(self) -> list[int]:
-        """Pids still alive in any PID namespace this fleet ever created, plus live ``unshare`` wrappers."""
-        pids = [n.proc.pid for n in self.nodes if n.running and n.proc is not None]
-        return pids + [pid for pid in _all_pids() if _pid_namespace(pid) in self._namespaces]
+        """Pids of running nodes (wrapper and namespace), plus any process that outlived a stopped node.
+
+        Processes are followed by pid *and* start time: a dead namespace's id, and a dead process's
+        pid, may be reused at once by someone else's test run on the same machine.
+        """
+        running = [
+            pid for n in self.nodes if n.running and n.proc is not None for pid in (n.proc.pid, *self.processes(n))
+        ]
+        return running + [pid for pid, started in self._survivors if _start_time(pid) == started]
 
     def processes(self, node: FleetNode | str) -> list[int]:
         """Pids inside the node's PID namespace (its sshd and every session process)."""
@@ -282,6 +296,7 @@ class SshdFleet:
         node = self._resolve(node)
         if node.proc is None:
             return
+        members = [(pid, started) for pid in self.processes(node) if (started := _start_time(pid)) is not None]
         init = _children(node.proc.pid)
         # unshare --fork ignores SIGTERM; killing the namespace init takes every session with it.
         for pid in init or [node.proc.pid]:
@@ -294,6 +309,7 @@ class SshdFleet:
             node.proc.wait(10)
         node.proc = None
         node.frozen = False
+        self._survivors += [(pid, started) for pid, started in members if _start_time(pid) == started]
 
     def start_node(self, node: FleetNode | str, timeout_s: float = 10.0) -> None:
         """Bring a stopped node back (a no-op for a running one)."""
@@ -440,7 +456,6 @@ class SshdFleet:
             if namespace is None or namespace == _pid_namespace(node.proc.pid):
                 return False  # unshare has not forked into the new namespace yet
             node.namespace = namespace
-            self._namespaces.add(namespace)
         try:
             with socket.create_connection((node.addr, node.port), timeout=1.0) as conn:
                 conn.settimeout(2.0)
