@@ -51,7 +51,7 @@ class LocalTransport(Transport):
         args = checked_argv(argv)
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
-        started_at, t0 = time.time(), time.monotonic()
+        started_at, t0, shown = time.time(), time.monotonic(), shlex.join(args)
         process = await self._spawn(node_timeout_argv(args, timeout_s, self._kill_grace_s), stdin is not None)
         try:
             async with asyncio.timeout(timeout_s):
@@ -59,14 +59,12 @@ class LocalTransport(Transport):
         except TimeoutError:
             await self._kill(process)
             raise TransportError(
-                node, ErrorKind.TIMEOUT, f"{shlex.join(args)[:80]} did not finish within {timeout_s:g} s and was killed"
+                node, ErrorKind.TIMEOUT, f"{shown[:80]} did not finish within {timeout_s:g} s and was killed"
             ) from None
         except asyncio.CancelledError:
             await self._cleanups.run(self._kill(process))
             raise
-        return CommandResult(
-            node, shlex.join(args), process.returncode, stdout, stderr, started_at, time.monotonic() - t0
-        )
+        return CommandResult(node, shown, process.returncode, stdout, stderr, started_at, time.monotonic() - t0)
 
     async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
         """Run ``script`` with ``sh -c`` here, wrapped like ``run``."""

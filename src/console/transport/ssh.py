@@ -106,13 +106,13 @@ class SshTransport(Transport):
         args = checked_argv(argv)
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
-        command = remote_command(args, timeout_s, self._settings.kill_grace_s)
+        command, shown = remote_command(args, timeout_s, self._settings.kill_grace_s), shlex.join(args)
         peer, endpoint = self._peer(node)
         started_at, t0 = time.time(), time.monotonic()
         await self._connection(node, peer, endpoint)  # connect before taking slots: a slow handshake holds none
         async with peer.channels, self._commands:
             session = await self._start(node, peer, endpoint, command)
-            stdout, stderr = await self._finish(session, shlex.join(args), timeout_s, stdin)
+            stdout, stderr = await self._finish(session, shown, timeout_s, stdin)
         status = session.process.returncode
         if status is None:  # asyncssh's way of saying the connection went away mid-command
             peer.forget(session.conn)
@@ -121,7 +121,7 @@ class SshTransport(Transport):
                 ErrorKind.DISCONNECTED,
                 "connection lost while the command ran; the node's own timeout stops it if it still runs",
             )
-        return CommandResult(node, shlex.join(args), status, stdout, stderr, started_at, time.monotonic() - t0)
+        return CommandResult(node, shown, status, stdout, stderr, started_at, time.monotonic() - t0)
 
     async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
         """Run ``script`` with ``sh -c`` on ``node``, wrapped like ``run``."""
