@@ -1,0 +1,319 @@
+"""The ``multinode`` probe set: rccl-tests over node pairs (or groups) after the per-node sweep.
+
+Per pool, the first node that passed its own probes is the reference (ROCm/cvs's pairwise phase 1);
+every other reachable node runs ``all_reduce_perf`` with a known-good node, is judged against the
+pool's two-node busbw floor and ``#wrong``, and failing runs are bisected (``console.sweep.bisect``)
+until the node behind them is named. Each run's raw output is stored like a probe's; the verdicts
+join the nodes' own through ``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are
+returned as a ``MultinodeResult`` for the JSON report and the TUI's cluster view.
+
+Pools run side by side; within a pool, runs never share a node (a collective takes all its GPUs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import shlex
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from console.inventory.hostlist import fold
+from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
+from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, PoolRuns
+from console.sweep.bisect import Bisection, Conclusion, Outcome, Trial
+from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
+from console.sweep.engine import SweepEngine, SweepResult, describe
+from console.transport import ErrorKind, Transport, TransportError
+
+SOURCE = "multinode"
+PROBE_ID = "multinode.all_reduce"
+CHECK_ID = "rccl.multinode"
+FLOOR_VAR = "rccl_pair_busbw_min_gbps"
+_OUTCOME = {Status.PASS: Outcome.PASS, Status.FAIL: Outcome.FAIL}
+_BAD = (Status.FAIL, Status.UNKNOWN)
+
+
+@dataclass(frozen=True)
+class MultinodeOptions:
+    """How the multi-node phase runs. ``site`` launches every run from one host (srun on a login node)."""
+
+    launch: LaunchSettings = field(default_factory=LaunchSettings)
+    group_size: int = 1
+    max_parallel: int = 1
+    site: str | None = None
+
+
+def pool_floor(engine: SweepEngine, model: str, nodes: int) -> Floor | None:
+    """The pack's two-node floor; beyond two nodes vendors publish none, so it is reused as an estimate."""
+    pack = engine.packs.get(model)
+    if pack is None:
+        return None
+    sourced = pack.pack.source_of(FLOOR_VAR)
+    if sourced is None or not isinstance(sourced.value, int | float):
+        return None
+    if nodes <= 2:
+        return Floor(float(sourced.value), sourced.source, sourced.source_kind)
+    source = f"two-node floor reused for {nodes} nodes (thresholds.md A.5: no vendor number); {sourced.source}"
+    return Floor(float(sourced.value), source, SourceKind.ESTIMATE)
+
+
+class _PoolRun:
+    """The runs of one pool: drives its bisection plan and keeps every run's record."""
+
+    def __init__(
+        self,
+        engine: SweepEngine,
+        *,
+        sweep_id: int,
+        pool: str,
+        plan: Bisection,
+        options: MultinodeOptions,
+        transport: Transport,
+    ) -> None:
+        self.engine = engine
+        self.sweep_id = sweep_id
+        self.pool = pool
+        self.plan = plan
+        self.options = options
+        self.transport = transport
+        self.records: list[tuple[Trial, CollectiveRun, Floor | None]] = []
+
+    async def run(self) -> None:
+        running: dict[asyncio.Task[CollectiveRun], tuple[Trial, Floor | None]] = {}
+        try:
+            while not self.plan.done:
+                for trial in self.plan.start():
+                    model = self.engine.inventory.node(trial.reference).gpu_model
+                    floor = pool_floor(self.engine, model, len(trial.nodes))
+                    running[asyncio.ensure_future(self._run_trial(trial, floor))] = (trial, floor)
+                if not running:
+                    break
+                finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in finished:
+                    trial, floor = running.pop(task)
+                    record = task.result()
+                    self.records.append((trial, record, floor))
+                    self.plan.finish(trial, _OUTCOME.get(record.status, Outcome.UNKNOWN))
+        finally:
+            # Cancelled (deadline, Ctrl-C): the transport kills each launcher on the node as its task ends.
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def _run_trial(self, trial: Trial, floor: Floor | None) -> CollectiveRun:
+        nodes = [self.engine.inventory.node(name) for name in trial.nodes]
+        settings = self.options.launch
+        argv = launch_argv(nodes, settings)
+        site = self.options.site or trial.reference
+        started_at, t0 = time.time(), time.monotonic()
+        stdout = stderr = b""
+        exit_status: int | None = None
+        try:
+            result = await self.transport.run(site, argv, timeout_s=settings.timeout_s)
+        except TransportError as exc:
+            verdict = _transport_failure(exc, settings)
+        else:
+            stdout, stderr, exit_status = result.stdout, result.stderr, result.exit_status
+            ranks = sum(n.gpu_count for n in nodes)
+            verdict = judge(_text(stdout), _text(stderr), exit_status, nodes=len(nodes), ranks=ranks, floor=floor)
+        duration = time.monotonic() - t0
+        run_id = None
+        if self.engine.store is not None:
+            run_id = self.engine.store.add_probe_run(
+                self.sweep_id,
+                site,
+                PROBE_ID,
+                command=shlex.join(argv),
+                exit_status=exit_status,
+                started_at=started_at,
+                duration_s=duration,
+                stdout=stdout,
+                stderr=stderr,
+                problem=None if verdict.status is Status.PASS else verdict.reason,
+            )
+        return CollectiveRun(
+            pool=self.pool,
+            nodes=list(trial.nodes),
+            purpose=trial.purpose.value,
+            status=verdict.status,
+            busbw_gbps=verdict.busbw_gbps,
+            floor_gbps=floor.gbps if floor else None,
+            wrong=verdict.wrong,
+            reason=verdict.reason,
+            command=shlex.join(argv),
+            duration_s=round(duration, 3),
+            run_id=run_id,
+        )
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _transport_failure(exc: TransportError, settings: LaunchSettings) -> Judgement:
+    if exc.kind is ErrorKind.TIMEOUT:
+        # D.4: a run that never prints its average has hung; the transport killed the launcher's group.
+        return Judgement(Status.FAIL, f"no result within {settings.timeout_s:g} s: the collective hung and was killed")
+    return Judgement(Status.UNKNOWN, f"could not run: {describe(exc)}")
+
+
+def _select(engine: SweepEngine, sweep: SweepResult, pool: str) -> tuple[list[str], list[str]]:
+    """(references, candidates) of a pool: nodes that passed, best first; every node that was reached."""
+    members = [n.name for n in engine.inventory.nodes if n.pool == pool and n.name in sweep.verdicts]
+    verdicts = {name: sweep.verdicts[name] for name in members}
+    reached = [name for name in members if "reachability" not in verdicts[name].families]
+    passed = [name for name in reached if verdicts[name].status is Status.PASS]
+    warned = [name for name in reached if verdicts[name].status is Status.WARN]
+    return passed or warned, reached
+
+
+async def run_multinode(
+    engine: SweepEngine,
+    sweep: SweepResult,
+    options: MultinodeOptions | None = None,
+    transport: Transport | None = None,
+    deadline_s: float | None = None,
+) -> MultinodeResult:
+    """Run the multi-node phase after ``sweep`` and attach its findings to the nodes' verdicts.
+
+    ``transport`` defaults to the engine's (runs launched on each trial's reference node). A run still
+    going at ``deadline_s`` is killed and the nodes it left unjudged get an UNKNOWN finding.
+    """
+    options = options or MultinodeOptions()
+    transport = transport or engine.transport
+    result = MultinodeResult(launcher=options.launch.launcher)
+    runs: list[_PoolRun] = []
+    for pool in sorted({engine.inventory.node(name).pool for name in sweep.verdicts}):
+        references, candidates = _select(engine, sweep, pool)
+        if not references or len(candidates) < 2:
+            why = "no node of the pool passed its own probes" if not references else "fewer than two nodes reached"
+            result.pools.append(PoolRuns(pool=pool, note=f"no multi-node run: {why}"))
+            continue
+        plan = Bisection(references, candidates, group_size=options.group_size, max_parallel=options.max_parallel)
+        runs.append(
+            _PoolRun(engine, sweep_id=sweep.sweep_id, pool=pool, plan=plan, options=options, transport=transport)
+        )
+    stopped = False
+    try:
+        async with asyncio.timeout(deadline_s):
+            await asyncio.gather(*(pool_run.run() for pool_run in runs))
+    except TimeoutError:
+        stopped = True
+    for pool_run in runs:
+        _conclude(engine, pool_run, result, stopped)
+    return result
+
+
+def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, stopped: bool) -> None:
+    found = pool_run.plan.conclusion()
+    records = [record for _, record, _ in pool_run.records]
+    result.runs.extend(records)
+    unjudged = [] if pool_run.plan.done else _unjudged(pool_run, found)
+    note = f"stopped at the deadline; not judged: {fold(unjudged)}" if stopped and unjudged else ""
+    result.pools.append(
+        PoolRuns(
+            pool=pool_run.pool,
+            reference=found.reference,
+            retired_references=found.retired,
+            cleared=found.cleared,
+            note=note,
+        )
+    )
+    for node, reason in _culprits(found, pool_run).items():
+        result.culprits.append(Culprit(pool=pool_run.pool, node=node, reason=reason))
+    for node, node_findings in _findings(pool_run, found, unjudged).items():
+        engine.add_findings(node, SOURCE, node_findings)
+
+
+def _unjudged(pool_run: _PoolRun, found: Conclusion) -> list[str]:
+    judged = {found.reference, *found.cleared, *found.culprits, *found.unknown}
+    return sorted(set(pool_run.plan.nodes) - judged)
+
+
+def _latest(pool_run: _PoolRun, node: str, statuses: Iterable[Status]) -> tuple[CollectiveRun, Floor | None] | None:
+    wanted = set(statuses)
+    for trial, record, floor in reversed(pool_run.records):
+        if node in trial.nodes and record.status in wanted:
+            return record, floor
+    return None
+
+
+def _culprits(found: Conclusion, pool_run: _PoolRun) -> dict[str, str]:
+    """Each named node with how it was named and what its last failing run showed."""
+    named = {}
+    for node, how in found.culprits.items():
+        latest = _latest(pool_run, node, _BAD)
+        named[node] = f"{how}: {latest[0].reason}" if latest else how
+    return named
+
+
+def _names(nodes: list[str]) -> str:
+    # A pair reads best spelled out; a large group as a hostlist.
+    return ", ".join(nodes) if len(nodes) <= 4 else fold(nodes)
+
+
+def _finding(node: str, status: Status, message: str, run: CollectiveRun | None, floor: Floor | None) -> Finding:
+    evidence = Evidence(probe=PROBE_ID)
+    if run is not None:
+        peers = _names(run.nodes)
+        evidence = Evidence(
+            observed=run.busbw_gbps if run.busbw_gbps is not None else run.reason,
+            expected=f">= {floor.gbps:g} GB/s with {peers}" if floor else f"a clean run with {peers}",
+            unit="GB/s" if run.busbw_gbps is not None else None,
+            source=floor.source if floor else "ROCm/cvs rccl_lib.py: #wrong, out-of-bounds, missing average fail",
+            source_kind=floor.source_kind if floor else SourceKind.VENDOR_SPEC,
+            probe=PROBE_ID,
+            probe_run_id=run.run_id,
+        )
+    return Finding(
+        check_id=CHECK_ID,
+        family="rccl",
+        status=status,
+        subject=Subject(node=node),
+        message=f"multi-node {COLLECTIVE}: {message}",
+        evidence=evidence,
+    )
+
+
+def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str]) -> dict[str, list[Finding]]:
+    out: dict[str, list[Finding]] = {}
+
+    def add(node: str, status: Status, message: str, statuses: Iterable[Status]) -> None:
+        latest = _latest(pool_run, node, statuses)
+        run, floor = latest if latest else (None, None)
+        out.setdefault(node, []).append(_finding(node, status, message, run, floor))
+
+    bad = _BAD
+    # Culprits always rest on a failed run (an unreadable one alone leaves a node unknown).
+    for node, reason in _culprits(found, pool_run).items():
+        add(node, Status.FAIL, reason, bad)
+    for node, why in found.unknown.items():
+        add(node, Status.UNKNOWN, f"not judged: {why}", bad)
+    for node in [found.reference, *found.cleared]:
+        if node not in found.culprits and _latest(pool_run, node, (Status.PASS,)):
+            add(node, Status.PASS, "clean run with a known-good node", (Status.PASS,))
+    for reference, member in found.suspect_paths:
+        for node, other in ((reference, member), (member, reference)):
+            message = f"failed with {other} though both pass with other nodes: check the network path between them"
+            add(node, Status.WARN, message, bad)
+    for group in found.unresolved:
+        for node in group:
+            add(node, Status.WARN, f"a run of {_names(list(group))} failed though each passed alone", bad)
+    for node in unjudged:
+        add(node, Status.UNKNOWN, "not judged: the multi-node phase stopped at the deadline", bad)
+    return out
+
+
+def refreshed(engine: SweepEngine, sweep: SweepResult, extra_s: float = 0.0) -> SweepResult:
+    """``sweep`` with the verdicts and counts as they are after the multi-node findings joined them."""
+    verdicts = {name: engine.verdicts[name] for name in sweep.verdicts}
+    counts = {status: 0 for status in Status}
+    for verdict in verdicts.values():
+        counts[verdict.status] += 1
+    duration = sweep.duration_s + extra_s
+    if engine.store is not None:
+        summary = {"counts": {k.value: v for k, v in counts.items()}, "duration_s": duration}
+        engine.store.finish_sweep(sweep.sweep_id, sweep.outcome, summary)
+    return dataclasses.replace(sweep, verdicts=verdicts, counts=counts, duration_s=duration)

@@ -1,0 +1,175 @@
+"""The multinode phase against the simulated cluster over real SSH: pairs, bisection, hangs, the deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from console.model.findings import Finding, Status
+from console.model.multinode import MultinodeResult
+from console.sim.faults import FaultKind
+from console.sim.launcher import SimCluster
+from console.sim.shims import install_shims
+from console.sim.specs import GpuModel
+from console.sweep import SweepEngine, SweepResult
+from console.sweep.collective import LaunchSettings
+from console.sweep.multinode import CHECK_ID, PROBE_ID, MultinodeOptions, refreshed, run_multinode
+from console.transport import LocalTransport
+from tests.multinode.simcluster import engine_for, start_cluster
+
+
+def faulty_node(sim: SimCluster) -> str:
+    (fault,) = sim.cluster().faults
+    return fault.node
+
+
+def multinode_findings(engine: SweepEngine, node: str) -> list[Finding]:
+    return [f for f in engine.verdicts[node].findings if f.check_id == CHECK_ID]
+
+
+async def sweep_then_multinode(
+    sim: SimCluster, store: Path, options: MultinodeOptions, deadline_s: float | None = None
+) -> tuple[SweepEngine, SweepResult, MultinodeResult]:
+    engine = engine_for(sim, store)
+    try:
+        sweep = await engine.run(level="quick")
+        result = await run_multinode(engine, sweep, options, deadline_s=deadline_s)
+        return engine, refreshed(engine, sweep), result
+    finally:
+        await engine.close()
+
+
+def test_healthy_mi355x_pool_passes_the_350_floor(tmp_path: Path) -> None:
+    with start_cluster(4, GpuModel.MI355X) as sim:
+        engine, sweep, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", MultinodeOptions()))
+    assert result.culprits == []
+    assert [(r.nodes, r.status) for r in result.runs] == [(["sim001", f"sim00{i}"], Status.PASS) for i in (2, 3, 4)]
+    assert all(r.floor_gbps == 350 and r.busbw_gbps is not None and r.busbw_gbps >= 350 for r in result.runs)
+    assert result.pools[0].reference == "sim001" and result.pools[0].cleared == ["sim002", "sim003", "sim004"]
+    for node in ("sim001", "sim002", "sim003", "sim004"):
+        assert sweep.verdicts[node].status is Status.PASS
+        (finding,) = multinode_findings(engine, node)
+        assert finding.status is Status.PASS and finding.evidence.source_kind == "vendor-spec"
+    stored = engine.store.probe_output(result.runs[0].run_id or 0) if engine.store else None
+    assert stored is not None and b"# Avg bus bandwidth" in stored[0]
+    assert engine.store is not None and engine.store.latest_probe_run("sim001", PROBE_ID) is not None
+
+
+def test_low_busbw_node_is_named_from_its_pair_and_confirmed(tmp_path: Path) -> None:
+    with start_cluster(5, GpuModel.MI300X, FaultKind.RCCL_LOW_BUSBW) as sim:
+        bad = faulty_node(sim)
+        engine, sweep, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", MultinodeOptions()))
+    assert [c.node for c in result.culprits] == [bad]
+    assert result.culprits[0].reason.startswith("failed with sim001 and with sim002: busbw ")
+    (finding,) = multinode_findings(engine, bad)
+    assert finding.status is Status.FAIL and finding.family == "rccl"
+    assert isinstance(finding.evidence.observed, float) and finding.evidence.observed < 304
+    assert finding.evidence.expected == f">= 304 GB/s with sim002, {bad}"
+    assert "network/validation.md" in (finding.evidence.source or "")
+    assert finding.evidence.probe == PROBE_ID and finding.evidence.probe_run_id is not None
+    assert sweep.verdicts[bad].status is Status.FAIL
+    others = [n for n in sweep.verdicts if n != bad]
+    assert all(f.status is Status.PASS for n in others for f in multinode_findings(engine, n))
+    assert sorted(result.pools[0].cleared) == sorted(set(others) - {"sim001"})
+
+
+def test_bisection_names_a_degraded_xgmi_node_inside_a_failing_group(tmp_path: Path) -> None:
+    options = MultinodeOptions(group_size=4)
+    with start_cluster(5, GpuModel.MI355X, FaultKind.XGMI_LINK_DEGRADED) as sim:
+        bad = faulty_node(sim)
+        _, sweep, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", options))
+    assert [c.node for c in result.culprits] == [bad]
+    purposes = [(r.purpose, len(r.nodes), r.status) for r in result.runs]
+    # one 5-node group fails; halves of 2, then the half holding the bad node split to pairs; one confirmation
+    assert purposes[0] == ("group", 5, Status.FAIL)
+    assert len(result.runs) == 6 and purposes[-1] == ("confirm", 2, Status.FAIL)
+    assert result.runs[0].floor_gbps == 350  # the two-node floor, reused as an estimate for five nodes
+    assert sweep.verdicts[bad].status is Status.FAIL
+    assert sum(1 for n in sweep.verdicts if sweep.verdicts[n].status is Status.PASS) == 4
+
+
+HANG_SECONDS = "987"  # a duration nothing else on the machine sleeps for
+
+
+def _hanging_sleeps() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes() == f"sleep\0{HANG_SECONDS}\0".encode():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def hanging_mpirun(tmp_path: Path, sim: SimCluster, bad: str) -> Path:
+    """An mpirun that hangs for real (a sleeping process) when ``bad`` is in its host list, else the sim's.
+
+    The sim's own hang cannot be used here: run as ``python -m console.sim.commands`` its Delivery enum
+    is a second copy, so a shim never hangs (reported to the sim's owner).
+    """
+    install_shims(tmp_path / "shims", sim.cluster_path, "sim001", tmp_path / "state", programs=["mpirun"])
+    wrapper = tmp_path / "bin" / "mpirun"
+    wrapper.parent.mkdir()
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'case " $* " in *" {bad}:"*|*",{bad}:"*) exec sleep {HANG_SECONDS} ;; esac\n'
+        f'exec {tmp_path / "shims" / "mpirun"} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper.parent
+
+
+def test_hung_pair_is_killed_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs launched on this host are real processes: the hung ones must be gone when the phase ends."""
+    settings = LaunchSettings(test_timeout_s=1, kill_grace_s=2)
+    options = MultinodeOptions(launch=settings, site="local")
+    with start_cluster(3, GpuModel.MI300X, FaultKind.RCCL_HANG) as sim:
+        bad = faulty_node(sim)
+        monkeypatch.setenv("PATH", f"{hanging_mpirun(tmp_path, sim, bad)}:{os.environ['PATH']}")
+        engine = engine_for(sim, tmp_path / "h.db")
+
+        async def scenario() -> MultinodeResult:
+            try:
+                sweep = await engine.run(level="quick")
+                return await run_multinode(engine, sweep, options, transport=LocalTransport("local"))
+            finally:
+                await engine.close()
+
+        started = time.monotonic()
+        result = asyncio.run(scenario())
+        elapsed = time.monotonic() - started
+    assert _hanging_sleeps() == []
+    hung = [r for r in result.runs if bad in r.nodes]
+    assert [r.status for r in hung] == [Status.FAIL, Status.FAIL]  # the pair, then the confirmation
+    assert all(r.reason == "no result within 3 s: the collective hung and was killed" for r in hung)
+    assert all(2.5 < r.duration_s < 8 for r in hung)
+    assert [c.node for c in result.culprits] == [bad]
+    assert [r.status for r in result.runs if bad not in r.nodes] == [Status.PASS]
+    assert elapsed < 40
+
+
+def test_deadline_stops_runs_and_leaves_nodes_unknown(tmp_path: Path) -> None:
+    options = MultinodeOptions(launch=LaunchSettings(test_timeout_s=60, kill_grace_s=5))
+    with start_cluster(3, GpuModel.MI300X, FaultKind.RCCL_HANG) as sim:
+        bad = faulty_node(sim)
+        engine, _, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", options, deadline_s=3.0))
+    assert "stopped at the deadline" in result.pools[0].note
+    (finding,) = multinode_findings(engine, bad)
+    assert finding.status is Status.UNKNOWN and "deadline" in finding.message
+    assert all(r.duration_s < 10 for r in result.runs)
+
+
+@pytest.mark.parametrize("launcher", ["srun"])
+def test_srun_launcher_names_the_culprit_too(tmp_path: Path, launcher: str) -> None:
+    options = MultinodeOptions(launch=LaunchSettings(launcher="srun"))
+    with start_cluster(3, GpuModel.MI300X, FaultKind.RCCL_LOW_BUSBW) as sim:
+        bad = faulty_node(sim)
+        _, _, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", options))
+    assert [c.node for c in result.culprits] == [bad]
+    assert all(r.command.startswith("srun -N 2 -w sim001,") for r in result.runs if r.purpose == "group")
