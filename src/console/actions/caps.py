@@ -13,28 +13,31 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class CapPolicy:
-    """``fraction`` of a pool, at least ``minimum`` nodes; ``per_pool`` overrides both for named pools."""
+    """``fraction`` of a pool, at least ``minimum`` nodes; ``fixed`` (every pool) and ``per_pool`` override that."""
 
     fraction: float = 0.10
     minimum: int = 2
     per_pool: Mapping[str, int] = field(default_factory=dict)
+    fixed: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 <= self.fraction <= 1:
             raise ValueError(f"cap fraction must be within 0..1, got {self.fraction}")
-        if self.minimum < 0 or any(v < 0 for v in self.per_pool.values()):
+        if self.minimum < 0 or (self.fixed or 0) < 0 or any(v < 0 for v in self.per_pool.values()):
             raise ValueError("caps must not be negative")
 
     def cap(self, pool: str, size: int) -> int:
         """Most nodes of ``pool`` (``size`` nodes) the console may hold out of service."""
         if pool in self.per_pool:
             return self.per_pool[pool]
+        if self.fixed is not None:
+            return self.fixed
         return max(self.minimum, math.floor(size * self.fraction))
 
     def describe(self, pool: str, size: int) -> str:
         """How the cap of ``pool`` was reached, for refusal messages."""
-        if pool in self.per_pool:
-            return f"cap {self.per_pool[pool]} set for pool {pool}"
+        if pool in self.per_pool or self.fixed is not None:
+            return f"cap {self.cap(pool, size)} set for pool {pool}"
         return f"cap {self.cap(pool, size)} = max({self.minimum}, {self.fraction:.0%} of {size})"
 
 

@@ -1,0 +1,361 @@
+"""Operator actions from the shell: drain, resume, undrain, cordon, uncordon, pin, drift and audit.
+
+Each action shows its plan (exact commands, where they run, what happens to each node), asks for
+confirmation on a terminal, and runs through the same ``ActionService`` the TUI uses. Without a
+terminal it needs ``--yes``; ``--dry-run`` only shows the plan; ``--read-only`` refuses every action.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from console.actions import (
+    ActionKind,
+    ActionPlan,
+    ActionRequest,
+    ActionResult,
+    ActionService,
+    CapPolicy,
+    DriftRow,
+    SlurmError,
+    bare_inventory,
+    drift_report,
+    effective_pins,
+)
+from console.checks import CheckConfigError, load_packs
+from console.exitcodes import ExitCode
+from console.inventory import HostlistError, Inventory, InventoryError, expand, fold, load_inventory, select_nodes
+from console.model.findings import Status
+from console.store import Store, default_store_path
+from console.sweep import ProbeSet, SweepEngine
+from console.sweep.connect import transport_for
+
+ACTION_EXIT_HELP = """exit codes:
+  0    done (or nothing to do, or a dry run)
+  1    refused (ownership, cap, read-only) or a command failed
+  2    usage error, or no terminal to confirm on and no --yes"""
+DRIFT_EXIT_HELP = """exit codes:
+  0    every pinned field matches its pool's pin
+  1    drift: a field differs from the pin (WARN) or breaks a rule (FAIL)
+  2    usage or configuration error
+  3    no drift seen, but some fields could not be checked (UNKNOWN)"""
+_COLOURS = {Status.FAIL: "red", Status.WARN: "yellow", Status.UNKNOWN: "magenta", Status.PASS: "green"}
+
+
+def register(sub: Any) -> None:
+    """Add the action subcommands."""
+    for kind, help_text in (
+        (ActionKind.DRAIN, "drain nodes in Slurm with a tagged reason (running jobs finish)"),
+        (ActionKind.RESUME, "resume nodes the console drained (others' drains need --force)"),
+        (ActionKind.UNDRAIN, "clear the drain flag of nodes the console drained, leaving DOWN alone"),
+        (ActionKind.CORDON, "cordon and taint Kubernetes nodes (pods keep running)"),
+        (ActionKind.UNCORDON, "uncordon and untaint Kubernetes nodes the console cordoned"),
+    ):
+        p = _parser(sub, kind.value, help_text, ACTION_EXIT_HELP)
+        p.add_argument("nodes", metavar="NODES", help="hostlist, e.g. gpu[001-004],gpu010")
+        taking_out = kind in (ActionKind.DRAIN, ActionKind.CORDON)
+        p.add_argument(
+            "--reason", required=taking_out, default="", help="why (kept in Slurm/annotations and the audit log)"
+        )
+        p.add_argument("--sweep", type=int, help="sweep id the decision comes from (added to the reason)")
+        p.add_argument("--force", action="store_true", help="act on nodes held by others and past the cap")
+        p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        p.add_argument("--dry-run", action="store_true", help="show the plan only")
+        p.add_argument("--cap", type=int, help="most nodes per pool the console may hold out at once")
+        p.add_argument("--cap-fraction", type=float, default=0.10, help="cap as a fraction of the pool (default 0.10)")
+        if kind in (ActionKind.CORDON, ActionKind.UNCORDON):
+            p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+        p.set_defaults(func=run_action, kind=kind)
+
+    p = _parser(sub, "pin", "show, set (--from-node) or enforce (--enforce) a pool's stack pin", ACTION_EXIT_HELP)
+    p.add_argument("--pool", help="pool to pin (default: the pool of --from-node)")
+    p.add_argument("--from-node", help="known-good node whose stack becomes the pool's pin")
+    p.add_argument("--image-digest", help="container image digest to pin with the stack")
+    p.add_argument("--enforce", nargs="?", const="", metavar="NODES", help="package holds for the pool (or NODES)")
+    p.add_argument("--apply", action="store_true", help="with --enforce: run the holds (default: dry run)")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument("--dry-run", action="store_true", help="show the plan only")
+    p.set_defaults(func=run_pin)
+
+    p = _parser(sub, "drift", "sweep the stack and firmware, judge each pinned field against its pool", DRIFT_EXIT_HELP)
+    p.add_argument("--nodes", metavar="EXPR", help="hostlist, pool=NAME, key=value labels")
+    p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
+    p.add_argument("--all", action="store_true", help="list matching fields too, not only drift")
+    p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
+    p.set_defaults(func=run_drift)
+
+    p = sub.add_parser("audit", help="list the audit log of operator actions")
+    p.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run_audit)
+
+
+def _parser(sub: Any, name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(
+        name, help=help_text, description=help_text, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("-i", "--inventory", help="cluster file; without one, Slurm commands run here with SLURM_CONF")
+    p.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
+    p.add_argument("--read-only", action="store_true", help="refuse every action (plans may still be shown)")
+    p.add_argument("--json", action="store_true", help="print the plan and result as JSON")
+    return p
+
+
+def _inventory(args: argparse.Namespace) -> Inventory:
+    return load_inventory(args.inventory) if args.inventory else bare_inventory()
+
+
+def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> int:
+    Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(message)}")
+    return int(code)
+
+
+def run_action(args: argparse.Namespace) -> int:
+    """drain/resume/undrain/cordon/uncordon NODES."""
+    try:
+        inventory = _inventory(args)
+        targets = tuple(expand(args.nodes))
+    except (InventoryError, HostlistError) as exc:
+        return _fail(str(exc))
+    request = ActionRequest(args.kind, targets, reason=args.reason, sweep_id=args.sweep, force=args.force)
+    store = Store(args.store or default_store_path())
+    service = ActionService(
+        inventory,
+        store,
+        caps=CapPolicy(fraction=args.cap_fraction, fixed=args.cap),
+        kubeconfig=getattr(args, "kubeconfig", None),
+        read_only=args.read_only,
+    )
+    try:
+        return asyncio.run(_act(service, request, args))
+    finally:
+        store.close()
+
+
+async def _act(service: ActionService, request: ActionRequest, args: argparse.Namespace) -> int:
+    console = Console(highlight=False, soft_wrap=True)
+    try:
+        if not service.read_only:
+            try:
+                await service.refresh(request)
+            except SlurmError as exc:
+                return _fail(str(exc), ExitCode.FAILED)
+            except RuntimeError as exc:  # no kubernetes package, no kubeconfig
+                return _fail(str(exc))
+        plan = service.plan(request)
+        if not args.json:
+            _print_plan(console, plan)
+        if args.dry_run or (request.kind is ActionKind.ENFORCE_PIN and not args.apply):
+            if args.json:
+                print(json.dumps({"plan": _plan_json(plan)}, indent=2))
+            elif plan.refused is None and plan.steps:
+                console.print("[dim]dry run: nothing was changed[/]")
+            return int(ExitCode.FAILED if plan.refused else ExitCode.OK)
+        if plan.refused is None and (plan.steps or request.kind is ActionKind.PIN):
+            answer = _confirm(console, args.yes)
+            if answer is not None:
+                return answer
+        result = await service.execute(plan)
+        if args.json:
+            print(json.dumps({"plan": _plan_json(plan), "result": asdict(result)}, indent=2))
+        else:
+            _print_result(console, result)
+        return int(ExitCode.OK if result.ok else ExitCode.FAILED)
+    finally:
+        await service.close()
+
+
+def _confirm(console: Console, yes: bool) -> int | None:
+    """None to go ahead; an exit code when the operator said no or cannot be asked."""
+    if yes:
+        return None
+    if not sys.stdin.isatty():
+        return _fail("no terminal to confirm on: add --yes to act without asking")
+    reply = console.input(escape("Proceed? [y/N] ")).strip().lower()
+    if reply in ("y", "yes"):
+        return None
+    console.print("cancelled: nothing was changed")
+    return int(ExitCode.OK)
+
+
+def _plan_json(plan: ActionPlan) -> dict[str, Any]:
+    return {
+        "kind": plan.request.kind.value,
+        "targets": list(plan.request.targets),
+        "where": plan.where,
+        "commands": [list(c) for c in plan.commands],
+        "decisions": plan.decisions,
+        "notes": list(plan.notes),
+        "refused": plan.refused,
+    }
+
+
+def _print_plan(console: Console, plan: ActionPlan) -> None:
+    request = plan.request
+    console.print(f"[bold]{request.kind.value}[/] {escape(fold(request.targets) or request.from_node or '')}")
+    for target, decision in plan.decisions.items():
+        style = (
+            "green"
+            if not decision.startswith(("skip", "no-op"))
+            else "yellow"
+            if decision.startswith("skip")
+            else "dim"
+        )
+        console.print(f"  [{style}]{escape(target)}[/]: {escape(decision)}")
+    for step in plan.steps:
+        console.print(f"  [cyan]{escape(step.shown())}[/]")
+    for note in plan.notes:
+        console.print(f"  [dim]note: {escape(note)}[/]")
+    if plan.refused:
+        console.print(f"[red]refused:[/] {escape(plan.refused)}")
+
+
+def _print_result(console: Console, result: ActionResult) -> None:
+    colour = "green" if result.ok else "red"
+    console.print(
+        f"[{colour}]{escape(result.outcome)}[/]" + (f" [dim](audit #{result.audit_id})[/]" if result.audit_id else "")
+    )
+    for target, line in result.per_target.items():
+        console.print(f"  {escape(target)}: {escape(line)}")
+
+
+def run_pin(args: argparse.Namespace) -> int:
+    """Show a pool's pin, set it from a node, or show/apply the package holds that keep nodes on it."""
+    if not args.inventory:
+        return _fail("pin needs -i CLUSTER_FILE (pins belong to pools)")
+    try:
+        inventory = load_inventory(args.inventory)
+        enforce_targets = tuple(expand(args.enforce)) if args.enforce else ()
+    except (InventoryError, HostlistError) as exc:
+        return _fail(str(exc))
+    store = Store(args.store or default_store_path())
+    try:
+        if args.enforce is None and not args.from_node:
+            return _show_pins(inventory, store, args.pool, args.json)
+        if args.enforce is not None:
+            if not args.pool and not enforce_targets:
+                return _fail("--enforce needs --pool or NODES")
+            request = ActionRequest(ActionKind.ENFORCE_PIN, enforce_targets, pool=args.pool)
+        else:
+            request = ActionRequest(ActionKind.PIN, (), pool=args.pool, from_node=args.from_node,
+                                    image_digest=args.image_digest)  # fmt: skip
+        service = ActionService(inventory, store, read_only=args.read_only)
+        return asyncio.run(_act(service, request, args))
+    finally:
+        store.close()
+
+
+def _show_pins(inventory: Inventory, store: Store, pool: str | None, as_json: bool) -> int:
+    pins = effective_pins(inventory, store)
+    if pool is not None and pool not in pins:
+        return _fail(f"no such pool: {pool}")
+    shown = {name: pin.pinned_fields() for name, pin in pins.items() if pool in (None, name)}
+    if as_json:
+        print(json.dumps(shown, indent=2))
+        return 0
+    table = Table("pool", "field", "pinned", "source")
+    for name, fields in shown.items():
+        stored = store.pin(name)
+        for field, value in sorted(fields.items()):
+            table.add_row(name, field, escape(value), "store" if field in stored else "inventory")
+    Console(highlight=False).print(table)
+    return 0
+
+
+def run_drift(args: argparse.Namespace) -> int:
+    """Sweep stack and firmware probes, then judge every pinned field of every node."""
+    if not args.inventory:
+        return _fail("drift needs -i CLUSTER_FILE (pins belong to pools)")
+    try:
+        inventory = load_inventory(args.inventory)
+        packs = load_packs(list(args.checks))
+    except (InventoryError, CheckConfigError) as exc:
+        return _fail(str(exc))
+    nodes = select_nodes(inventory, args.nodes)
+    if not nodes:
+        return _fail(f"no node matches {args.nodes!r}")
+    store = Store(args.store or default_store_path())
+    try:
+        pins = effective_pins(inventory, store)
+        engine = SweepEngine(inventory, transport_for(inventory, accept_new=args.accept_new), packs, store, pins=pins)
+        rows = asyncio.run(_drift(engine, nodes))
+        unreachable = {n.name: engine.verdicts[n.name].reason for n in nodes if n.name not in engine.facts}
+    finally:
+        store.close()
+    rows += [DriftRow(node=n, field="node", status=Status.UNKNOWN, message=why) for n, why in unreachable.items()]
+    if args.json:
+        print(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
+    else:
+        _print_drift(rows, show_all=args.all)
+    statuses = {row.status for row in rows}
+    if statuses & {Status.FAIL, Status.WARN}:
+        return int(ExitCode.FAILED)
+    return int(ExitCode.UNKNOWN_EXCEEDED if Status.UNKNOWN in statuses else ExitCode.OK)
+
+
+async def _drift(engine: SweepEngine, nodes: list[Any]) -> list[DriftRow]:
+    try:
+        await engine.run(nodes, level=ProbeSet.QUICK, families={"stack", "firmware"})
+    finally:
+        await engine.transport.close()
+    return drift_report(engine.facts.values(), engine.pins, engine.packs)
+
+
+def _print_drift(rows: list[DriftRow], *, show_all: bool) -> None:
+    console = Console(highlight=False)
+    table = Table("node", "field", "verdict", "pinned", "observed", "where / why")
+    for row in rows:
+        if row.status is Status.PASS and not show_all:
+            continue
+        colour = _COLOURS.get(row.status, "white")
+        detail = ", ".join(row.subjects) if row.subjects and row.status is not Status.PASS else row.message
+        table.add_row(row.node, row.field, f"[{colour}]{row.status.value}[/]", escape(row.pinned or ""),
+                      escape("/".join(row.observed)), escape(detail))  # fmt: skip
+    console.print(table)
+    counts = {s: sum(1 for r in rows if r.status is s) for s in Status}
+    console.print(" ".join(f"{s.value}={n}" for s, n in counts.items() if n) or "no pinned fields")
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Print the audit log, newest first."""
+    store = Store(args.store or default_store_path())
+    try:
+        rows = store.audit_log(args.limit)
+    finally:
+        store.close()
+    entries = [
+        {
+            "id": r["id"],
+            "at": r["at"],
+            "user": r["user"],
+            "action": r["action"],
+            "targets": json.loads(r["targets"]),
+            "inputs": json.loads(r["inputs"]),
+            "commands": json.loads(r["commands"]),
+            "output": r["output"],
+            "outcome": r["outcome"],
+        }
+        for r in rows
+    ]
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    table = Table("#", "when", "who", "action", "targets", "outcome", "commands")
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"]))
+        table.add_row(str(e["id"]), when, escape(e["user"]), e["action"], escape(fold(e["targets"])),
+                      escape(e["outcome"]), escape("\n".join(e["commands"])))  # fmt: skip
+    Console(highlight=False).print(table)
+    return 0
