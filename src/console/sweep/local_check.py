@@ -1,0 +1,126 @@
+"""The sweep of one node run on the node itself (Slurm prolog, HealthCheckProgram, ``sweep --via-slurm``).
+
+The probes run through ``LocalTransport`` exactly as an SSH sweep runs them (same bundles, timeouts
+and kills), the node is judged with the same check packs, and the report keeps every probe's raw
+output so a console gathering many of these can judge them again with fleet context and store them
+like outputs it fetched itself (``console.sweep.via_slurm``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import Field
+
+from console.checks import CheckPack
+from console.inventory.model import Inventory
+from console.model.base import Model
+from console.model.findings import NodeVerdict
+from console.sweep.bundle import split_bundle
+from console.sweep.catalog import PROBES_BY_ID, ProbeSet
+from console.sweep.engine import SweepEngine, SweepResult
+from console.transport import CommandResult, ErrorKind, LocalTransport, Transport, TransportError
+
+# The begin marker each probe of a bundle script echoes (console.sweep.bundle).
+_SCRIPT_PROBE = re.compile(r'echo "@@ic-begin ([A-Za-z0-9_.-]+)"')
+
+
+class LocalProbeRun(Model):
+    """One probe's raw output as the node saw it; ``exit_status`` None when it never finished."""
+
+    probe: str
+    exit_status: int | None
+    output: str
+
+
+class LocalCheckReport(Model):
+    """What ``check-local --json`` prints: the node's verdict and the raw outputs behind it."""
+
+    format: Literal["instinct-console-check-local-1"] = "instinct-console-check-local-1"
+    node: str
+    pool: str
+    gpu_model: str
+    level: str
+    outcome: str = Field(description="done, cancelled or deadline")
+    duration_s: float
+    verdict: NodeVerdict
+    probes: list[LocalProbeRun] = Field(default_factory=list)
+
+
+class _Recorder(Transport):
+    """Keeps every bundle's output; a bundle given up on leaves its probes marked as timed out."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.stdout: list[bytes] = []
+
+    async def run(
+        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+    ) -> CommandResult:
+        """Pass through (the engine runs bundles with ``run_script``)."""
+        return await self.inner.run(node, argv, timeout_s=timeout_s, stdin=stdin)
+
+    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
+        """Run the bundle and keep its output (or timeout markers for its probes)."""
+        try:
+            result = await self.inner.run_script(node, script, timeout_s=timeout_s)
+        except TransportError as exc:
+            status = "124" if exc.kind is ErrorKind.TIMEOUT else ""
+            ends = "".join(
+                f"@@ic-begin {probe}\n" + (f"@@ic-end {probe} rc={status}\n" if status else "")
+                for probe in _SCRIPT_PROBE.findall(script)
+            )
+            self.stdout.append(ends.encode())
+            raise
+        self.stdout.append(result.stdout)
+        return result
+
+    async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
+        """The node is this host."""
+        await self.inner.check_reachable(node, timeout_s)
+
+    async def close(self) -> None:
+        """Close the local transport."""
+        await self.inner.close()
+
+
+def level_for_node(level: ProbeSet | str) -> ProbeSet:
+    """The per-node part of a probe set (multinode runs the standard probes on each node)."""
+    level = ProbeSet(level)
+    return ProbeSet.STANDARD if level is ProbeSet.MULTINODE else level
+
+
+async def check_local(
+    inventory: Inventory,
+    node_name: str,
+    packs: dict[str, CheckPack],
+    level: ProbeSet | str = ProbeSet.QUICK,
+    deadline_s: float | None = None,
+) -> tuple[LocalCheckReport, SweepResult]:
+    """Sweep ``node_name`` (this host) at ``level`` and report its verdict with the raw outputs."""
+    node = inventory.node(node_name)
+    recorder = _Recorder(LocalTransport(node_name))
+    engine = SweepEngine(inventory, recorder, packs)
+    started = time.monotonic()
+    try:
+        result = await engine.run([node], level=level_for_node(level), deadline_s=deadline_s)
+    finally:
+        await engine.close()
+    sections = split_bundle(b"\n".join(recorder.stdout), list(PROBES_BY_ID.values()))
+    report = LocalCheckReport(
+        node=node.name,
+        pool=node.pool,
+        gpu_model=node.gpu_model,
+        level=level_for_node(level).value,
+        outcome=result.outcome,
+        duration_s=round(time.monotonic() - started, 3),
+        verdict=result.verdicts[node.name],
+        probes=[
+            LocalProbeRun(probe=s.probe, exit_status=s.exit_status, output=s.output.decode("utf-8", "replace"))
+            for s in sections.values()
+        ],
+    )
+    return report, result

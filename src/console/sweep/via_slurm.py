@@ -1,0 +1,211 @@
+"""``sweep --via-slurm``: every node runs its own probes as one task of ONE Slurm job.
+
+The console submits ``srun -N <n> -w <nodes> --ntasks-per-node=1 --label ... instinct-console
+check-local -i <inventory> --probes <level> --json -`` where Slurm commands run (this host, or the
+inventory's Slurm controller over SSH). Each task prints one JSON line with its node's raw probe
+outputs; ``SlurmJobTransport`` then serves those outputs to a normal ``SweepEngine`` as if it had
+fetched them over SSH, so the verdicts, fleet checks, store records and reports are exactly those
+of an SSH sweep. Nodes Slurm would not run the job on (drained, down, busy) are not submitted: they
+come back as not checked, with their Slurm state as the reason.
+
+The inventory file must be readable at the same path on the nodes (a shared filesystem), and
+``instinct-console`` must be on their PATH (or give the command that runs it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from console.inventory.hostlist import fold
+from console.inventory.model import Inventory, Node
+from console.sweep.bundle import KILL_GRACE_S
+from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.connect import transport_for
+from console.sweep.engine import describe
+from console.sweep.local_check import LocalCheckReport, level_for_node
+from console.transport import CommandResult, ErrorKind, LocalTransport, Transport, TransportError
+
+LOCAL = "local"
+# Python start-up, check loading and the JSON on top of the slowest probe of the level.
+NODE_OVERHEAD_S = 60.0
+_LABEL = re.compile(r"^\s*(\d+): ?(.*)$")
+_TASK_OF_NODE = re.compile(r"(\S+): task (\d+)")
+_RUNNABLE_STATES = {"idle", "mixed"}
+
+
+@dataclass(frozen=True)
+class SlurmJobSettings:
+    """How the job is submitted."""
+
+    command: tuple[str, ...] = ("instinct-console",)
+    partition: str | None = None
+    immediate_s: int = 60  # srun gives up when the nodes are not free this soon, instead of queueing
+
+
+def node_limit_s(level: ProbeSet | str) -> float:
+    """How long one node's check-local may take at ``level`` (its bundles run side by side)."""
+    probes = probes_for(level_for_node(level))
+    return max((p.timeout_s for p in probes), default=0.0) + KILL_GRACE_S + NODE_OVERHEAD_S
+
+
+def srun_argv(
+    nodes: Sequence[Node], inventory_path: str, level: ProbeSet | str, settings: SlurmJobSettings
+) -> list[str]:
+    """The one ``srun`` that checks every node in ``nodes``."""
+    minutes = math.ceil(node_limit_s(level) / 60) + 1
+    argv = [
+        "srun", "-N", str(len(nodes)), "-w", fold(n.name for n in nodes), "--ntasks-per-node=1", "--label",
+        "--kill-on-bad-exit=0", f"--immediate={settings.immediate_s}", f"--time={minutes}",
+        "--job-name=instinct-console-sweep",
+    ]  # fmt: skip
+    if settings.partition:
+        argv.append(f"--partition={settings.partition}")
+    check = ["check-local", "-i", inventory_path, "--probes", level_for_node(level).value, "--json", "-"]
+    return [*argv, *settings.command, *check]
+
+
+def _labelled(text: str) -> list[tuple[int, str]]:
+    """(task, payload) of every ``srun --label`` line."""
+    return [(int(m.group(1)), m.group(2)) for m in map(_LABEL.match, text.splitlines()) if m]
+
+
+def task_outputs(stdout: str) -> dict[int, str]:
+    """Each task's stdout from ``srun --label`` output, lines joined back (srun cuts long lines in chunks)."""
+    tasks: dict[int, list[str]] = {}
+    for task, payload in _labelled(stdout):
+        tasks.setdefault(task, []).append(payload)
+    return {task: "".join(parts) for task, parts in tasks.items()}
+
+
+def reports_from(stdout: str) -> dict[str, LocalCheckReport]:
+    """The check-local reports in an srun output, by node; a task that printed something else is skipped."""
+    reports: dict[str, LocalCheckReport] = {}
+    for text in task_outputs(stdout).values():
+        try:
+            report = LocalCheckReport.model_validate(json.loads(text))
+        except (ValueError, ValidationError):
+            continue
+        reports[report.node] = report
+    return reports
+
+
+def runnable_nodes(sinfo_stdout: str, names: Sequence[str]) -> dict[str, str]:
+    """Node -> why Slurm would not run a job there (drained, down, busy, unknown to Slurm)."""
+    states: dict[str, str] = {}
+    for line in sinfo_stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 2:
+            states.setdefault(fields[0], fields[1])
+    refused: dict[str, str] = {}
+    for name in names:
+        state = states.get(name)
+        if state is None:
+            refused[name] = "not listed by sinfo: not a Slurm node"
+        elif state not in _RUNNABLE_STATES:
+            refused[name] = f"Slurm state {state}: no job can run there now"
+    return refused
+
+
+def bundle_text(report: LocalCheckReport) -> bytes:
+    """The report's probe outputs in the bundle format the engine splits (``console.sweep.bundle``)."""
+    parts = []
+    for run in report.probes:
+        end = f"@@ic-end {run.probe} rc={run.exit_status}\n" if run.exit_status is not None else ""
+        parts.append(f"@@ic-begin {run.probe}\n{run.output}\n{end}")
+    return "".join(parts).encode()
+
+
+class SlurmJobTransport(Transport):
+    """Serves the outputs one Slurm job gathered; ``gather`` runs that job (again for every sweep)."""
+
+    def __init__(self, inventory: Inventory, submit: Transport, where: str, settings: SlurmJobSettings) -> None:
+        self.inventory = inventory
+        self.submit = submit
+        self.where = where
+        self.settings = settings
+        self._outputs: dict[str, tuple[bytes, float]] = {}
+        self._missing: dict[str, str] = {}
+
+    async def gather(self, nodes: Sequence[Node], level: ProbeSet | str) -> None:
+        """Run the job over ``nodes`` and keep what each node reported."""
+        self._outputs, self._missing = {}, {}
+        names = [n.name for n in nodes]
+        refused = await self._refused(names)
+        self._missing.update(refused)
+        runnable = [n for n in nodes if n.name not in refused]
+        if not runnable:
+            return
+        argv = srun_argv(runnable, str(Path(self.inventory.source).resolve()), level, self.settings)
+        timeout = node_limit_s(level) + self.settings.immediate_s + NODE_OVERHEAD_S
+        try:
+            result = await self.submit.run(self.where, argv, timeout_s=timeout)
+        except TransportError as exc:
+            self._missing.update({n.name: f"the Slurm job failed: {describe(exc)}" for n in runnable})
+            return
+        stderr = result.stderr.decode("utf-8", "replace")
+        reports = reports_from(result.stdout.decode("utf-8", "replace"))
+        for node in runnable:
+            report = reports.get(node.name)
+            if report is None:
+                self._missing[node.name] = f"no report from the Slurm job: {_job_error(stderr, node.name)}"
+            else:
+                self._outputs[node.name] = (bundle_text(report), report.duration_s)
+
+    async def _refused(self, names: list[str]) -> dict[str, str]:
+        argv = ["sinfo", "-h", "-N", "-n", ",".join(names), "-o", "%N %T"]
+        try:
+            result = await self.submit.run(self.where, argv, timeout_s=30)
+        except TransportError as exc:
+            return {name: f"sinfo failed: {describe(exc)}" for name in names}
+        if result.exit_status != 0:
+            detail = result.stderr.decode("utf-8", "replace").strip() or f"exit status {result.exit_status}"
+            return {name: f"sinfo failed: {detail}" for name in names}
+        return runnable_nodes(result.stdout.decode("utf-8", "replace"), names)
+
+    async def run(
+        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+    ) -> CommandResult:
+        """Only the gathered bundles can be served: a single command has no Slurm task behind it."""
+        raise TransportError(node, ErrorKind.PROTOCOL, "the Slurm job ran node-local probes only")
+
+    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
+        """Every probe output the node reported; the engine keeps the sections of the bundle it asked for."""
+        await self.check_reachable(node)
+        output, duration = self._outputs[node]
+        return CommandResult(node, "check-local (Slurm job)", 0, output, b"", time.time(), duration)
+
+    async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
+        """UNREACHABLE, with the reason, for a node the job did not report on."""
+        if node not in self._outputs:
+            raise TransportError(node, ErrorKind.UNREACHABLE, self._missing.get(node, "not in the Slurm job"))
+
+    async def close(self) -> None:
+        """Close the transport the job was submitted through."""
+        await self.submit.close()
+
+
+def _job_error(stderr: str, node: str) -> str:
+    """The last thing the node's task said on stderr, else srun's word about it, else its last line."""
+    task = next((m.group(2) for m in _TASK_OF_NODE.finditer(stderr) if m.group(1) == node), None)
+    said = [payload.strip() for t, payload in _labelled(stderr) if str(t) == task and payload.strip()]
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    about = [line for line in lines if node in line]
+    return (said or about or lines or ["the task printed no report"])[-1]
+
+
+def slurm_transport(inventory: Inventory, settings: SlurmJobSettings, *, accept_new: bool = False) -> SlurmJobTransport:
+    """Submit on this host, or over SSH on the inventory's Slurm controller when it is one of its nodes."""
+    controller = inventory.slurm.controller
+    if not controller:
+        return SlurmJobTransport(inventory, LocalTransport(LOCAL), LOCAL, settings)
+    if controller not in {n.name for n in inventory.nodes}:
+        raise ValueError(f"Slurm controller {controller!r} is not a node of the inventory; run the console there")
+    return SlurmJobTransport(inventory, transport_for(inventory, accept_new=accept_new), controller, settings)

@@ -1,0 +1,145 @@
+"""``--via-slurm``: the srun line, reading labelled task output, and one real Slurm job over a lab cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from console.checks import load_packs
+from console.inventory import load_inventory
+from console.inventory.model import Node
+from console.model.findings import NodeVerdict, Status
+from console.sim.faults import Fault, FaultKind
+from console.store import Store
+from console.sweep import SweepEngine
+from console.sweep.local_check import LocalCheckReport, LocalProbeRun
+from console.sweep.via_slurm import (
+    SlurmJobSettings,
+    SlurmJobTransport,
+    _job_error,
+    reports_from,
+    runnable_nodes,
+    srun_argv,
+    task_outputs,
+)
+from console.transport import LocalTransport
+from tests.multinode.localnodes import local_cluster, per_node_launcher
+
+slurm_lab = pytest.importorskip("tests.harness.slurm_lab", reason="the Slurm lab harness is not in this checkout")
+
+
+def report(node: str, output: str = "6.8.0\n") -> LocalCheckReport:
+    return LocalCheckReport(
+        node=node,
+        pool="p",
+        gpu_model="MI300X",
+        level="quick",
+        outcome="done",
+        duration_s=1.0,
+        verdict=NodeVerdict(node=node, status=Status.PASS),
+        probes=[LocalProbeRun(probe="host.kernel", exit_status=0, output=output)],
+    )
+
+
+def labelled(task: int, text: str, width: int = 1024) -> list[str]:
+    """What srun --label prints for one line of a task: chunks of ``width`` characters, each labelled."""
+    return [f"{task}: {text[i : i + width]}" for i in range(0, len(text), width)]
+
+
+def test_srun_line_checks_every_node_in_one_job() -> None:
+    nodes = [Node(name=f"gpu00{i}", pool="p", gpu_model="MI300X", gpu_count=8, address="x") for i in (1, 2, 3)]
+    argv = srun_argv(nodes, "/shared/inv.toml", "multinode", SlurmJobSettings(partition="gpu"))
+    assert argv[:5] == ["srun", "-N", "3", "-w", "gpu[001-003]"]
+    assert {"--ntasks-per-node=1", "--label", "--kill-on-bad-exit=0", "--immediate=60", "--partition=gpu"} <= set(argv)
+    assert "--time=18" in argv  # the standard set's slowest probe (900 s) + grace + overhead, rounded up, + 1
+    tail = ["instinct-console", "check-local", "-i", "/shared/inv.toml", "--probes", "standard", "--json", "-"]
+    assert argv[-len(tail) :] == tail
+
+
+def test_task_outputs_rejoin_chunked_interleaved_lines() -> None:
+    one, two = report("gpu001", "a b " * 900).model_dump_json(), report("gpu002", "x" * 2500).model_dump_json()
+    chunks_one, chunks_two = labelled(0, one), labelled(1, two)
+    mixed = [line for pair in zip(chunks_one, chunks_two, strict=False) for line in pair]
+    mixed += chunks_one[len(chunks_two) :] + chunks_two[len(chunks_one) :]
+    assert task_outputs("\n".join(mixed)) == {0: one, 1: two}
+    found = reports_from("\n".join([*mixed, "2: Traceback (most recent call last):", "not labelled"]))
+    assert set(found) == {"gpu001", "gpu002"} and found["gpu001"].probes[0].output == "a b " * 900
+
+
+def test_only_idle_or_mixed_nodes_get_the_job() -> None:
+    sinfo = "gpu001 idle\ngpu002 drained\ngpu002 drained\ngpu003 mixed\ngpu004 idle*\n"
+    refused = runnable_nodes(sinfo, ["gpu001", "gpu002", "gpu003", "gpu004", "gpu005"])
+    assert refused == {
+        "gpu002": "Slurm state drained: no job can run there now",
+        "gpu004": "Slurm state idle*: no job can run there now",
+        "gpu005": "not listed by sinfo: not a Slurm node",
+    }
+
+
+def test_job_error_quotes_the_task_of_the_node() -> None:
+    stderr = (
+        "1: Traceback (most recent call last):\n"
+        "1: ModuleNotFoundError: No module named 'console'\n"
+        "0: fine\n"
+        "srun: error: gpu002: task 1: Exited with exit code 1\n"
+    )
+    assert _job_error(stderr, "gpu002") == "ModuleNotFoundError: No module named 'console'"
+    assert _job_error(stderr, "gpu007") == "srun: error: gpu002: task 1: Exited with exit code 1"
+    assert _job_error("", "gpu007") == "the task printed no report"
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[object]:
+    with slurm_lab.SlurmLab(3) as running:
+        yield running
+
+
+def test_one_slurm_job_sweeps_every_idle_node(lab: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = list(lab.nodes)  # type: ignore[attr-defined]
+    inventory_path = local_cluster(tmp_path, names, [Fault(kind=FaultKind.ECC_UNCORRECTABLE, node=names[1], gpu=3)])
+    lab.run("scontrol", "update", f"NodeName={names[2]}", "State=DRAIN", "Reason=test")  # type: ignore[attr-defined]
+    monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])  # type: ignore[attr-defined]
+    inventory = load_inventory(inventory_path)
+    settings = SlurmJobSettings(command=(str(per_node_launcher(tmp_path)),), immediate_s=20)
+    transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", settings)
+    store = Store(tmp_path / "h.db")
+    engine = SweepEngine(inventory, transport, load_packs(), store)
+
+    async def sweep() -> dict[str, NodeVerdict]:
+        try:
+            await transport.gather(inventory.nodes, "quick")
+            return (await engine.run(level="quick")).verdicts
+        finally:
+            await engine.close()
+
+    try:
+        verdicts = asyncio.run(sweep())
+    finally:
+        lab.reset()  # type: ignore[attr-defined]
+    assert verdicts[names[0]].status is Status.PASS
+    assert verdicts[names[1]].status is Status.FAIL and verdicts[names[1]].families["ecc"] is Status.FAIL
+    assert verdicts[names[2]].status is Status.UNKNOWN
+    assert "Slurm state drained" in verdicts[names[2]].reason
+    stored = store.latest_probe_run(names[0], "amdsmi.static")
+    assert stored is not None and stored["command"] == "amd-smi static --json"
+    output = store.probe_output(int(stored["id"]))
+    assert output is not None and b'"market_name"' in output[0]
+    assert os.environ.get("SLURMD_NODENAME") is None  # the console ran as itself, not as a node
+
+
+def test_a_missing_console_on_the_nodes_is_reported_per_node(
+    lab: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = list(lab.nodes)[:2]  # type: ignore[attr-defined]
+    inventory = load_inventory(local_cluster(tmp_path, names))
+    monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])  # type: ignore[attr-defined]
+    settings = SlurmJobSettings(command=(str(tmp_path / "no-such-console"),), immediate_s=20)
+    transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", settings)
+    asyncio.run(transport.gather(inventory.nodes, "quick"))
+    for name in names:
+        with pytest.raises(Exception, match=r"no report from the Slurm job: .*no-such-console"):
+            asyncio.run(transport.check_reachable(name))
