@@ -18,7 +18,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from console.actions.slurm import Decision, clean_reason
+from console.actions.model import Decision
+from console.actions.slurm import clean_reason
 
 TAINT_KEY = "amd.com/gpu-unhealthy"
 TAINT_EFFECT = "NoSchedule"

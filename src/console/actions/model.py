@@ -40,6 +40,15 @@ class ActionRequest:
 
 
 @dataclass(frozen=True)
+class Decision:
+    """What a plan does with one target: act on it or not, and the line the operator reads."""
+
+    act: bool
+    note: str
+    no_op: bool = False
+
+
+@dataclass(frozen=True)
 class Step:
     """One command of a plan: the exact argv, where it runs, and the targets it acts on."""
 

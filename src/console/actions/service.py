@@ -17,8 +17,8 @@ from dataclasses import replace
 from typing import Any
 
 from console.actions import kube, slurm
-from console.actions.caps import CapPolicy, cap_violations
-from console.actions.holds import OS_RELEASE_ARGV, hold_argv, manager_for, packages_to_hold
+from console.actions.caps import CapPolicy
+from console.actions.holds import OS_RELEASE_ARGV, hold_argv, manager_for
 from console.actions.model import (
     KUBE_KINDS,
     SLURM_KINDS,
@@ -28,7 +28,20 @@ from console.actions.model import (
     ActionResult,
     Step,
 )
-from console.actions.pin import DriftRow, drift_report, effective_pins, fingerprint, pin_changes
+from console.actions.pin import DriftRow, drift_report, effective_pins, fingerprint
+from console.actions.planning import (
+    KUBERNETES,
+    PAST,
+    READ_ONLY,
+    explain,
+    outcome,
+    plan_enforce,
+    plan_kube,
+    plan_pin,
+    plan_slurm,
+    recheck,
+    refused,
+)
 from console.actions.runner import LOCAL, CommandRunner, RunOutput, runner_for
 from console.actions.slurm_state import SlurmNode
 from console.checks import CheckPack, NodeFacts
@@ -38,23 +51,21 @@ from console.probes.base import ParseError
 from console.probes.host import parse_os_release
 from console.store import Store, current_user
 
-KUBERNETES = "kubernetes"
-STORE = "store"
-_NO_POOL = "cluster"  # the one pool of a Slurm cluster used without an inventory
-_PAST = {
-    ActionKind.DRAIN: "drained",
-    ActionKind.RESUME: "resumed",
-    ActionKind.UNDRAIN: "undrained",
-    ActionKind.CORDON: "cordoned",
-    ActionKind.UNCORDON: "uncordoned",
-    ActionKind.ENFORCE_PIN: "held",
-}
-_NOT_READ = "scheduler state not read yet: ownership, caps and no-ops are checked again when executing"
-_PERMISSION_WORDS = ("Invalid user id", "Access/permission denied", "Permission denied")
+NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an inventory
+
+
+def bare_inventory() -> Inventory:
+    """No cluster file: Slurm commands run on this host with its SLURM_CONF, every Slurm node is one pool."""
+    return Inventory(name="local", ssh=SshConfig(), slurm=SlurmConfig(), pools={}, nodes=[])
 
 
 class ActionService:
-    """Plans and executes operator actions for one inventory, recording each in the store's audit log."""
+    """Plans and executes operator actions for one inventory, recording each in the store's audit log.
+
+    ``facts`` (node -> ``NodeFacts``, e.g. ``SweepEngine.facts``) gives live stacks for pins and
+    drift; without them the newest stored stack of a node is used. ``kube_api`` replaces the
+    ``kubernetes`` client made from ``kubeconfig`` on first use.
+    """
 
     def __init__(
         self,
@@ -110,18 +121,20 @@ class ActionService:
             states = await self._read_slurm()
         except slurm.SlurmError as exc:
             return dict.fromkeys(wanted, f"UNKNOWN: {exc}")
-        names = wanted or list(states)
-        return {n: slurm.describe(states[n]) if n in states else "not a Slurm node" for n in names}
+        return {n: slurm.describe(states[n]) if n in states else "not a Slurm node" for n in wanted or states}
 
     async def refresh(self, request: ActionRequest) -> None:
-        """Read what planning ``request`` needs: Slurm states, Kubernetes nodes or the targets' OS."""
+        """Read what planning ``request`` needs: Slurm states, Kubernetes nodes or the targets' OS.
+
+        Raises ``SlurmError`` when Slurm cannot be read, and the client's errors for Kubernetes.
+        """
         if request.kind in SLURM_KINDS:
             await self._read_slurm()
         elif request.kind in KUBE_KINDS:
             self._kube_nodes = await self._read_kube()
         elif request.kind is ActionKind.ENFORCE_PIN:
-            outputs = await asyncio.gather(*(self._os_id(t) for t in self._enforce_targets(request)))
-            self._os_ids.update({t: os_id for t, (os_id, _) in outputs if os_id})
+            found = await asyncio.gather(*(self._os_id(t) for t in self._enforce_targets(request)))
+            self._os_ids.update({t: os_id for t, os_id, _ in found if os_id})
 
     async def _read_slurm(self) -> dict[str, SlurmNode]:
         self._slurm, self._slurm_reader = await slurm.read_states(self.runner, self.slurm_where, self._slurm_reader)
@@ -136,243 +149,137 @@ class ActionService:
         items = await asyncio.to_thread(self._kube().list_nodes)
         return {str(item.get("metadata", {}).get("name")): item for item in items}
 
-    async def _os_id(self, node: str) -> tuple[str, tuple[str | None, RunOutput]]:
+    async def _os_id(self, node: str) -> tuple[str, str | None, RunOutput]:
+        """The node's os-release ``ID`` (None when unreadable) and the command's output."""
         out = await self.runner.run(node, OS_RELEASE_ARGV, timeout_s=30)
         try:
             os_id = parse_os_release(out.stdout).id if out.ok else None
         except ParseError:
             os_id = None
-        return node, (os_id, out)
-
-    # planning -------------------------------------------------------------------------------------
-
-    def plan(self, request: ActionRequest) -> ActionPlan:
-        """The dry run of ``request``: exact commands, where they run, caps, ownership, no side effect."""
-        if self.read_only:
-            return _refused(request, "read-only: actions are disabled (--read-only)")
-        if request.kind is ActionKind.PIN:
-            return self._plan_pin(request)
-        targets = self._enforce_targets(request) if request.kind is ActionKind.ENFORCE_PIN else request.targets
-        if not targets:
-            return _refused(request, "no target nodes")
-        known = {n.name for n in self.inventory.nodes}
-        unknown = [t for t in targets if t not in known]
-        if self.inventory.nodes and unknown:
-            return _refused(request, f"not in the inventory: {fold(unknown)}")
-        if request.kind in SLURM_KINDS:
-            return self._plan_slurm(request, self._slurm)
-        if request.kind in KUBE_KINDS:
-            return self._plan_kube(request, self._kube_nodes)
-        return self._plan_enforce(replace(request, targets=tuple(targets)))
-
-    def _pools(self, names: Iterable[str]) -> dict[str, list[str]]:
-        """Pool -> members for the cap; without an inventory, every node the scheduler knows is one pool."""
-        if not self.inventory.pools:
-            return {_NO_POOL: list(names)}
-        pools: dict[str, list[str]] = {}
-        for node in self.inventory.nodes:
-            pools.setdefault(node.pool, []).append(node.name)
-        return pools
-
-    def _finish_plan(
-        self,
-        request: ActionRequest,
-        decisions: dict[str, slurm.Decision],
-        *,
-        steps: tuple[Step, ...],
-        where: str,
-        held: set[str] | None,
-        pool_names: Iterable[str],
-        notes: list[str],
-    ) -> ActionPlan:
-        """Apply the cap (for removing actions) and the nothing-to-do rules shared by Slurm and Kubernetes."""
-        acting = [t for t, d in decisions.items() if d.act]
-        refused = None
-        if held is not None and acting:
-            violations = cap_violations(self.caps, self._pools(pool_names), held, acting)
-            if violations and request.force:
-                notes.append("cap overridden (--force): " + "; ".join(violations))
-            elif violations:
-                refused = "; ".join(violations) + "; use --force to override"
-        skipped = [f"{t}: {d.note}" for t, d in decisions.items() if not d.act and not d.no_op]
-        if not acting and skipped and refused is None:
-            refused = f"nothing to {request.kind.value}: " + "; ".join(skipped)
-        return ActionPlan(
-            request=request,
-            commands=tuple(step.argv for step in steps) if refused is None else (),
-            where=where,
-            notes=tuple(notes),
-            refused=refused,
-            steps=steps if refused is None else (),
-            decisions={t: d.note for t, d in decisions.items()},
-        )
-
-    def _plan_slurm(self, request: ActionRequest, states: dict[str, SlurmNode] | None) -> ActionPlan:
-        if request.kind is ActionKind.DRAIN and not slurm.clean_reason(request.reason):
-            return _refused(request, "a reason is required to drain (Slurm refuses DRAIN without one)")
-        decisions = {t: slurm.decide(request.kind, t, states, request.force) for t in request.targets}
-        acting = tuple(t for t, d in decisions.items() if d.act)
-        reason = slurm.tag_reason(request.reason, request.sweep_id) if request.kind is ActionKind.DRAIN else None
-        steps = (
-            (Step(self.slurm_where, slurm.update_argv(fold(acting), request.kind, reason), acting),) if acting else ()
-        )
-        held = None
-        if request.kind is ActionKind.DRAIN:
-            held = {n for n, s in (states or {}).items() if s.draining_flag and slurm.is_ours(s.reason)}
-        notes = [] if states is not None else [_NOT_READ]
-        return self._finish_plan(
-            request, decisions, steps=steps, where=self.slurm_where, held=held, pool_names=states or acting, notes=notes
-        )
-
-    def _plan_kube(self, request: ActionRequest, nodes: dict[str, dict[str, Any]] | None) -> ActionPlan:
-        cordon = request.kind is ActionKind.CORDON
-        if cordon and not slurm.clean_reason(request.reason):
-            return _refused(request, "a reason is required to cordon (it is kept in the node's annotations)")
-        decisions = {}
-        for target in request.targets:
-            if nodes is not None and target not in nodes:
-                decisions[target] = slurm.Decision(False, "skip: not a node of this Kubernetes cluster")
-            else:
-                decisions[target] = kube.decide(cordon, nodes.get(target) if nodes is not None else None, request.force)
-        body = (
-            kube.cordon_patch(request.reason, self.user, self._clock(), request.sweep_id)
-            if cordon
-            else kube.uncordon_patch()
-        )
-        steps = tuple(Step(KUBERNETES, kube.request_argv(t, body), (t,)) for t, d in decisions.items() if d.act)
-        held = None
-        if cordon:
-            held = {n for n, obj in (nodes or {}).items() if kube.ours(obj) and kube.cordoned(obj)}
-        notes = [
-            "each PATCH carries the resourceVersion read just before it: a node changed meanwhile is refused (409)"
-        ]
-        return self._finish_plan(
-            request,
-            decisions,
-            steps=steps,
-            where=KUBERNETES,
-            held=held,
-            pool_names=nodes or request.targets,
-            notes=notes,
-        )
+        return node, os_id, out
 
     def _stack_of(self, node: str) -> tuple[dict[str, str], str]:
         """The node's stack from the live sweep facts, else from its newest stored verdict."""
         facts = self.facts.get(node)
         if facts is not None and facts.stack:
             return dict(facts.stack), "the current sweep"
-        for row in self.store.node_history(node, 1):
-            return json.loads(row["stack"] or "{}"), f"sweep {row['sweep_id']}"
+        rows = self.store.node_history(node, 1)
+        if rows:
+            return json.loads(rows[0]["stack"] or "{}"), f"sweep {rows[0]['sweep_id']}"
         return {}, "nowhere"
 
     def pins(self) -> dict[str, StackPin]:
         """Every pool's effective pin (stored pins win over the inventory's)."""
         return effective_pins(self.inventory, self.store)
 
+    def drift(self, nodes: Iterable[str] | None = None) -> list[DriftRow]:
+        """Drift rows of ``nodes`` (default: every node with facts) against the effective pins."""
+        wanted = set(nodes) if nodes is not None else set(self.facts)
+        return drift_report([f for n, f in self.facts.items() if n in wanted], self.pins(), self.packs)
+
+    # planning -------------------------------------------------------------------------------------
+
+    def plan(self, request: ActionRequest) -> ActionPlan:
+        """The dry run of ``request``: exact commands, where they run, caps, ownership, no side effect."""
+        if self.read_only:
+            return refused(request, READ_ONLY)
+        if request.kind is ActionKind.PIN:
+            return self._plan_pin(request)
+        targets = self._enforce_targets(request)
+        if not targets:
+            return refused(request, "no target nodes")
+        unknown = [t for t in targets if t not in {n.name for n in self.inventory.nodes}]
+        if self.inventory.nodes and unknown:
+            return refused(request, f"not in the inventory: {fold(unknown)}")
+        request = replace(request, targets=targets)
+        if request.kind in SLURM_KINDS:
+            return self._plan_slurm(request, self._slurm)
+        if request.kind in KUBE_KINDS:
+            return self._plan_kube(request, self._kube_nodes)
+        pins = self.pins()
+        pool_of = {n.name: n.pool for n in self.inventory.nodes}
+        os_ids = {t: self._os_ids.get(t) or self._stack_of(t)[0].get("os") for t in targets}
+        return plan_enforce(request, {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets}, os_ids)
+
+    def _pools(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """Pool -> members for the cap; without an inventory, every node the scheduler knows is one pool."""
+        if not self.inventory.pools:
+            return {NO_INVENTORY_POOL: list(names)}
+        pools: dict[str, list[str]] = {}
+        for node in self.inventory.nodes:
+            pools.setdefault(node.pool, []).append(node.name)
+        return pools
+
+    def _plan_slurm(self, request: ActionRequest, states: dict[str, SlurmNode] | None) -> ActionPlan:
+        pools = self._pools(states or request.targets)
+        return plan_slurm(request, states, where=self.slurm_where, caps=self.caps, pools=pools)
+
+    def _plan_kube(self, request: ActionRequest, nodes: dict[str, dict[str, Any]] | None) -> ActionPlan:
+        if request.kind is ActionKind.CORDON:
+            body = kube.cordon_patch(request.reason, self.user, self._clock(), request.sweep_id)
+        else:
+            body = kube.uncordon_patch()
+        pools = self._pools(nodes or request.targets)
+        return plan_kube(request, nodes, body=body, caps=self.caps, pools=pools)
+
     def _plan_pin(self, request: ActionRequest) -> ActionPlan:
         node = request.from_node
         if not node:
-            return _refused(request, "pin needs --from-node: the known-good node whose stack becomes the pin")
-        members = {n.name: n.pool for n in self.inventory.nodes}
-        pool = request.pool or members.get(node)
+            return refused(request, "pin needs --from-node: the known-good node whose stack becomes the pin")
+        pool_of = {n.name: n.pool for n in self.inventory.nodes}
+        pool = request.pool or pool_of.get(node)
         if pool is None or pool not in self.inventory.pools:
-            return _refused(request, f"no such pool: {pool or '(none given)'}")
-        if members.get(node) != pool:
-            return _refused(request, f"{node} is not a node of pool {pool}")
+            return refused(request, f"no such pool: {pool or '(none given)'}")
+        if pool_of.get(node) != pool:
+            return refused(request, f"{node} is not a node of pool {pool}")
         stack, source = self._stack_of(node)
         new = fingerprint(stack, request.image_digest)
-        if not new.pinned_fields():
-            return _refused(request, f"no stack known for {node}: sweep it first")
-        changes = pin_changes(self.pins()[pool], new)
-        notes = [f"stack of {node} from {source}", *(changes or ["same as the current pin: nothing changes"])]
-        return ActionPlan(
-            request=replace(request, pool=pool),
-            commands=(),
-            where=STORE,
-            notes=tuple(notes),
-            decisions={node: f"pin pool {pool} to this node's stack ({len(new.pinned_fields())} fields)"},
-        )
+        return plan_pin(request, pool=pool, new=new, current=self.pins()[pool], source=source)
 
     def _enforce_targets(self, request: ActionRequest) -> tuple[str, ...]:
-        if request.targets or not request.pool:
+        if request.kind is not ActionKind.ENFORCE_PIN or request.targets or not request.pool:
             return request.targets
         return tuple(n.name for n in self.inventory.nodes if n.pool == request.pool)
-
-    def _plan_enforce(self, request: ActionRequest) -> ActionPlan:
-        pins = self.pins()
-        decisions: dict[str, slurm.Decision] = {}
-        steps = []
-        for target in request.targets:
-            pin = pins.get(self.inventory.node(target).pool, StackPin()) if self.inventory.nodes else StackPin()
-            os_id = self._os_ids.get(target) or self._stack_of(target)[0].get("os")
-            manager = manager_for(os_id)
-            packages = packages_to_hold(pin, manager) if manager else []
-            if manager is None:
-                note = f"skip: OS {os_id!r} has no known package manager" if os_id else "skip: OS not detected yet"
-                decisions[target] = slurm.Decision(False, note)
-            elif not packages:
-                decisions[target] = slurm.Decision(False, "no-op: the pool pin names no packaged field", no_op=True)
-            else:
-                decisions[target] = slurm.Decision(True, f"hold {len(packages)} packages with {manager.value}")
-                steps.append(Step(target, hold_argv(manager, packages), (target,)))
-        notes = ["a hold freezes the installed versions: apply it to nodes that match their pin (see drift)"]
-        acting = [s.targets[0] for s in steps]
-        where = fold(acting) or "nodes"
-        return self._finish_plan(
-            request, decisions, steps=tuple(steps), where=where, held=None, pool_names=(), notes=notes
-        )
 
     # executing ------------------------------------------------------------------------------------
 
     async def execute(self, plan: ActionPlan) -> ActionResult:
         """Run ``plan`` after checking it against the state read now; audit what happened."""
-        request = plan.request
         if self.read_only:
-            plan = _refused(request, "read-only: actions are disabled (--read-only)")
+            plan = refused(plan.request, READ_ONLY)
         if plan.refused:
             return self._audit(plan, [], [], ActionResult(False, f"refused: {plan.refused}", dict(plan.decisions)))
-        if request.kind in SLURM_KINDS:
+        kind = plan.request.kind
+        if kind in SLURM_KINDS:
             return await self._execute_slurm(plan)
-        if request.kind in KUBE_KINDS:
+        if kind in KUBE_KINDS:
             return await self._execute_kube(plan)
-        if request.kind is ActionKind.PIN:
+        if kind is ActionKind.PIN:
             return self._execute_pin(plan)
         return await self._execute_enforce(plan)
 
-    def _recheck(self, plan: ActionPlan, fresh: ActionPlan) -> ActionPlan | None:
-        """``fresh`` reduced to what ``plan`` showed; None when it would do more, or is now refused."""
-        if fresh.refused:
-            return None
-        if set(fresh.acting_on) - set(plan.acting_on):
-            return None
-        return fresh
+    def _stale(self, fresh: ActionPlan, why: str) -> ActionResult:
+        return self._audit(fresh, [], [], ActionResult(False, f"refused: {why}", dict(fresh.decisions)))
 
     async def _execute_slurm(self, plan: ActionPlan) -> ActionResult:
         try:
-            states = await self._read_slurm()
+            fresh = self._plan_slurm(plan.request, await self._read_slurm())
         except slurm.SlurmError as exc:
             return self._audit(plan, [], [], ActionResult(False, f"failed: {exc}", dict(plan.decisions)))
-        fresh = self._plan_slurm(plan.request, states)
-        checked = self._recheck(plan, fresh)
-        if checked is None:
-            why = fresh.refused or f"state changed since the plan: it would now act on {fold(fresh.acting_on)}"
-            return self._audit(fresh, [], [], ActionResult(False, f"refused: {why}", dict(fresh.decisions)))
-        outputs = [await self.runner.run(s.where, s.argv) for s in checked.steps]
-        per_target = dict(checked.decisions)
+        why = recheck(plan, fresh)
+        if why is not None:
+            return self._stale(fresh, why)
+        outputs = [await self.runner.run(s.where, s.argv) for s in fresh.steps]
         try:
             after = await self._read_slurm()
         except slurm.SlurmError:
             after = {}
-        failed = [o for o in outputs if not o.ok]
-        for step, out in zip(checked.steps, outputs, strict=True):
+        per_target = dict(fresh.decisions)
+        for step, out in zip(fresh.steps, outputs, strict=True):
             for target in step.targets:
-                if out.ok:
-                    now = slurm.describe(after[target]) if target in after else "state not read"
-                    per_target[target] = f"{_PAST[plan.request.kind]}: now {now}"
-                else:
-                    per_target[target] = f"failed: {_explain(out)}"
-        outcome = _outcome(plan.request.kind, checked, failed)
-        return self._audit(checked, list(checked.steps), outputs, ActionResult(not failed, outcome, per_target))
+                now = slurm.describe(after[target]) if target in after else "state not read"
+                per_target[target] = f"{PAST[plan.request.kind]}: now {now}" if out.ok else f"failed: {explain(out)}"
+        return self._finished(fresh, list(fresh.steps), outputs, per_target)
 
     async def _execute_kube(self, plan: ActionPlan) -> ActionResult:
         try:
@@ -381,16 +288,17 @@ class ActionService:
             return self._audit(plan, [], [], ActionResult(False, f"failed: {_one_line(exc)}", dict(plan.decisions)))
         self._kube_nodes = nodes
         fresh = self._plan_kube(plan.request, nodes)
-        if self._recheck(plan, fresh) is None:
-            why = fresh.refused or f"state changed since the plan: it would now act on {fold(fresh.acting_on)}"
-            return self._audit(fresh, [], [], ActionResult(False, f"refused: {why}", dict(fresh.decisions)))
+        why = recheck(plan, fresh)
+        if why is not None:
+            return self._stale(fresh, why)
         per_target = dict(fresh.decisions)
+        # Send the bodies the operator saw (not the fresh plan's, whose timestamp differs).
         steps = [s for s in plan.steps if s.targets[0] in fresh.acting_on]
         outputs: list[RunOutput] = []
         for step in steps:
             target = step.targets[0]
-            # The body shown in the plan, pinned to the version just read: a node changed since is a 409.
-            body = kube.with_resource_version(_json_body(step.argv), nodes[target])
+            # Pinned to the version just read: a node changed since then is refused by the server (409).
+            body = kube.with_resource_version(json.loads(step.argv[-1]), nodes[target])
             try:
                 answer = await asyncio.to_thread(self._kube().patch_node, target, body, kube.PATCH_CONTENT_TYPE)
             except Exception as exc:
@@ -398,56 +306,55 @@ class ActionService:
                 per_target[target] = f"failed: {_one_line(exc)}"
                 continue
             outputs.append(RunOutput(KUBERNETES, step.argv, 0, json.dumps(answer, sort_keys=True), ""))
-            per_target[target] = f"{_PAST[plan.request.kind]}: now {kube.describe_node(answer)}"
-        failed = [o for o in outputs if not o.ok]
-        outcome = _outcome(plan.request.kind, fresh, failed)
-        return self._audit(fresh, steps, outputs, ActionResult(not failed, outcome, per_target))
+            per_target[target] = f"{PAST[plan.request.kind]}: now {kube.describe_node(answer)}"
+        return self._finished(fresh, steps, outputs, per_target)
 
     def _execute_pin(self, plan: ActionPlan) -> ActionResult:
         fresh = self._plan_pin(plan.request)
         if fresh.refused:
-            return self._audit(fresh, [], [], ActionResult(False, f"refused: {fresh.refused}", {}))
+            return self._stale(fresh, fresh.refused)
         pool, node = fresh.request.pool or "", fresh.request.from_node or ""
-        stack, _ = self._stack_of(node)
-        fields = fingerprint(stack, plan.request.image_digest).pinned_fields()
+        fields = fingerprint(self._stack_of(node)[0], plan.request.image_digest).pinned_fields()
         self.store.set_pin(pool, fields, node, self.user)
-        outcome = f"pinned pool {pool} to the stack of {node} ({len(fields)} fields)"
-        return self._audit(fresh, [], [], ActionResult(True, outcome, {node: outcome}), pinned=fields)
+        done = f"pinned pool {pool} to the stack of {node} ({len(fields)} fields)"
+        return self._audit(fresh, [], [], ActionResult(True, done, {node: done}), pinned=fields)
 
     async def _execute_enforce(self, plan: ActionPlan) -> ActionResult:
         per_target = dict(plan.decisions)
-        transcripts: list[RunOutput] = []
-        failed: list[RunOutput] = []
+        outputs: list[RunOutput] = []
         for step in plan.steps:
             target = step.targets[0]
             # The hold command was chosen for the OS seen when planning: confirm it before running it.
-            _, (os_id, probe) = await self._os_id(target)
-            transcripts.append(probe)
-            current = manager_for(os_id)
-            if current is None or hold_argv(current, [])[0] != step.argv[0]:
-                per_target[target] = f"skip: OS is now {os_id or probe.message()!r}, not the one planned for"
-                failed.append(probe)
+            _, os_id, probe = await self._os_id(target)
+            outputs.append(probe)
+            manager = manager_for(os_id)
+            if manager is None or hold_argv(manager, [])[0] != step.argv[0]:
+                why = (
+                    f"cannot read /etc/os-release: {probe.message()}"
+                    if not probe.ok
+                    else f"{target} now runs {os_id or 'an unknown OS'}, not one for {step.argv[0]}"
+                )
+                outputs.append(RunOutput(target, step.argv, None, "", "", why))
+                per_target[target] = f"failed: {why}"
                 continue
             out = await self.runner.run(step.where, step.argv)
-            transcripts.append(out)
-            if out.ok:
-                per_target[target] = f"held: {' '.join(step.argv[2:])}"
-            else:
-                failed.append(out)
-                per_target[target] = f"failed: {_explain(out)}"
-        outcome = _outcome(plan.request.kind, plan, failed)
-        return self._audit(plan, list(plan.steps), transcripts, ActionResult(not failed, outcome, per_target))
+            outputs.append(out)
+            per_target[target] = f"held: {' '.join(step.argv[2:])}" if out.ok else f"failed: {explain(out)}"
+        return self._finished(plan, list(plan.steps), outputs, per_target)
+
+    def _finished(
+        self, plan: ActionPlan, steps: list[Step], outputs: list[RunOutput], per_target: dict[str, str]
+    ) -> ActionResult:
+        failed = [o for o in outputs if not o.ok and o.argv != OS_RELEASE_ARGV]
+        result = ActionResult(not failed, outcome(plan.request.kind, plan, failed), per_target)
+        return self._audit(plan, steps, outputs, result)
 
     # audit ----------------------------------------------------------------------------------------
 
     def _audit(
-        self,
-        plan: ActionPlan,
-        steps: list[Step],
-        outputs: list[RunOutput],
-        result: ActionResult,
-        **extra: Any,
+        self, plan: ActionPlan, steps: list[Step], outputs: list[RunOutput], result: ActionResult, **extra: Any
     ) -> ActionResult:
+        """Append who, when, targets, inputs, the exact commands, their output and the outcome."""
         request = plan.request
         inputs = {
             "reason": request.reason,
@@ -455,13 +362,12 @@ class ActionService:
             "force": request.force,
             "pool": request.pool,
             "from_node": request.from_node,
+            "image_digest": request.image_digest,
             "where": plan.where,
             "notes": list(plan.notes),
             "decisions": plan.decisions,
             **extra,
         }
-        if request.image_digest:
-            inputs["image_digest"] = request.image_digest
         audit_id = self.store.audit(
             request.kind.value,
             list(request.targets) or [t for t in (request.from_node,) if t],
@@ -473,48 +379,11 @@ class ActionService:
         )
         return replace(result, audit_id=audit_id)
 
-    async def drift(self, nodes: Iterable[str] | None = None) -> list[DriftRow]:
-        """Drift rows of ``nodes`` (default: every node with facts) against the effective pins."""
-        wanted = set(nodes) if nodes is not None else set(self.facts)
-        return drift_report([f for n, f in self.facts.items() if n in wanted], self.pins(), self.packs)
-
     async def close(self) -> None:
         """Close the runner's connections."""
         await self.runner.close()
 
 
-def bare_inventory() -> Inventory:
-    """No cluster file: Slurm commands run on this host with its SLURM_CONF, every Slurm node is one pool."""
-    return Inventory(name="local", ssh=SshConfig(), slurm=SlurmConfig(), pools={}, nodes=[])
-
-
-def _refused(request: ActionRequest, why: str) -> ActionPlan:
-    return ActionPlan(request=request, commands=(), where="", refused=why)
-
-
-def _json_body(argv: tuple[str, ...]) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(argv[-1])
-    return body
-
-
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
-
-
-def _explain(out: RunOutput) -> str:
-    message = out.message()
-    if any(word in message for word in _PERMISSION_WORDS):
-        return f"{message} (scontrol update needs root or a Slurm operator on {out.where})"
-    return message
-
-
-def _outcome(kind: ActionKind, plan: ActionPlan, failed: list[RunOutput]) -> str:
-    acting = plan.acting_on
-    skipped = [t for t, note in plan.decisions.items() if note.startswith("skip")]
-    if failed:
-        return f"failed: {_explain(failed[0])}"
-    if not acting:
-        return f"nothing to {kind.value}: " + "; ".join(f"{t}: {n}" for t, n in plan.decisions.items())
-    text = f"{_PAST[kind]} {fold(acting)}"
-    return text + (f"; skipped {fold(skipped)}" if skipped else "")

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
-from console.actions.model import ActionKind
+from console.actions.model import ActionKind, Decision
 from console.actions.runner import CommandRunner
 from console.actions.slurm_state import (
     SINFO_FORMAT,
@@ -97,15 +96,6 @@ async def read_states(runner: CommandRunner, where: str, first_reader: int = 0) 
         except ParseError as exc:
             problems.append(f"{' '.join(argv[:3])}: {exc.reason}")
     raise SlurmError(f"cannot read node states on {where}: " + "; ".join(problems[-2:]))
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What a plan does with one target: act on it or not, and the line the operator reads."""
-
-    act: bool
-    note: str
-    no_op: bool = False
 
 
 def decide(kind: ActionKind, name: str, states: Mapping[str, SlurmNode] | None, force: bool) -> Decision:

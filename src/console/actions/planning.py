@@ -1,0 +1,200 @@
+"""From a request and the state last read to an ``ActionPlan``, and from what ran to an outcome line.
+
+Pure functions: the service reads Slurm, Kubernetes or the nodes, then hands the result here. A
+plan acts on the targets whose ``Decision`` says so; removing actions (drain, cordon) also pass the
+blast-radius cap; a plan whose every target was skipped (not merely already done) is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from console.actions import kube, slurm
+from console.actions.caps import CapPolicy, cap_violations
+from console.actions.holds import hold_argv, manager_for, packages_to_hold
+from console.actions.model import ActionKind, ActionPlan, ActionRequest, Decision, Step
+from console.actions.pin import pin_changes
+from console.actions.runner import RunOutput
+from console.actions.slurm_state import SlurmNode
+from console.inventory.hostlist import fold
+from console.inventory.model import StackPin
+
+KUBERNETES = "kubernetes"
+STORE = "store"
+READ_ONLY = "read-only: actions are disabled (--read-only)"
+NOT_READ = "scheduler state not read yet: ownership, caps and no-ops are checked again when executing"
+PAST = {
+    ActionKind.DRAIN: "drained",
+    ActionKind.RESUME: "resumed",
+    ActionKind.UNDRAIN: "undrained",
+    ActionKind.CORDON: "cordoned",
+    ActionKind.UNCORDON: "uncordoned",
+    ActionKind.ENFORCE_PIN: "held",
+}
+_SLURM_REFUSALS = ("Invalid user id", "Access/permission denied")  # slurmctld: not root, not an operator
+
+
+@dataclass(frozen=True)
+class CapCheck:
+    """What the cap needs: the policy, pool members, and the nodes the console already holds out."""
+
+    policy: CapPolicy
+    pools: Mapping[str, Sequence[str]]
+    held: frozenset[str]
+
+
+def refused(request: ActionRequest, why: str) -> ActionPlan:
+    """A plan that may not run, and why."""
+    return ActionPlan(request=request, commands=(), where="", refused=why)
+
+
+def finish(
+    request: ActionRequest,
+    decisions: dict[str, Decision],
+    *,
+    steps: tuple[Step, ...],
+    where: str,
+    notes: list[str],
+    cap: CapCheck | None = None,
+) -> ActionPlan:
+    """The plan for ``decisions``: cap applied (unless forced), refused when every target was skipped."""
+    acting = [t for t, d in decisions.items() if d.act]
+    why = None
+    if cap is not None and acting:
+        violations = cap_violations(cap.policy, cap.pools, cap.held, acting)
+        if violations and request.force:
+            notes.append("cap overridden (--force): " + "; ".join(violations))
+        elif violations:
+            why = "; ".join(violations) + "; use --force to override"
+    skipped = [f"{t}: {d.note}" for t, d in decisions.items() if not d.act and not d.no_op]
+    if not acting and skipped and why is None:
+        why = f"nothing to {request.kind.value}: " + "; ".join(skipped)
+    return ActionPlan(
+        request=request,
+        commands=tuple(step.argv for step in steps) if why is None else (),
+        where=where,
+        notes=tuple(notes),
+        refused=why,
+        steps=steps if why is None else (),
+        decisions={t: d.note for t, d in decisions.items()},
+    )
+
+
+def plan_slurm(
+    request: ActionRequest,
+    states: Mapping[str, SlurmNode] | None,
+    *,
+    where: str,
+    caps: CapPolicy,
+    pools: Mapping[str, Sequence[str]],
+) -> ActionPlan:
+    """One ``scontrol update`` for every target that needs it; ``states`` None: not read yet."""
+    if request.kind is ActionKind.DRAIN and not slurm.clean_reason(request.reason):
+        return refused(request, "a reason is required to drain (Slurm refuses DRAIN without one)")
+    decisions = {t: slurm.decide(request.kind, t, states, request.force) for t in request.targets}
+    acting = tuple(t for t, d in decisions.items() if d.act)
+    reason = slurm.tag_reason(request.reason, request.sweep_id) if request.kind is ActionKind.DRAIN else None
+    steps = (Step(where, slurm.update_argv(fold(acting), request.kind, reason), acting),) if acting else ()
+    cap = None
+    if request.kind is ActionKind.DRAIN:
+        held = frozenset(n for n, s in (states or {}).items() if s.draining_flag and slurm.is_ours(s.reason))
+        cap = CapCheck(caps, pools, held)
+    notes = [] if states is not None else [NOT_READ]
+    return finish(request, decisions, steps=steps, where=where, notes=notes, cap=cap)
+
+
+def plan_kube(
+    request: ActionRequest,
+    nodes: Mapping[str, Mapping[str, Any]] | None,
+    *,
+    body: dict[str, Any],
+    caps: CapPolicy,
+    pools: Mapping[str, Sequence[str]],
+) -> ActionPlan:
+    """One PATCH of ``body`` per Node that needs it; ``nodes`` None: not read yet."""
+    cordon = request.kind is ActionKind.CORDON
+    if cordon and not slurm.clean_reason(request.reason):
+        return refused(request, "a reason is required to cordon (it is kept in the node's annotations)")
+    decisions = {}
+    for target in request.targets:
+        if nodes is not None and target not in nodes:
+            decisions[target] = Decision(False, "skip: not a node of this Kubernetes cluster")
+        else:
+            decisions[target] = kube.decide(cordon, nodes.get(target) if nodes is not None else None, request.force)
+    steps = tuple(Step(KUBERNETES, kube.request_argv(t, body), (t,)) for t, d in decisions.items() if d.act)
+    cap = None
+    if cordon:
+        held = frozenset(n for n, obj in (nodes or {}).items() if kube.ours(obj) and kube.cordoned(obj))
+        cap = CapCheck(caps, pools, held)
+    notes = ["each PATCH carries the resourceVersion read just before it: a node changed meanwhile is refused (409)"]
+    return finish(request, decisions, steps=steps, where=KUBERNETES, notes=notes, cap=cap)
+
+
+def plan_pin(request: ActionRequest, *, pool: str, new: StackPin, current: StackPin, source: str) -> ActionPlan:
+    """Store ``new`` as the pin of ``pool``; the notes list every field it changes."""
+    node = request.from_node or ""
+    if not new.pinned_fields():
+        return refused(request, f"no stack known for {node}: sweep it first")
+    changes = pin_changes(current, new)
+    notes = [f"stack of {node} from {source}", *(changes or ["same as the current pin: nothing changes"])]
+    return ActionPlan(
+        request=replace(request, pool=pool),
+        commands=(),
+        where=STORE,
+        notes=tuple(notes),
+        decisions={node: f"pin pool {pool} to this node's stack ({len(new.pinned_fields())} fields)"},
+    )
+
+
+def plan_enforce(request: ActionRequest, pins: Mapping[str, StackPin], os_ids: Mapping[str, str | None]) -> ActionPlan:
+    """One hold command per target, chosen by its OS (``os_ids``) for the packages its pin (``pins``) names."""
+    decisions: dict[str, Decision] = {}
+    steps = []
+    for target in request.targets:
+        os_id = os_ids.get(target)
+        manager = manager_for(os_id)
+        packages = packages_to_hold(pins.get(target, StackPin()), manager) if manager else []
+        if manager is None:
+            note = f"skip: OS {os_id!r} has no known package manager" if os_id else "skip: OS not detected yet"
+            decisions[target] = Decision(False, note)
+        elif not packages:
+            decisions[target] = Decision(False, "no-op: the pool pin names no packaged field", no_op=True)
+        else:
+            decisions[target] = Decision(True, f"hold {len(packages)} packages with {manager.value}")
+            steps.append(Step(target, hold_argv(manager, packages), (target,)))
+    notes = ["a hold freezes the installed versions: apply it to nodes that match their pin (see drift)"]
+    where = fold(s.targets[0] for s in steps) or "nodes"
+    return finish(request, decisions, steps=tuple(steps), where=where, notes=notes)
+
+
+def recheck(shown: ActionPlan, fresh: ActionPlan) -> str | None:
+    """Why ``fresh`` (planned on the state read at execution) may not run in place of ``shown``, or None."""
+    if fresh.refused:
+        return fresh.refused
+    extra = set(fresh.acting_on) - set(shown.acting_on)
+    if extra:
+        return f"state changed since the plan: it would now also act on {fold(extra)}; plan again"
+    return None
+
+
+def explain(out: RunOutput) -> str:
+    """The command's message, with who may run it when it was refused for lack of rights."""
+    message = out.message()
+    if any(word in message for word in _SLURM_REFUSALS):
+        return f"{message} (scontrol update needs root or a Slurm operator on {out.where})"
+    if "Permission denied" in message or "are you root?" in message:
+        return f"{message} ({out.argv[0] if out.argv else 'the command'} needs root on {out.where})"
+    return message
+
+
+def outcome(kind: ActionKind, plan: ActionPlan, failed: Sequence[RunOutput]) -> str:
+    """One line: what was done to which nodes, what was skipped, or the first failure."""
+    if failed:
+        return f"failed: {explain(failed[0])}"
+    if not plan.acting_on:
+        return f"nothing to {kind.value}: " + "; ".join(f"{t}: {n}" for t, n in plan.decisions.items())
+    skipped = [t for t, note in plan.decisions.items() if note.startswith("skip")]
+    text = f"{PAST[kind]} {fold(plan.acting_on)}"
+    return text + (f"; skipped {fold(skipped)}" if skipped else "")

@@ -1,0 +1,131 @@
+"""Pure planning rules (no Slurm needed): reason tags, ownership and idempotence per node, caps, re-checks,
+and the one-line outcomes and refusals an operator reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from console.actions import ActionKind, ActionRequest, CapPolicy, RunOutput
+from console.actions.caps import cap_violations
+from console.actions.planning import explain, outcome, plan_enforce, plan_slurm, recheck
+from console.actions.slurm import clean_reason, decide, is_ours, tag_reason, update_argv
+from console.actions.slurm_state import SlurmNode
+from console.inventory import StackPin
+
+OURS = "instinct-console: ecc [sweep 4]"
+STATES = {
+    "idle": SlurmNode(name="idle", base="IDLE"),
+    "busy": SlurmNode(name="busy", base="ALLOCATED"),
+    "ours": SlurmNode(name="ours", base="IDLE", flags=("DRAIN",), reason=OURS, reason_user="root"),
+    "ours_busy": SlurmNode(name="ours_busy", base="MIXED", flags=("DRAIN",), reason=OURS, reason_user="root"),
+    "theirs": SlurmNode(name="theirs", base="IDLE", flags=("DRAIN",), reason="NHC: hung", reason_user="slurm"),
+    "down": SlurmNode(name="down", base="DOWN", reason="Not responding", reason_user="slurm"),
+    "down_ours": SlurmNode(name="down_ours", base="DOWN", flags=("DRAIN",), reason=OURS, reason_user="root"),
+}
+
+
+def test_reason_tag_and_cleaning() -> None:
+    assert tag_reason("xgmi\r\nlink\tdown ", 12) == "instinct-console: xgmi link down [sweep 12]"
+    assert tag_reason("plain") == "instinct-console: plain"
+    assert clean_reason("a\x00b\x1b[31mc") == "a b [31mc"
+    assert is_ours(OURS) and not is_ours("NHC: hung") and not is_ours(None) and not is_ours("")
+    assert update_argv("gpu[1-2]", ActionKind.DRAIN, "x")[-1] == 'Reason="x"'
+    assert update_argv("gpu1", ActionKind.UNDRAIN) == ("scontrol", "update", "NodeName=gpu1", "State=UNDRAIN")
+
+
+@pytest.mark.parametrize(
+    ("kind", "node", "force", "act", "starts"),
+    [
+        (ActionKind.DRAIN, "idle", False, True, "drain (now IDLE)"),
+        (ActionKind.DRAIN, "busy", False, True, "drain (now ALLOCATED)"),
+        (ActionKind.DRAIN, "ours", False, False, "no-op: already DRAINED by the console"),
+        (ActionKind.DRAIN, "ours_busy", True, False, "no-op: already DRAINING by the console"),
+        (ActionKind.DRAIN, "theirs", False, False, "skip: DRAINED by slurm: NHC: hung; not overwritten"),
+        (ActionKind.DRAIN, "theirs", True, True, "drain, replacing the reason of DRAINED by slurm"),
+        (ActionKind.DRAIN, "down", False, False, "skip: DOWN by slurm: Not responding"),
+        (ActionKind.DRAIN, "gone", False, False, "skip: not a node of this Slurm cluster"),
+        (ActionKind.RESUME, "idle", False, False, "no-op: IDLE, nothing to resume"),
+        (ActionKind.RESUME, "busy", True, False, "no-op: ALLOCATED"),
+        (ActionKind.RESUME, "ours", False, True, "resume (DRAINED by the console"),
+        (ActionKind.RESUME, "theirs", False, False, "skip: DRAINED by slurm: NHC: hung; the console resumes only"),
+        (ActionKind.RESUME, "theirs", True, True, "resume DRAINED by slurm: NHC: hung (forced)"),
+        (ActionKind.RESUME, "down", False, False, "skip: DOWN by slurm"),
+        (ActionKind.RESUME, "down_ours", False, True, "resume (DOWN+DRAIN by the console"),
+        (ActionKind.UNDRAIN, "down", True, False, "no-op: DOWN, nothing to undrain"),
+        (ActionKind.UNDRAIN, "ours_busy", False, True, "undrain (DRAINING by the console"),
+    ],
+)
+def test_slurm_decisions(kind: ActionKind, node: str, force: bool, act: bool, starts: str) -> None:
+    decision = decide(kind, node, STATES, force)
+    assert decision.act is act and decision.note.startswith(starts), decision.note
+
+
+def test_unread_state_acts_and_says_it_will_check_again() -> None:
+    decision = decide(ActionKind.RESUME, "x", None, False)
+    assert decision.act and "checked again when executing" in decision.note
+
+
+def drain(*targets: str, force: bool = False) -> ActionRequest:
+    return ActionRequest(ActionKind.DRAIN, targets, reason="ecc", force=force)
+
+
+def test_cap_counts_nodes_the_console_already_holds() -> None:
+    pools = {"p": [f"n{i:02d}" for i in range(30)] + ["ours", "ours_busy", "idle", "theirs"]}  # 34 nodes: cap 3
+    states = dict(STATES)
+    plan = plan_slurm(drain("idle"), states, where="local", caps=CapPolicy(), pools=pools)
+    assert plan.refused is None  # 2 held + 1 = 3
+    plan = plan_slurm(
+        drain("idle", "busy"), states, where="local", caps=CapPolicy(), pools={"p": [*pools["p"], "busy"]}
+    )
+    assert (
+        plan.refused is not None
+        and "(2 already, 2 new)" in plan.refused
+        and "cap 3 = max(2, 10% of 35)" in plan.refused
+    )
+    assert plan.commands == () and plan.steps == ()
+
+
+def test_cap_policy() -> None:
+    assert CapPolicy().cap("p", 5) == 2 and CapPolicy().cap("p", 100) == 10 and CapPolicy().cap("p", 39) == 3
+    assert CapPolicy(fixed=7).cap("p", 100) == 7 and CapPolicy(per_pool={"p": 1}, fixed=7).cap("p", 100) == 1
+    with pytest.raises(ValueError):
+        CapPolicy(fraction=1.5)
+    assert cap_violations(CapPolicy(), {"a": ["x", "y", "z"]}, held=["x", "y"], adding=["x"]) == []
+    assert cap_violations(CapPolicy(), {"a": ["x", "y", "z"], "b": ["w"]}, held=[], adding=["w"]) == []
+
+
+def test_recheck_refuses_a_plan_that_would_now_do_more() -> None:
+    shown = plan_slurm(drain("idle"), STATES, where="local", caps=CapPolicy(minimum=5), pools={"p": list(STATES)})
+    fresh = plan_slurm(
+        drain("idle", "busy"), STATES, where="local", caps=CapPolicy(minimum=5), pools={"p": list(STATES)}
+    )
+    assert recheck(shown, fresh) is not None and "also act on busy" in (recheck(shown, fresh) or "")
+    assert recheck(fresh, shown) is None
+
+
+def test_outcome_lines() -> None:
+    plan = plan_slurm(drain("idle", "theirs", "ours"), STATES, where="local", caps=CapPolicy(minimum=9), pools={})
+    assert outcome(ActionKind.DRAIN, plan, []) == "drained idle; skipped theirs"
+    failed = RunOutput("head", ("scontrol",), 1, "", "slurm_update error: Invalid user id\n")
+    assert outcome(ActionKind.DRAIN, plan, [failed]) == (
+        "failed: slurm_update error: Invalid user id (scontrol update needs root or a Slurm operator on head)"
+    )
+    lock = RunOutput("n1", ("apt-mark", "hold"), 100, "", "E: Could not open lock file - open (13: Permission denied)")
+    assert explain(lock).endswith("(apt-mark needs root on n1)")
+    unreachable = RunOutput("n1", ("true",), None, "", "", "unreachable: no route")
+    assert explain(unreachable) == "unreachable: no route" and not unreachable.ok
+    assert "not run: unreachable" in unreachable.transcript()
+
+
+def test_enforce_plan_per_node_os() -> None:
+    pins = {"a": StackPin(rocm="6.4.1"), "b": StackPin(rocm="6.4.1"), "c": StackPin(os="ubuntu 22.04"), "d": StackPin()}
+    plan = plan_enforce(
+        ActionRequest(ActionKind.ENFORCE_PIN, ("a", "b", "c", "d")), pins, {"a": "ubuntu", "b": "rhel", "c": "ubuntu"}
+    )
+    assert plan.commands == (
+        ("apt-mark", "hold", "rocm-core", "rocm"),
+        ("dnf", "-y", "versionlock", "add", "rocm-core", "rocm"),
+    )
+    assert plan.where == "a,b"
+    assert plan.decisions["c"] == "no-op: the pool pin names no packaged field"
+    assert plan.decisions["d"] == "skip: OS not detected yet"
