@@ -12,7 +12,7 @@ from console.sim.commands import Delivery, SimContext, SimReply, run_program
 from console.sim.faults import Fault, FaultKind
 from console.sim.models import ClusterSpec, NodeSpec, build_node
 from console.sim.specs import DEFAULT_STACK, GpuModel, stack_preset
-from console.sweep.collective import Floor, LaunchSettings, judge, launch_argv
+from console.sweep.collective import Floor, Judgement, Launcher, LaunchSettings, judge, launch_argv
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "rccl-tests"
 FLOOR = Floor(304.0, "docs/network/validation.md", SourceKind.VENDOR_SPEC)
@@ -31,7 +31,7 @@ def simulate(argv: list[str], faults: list[Fault] | None = None, model: GpuModel
     return run_program(SimContext(node=build_node(cluster, "g01"), cluster=cluster, invocation=1), argv)
 
 
-def verdict(reply: SimReply, nodes: int = 2, floor: Floor | None = FLOOR):  # type: ignore[no-untyped-def]
+def verdict(reply: SimReply, nodes: int = 2, floor: Floor | None = FLOOR) -> Judgement:
     return judge(reply.stdout, reply.stderr, reply.exit_status, nodes=nodes, ranks=8 * nodes, floor=floor)
 
 
@@ -51,8 +51,8 @@ def test_srun_line_bounds_the_step_with_a_time_limit() -> None:
 
 
 @pytest.mark.parametrize("launcher", ["mpirun", "srun"])
-def test_healthy_pair_passes_the_two_node_floor(launcher: str) -> None:
-    reply = simulate(launch_argv(inventory_nodes(2), LaunchSettings(launcher=launcher)))  # type: ignore[arg-type]
+def test_healthy_pair_passes_the_two_node_floor(launcher: Launcher) -> None:
+    reply = simulate(launch_argv(inventory_nodes(2), LaunchSettings(launcher=launcher)))
     judged = verdict(reply)
     assert judged.status is Status.PASS, judged.reason
     assert judged.busbw_gbps is not None and 340 < judged.busbw_gbps < 400

@@ -6,6 +6,7 @@ import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,16 +94,16 @@ def test_job_error_quotes_the_task_of_the_node() -> None:
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[object]:
+def lab() -> Iterator[Any]:
     with slurm_lab.SlurmLab(3) as running:
         yield running
 
 
-def test_one_slurm_job_sweeps_every_idle_node(lab: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    names = list(lab.nodes)  # type: ignore[attr-defined]
+def test_one_slurm_job_sweeps_every_idle_node(lab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = list(lab.nodes)
     inventory_path = local_cluster(tmp_path, names, [Fault(kind=FaultKind.ECC_UNCORRECTABLE, node=names[1], gpu=3)])
-    lab.run("scontrol", "update", f"NodeName={names[2]}", "State=DRAIN", "Reason=test")  # type: ignore[attr-defined]
-    monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])  # type: ignore[attr-defined]
+    lab.run("scontrol", "update", f"NodeName={names[2]}", "State=DRAIN", "Reason=test")
+    monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])
     inventory = load_inventory(inventory_path)
     settings = SlurmJobSettings(command=(str(per_node_launcher(tmp_path)),), immediate_s=20)
     transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", settings)
@@ -119,7 +120,7 @@ def test_one_slurm_job_sweeps_every_idle_node(lab: object, tmp_path: Path, monke
     try:
         verdicts = asyncio.run(sweep())
     finally:
-        lab.reset()  # type: ignore[attr-defined]
+        lab.reset()
     assert verdicts[names[0]].status is Status.PASS
     assert verdicts[names[1]].status is Status.FAIL and verdicts[names[1]].families["ecc"] is Status.FAIL
     assert verdicts[names[2]].status is Status.UNKNOWN
@@ -132,11 +133,11 @@ def test_one_slurm_job_sweeps_every_idle_node(lab: object, tmp_path: Path, monke
 
 
 def test_a_missing_console_on_the_nodes_is_reported_per_node(
-    lab: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    lab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    names = list(lab.nodes)[:2]  # type: ignore[attr-defined]
+    names = list(lab.nodes)[:2]
     inventory = load_inventory(local_cluster(tmp_path, names))
-    monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])  # type: ignore[attr-defined]
+    monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])
     settings = SlurmJobSettings(command=(str(tmp_path / "no-such-console"),), immediate_s=20)
     transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", settings)
     asyncio.run(transport.gather(inventory.nodes, "quick"))

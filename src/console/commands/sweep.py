@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -14,13 +15,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from console.checks import CheckConfigError, load_packs
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
-from console.inventory import InventoryError, load_inventory, select_nodes
+from console.inventory import Inventory, InventoryError, load_inventory, select_nodes
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.store import Store, default_store_path
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
+from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.connect import transport_for
 from console.sweep.events import Event
+from console.sweep.multinode import MultinodeOptions
+from console.sweep.periodic import Periodic
+from console.sweep.via_slurm import SlurmJobSettings, slurm_transport
+from console.transport import Transport
 
 
 def register(sub: Any) -> None:
@@ -48,6 +54,26 @@ def register(sub: Any) -> None:
         help="fraction of nodes that may be UNKNOWN before the exit code is 3 (default 0)",
     )
     p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
+    p.add_argument(
+        "--group-size",
+        type=int,
+        default=1,
+        metavar="N",
+        help="multinode: nodes per first run with the pool's reference; failing runs are bisected (default 1: pairs)",
+    )
+    p.add_argument(
+        "--via-slurm",
+        action="store_true",
+        help="run every node's probes as one Slurm job (srun ... check-local); the inventory must be on shared storage",
+    )
+    p.add_argument(
+        "--slurm-command",
+        default="instinct-console",
+        metavar="CMD",
+        help="with --via-slurm: the command that runs instinct-console on the nodes (default instinct-console)",
+    )
+    p.add_argument("--every", type=float, metavar="SECONDS", help="sweep again every SECONDS; busy ticks are skipped")
+    p.add_argument("--count", type=int, metavar="N", help="with --every: stop after N sweeps")
     p.set_defaults(func=run)
 
 
@@ -125,23 +151,60 @@ def run(args: argparse.Namespace) -> int:
     if not nodes:
         err.print(f"[red]error:[/] no node matches {escape(args.nodes or '')!r}")
         return int(ExitCode.USAGE)
+    if args.count is not None and args.every is None:
+        err.print("[red]error:[/] --count needs --every")
+        return int(ExitCode.USAGE)
+    try:
+        transport = _transport(inventory, args)
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        return int(ExitCode.USAGE)
     store = Store(args.store or default_store_path())
-    started = time.time()
-    engine = SweepEngine(inventory, transport_for(inventory, accept_new=args.accept_new), packs, store)
+    engine = SweepEngine(inventory, transport, packs, store)
     try:
         with _Progress(err) as progress:
             engine.subscribe(progress)
-            result = asyncio.run(_sweep(engine, nodes, args.probes, args.deadline))
+            return asyncio.run(_sweeps(engine, nodes, args, err))
     except KeyboardInterrupt:
         err.print("interrupted")
         return int(ExitCode.INTERRUPTED)
     finally:
         store.close()
+
+
+def _transport(inventory: Inventory, args: argparse.Namespace) -> Transport:
+    """SSH to every node, or one Slurm job for all of them (``--via-slurm``)."""
+    if not args.via_slurm:
+        return transport_for(inventory, accept_new=args.accept_new)
+    settings = SlurmJobSettings(command=tuple(shlex.split(args.slurm_command)), partition=inventory.slurm.partition)
+    return slurm_transport(inventory, settings, accept_new=args.accept_new)
+
+
+async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, err: Console) -> int:
+    """One sweep, or one every ``--every`` seconds; the exit code is the last sweep's."""
+    try:
+        if args.every is None:
+            return await _sweep(engine, nodes, args)
+
+        def skipped(ticks: int) -> None:
+            err.print(f"skipped {ticks} tick(s): the sweep before was still running")
+
+        runs = Periodic(lambda: _sweep(engine, nodes, args), args.every, args.count, on_skip=skipped)
+        return (await runs.run())[-1]
+    finally:
+        await engine.transport.close()
+
+
+async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace) -> int:
+    """Sweep once, write the reports and print the summary; returns the exit code."""
+    started = time.time()
+    multinode = MultinodeOptions(group_size=args.group_size)
+    result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode)
     code = exit_code_for(result, args.allow_unknown)
     outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]
     stacks = {name: facts.stack for name, facts in engine.facts.items()}
     report = build_report(
-        inventory,
+        engine.inventory,
         result.verdicts,
         stacks,
         sweep_id=result.sweep_id,
@@ -150,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
         duration_s=result.duration_s,
         outcome=outcome,
         exit_code=int(code),
+        multinode=pairs,
     )
     if args.json:
         write_json(report, args.json)
@@ -161,13 +225,6 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(args.exclude_out, report.failed_nodes + "\n")
     _print_summary(Console(stderr=args.json == "-", highlight=False, soft_wrap=True), report.nodes, result, code)
     return int(code)
-
-
-async def _sweep(engine: SweepEngine, nodes: list[Any], level: str, deadline: float | None) -> SweepResult:
-    try:
-        return await engine.run(nodes, level=level, deadline_s=deadline)
-    finally:
-        await engine.transport.close()
 
 
 def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code: ExitCode) -> None:

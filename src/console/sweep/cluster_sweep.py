@@ -1,0 +1,45 @@
+"""One sweep with its cluster-level parts: the Slurm job that gathers node outputs, the multinode phase."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+
+from console.inventory.model import Node
+from console.model.multinode import MultinodeResult
+from console.sweep.catalog import ProbeSet
+from console.sweep.engine import SweepEngine, SweepResult
+from console.sweep.multinode import MultinodeOptions, refreshed, run_multinode
+from console.sweep.via_slurm import SlurmJobTransport
+
+
+async def sweep_cluster(
+    engine: SweepEngine,
+    nodes: Sequence[Node],
+    level: ProbeSet | str,
+    deadline_s: float | None = None,
+    multinode: MultinodeOptions | None = None,
+) -> tuple[SweepResult, MultinodeResult | None]:
+    """Sweep ``nodes``; at level ``multinode`` then run the pairs within what is left of ``deadline_s``.
+
+    With a ``SlurmJobTransport`` the Slurm job runs first (every sweep gathers afresh), and the
+    multi-node runs are launched with srun from where that job was submitted.
+    """
+    started = time.monotonic()
+    transport = engine.transport
+    if isinstance(transport, SlurmJobTransport):
+        await transport.gather(nodes, level)
+    result = await engine.run(nodes, level=level, deadline_s=deadline_s)
+    if ProbeSet(level) is not ProbeSet.MULTINODE or result.outcome != "done":
+        return result, None
+    options = multinode or MultinodeOptions()
+    launch_transport = None
+    if isinstance(transport, SlurmJobTransport):
+        srun = dataclasses.replace(options.launch, launcher="srun")
+        options = dataclasses.replace(options, launch=srun, site=transport.where)
+        launch_transport = transport.submit
+    phase_started = time.monotonic()
+    remaining = None if deadline_s is None else max(0.0, deadline_s - (phase_started - started))
+    pairs = await run_multinode(engine, result, options, launch_transport, deadline_s=remaining)
+    return refreshed(engine, result, time.monotonic() - phase_started), pairs
