@@ -3,14 +3,17 @@ and the one-line outcomes and refusals an operator reads."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
-from console.actions import ActionKind, ActionRequest, CapPolicy, RunOutput
+from console.actions import ActionKind, ActionRequest, ActionService, CapPolicy, RunOutput, bare_inventory
 from console.actions.caps import cap_violations
 from console.actions.planning import explain, outcome, plan_enforce, plan_slurm, recheck
 from console.actions.slurm import clean_reason, decide, is_ours, tag_reason, update_argv
 from console.actions.slurm_state import SlurmNode
 from console.inventory import StackPin
+from console.store import Store
 
 OURS = "instinct-console: ecc [sweep 4]"
 STATES = {
@@ -129,3 +132,39 @@ def test_enforce_plan_per_node_os() -> None:
     assert plan.where == "a,b"
     assert plan.decisions["c"] == "no-op: the pool pin names no packaged field"
     assert plan.decisions["d"] == "skip: OS not detected yet"
+
+
+class DeadController:
+    """A runner whose every command fails as scontrol/sinfo do when slurmctld is down."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, ...]] = []
+
+    async def run(self, where: str, argv: Sequence[str], *, timeout_s: float = 60.0) -> RunOutput:
+        self.calls.append(tuple(argv))
+        message = "slurm_load_node error: Unable to contact slurm controller (connect failure)\n"
+        return RunOutput(where, tuple(argv), 1, "", message)
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_an_unreadable_scheduler_refuses_the_plan_with_its_message(store: Store) -> None:
+    runner = DeadController()
+    service = ActionService(bare_inventory(), store, runner)
+    request = ActionRequest(ActionKind.DRAIN, ("gpu001",), reason="x")
+    await service.refresh(request)
+    plan = service.plan(request)
+    assert plan.refused is not None and plan.refused.startswith("cannot read node states on local:")
+    assert "Unable to contact slurm controller" in plan.refused
+    assert [c[:2] for c in runner.calls] == [
+        ("scontrol", "show"),
+        ("sinfo", "--json"),
+        ("scontrol", "-o"),
+        ("sinfo", "-N"),
+    ]
+    assert not any(c[:2] == ("scontrol", "update") for c in runner.calls)
+    states = await service.node_states(["gpu001"])
+    assert states["gpu001"].startswith("UNKNOWN: cannot read node states on local")
+    result = await service.execute(plan)
+    assert not result.ok and store.audit_log(1)[0]["outcome"].startswith("refused: cannot read node states")

@@ -143,8 +143,10 @@ def test_enforce_refuses_an_unknown_os_and_reports_a_failing_hold(
     db = str(tmp_path / "h.sqlite")
     nodes.install_tool("node02", "apt-mark", "#!/bin/sh\necho 'E: Unable to locate package rocm' >&2\nexit 100\n")
     nodes.install_tool("node03", "cat", FAKE_CAT.format(rocky='ID="arch"\n'))
-    code = main(["pin", "-i", inv, "--store", db, "--enforce", "node[02-03]", "--apply", "--yes"])
+    nodes.stop_node("node01")
+    code = main(["pin", "-i", inv, "--store", db, "--enforce", "node[01-03]", "--apply", "--yes"])
     out = capsys.readouterr().out
     assert code == 1
+    assert "node01: skip: cannot read /etc/os-release: refused" in out
     assert "node03: skip: OS 'arch' has no known package manager" in out
     assert "failed: E: Unable to locate package rocm" in out

@@ -148,8 +148,16 @@ def plan_pin(request: ActionRequest, *, pool: str, new: StackPin, current: Stack
     )
 
 
-def plan_enforce(request: ActionRequest, pins: Mapping[str, StackPin], os_ids: Mapping[str, str | None]) -> ActionPlan:
-    """One hold command per target, chosen by its OS (``os_ids``) for the packages its pin (``pins``) names."""
+def plan_enforce(
+    request: ActionRequest,
+    pins: Mapping[str, StackPin],
+    os_ids: Mapping[str, str | None],
+    unreadable: Mapping[str, str] | None = None,
+) -> ActionPlan:
+    """One hold command per target, chosen by its OS (``os_ids``) for the packages its pin (``pins``) names.
+
+    ``unreadable`` says why a node's OS could not be read, for the nodes whose OS is not known otherwise.
+    """
     decisions: dict[str, Decision] = {}
     steps = []
     for target in request.targets:
@@ -158,6 +166,8 @@ def plan_enforce(request: ActionRequest, pins: Mapping[str, StackPin], os_ids: M
         packages = packages_to_hold(pins.get(target, StackPin()), manager) if manager else []
         if manager is None:
             note = f"skip: OS {os_id!r} has no known package manager" if os_id else "skip: OS not detected yet"
+            if not os_id and unreadable and target in unreadable:
+                note = f"skip: {unreadable[target]}"
             decisions[target] = Decision(False, note)
         elif not packages:
             decisions[target] = Decision(False, "no-op: the pool pin names no packaged field", no_op=True)

@@ -51,6 +51,7 @@ from console.probes.base import ParseError
 from console.probes.host import parse_os_release
 from console.store import Store, current_user
 
+_SLURM = "slurm"
 NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an inventory
 
 
@@ -97,6 +98,7 @@ class ActionService:
         self._slurm_reader = 0
         self._kube_nodes: dict[str, dict[str, Any]] | None = None
         self._os_ids: dict[str, str] = {}
+        self._unreadable: dict[str, str] = {}  # "slurm"/"kubernetes"/node -> why the last read failed
 
     # reading state --------------------------------------------------------------------------------
 
@@ -126,18 +128,31 @@ class ActionService:
     async def refresh(self, request: ActionRequest) -> None:
         """Read what planning ``request`` needs: Slurm states, Kubernetes nodes or the targets' OS.
 
-        Raises ``SlurmError`` when Slurm cannot be read, and the client's errors for Kubernetes.
+        Never raises for an unreachable scheduler or node: the next ``plan`` is refused (or skips the
+        node) with the reason.
         """
         if request.kind in SLURM_KINDS:
-            await self._read_slurm()
+            try:
+                await self._read_slurm()
+            except slurm.SlurmError as exc:
+                self._unreadable[_SLURM] = str(exc)
         elif request.kind in KUBE_KINDS:
-            self._kube_nodes = await self._read_kube()
+            try:
+                self._kube_nodes = await self._read_kube()
+                self._unreadable.pop(KUBERNETES, None)
+            except Exception as exc:  # the client raises ApiException, urllib3 and config errors alike
+                self._unreadable[KUBERNETES] = f"cannot read Kubernetes nodes: {_one_line(exc)}"
         elif request.kind is ActionKind.ENFORCE_PIN:
-            found = await asyncio.gather(*(self._os_id(t) for t in self._enforce_targets(request)))
-            self._os_ids.update({t: os_id for t, os_id, _ in found if os_id})
+            for node, os_id, out in await asyncio.gather(*(self._os_id(t) for t in self._enforce_targets(request))):
+                if os_id:
+                    self._os_ids[node] = os_id
+                    self._unreadable.pop(node, None)
+                else:
+                    self._unreadable[node] = f"cannot read /etc/os-release: {out.message()}"
 
     async def _read_slurm(self) -> dict[str, SlurmNode]:
         self._slurm, self._slurm_reader = await slurm.read_states(self.runner, self.slurm_where, self._slurm_reader)
+        self._unreadable.pop(_SLURM, None)
         return self._slurm
 
     def _kube(self) -> kube.KubeNodeApi:
@@ -193,13 +208,16 @@ class ActionService:
             return refused(request, f"not in the inventory: {fold(unknown)}")
         request = replace(request, targets=targets)
         if request.kind in SLURM_KINDS:
-            return self._plan_slurm(request, self._slurm)
+            problem = self._unreadable.get(_SLURM)
+            return refused(request, problem) if problem else self._plan_slurm(request, self._slurm)
         if request.kind in KUBE_KINDS:
-            return self._plan_kube(request, self._kube_nodes)
+            problem = self._unreadable.get(KUBERNETES)
+            return refused(request, problem) if problem else self._plan_kube(request, self._kube_nodes)
         pins = self.pins()
         pool_of = {n.name: n.pool for n in self.inventory.nodes}
         os_ids = {t: self._os_ids.get(t) or self._stack_of(t)[0].get("os") for t in targets}
-        return plan_enforce(request, {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets}, os_ids)
+        node_pins = {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets}
+        return plan_enforce(request, node_pins, os_ids, self._unreadable)
 
     def _pools(self, names: Iterable[str]) -> dict[str, list[str]]:
         """Pool -> members for the cap; without an inventory, every node the scheduler knows is one pool."""

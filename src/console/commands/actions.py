@@ -28,7 +28,6 @@ from console.actions import (
     ActionService,
     CapPolicy,
     DriftRow,
-    SlurmError,
     bare_inventory,
     drift_report,
     effective_pins,
@@ -148,12 +147,7 @@ async def _act(service: ActionService, request: ActionRequest, args: argparse.Na
     console = Console(highlight=False, soft_wrap=True)
     try:
         if not service.read_only:
-            try:
-                await service.refresh(request)
-            except SlurmError as exc:
-                return _fail(str(exc), ExitCode.FAILED)
-            except RuntimeError as exc:  # no kubernetes package, no kubeconfig
-                return _fail(str(exc))
+            await service.refresh(request)
         plan = service.plan(request)
         if not args.json:
             _print_plan(console, plan)
