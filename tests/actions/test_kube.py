@@ -48,10 +48,6 @@ class RecordedApi:
         items: list[dict[str, Any]] = self._next("GET", "/api/v1/nodes")["response"]["body"]["items"]
         return items
 
-    def read_node(self, name: str) -> dict[str, Any]:
-        node: dict[str, Any] = self._next("GET", f"/api/v1/nodes/{name}")["response"]["body"]
-        return node
-
     def patch_node(self, name: str, body: dict[str, Any], content_type: str) -> dict[str, Any]:
         exchange = self._next("PATCH", f"/api/v1/nodes/{name}")
         assert content_type == exchange["request"]["content_type"]

@@ -30,14 +30,10 @@ _LABEL_VALUE_MAX = 63
 
 
 class KubeNodeApi(Protocol):
-    """The three Node calls the console makes; a real client or a recorded exchange in tests."""
+    """The two Node calls the console makes; a real client or a recorded exchange in tests."""
 
     def list_nodes(self) -> list[dict[str, Any]]:
-        """Every Node object (as JSON dicts)."""
-        ...
-
-    def read_node(self, name: str) -> dict[str, Any]:
-        """``GET /api/v1/nodes/{name}``."""
+        """``GET /api/v1/nodes``: every Node object (as JSON dicts)."""
         ...
 
     def patch_node(self, name: str, body: dict[str, Any], content_type: str) -> dict[str, Any]:
@@ -162,11 +158,6 @@ class KubernetesClientApi:
         """Every Node, as the API server sent it."""
         items = json.loads(self._api.list_node(_preload_content=False).data).get("items", [])
         return [item for item in items if isinstance(item, dict)]
-
-    def read_node(self, name: str) -> dict[str, Any]:
-        """One Node, as the API server sent it."""
-        node: dict[str, Any] = json.loads(self._api.read_node(name, _preload_content=False).data)
-        return node
 
     def patch_node(self, name: str, body: dict[str, Any], content_type: str) -> dict[str, Any]:
         """Send ``body`` with ``content_type`` (the client would otherwise pick JSON Patch for a list body)."""

@@ -21,8 +21,6 @@ class ActionKind(StrEnum):
 
 SLURM_KINDS = frozenset({ActionKind.DRAIN, ActionKind.RESUME, ActionKind.UNDRAIN})
 KUBE_KINDS = frozenset({ActionKind.CORDON, ActionKind.UNCORDON})
-# Actions that take nodes out of service: the blast-radius cap applies to them.
-REMOVING_KINDS = frozenset({ActionKind.DRAIN, ActionKind.CORDON})
 
 
 @dataclass(frozen=True)
