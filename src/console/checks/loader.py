@@ -6,6 +6,7 @@ check with ``enabled = false``. A bad file is a ``CheckConfigError`` naming the 
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -29,6 +30,15 @@ def builtin_checks_dir() -> Path:
     return Path(str(resources.files("console") / "_data" / "checks"))
 
 
+_PLAIN = re.compile(r"[\w.$-]+", re.ASCII)
+
+
+def _plain(name: object) -> str:
+    """A key or id from the file as it may appear in a one-line message: plain words as is, the rest quoted."""
+    text = str(name)
+    return text if _PLAIN.fullmatch(text) else repr(text)
+
+
 def _loc(loc: tuple[int | str, ...], pack: dict[str, object]) -> str:
     parts: list[str] = []
     for i, item in enumerate(loc):
@@ -37,11 +47,11 @@ def _loc(loc: tuple[int | str, ...], pack: dict[str, object]) -> str:
                 checks = pack.get("checks")
                 if isinstance(checks, list) and item < len(checks) and isinstance(checks[item], dict):
                     check_id = checks[item].get("id")
-                    parts.append(f"[{item}](id={check_id})" if check_id else f"[{item}]")
+                    parts.append(f"[{item}](id={_plain(check_id)})" if check_id else f"[{item}]")
                     continue
             parts.append(f"[{item}]")
         else:
-            parts.append(f".{item}" if parts else str(item))
+            parts.append(f".{_plain(item)}" if parts else _plain(item))
     return "".join(parts)
 
 
@@ -53,6 +63,8 @@ def load_pack_file(path: Path) -> CheckPack:
         raise CheckConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CheckConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise CheckConfigError(f"{path}: not valid TOML: nested too deeply") from None
     try:
         pack = CheckPack.model_validate(data)
     except ValidationError as exc:
@@ -62,7 +74,7 @@ def load_pack_file(path: Path) -> CheckPack:
     if model not in (*GPU_MODELS, COMMON_MODEL):
         raise CheckConfigError(f"{path}: field pack.model: unknown GPU model {pack.pack.model!r}")
     for index, check in enumerate(pack.checks):
-        where = f"{path}: field checks[{index}](id={check.id})"
+        where = f"{path}: field checks[{index}](id={_plain(check.id)})"
         if check.metric not in METRICS:
             raise CheckConfigError(f"{where}.metric: unknown metric {check.metric!r}")
         if check.compare == "pin" and not check.pin_field:
@@ -85,8 +97,8 @@ def _check_variables(pack: CheckPack, origin: dict[str, Path]) -> None:
         for cond in check.conditions():
             if cond is not None and cond.operand.startswith("$") and cond.operand[1:] not in known:
                 raise CheckConfigError(
-                    f"{origin.get(check.id, '<checks>')}: field checks(id={check.id}): unknown variable "
-                    f"{cond.operand} for model {pack.pack.model}"
+                    f"{origin.get(check.id, '<checks>')}: field checks(id={_plain(check.id)}): unknown variable "
+                    f"{_plain(cond.operand)} for model {_plain(pack.pack.model)}"
                 )
 
 

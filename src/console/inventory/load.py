@@ -14,8 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from console.inventory.hostlist import HostlistError, expand
-from console.inventory.model import HostOverride, Inventory, InventoryFile, Node, Pool, SlurmConfig, SshConfig
+from console.inventory.hostlist import MAX_NODES, HostlistError, expand
+from console.inventory.model import HostOverride, Inventory, InventoryFile, Node, Pool
+
+_PLAIN_KEY = re.compile(r"[\w.-]+", re.ASCII)
 
 
 class InventoryError(ValueError):
@@ -28,7 +30,9 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
         if isinstance(item, int):
             parts.append(f"[{item}]")
         else:
-            parts.append(f".{item}" if parts else str(item))
+            # A key the operator typed may hold anything, a newline included: quote all but plain words.
+            name = item if _PLAIN_KEY.fullmatch(item) else repr(item)
+            parts.append(f".{name}" if parts else name)
     return "".join(parts) or "(top level)"
 
 
@@ -66,6 +70,8 @@ def expand_inventory(spec: InventoryFile, source: str = "<inventory>") -> Invent
                     f"{source}: field pools[{index}].nodes: node {name!r} is already in pool {seen[name]!r}"
                 )
             seen[name] = pool.name
+            if len(seen) > MAX_NODES:
+                raise InventoryError(f"{source}: field pools[{index}].nodes: more than {MAX_NODES} nodes in all")
             override = spec.hosts.get(name, HostOverride())
             nodes.append(
                 Node(
@@ -81,7 +87,7 @@ def expand_inventory(spec: InventoryFile, source: str = "<inventory>") -> Invent
             )
     unknown = sorted(set(spec.hosts) - set(seen))
     if unknown:
-        raise InventoryError(f"{source}: field hosts.{unknown[0]}: node is not in any pool")
+        raise InventoryError(f"{source}: field {_field_path(('hosts', unknown[0]))}: node is not in any pool")
     return Inventory(name=spec.name, ssh=spec.ssh, slurm=spec.slurm, pools=pools, nodes=nodes, source=source)
 
 
@@ -101,6 +107,8 @@ def load_inventory(path: str | Path) -> Inventory:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InventoryError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise InventoryError(f"{path}: not valid TOML: nested too deeply") from None
     return from_mapping(data, str(path))
 
 
@@ -108,12 +116,19 @@ def _looks_like_toml(text: str) -> bool:
     return bool(re.search(r"^\s*\[\[?\w", text, re.MULTILINE) or re.search(r"^\s*\w+\s*=", text, re.MULTILINE))
 
 
+def _built(source: str, spec: Any) -> InventoryFile:
+    """``InventoryFile.model_validate(spec)`` for the importers: a value they copied in may still be invalid."""
+    try:
+        return InventoryFile.model_validate(spec)
+    except ValidationError as exc:
+        raise InventoryError(_validation_message(source, exc)) from None
+
+
 def _single_pool(names: list[str], source: str, gpu_model: str, pool_name: str) -> Inventory:
     if not names:
         raise InventoryError(f"{source}: no nodes found")
-    pool = Pool(name=pool_name, gpu_model=gpu_model, nodes=",".join(names))
-    spec = InventoryFile(name=Path(source).stem or "cluster", pools=[pool])
-    return expand_inventory(spec, source)
+    pool = {"name": pool_name, "gpu_model": gpu_model, "nodes": ",".join(names)}
+    return expand_inventory(_built(source, {"name": Path(source).stem or "cluster", "pools": [pool]}), source)
 
 
 def from_hostfile(text: str, source: str = "<hostfile>", gpu_model: str = "MI300X") -> Inventory:
@@ -137,23 +152,27 @@ def from_cvs_cluster_json(text: str, source: str = "<cluster.json>", gpu_model: 
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InventoryError(f"{source}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise InventoryError(f"{source}: not valid JSON: nested too deeply") from None
     if not isinstance(data, dict) or not isinstance(data.get("node_dict"), dict):
         raise InventoryError(f"{source}: field node_dict: expected an object of hosts")
     hosts = [str(h) for h in data["node_dict"]]
     if not hosts:
         raise InventoryError(f"{source}: field node_dict: no hosts")
-    ssh = SshConfig(
-        user=str(data["username"]) if data.get("username") else None,
-        identity_file=str(data["priv_key_file"]) if data.get("priv_key_file") else None,
-    )
-    overrides: dict[str, HostOverride] = {}
+    if not all(hosts):
+        raise InventoryError(f"{source}: field node_dict: a host has an empty name")
+    ssh = {
+        "user": str(data["username"]) if data.get("username") else None,
+        "identity_file": str(data["priv_key_file"]) if data.get("priv_key_file") else None,
+    }
+    overrides: dict[str, dict[str, str]] = {}
     for host, info in data["node_dict"].items():
         address = info.get("vpc_ip") if isinstance(info, dict) else None
         if address and str(address) != str(host):
-            overrides[str(host)] = HostOverride(address=str(address))
-    pool = Pool(name="default", gpu_model=gpu_model, nodes=",".join(hosts))
-    spec = InventoryFile(name=Path(source).stem or "cluster", ssh=ssh, pools=[pool], hosts=overrides)
-    return expand_inventory(spec, source)
+            overrides[str(host)] = {"address": str(address)}
+    pool = {"name": "default", "gpu_model": gpu_model, "nodes": ",".join(hosts)}
+    spec = {"name": Path(source).stem or "cluster", "ssh": ssh, "pools": [pool], "hosts": overrides}
+    return expand_inventory(_built(source, spec), source)
 
 
 def from_sinfo(text: str, source: str = "<sinfo>", gpu_model: str = "MI300X") -> Inventory:
@@ -161,7 +180,7 @@ def from_sinfo(text: str, source: str = "<sinfo>", gpu_model: str = "MI300X") ->
 
     The default ``sinfo`` table (PARTITION AVAIL TIMELIMIT NODES STATE NODELIST) is accepted too.
     """
-    by_partition: dict[str, list[str]] = {}
+    by_partition: dict[str, dict[str, None]] = {}  # partition -> its nodes, in order, once each
     for line in text.splitlines():
         fields = line.split()
         if not fields or fields[0] in ("PARTITION", "NODELIST"):
@@ -177,15 +196,14 @@ def from_sinfo(text: str, source: str = "<sinfo>", gpu_model: str = "MI300X") ->
             names = expand(nodelist)
         except HostlistError as exc:
             raise InventoryError(f"{source}: {exc}") from None
-        bucket = by_partition.setdefault(partition, [])
-        bucket.extend(n for n in names if n not in bucket)
-    if not by_partition:
+        by_partition.setdefault(partition or "default", {}).update(dict.fromkeys(names))
+    if not any(by_partition.values()):
         raise InventoryError(f"{source}: no nodes found")
-    pools, seen = [], set()
-    for partition, names in by_partition.items():
-        fresh = [n for n in names if n not in seen]
+    pools: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for partition, members in by_partition.items():
+        fresh = [n for n in members if n not in seen]
         seen.update(fresh)
         if fresh:
-            pools.append(Pool(name=partition, gpu_model=gpu_model, nodes=",".join(fresh)))
-    spec = InventoryFile(name="slurm", slurm=SlurmConfig(controller=""), pools=pools)
-    return expand_inventory(spec, source)
+            pools.append({"name": partition, "gpu_model": gpu_model, "nodes": ",".join(fresh)})
+    return expand_inventory(_built(source, {"name": "slurm", "slurm": {"controller": ""}, "pools": pools}), source)
