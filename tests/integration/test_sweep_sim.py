@@ -75,6 +75,8 @@ def full_report(demo_cluster: SimCluster, tmp_path_factory: pytest.TempPathFacto
             str(demo_cluster.inventory_path),
             "--probes",
             "full",
+            "--probe-timeout",
+            "20",
             "--store",
             str(out / "h.sqlite"),
             "--json",

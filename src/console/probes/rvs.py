@@ -201,7 +201,9 @@ def _errors(scan: LogScan, box: SummaryBox | None, json_log: JsonLog | None, dat
         errors.append("incomplete: the JSON log is cut off (run interrupted); complete records were kept")
     run_modules = {a.module for a in scan.actions.values() if a.module} | {r.module for r in scan.results if r.module}
     version = _version_tuple(data.version)
-    if len(run_modules) >= 2 and box is None and (version is None or version >= _SUMMARY_BOX_SINCE):
+    # Only a log that names RVS >= 1.3 must end with the box; console logs rarely print the version,
+    # and older RVS never prints a box, so an unknown version is judged by the per-GPU verdicts alone.
+    if len(run_modules) >= 2 and box is None and version is not None and version >= _SUMMARY_BOX_SINCE:
         errors.append("incomplete: a multi-module run without the final summary box (hung or killed?)")
     produced = data.results or data.json_records or (box and box.actions) or scan.gpu_list
     if not produced and not errors:
