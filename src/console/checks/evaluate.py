@@ -93,13 +93,16 @@ def evaluate_check(
     """Findings of one check on one node (fleet-relative checks are left to ``evaluate_fleet``)."""
     run_ids = run_ids or {}
     sources = sources or {}
-    if not check.enabled or check.relative_to is not None:
+    if not check.enabled or check.relative_to == "pool-median":
         return []
     if check.requires and not any(p in facts.outcomes for p in check.requires):
         return []
     probe_problem = facts.missing_reason(check.requires)
+    observations = METRICS[check.metric](facts)
+    if check.relative_to == "node-median":
+        return _relative(check, observations, variables, "node median", run_ids)
     findings: list[Finding] = []
-    for obs in METRICS[check.metric](facts):
+    for obs in observations:
         if obs.value is None:
             status = Status.UNKNOWN if probe_problem else check.on_missing
             reason = probe_problem or obs.missing or "not reported"
@@ -145,36 +148,52 @@ def evaluate_node(pack: CheckPack, facts: NodeFacts, run_ids: dict[str, int] | N
     return findings
 
 
+def _numeric(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _relative(
+    check: CheckSpec, observed: list[Observation], variables: dict[str, Any], what: str, run_ids: dict[str, int]
+) -> list[Finding]:
+    """Judge each value as a ratio to the median of ``observed`` (skipped with fewer than ``min_fleet``)."""
+    numbers = [n for o in observed if (n := _numeric(o.value)) is not None]
+    if len(numbers) < check.min_fleet:
+        return []
+    median = statistics.median(numbers)
+    if median <= 0:
+        return []
+    findings = []
+    for obs in observed:
+        value = _numeric(obs.value)
+        if value is None:
+            continue
+        ratio = value / median
+        status, expected, _ = _judge_threshold(check, ratio, variables)
+        shown, middle = fmt_value(obs.value, check.unit), fmt_value(median, check.unit)
+        message = f"{check.title}: {shown} = {ratio:.0%} of {what} {middle}"
+        evidence = _evidence(check, obs, f"ratio to {what}: {expected}", run_ids)
+        evidence.source_kind = SourceKind.FLEET
+        findings.append(_finding(check, obs, status, message, evidence))
+    return findings
+
+
 def evaluate_fleet(pack: CheckPack, pool_facts: Iterable[NodeFacts]) -> list[Finding]:
-    """Fleet-relative checks: each value against the pool median of the same metric and subject kind."""
+    """Fleet-relative checks: each value against the pool median of the same metric."""
     nodes = list(pool_facts)
     findings: list[Finding] = []
     for check in pack.checks:
         if not check.enabled or check.relative_to != "pool-median":
             continue
-        observed: list[tuple[NodeFacts, Observation]] = []
+        observed: list[Observation] = []
         for facts in nodes:
             if check.requires and not any(p in facts.outcomes for p in check.requires):
                 continue
-            observed.extend((facts, o) for o in METRICS[check.metric](facts))
-        numbers = [
-            float(o.value) for _, o in observed if isinstance(o.value, int | float) and not isinstance(o.value, bool)
-        ]
-        if len({f.node.name for f, _ in observed}) < check.min_fleet or not numbers:
-            continue
-        median = statistics.median(numbers)
-        if median <= 0:
-            continue
-        for facts, obs in observed:
-            if not isinstance(obs.value, int | float) or isinstance(obs.value, bool):
-                continue
-            ratio = float(obs.value) / median
-            status, expected, _ = _judge_threshold(check, ratio, pack_variables(pack, facts))
-            shown, pool = fmt_value(obs.value, check.unit), fmt_value(median, check.unit)
-            message = f"{check.title}: {shown} = {ratio:.0%} of pool median {pool}"
-            evidence = _evidence(check, obs, f"ratio to pool median: {expected}", {})
-            evidence.source_kind = SourceKind.FLEET
-            findings.append(_finding(check, obs, status, message, evidence))
+            observed.extend(METRICS[check.metric](facts))
+        if len({o.subject.node for o in observed}) >= check.min_fleet:
+            variables = pack.pack.values()
+            findings.extend(_relative(check, observed, variables, "pool median", {}))
     return findings
 
 

@@ -298,6 +298,51 @@ def xgmi_errors(facts: NodeFacts) -> list[Observation]:
     return observations
 
 
+def _tb_pairs(facts: NodeFacts, probe: str) -> list[Observation]:
+    """GPU-to-GPU bandwidth per directed pair from a TransferBench matrix (one-way runs only)."""
+    parsed = facts.parsed(probe)
+    if not isinstance(parsed, ParsedOutput) or parsed.data is None:
+        return []
+    observations = []
+    for entry in getattr(parsed.data, "matrix", []) or []:
+        if entry.src_type != "GPU" or entry.dst_type != "GPU" or entry.src_index == entry.dst_index:
+            continue
+        if entry.direction != "uni" or entry.reverse or entry.gbps is None:
+            continue
+        subject = _link_subject(facts, entry.src_index, entry.dst_index, None, None)
+        observations.append(Observation(subject, entry.gbps, None, probe))
+    return observations
+
+
+@metric("link.tb_a2a_gbps")
+def tb_a2a_pairs(facts: NodeFacts) -> list[Observation]:
+    """TransferBench all-to-all bandwidth per GPU pair (GB/s)."""
+    return _tb_pairs(facts, "tb.a2a")
+
+
+@metric("gpu.hbm_copy_gbps")
+def hbm_copy(facts: NodeFacts) -> list[Observation]:
+    """HBM bandwidth per GPU from the RVS babel Copy kernel (GB/s), joined to the GPU by PCI address."""
+    parsed = facts.parsed("rvs.level3")
+    if not isinstance(parsed, ParsedOutput) or parsed.data is None:
+        return []
+    data: Any = parsed.data
+    by_bdf = {g.identity.bdf: g for g in facts.gpus if g.identity.bdf}
+    observations = []
+    for result in getattr(data, "results", []) or []:
+        if result.module != "babel" or (result.label or "").lower() != "copy" or result.value is None:
+            continue
+        gpu_id = result.gpu.gpu_id if result.gpu else None
+        bdf = (result.gpu.bdf if result.gpu else None) or (data.bdf_of(gpu_id) if gpu_id is not None else None)
+        record = by_bdf.get(bdf) if isinstance(bdf, str) else None
+        if record is not None:
+            subject = _gpu_subject(facts, record)
+        else:
+            subject = Subject(node=facts.node.name, scope=Scope.GPU, gpu_bdf=bdf)
+        observations.append(Observation(subject, result.value, None, "rvs.level3"))
+    return observations
+
+
 @metric("nic.port_active")
 def nic_port_active(facts: NodeFacts) -> list[Observation]:
     """True per RDMA port in state ACTIVE."""

@@ -101,7 +101,9 @@ class CheckSpec(BaseModel):
     compare: Literal["threshold", "pin"] = "threshold"
     pin_field: str | None = Field(None, description="pin key for compare='pin', e.g. rocm or firmware.PSP_SOSDRV")
     on_mismatch: Status = Status.WARN
-    relative_to: Literal["pool-median"] | None = None
+    relative_to: Literal["pool-median", "node-median"] | None = Field(
+        None, description="compare value / median: of the pool (fleet pass) or of the node's own subjects"
+    )
     min_fleet: int = Field(4, ge=2, description="fewest peers for a fleet-relative verdict")
     on_missing: Status = Status.UNKNOWN
     unit: str | None = None

@@ -47,6 +47,9 @@ class ProbeSpec:
     level: ProbeSet
     slow_changing: bool = False
     description: str = ""
+    # For long tests (RCCL, TransferBench, RVS) what printed before a hang is evidence: a table without
+    # its footer is a failed run, not a missing one.
+    judge_partial: bool = False
 
 
 def _tool(tool: Tool, kind: str) -> Parser:
@@ -108,8 +111,24 @@ PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec("host.amdgpu", "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK, True),
     ProbeSpec("host.dkms", "stack", ("dkms", "status"), 10, _dkms, QUICK, True),
     ProbeSpec("host.nic", "nic", ("rdma", "link"), 10, _rdma, QUICK),
-    ProbeSpec("tb.a2a", "transferbench", ("TransferBench", "a2a"), 300, _tool(Tool.TRANSFERBENCH, "a2a"), STANDARD),
-    ProbeSpec("tb.p2p", "transferbench", ("TransferBench", "p2p"), 300, _tool(Tool.TRANSFERBENCH, "p2p"), STANDARD),
+    ProbeSpec(
+        "tb.a2a",
+        "transferbench",
+        ("TransferBench", "a2a"),
+        300,
+        _tool(Tool.TRANSFERBENCH, "a2a"),
+        STANDARD,
+        judge_partial=True,
+    ),
+    ProbeSpec(
+        "tb.p2p",
+        "transferbench",
+        ("TransferBench", "p2p"),
+        300,
+        _tool(Tool.TRANSFERBENCH, "p2p"),
+        STANDARD,
+        judge_partial=True,
+    ),
     ProbeSpec(
         "rccl.all_reduce",
         "rccl",
@@ -117,8 +136,9 @@ PROBES: tuple[ProbeSpec, ...] = (
         900,
         _tool(Tool.RCCL_TESTS, "all_reduce_perf"),
         STANDARD,
+        judge_partial=True,
     ),
-    ProbeSpec("rvs.level3", "rvs", ("rvs", "-r", "3"), 3600, _tool(Tool.RVS, "summary"), FULL),
+    ProbeSpec("rvs.level3", "rvs", ("rvs", "-r", "3"), 3600, _tool(Tool.RVS, "summary"), FULL, judge_partial=True),
 )
 
 PROBES_BY_ID: dict[str, ProbeSpec] = {p.id: p for p in PROBES}

@@ -11,10 +11,10 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
+from console.checks import METRICS, CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
 from console.checks.evaluate import unreachable_finding
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
@@ -108,9 +108,13 @@ class SweepEngine:
         transport: Transport,
         packs: dict[str, CheckPack],
         store: Store | None = None,
+        *,
         pins: dict[str, StackPin] | None = None,
+        probe_timeout_cap_s: float | None = None,
     ) -> None:
         self.inventory = inventory
+        # An operator (or a test) may cap every probe's timeout, e.g. for a prolog with a hard budget.
+        self.probe_timeout_cap_s = probe_timeout_cap_s
         self.transport = transport
         self.packs = packs
         self.store = store
@@ -156,7 +160,7 @@ class SweepEngine:
         """Sweep ``nodes`` (all by default) with the probes of ``level``; returns when every node has a verdict."""
         targets = list(nodes) if nodes is not None else list(self.inventory.nodes)
         level = ProbeSet(level)
-        probes = probes_for_families(self.packs, level, families)
+        probes = self._capped(probes_for_families(self.packs, level, families))
         started = time.monotonic()
         self._sweep_id = self._start_record(level.value, targets)
         self._published = set()
@@ -218,7 +222,7 @@ class SweepEngine:
         is the last one. Returns the result of a standalone rerun, None when it joined a sweep.
         """
         targets = [self.inventory.node(name) for name in nodes]
-        probes = probes_for_families(self.packs, ProbeSet(level), families)
+        probes = self._capped(probes_for_families(self.packs, ProbeSet(level), families))
         if self._running:
             for node in targets:
                 self._spawn(self._sweep_node(node, probes))
@@ -249,6 +253,12 @@ class SweepEngine:
             self.store.finish_sweep(self._sweep_id, "done", {"counts": {k.value: v for k, v in counts.items()}})
         self._emit(SweepDone(sweep_id=self._sweep_id, outcome="done", counts=counts, duration_s=duration))
         return SweepResult(self._sweep_id, "done", {n.name: self.verdicts[n.name] for n in targets}, duration, counts)
+
+    def _capped(self, probes: list[ProbeSpec]) -> list[ProbeSpec]:
+        cap = self.probe_timeout_cap_s
+        if cap is None:
+            return probes
+        return [replace(p, timeout_s=min(p.timeout_s, cap)) for p in probes]
 
     async def close(self) -> None:
         """Cancel work in flight and close the transport's connections."""
@@ -326,11 +336,17 @@ class SweepEngine:
     def _finish_probe(self, node: Node, run: _ProbeRun) -> ProbeOutcome:
         parsed = None
         problem = run.problem
-        if problem is None and run.output is not None:
+        timed_out = run.exit_status == 124 and run.spec.judge_partial and bool(run.output)
+        if (problem is None or timed_out) and run.output is not None:
             try:
                 parsed = run.spec.parse(run.output.decode("utf-8", errors="replace"))
             except ParseError as exc:
-                problem = f"unreadable output: {exc.reason}"
+                problem = problem or f"unreadable output: {exc.reason}"
+            else:
+                if timed_out and isinstance(parsed, ParsedOutput):
+                    # The test started and stopped answering: judge what it printed, as a failed run.
+                    parsed = parsed.model_copy(update={"ok": False, "errors": [*parsed.errors, problem or ""]})
+                    problem = None
         run_id = self._record_run(node, run, problem)
         self._emit(
             ProbeFinished(
@@ -442,15 +458,11 @@ def snapshot_of(facts: NodeFacts) -> NodeSnapshot:
 
 
 def _pair_bandwidth(facts: NodeFacts) -> dict[str, float]:
-    parsed = facts.parsed("tb.a2a")
-    if not isinstance(parsed, ParsedOutput) or parsed.data is None:
-        return {}
-    pairs: dict[str, float] = {}
-    for entry in getattr(parsed.data, "pairs", []) or []:
-        src, dst, gbps = getattr(entry, "src_gpu", None), getattr(entry, "dst_gpu", None), getattr(entry, "gbps", None)
-        if isinstance(src, int) and isinstance(dst, int) and isinstance(gbps, int | float):
-            pairs[f"{src}-{dst}"] = float(gbps)
-    return pairs
+    return {
+        f"{o.subject.gpu}-{o.subject.peer}": float(o.value)
+        for o in METRICS["link.tb_a2a_gbps"](facts)
+        if isinstance(o.value, int | float)
+    }
 
 
 __all__ = ["PROBES_BY_ID", "SweepEngine", "SweepResult", "describe", "probes_for_families", "snapshot_of"]
