@@ -1,0 +1,70 @@
+"""The TUI's rerun path, measured: one SweepEngine, ``run`` twice in one process on the same connections.
+
+Run as a child of bench/sweep.py (``python bench/_engine_run.py INVENTORY STORE``); prints one JSON line
+with, per run, the wall time, this process's CPU, the time to the first verdict and the verdict counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+from _measure import raise_nofile
+
+from console.checks import load_packs
+from console.inventory import load_inventory
+from console.store import Store
+from console.sweep import NodeDone, SweepEngine
+from console.sweep.connect import transport_for
+from console.sweep.events import Event
+
+
+async def _runs(engine: SweepEngine, count: int) -> list[dict[str, object]]:
+    results: list[dict[str, object]] = []
+    first: list[float] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, NodeDone) and not first:
+            first.append(time.monotonic())
+
+    engine.subscribe(on_event)
+    try:
+        for _ in range(count):
+            first.clear()
+            cpu0, t0 = time.process_time(), time.monotonic()
+            result = await engine.run()
+            wall, cpu = time.monotonic() - t0, time.process_time() - cpu0
+            results.append(
+                {
+                    "wall_s": wall,
+                    "cpu_s": cpu,
+                    "first_verdict_s": (first[0] - t0) if first else None,
+                    "counts": {k.value: v for k, v in result.counts.items() if v},
+                }
+            )
+    finally:
+        await engine.close()
+    return results
+
+
+def main() -> None:
+    """Sweep the inventory twice with one engine and print the measurements as JSON."""
+    inventory_path, store_path = sys.argv[1], Path(sys.argv[2])
+    raise_nofile()
+    inventory = load_inventory(inventory_path)
+    store = Store(store_path)
+    engine = SweepEngine(inventory, transport_for(inventory), load_packs(), store)
+    try:
+        runs = asyncio.run(_runs(engine, 2))
+    finally:
+        store.close()
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"runs": runs, "max_rss_mib": rss_mib}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+"""Quick sweeps side by side: the console (cold and warm) against pdsh, clush and parallel-ssh on one fleet.
+
+For each size a simulated cluster (``instinct-console sim serve``, its own process) is started, then:
+
+- console cold: ``instinct-console sweep --probes quick`` as a child process (new connections);
+- console warm: one SweepEngine running the quick set twice in one process (the TUI's rerun path);
+  the second run is reported, and the first verdict time of both runs;
+- pdsh, clush and parallel-ssh: the same quick probe commands joined into one remote command per
+  node, the same fan-out, the same keys and known_hosts (pdsh and clush through an ssh_config).
+
+Wall time, CPU of each contender's process tree, and peak RSS of the console are printed as a table
+with ratios (peer time / console time). ``--sshd N`` adds one console-vs-pdsh row against N real
+OpenSSH sshd nodes answering through the simulator's PATH shims.
+
+    .venv/bin/python bench/sweep.py --nodes 64,256,1024 [--sshd 256] [--json results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from console.sim.launcher import SimCluster, start_sim_cluster
+from console.sweep.catalog import ProbeSet, probes_for
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _measure import Measured, raise_nofile, run_measured
+
+BENCH = Path(__file__).resolve().parent
+VENV_BIN = Path(sys.executable).parent
+CONSOLE = str(VENV_BIN / "instinct-console")
+
+
+@dataclass
+class Row:
+    """Every contender's measurement for one fleet."""
+
+    fleet: str
+    nodes: int
+    fanout: int
+    results: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
+
+    def add(self, name: str, run: Measured, **extra: float | int | None) -> None:
+        self.results[name] = {"wall_s": round(run.wall_s, 2), "cpu_s": round(run.cpu_s, 2), "rc": run.returncode}
+        self.results[name].update({k: (round(v, 3) if isinstance(v, float) else v) for k, v in extra.items()})
+        print(f"  {name:<14} {run.wall_s:7.2f} s wall {run.cpu_s:7.2f} s cpu  rc={run.returncode} {extra}", flush=True)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """What the peers need to reach a fleet: addresses, port, user, key, known_hosts."""
+
+    addresses: list[str]
+    port: int
+    user: str
+    key: Path
+    known_hosts: Path
+    inventory: Path
+
+
+def quick_command() -> str:
+    """The quick probe set as one remote command: each probe's argv, shell-quoted, joined with ``;``."""
+    return "; ".join(shlex.join(p.argv) for p in probes_for(ProbeSet.QUICK))
+
+
+def write_ssh_config(fleet: Fleet, path: Path) -> Path:
+    """An OpenSSH client config giving pdsh's and clush's ssh the fleet's port, user, key and known_hosts."""
+    path.write_text(
+        "Host *\n"
+        f"  Port {fleet.port}\n  User {fleet.user}\n  IdentityFile {fleet.key}\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {fleet.known_hosts}\n  StrictHostKeyChecking yes\n  BatchMode yes\n"
+        "  ConnectTimeout 20\n  LogLevel ERROR\n"
+    )
+    return path
+
+
+def run_console(row: Row, fleet: Fleet, scratch: Path) -> None:
+    """Cold CLI sweep, then the warm in-process rerun."""
+    cold = run_measured(
+        [CONSOLE, "sweep", "-i", str(fleet.inventory), "--probes", "quick", "--store", str(scratch / "cold.db")]
+    )
+    row.add("console cold", cold, max_rss_mib=cold.max_rss_mib)
+    engine = run_measured([sys.executable, str(BENCH / "_engine_run.py"), str(fleet.inventory), str(scratch / "w.db")])
+    lines = engine.stdout.decode(errors="replace").strip().splitlines()
+    try:
+        report = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        print(f"  engine run failed: {engine.stdout[-2000:]!r}")
+        return
+    first, second = report["runs"]
+    in_process = Measured(first["wall_s"], first["cpu_s"], report["max_rss_mib"], engine.returncode, b"")
+    row.add("engine 1st", in_process, first_verdict_s=first["first_verdict_s"])
+    rerun = Measured(second["wall_s"], second["cpu_s"], report["max_rss_mib"], engine.returncode, b"")
+    row.add("console warm", rerun, first_verdict_s=second["first_verdict_s"], max_rss_mib=report["max_rss_mib"])
+    row.results["console warm"]["counts"] = second["counts"]
+
+
+def run_pdsh(row: Row, fleet: Fleet, scratch: Path) -> None:
+    """pdsh with its ssh rcmd; PDSH_SSH_ARGS points ssh at the fleet's config."""
+    config = write_ssh_config(fleet, scratch / "ssh_config")
+    env = dict(os.environ, PDSH_RCMD_TYPE="ssh", PDSH_SSH_ARGS=f"-F {config} -2 -a -x -l%u %h")
+    hosts = ",".join(fleet.addresses)
+    argv = ["pdsh", "-R", "ssh", "-f", str(row.fanout), "-l", fleet.user, "-w", hosts, quick_command()]
+    run = run_measured(argv, env=env)
+    row.add("pdsh", run, out_mib=round(len(run.stdout) / 2**20, 1))
+
+
+def run_clush(row: Row, fleet: Fleet, scratch: Path) -> None:
+    """ClusterShell's clush, its ssh given the same config."""
+    config = write_ssh_config(fleet, scratch / "ssh_config")
+    hosts = scratch / "hosts"
+    hosts.write_text("\n".join(fleet.addresses) + "\n")
+    argv = ["clush", "-f", str(row.fanout), "--hostfile", str(hosts), "-l", fleet.user, "-o", f"-F {config}"]
+    run = run_measured([*argv, quick_command()])
+    row.add("clush", run, out_mib=round(len(run.stdout) / 2**20, 1))
+
+
+def run_pssh(row: Row, fleet: Fleet, scratch: Path) -> None:
+    """parallel-ssh's native client (libssh2), in a child process of its own."""
+    hosts = scratch / "hosts"
+    hosts.write_text("\n".join(fleet.addresses) + "\n")
+    argv = [sys.executable, str(BENCH / "_pssh_run.py"), str(hosts), str(fleet.port), fleet.user, str(fleet.key)]
+    run = run_measured([*argv, str(row.fanout), quick_command()])
+    ok, _, received = run.stdout.decode(errors="replace").strip().rpartition("\n")[-1].partition(" ")
+    mib = round(int(received) / 2**20, 1) if received.isdigit() else None
+    row.add("parallel-ssh", run, hosts_ok=int(ok) if ok.isdigit() else None, out_mib=mib)
+
+
+PEERS: dict[str, Callable[[Row, Fleet, Path], None]] = {"pdsh": run_pdsh, "clush": run_clush, "parallel-ssh": run_pssh}
+
+
+def sim_fleet(sim: SimCluster) -> Fleet:
+    """The peers' view of a running simulator."""
+    cluster = sim.cluster()
+    addresses = [node.address or "" for node in cluster.nodes]
+    port = cluster.nodes[0].port
+    return Fleet(addresses, port, "node", sim.client_key_path, sim.known_hosts_path, sim.inventory_path)
+
+
+def bench_sim(nodes: int, fanout: int, peers: list[str]) -> Row:
+    """Every contender against one simulated fleet of ``nodes``."""
+    row = Row("sim (asyncssh)", nodes, fanout)
+    print(f"sim fleet of {nodes} nodes", flush=True)
+    scratch = Path(tempfile.mkdtemp(prefix="ic-bench-"))
+    try:
+        with start_sim_cluster(nodes, "mi300x", faults="none", timeout_s=120) as sim:
+            fleet = sim_fleet(sim)
+            run_console(row, fleet, scratch)
+            for name in peers:
+                PEERS[name](row, fleet, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return row
+
+
+def bench_sshd(nodes: int, fanout: int) -> Row:
+    """The console and pdsh against real OpenSSH sshd nodes answering through the simulator's shims."""
+    from _sshd import sshd_sim_fleet  # needs root and openssh-server; imported only when asked for
+
+    row = Row("real sshd", nodes, fanout)
+    print(f"real sshd fleet of {nodes} nodes", flush=True)
+    scratch = Path(tempfile.mkdtemp(prefix="ic-bench-"))
+    try:
+        with sshd_sim_fleet(nodes, scratch) as fleet:
+            run_console(row, fleet, scratch)
+            run_pdsh(row, fleet, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return row
+
+
+def ratio(row: Row, peer: str, ours: str) -> str:
+    """``peer time / our time`` as text, or a dash when either is missing."""
+    theirs, mine = row.results.get(peer), row.results.get(ours)
+    if not theirs or not mine or not mine["wall_s"]:
+        return "-"
+    return f"{float(theirs['wall_s'] or 0) / float(mine['wall_s']):.1f}x"
+
+
+def print_table(rows: list[Row]) -> None:
+    """Wall (cpu) per contender, then the ratios the targets are stated in."""
+    names = ["console cold", "console warm", "pdsh", "clush", "parallel-ssh"]
+    print("\n" + f"{'fleet':<16}{'nodes':>6}" + "".join(f"{n:>18}" for n in names))
+    for row in rows:
+        cells = []
+        for name in names:
+            r = row.results.get(name)
+            cells.append(f"{r['wall_s']:>8.1f}s ({r['cpu_s']:>5.1f})" if r else f"{'-':>18}")
+        print(f"{row.fleet:<16}{row.nodes:>6}" + "".join(f"{c:>18}" for c in cells))
+    print("\nratios (peer wall / console wall); first verdict; console peak RSS")
+    for row in rows:
+        warm, cold = row.results.get("console warm", {}), row.results.get("console cold", {})
+        print(
+            f"{row.fleet:<16}{row.nodes:>6}  cold: pdsh {ratio(row, 'pdsh', 'console cold')}, "
+            f"clush {ratio(row, 'clush', 'console cold')}, parallel-ssh {ratio(row, 'parallel-ssh', 'console cold')}"
+            f" | warm: pdsh {ratio(row, 'pdsh', 'console warm')}"
+            f" | first verdict cold {row.results.get('engine 1st', {}).get('first_verdict_s')} s,"
+            f" warm {warm.get('first_verdict_s')} s | RSS cold {cold.get('max_rss_mib')} MiB,"
+            f" warm {warm.get('max_rss_mib')} MiB"
+        )
+
+
+def main() -> None:
+    """Run the benchmark for every size asked for and print the table."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", default="64,256,1024", help="comma list of fleet sizes (default 64,256,1024)")
+    ap.add_argument("--fanout", type=int, default=64, help="peers' fan-out; the console's max_handshakes is 64")
+    ap.add_argument("--peers", default="pdsh,clush,parallel-ssh", help="comma list of peers to run ('' for none)")
+    ap.add_argument("--sshd", type=int, default=0, metavar="N", help="add a row against N real sshd nodes")
+    ap.add_argument("--json", type=Path, help="also write the measurements to this file")
+    args = ap.parse_args()
+    raise_nofile()
+    peers = [p for p in args.peers.split(",") if p]
+    rows = [bench_sim(int(n), args.fanout, peers) for n in args.nodes.split(",") if n]
+    if args.sshd:
+        rows.append(bench_sshd(args.sshd, args.fanout))
+    print_table(rows)
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1))
+
+
+if __name__ == "__main__":
+    main()
