@@ -25,10 +25,10 @@ def test_script_runs_in_a_real_shell_and_splits_back() -> None:
     ]
     proc = subprocess.run(["sh", "-c", bundle_script(probes)], capture_output=True, timeout=30, check=False)
     sections = split_bundle(proc.stdout, probes)
-    assert sections["a.one"].output.decode() == hostile
+    assert sections["a.one"].output.decode() == hostile + "\n"  # echo's own newline: sections are byte-exact
     assert not Path("/tmp/ic-pwned").exists()
     assert sections["a.one"].exit_status == 0
-    assert sections["b.two"].output == b"out\nerr" and sections["b.two"].exit_status == 3
+    assert sections["b.two"].output == b"out\nerr\n" and sections["b.two"].exit_status == 3
     assert sections["c.three"].exit_status == 127
 
 

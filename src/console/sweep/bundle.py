@@ -2,15 +2,22 @@
 
 A channel open and a process start cost more than most probes; sending a node's quick probes as a
 few bundles instead of one channel each is what makes a 1,000-node sweep fast. Each probe keeps its
-own on-node timeout, its exit status and its own stdout+stderr section:
+own on-node timeout, its exit status and its own stdout+stderr section, byte for byte:
 
-    echo "@@ic-begin <id>"; timeout --foreground -k 5 <T> <argv> 2>&1; echo "@@ic-end <id> rc=$?"
+    echo "@@ic-begin <id>"; timeout --foreground -k 5 <T> timeout -k 5 <T> <argv> 2>&1; echo "
+    @@ic-end <id> rc=$?"
 
-``--foreground`` keeps each probe in the bundle's process group (a plain ``timeout`` would make its
-own group), so when the console gives up on a bundle and kills that group on the node, the probe
-running inside dies with it.
+The end marker always starts a line of its own (the newline inside its quotes), so an output without
+a final newline keeps its section and its status; the splitter removes exactly that newline.
+
+Two ``timeout``s, because each does half the job. The outer one (``--foreground``) stays in the
+bundle's process group: when the console gives up and kills that group on the node, it passes the
+signal on. The inner one puts the probe in a process group of its own and, when it times out or is
+signalled, kills that whole group: a tool's children (MPI ranks, a wrapper's worker) die with it
+instead of living on and holding the channel open.
 
 Everything spliced into the script is quoted with ``shlex``; probe ids are checked to be plain words.
+The script stays within the shell subset the simulated nodes understand (``console.sim.shell``).
 """
 
 from __future__ import annotations
@@ -23,8 +30,7 @@ from dataclasses import dataclass
 from console.sweep.catalog import ProbeSpec
 
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
-_BEGIN = re.compile(rb"^@@ic-begin (\S+)$")
-_END = re.compile(rb"^@@ic-end (\S+) rc=(\d+)$")
+_BEGIN = re.compile(rb"^@@ic-begin (\S+)\n", re.MULTILINE)
 KILL_GRACE_S = 5
 
 
@@ -43,10 +49,10 @@ def bundle_script(probes: Sequence[ProbeSpec]) -> str:
     for spec in probes:
         if not _ID.match(spec.id):
             raise ValueError(f"probe id {spec.id!r} is not a plain word")
-        command = shlex.join(spec.argv)
+        limit = f"-k {KILL_GRACE_S} {spec.timeout_s:g}"
         lines.append(
-            f'echo "@@ic-begin {spec.id}"; timeout --foreground -k {KILL_GRACE_S} {spec.timeout_s:g} {command} 2>&1;'
-            f' echo "@@ic-end {spec.id} rc=$?"'
+            f'echo "@@ic-begin {spec.id}"; timeout --foreground {limit} timeout {limit} {shlex.join(spec.argv)} 2>&1;'
+            f' echo "\n@@ic-end {spec.id} rc=$?"'
         )
     return "\n".join(lines) + "\n"
 
@@ -64,29 +70,23 @@ def split_bundle(stdout: bytes, probes: Sequence[ProbeSpec]) -> dict[str, Sectio
     """Cut a bundle's output into sections; a probe without an end marker has exit status None.
 
     Text between sections (noise from the login shell, motd) is dropped. A probe that never
-    started is absent from the result.
+    started is absent from the result. Sections are read in order: markers a probe prints inside
+    its own output cannot replace the section of a probe that really ran after it.
     """
     wanted = {p.id for p in probes}
     sections: dict[str, Section] = {}
-    current: str | None = None
-    buf: list[bytes] = []
-    for line in stdout.split(b"\n"):
-        begin = _BEGIN.match(line.rstrip(b"\r"))
-        if begin:
-            if current is not None:
-                sections[current] = Section(current, b"\n".join(buf), None)
-            probe = begin.group(1).decode()
-            current, buf = (probe, []) if probe in wanted else (None, [])
-            continue
-        end = _END.match(line.rstrip(b"\r"))
-        if end and current is not None and end.group(1).decode() == current:
-            sections[current] = Section(current, b"\n".join(buf), int(end.group(2)))
-            current, buf = None, []
-            continue
-        if current is not None:
-            buf.append(line)
-    if current is not None:
-        sections[current] = Section(current, b"\n".join(buf), None)
+    pos = 0
+    while (begin := _BEGIN.search(stdout, pos)) is not None:
+        probe, start = begin.group(1), begin.end()
+        end = re.compile(rb"\n@@ic-end " + re.escape(probe) + rb" rc=(\d+)(?:\n|$)").search(stdout, start)
+        if end is not None:
+            output, status, pos = stdout[start : end.start()], int(end.group(1)), end.end()
+        else:  # cut short: the output runs to the next section, if any
+            following = _BEGIN.search(stdout, start)
+            stop = following.start() if following else len(stdout)
+            output, status, pos = stdout[start:stop].removesuffix(b"\n" if following else b""), None, stop
+        if probe.decode() in wanted:
+            sections[probe.decode()] = Section(probe.decode(), output, status)
     return sections
 
 
