@@ -65,16 +65,16 @@ def main() -> None:
     for pid, text in outputs.items():
         times = []
         for _ in range(args.repeat):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             specs[pid].parse(text)
-            times.append(time.perf_counter() - t0)
+            times.append(time.process_time() - t0)
         per_probe[pid] = statistics.median(times) * 1000
         print(f"{pid:<22}{len(text):>9}{per_probe[pid]:>10.2f}")
     totals = []
     for _ in range(args.repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         judge_node(node, outputs, specs, packs)
-        totals.append(time.perf_counter() - t0)
+        totals.append(time.process_time() - t0)
     total_ms = statistics.median(totals) * 1000
     parse_ms = sum(per_probe.values())
     print(f"{'parse (sum)':<22}{'':>9}{parse_ms:>10.2f}")

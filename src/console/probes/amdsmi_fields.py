@@ -43,7 +43,8 @@ def lookup(tree: Mapping[str, Any], path: str) -> Any:
     """The value at dotted ``path`` (``"asic.market_name"``) or ABSENT."""
     node: Any = tree
     for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
+        # The exact-dict test first: parsed JSON is plain dicts, and the ABC check is slow.
+        if not (type(node) is dict or isinstance(node, Mapping)) or part not in node:
             return ABSENT
         node = node[part]
     return node

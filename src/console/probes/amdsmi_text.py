@@ -9,6 +9,7 @@ deeper-indented continuation line. The result here is the same nested-dict shape
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,9 +19,14 @@ _KEY_LINE = re.compile(r"^(\s*)([A-Za-z0-9][A-Za-z0-9_ ./()%#+\-]*?)\s*:(?:\s+(.
 _LIST_ITEM = re.compile(r"^(\s*)-\s+(.*?)\s*$")
 
 
+_KEY_SEPARATORS = re.compile(r"[\s\-]+")
+
+
+@functools.lru_cache(maxsize=8192)
 def normalise_key(key: str) -> str:
     """``MARKET_NAME`` -> ``market_name``; ``Level 0`` / ``FW 0`` -> ``level_0`` / ``fw_0``."""
-    return re.sub(r"[\s\-]+", "_", key.strip()).lower()
+    # Cached: an 8-GPU output repeats the same few hundred keys tens of thousands of times.
+    return _KEY_SEPARATORS.sub("_", key.strip()).lower()
 
 
 @dataclass
