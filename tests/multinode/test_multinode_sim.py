@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -72,6 +73,10 @@ def test_low_busbw_node_is_named_from_its_pair_and_confirmed(tmp_path: Path) -> 
     assert "network/validation.md" in (finding.evidence.source or "")
     assert finding.evidence.probe == PROBE_ID and finding.evidence.probe_run_id is not None
     assert sweep.verdicts[bad].status is Status.FAIL
+    assert sweep.counts[Status.FAIL] == 1 and sweep.counts[Status.PASS] == 4
+    assert engine.store is not None
+    stored = engine.store.sweep(sweep.sweep_id)
+    assert stored is not None and json.loads(stored["summary"])["counts"]["FAIL"] == 1  # re-judged after the pairs
     others = [n for n in sweep.verdicts if n != bad]
     assert all(f.status is Status.PASS for n in others for f in multinode_findings(engine, n))
     assert sorted(result.pools[0].cleared) == sorted(set(others) - {"sim001"})
