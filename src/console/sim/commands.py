@@ -207,6 +207,11 @@ def _deliver(reply: SimReply) -> int:
     """Act out ``reply`` on this process's stdout/stderr; returns the exit status."""
     out, err = sys.stdout, sys.stderr
     if reply.delivery is Delivery.HANG:
+        # What a hung tool printed before it stopped (a table without its footer) still reaches the client.
+        out.write(reply.stdout)
+        err.write(reply.stderr)
+        out.flush()
+        err.flush()
         while True:
             time.sleep(3600)
     if reply.delivery is Delivery.TRICKLE:
@@ -246,4 +251,8 @@ def main(args: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    # Run the imported module's main, not this __main__ copy: renderers return console.sim.commands.Delivery,
+    # which is a different class from __main__.Delivery, so `is` comparisons here would never match.
+    from console.sim.commands import main as _main
+
+    raise SystemExit(_main())
