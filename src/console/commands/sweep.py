@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from console.actions.pin import effective_pins
 from console.checks import CheckConfigError, load_packs
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.inventory import Inventory, InventoryError, load_inventory, select_nodes
@@ -46,6 +47,9 @@ def register(sub: Any) -> None:
     p.add_argument("--prom", metavar="FILE", help="write a Prometheus node_exporter textfile")
     p.add_argument("--exclude-out", metavar="FILE", help="write a hostlist of failed nodes (for sbatch --exclude)")
     p.add_argument("--deadline", type=float, metavar="SECONDS", help="give up and exit 4 after this long")
+    p.add_argument(
+        "--probe-timeout", type=float, metavar="SECONDS", help="cap every probe's own timeout (default: per probe)"
+    )
     p.add_argument(
         "--allow-unknown",
         type=float,
@@ -160,7 +164,9 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[red]error:[/] {escape(str(exc))}")
         return int(ExitCode.USAGE)
     store = Store(args.store or default_store_path())
-    engine = SweepEngine(inventory, transport, packs, store)
+    # A pin stored with `pin --from-node` wins over the inventory's, field by field.
+    pins = effective_pins(inventory, store)
+    engine = SweepEngine(inventory, transport, packs, store, pins=pins, probe_timeout_cap_s=args.probe_timeout)
     try:
         with _Progress(err) as progress:
             engine.subscribe(progress)
