@@ -1,0 +1,416 @@
+"""What the console knows about the fleet, fed by sweep events from the engine thread.
+
+``LiveState`` is the one hand-off point between the engine thread and the UI loop: the engine's
+subscriber calls ``apply(event)``, which replaces the node's immutable ``NodeRow`` and marks it dirty;
+the UI takes the dirty names with ``take_dirty()`` when it repaints. Rows are never mutated in place,
+so a row the UI holds stays consistent while the engine moves on. No Textual here.
+
+Rows are compact: a verdict keeps only its findings that are not PASS, and GPUs, links and ports are
+reduced to the figures the screens draw. A node's full verdict is ~650 KB of models and its snapshot
+~190 KB; at 1,000 nodes the UI must not pin them. The detail screen reads every finding back from the
+history database, where the engine committed it before the event was sent.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+from console.inventory.model import Inventory, Node
+from console.model.findings import NodeVerdict, Status
+from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
+from console.probes.host import NicPort
+from console.sweep.events import (
+    Event,
+    NodeDone,
+    NodeSnapshot,
+    ProbeFinished,
+    ProbeStarted,
+    SweepDone,
+    SweepStarted,
+)
+
+# Check families shown as columns, in the order an operator reads a node: hardware first, fabric, stack, tests.
+FAMILIES: tuple[str, ...] = (
+    "inventory",
+    "memory",
+    "pcie",
+    "ecc",
+    "ras",
+    "thermal",
+    "power",
+    "xgmi",
+    "nic",
+    "stack",
+    "firmware",
+    "rccl",
+    "transferbench",
+    "rvs",
+)
+DRIFT_FAMILIES = frozenset({"stack", "firmware"})
+PROBLEMS = frozenset({Status.FAIL, Status.UNKNOWN, Status.WARN})
+HISTORY_SAMPLES = 120
+
+
+@dataclass(frozen=True, slots=True)
+class PcieView:
+    """Host PCIe link of one GPU: speed, width and the error counters the link panel shows."""
+
+    speed_gts: float | None
+    width: int | None
+    replay: int | None
+    recovery: int | None
+    naks: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class GpuView:
+    """One GPU as the screens draw it (``None``: the tool did not report the figure)."""
+
+    index: int
+    bdf: str | None = None
+    edge_temp_c: float | None = None
+    hotspot_temp_c: float | None = None
+    mem_temp_c: float | None = None
+    power_w: float | None = None
+    power_cap_w: float | None = None
+    gfx_clock_mhz: float | None = None
+    mem_clock_mhz: float | None = None
+    gfx_util_pct: float | None = None
+    vram_used_bytes: int | None = None
+    vram_total_bytes: int | None = None
+    ecc_correctable: int | None = None
+    ecc_uncorrectable: int | None = None
+    bad_pages_retired: int | None = None
+    bad_pages_pending: int | None = None
+    bad_pages_over_threshold: bool | None = None
+    pcie: PcieView | None = None
+
+
+def _pcie_view(gpu: GpuRecord) -> PcieView | None:
+    link = gpu.metrics.pcie if gpu.metrics is not None else None
+    if link is None:
+        return None
+    naks = None
+    if link.nak_sent_count is not None or link.nak_received_count is not None:
+        naks = (link.nak_sent_count or 0) + (link.nak_received_count or 0)
+    return PcieView(link.speed_gts, link.width, link.replay_count, link.l0_to_recovery_count, naks)
+
+
+def gpu_view(gpu: GpuRecord, position: int) -> GpuView:
+    """The drawn figures of one GPU record."""
+    m, ecc, bad = gpu.metrics, gpu.ecc, gpu.bad_pages
+    return GpuView(
+        index=gpu.identity.index if gpu.identity.index is not None else position,
+        bdf=gpu.identity.bdf,
+        edge_temp_c=m.edge_temp_c if m else None,
+        hotspot_temp_c=m.hotspot_temp_c if m else None,
+        mem_temp_c=m.mem_temp_c if m else None,
+        power_w=m.power_w if m else None,
+        power_cap_w=m.power_cap_w if m else None,
+        gfx_clock_mhz=m.gfx_clock_mhz if m else None,
+        mem_clock_mhz=m.mem_clock_mhz if m else None,
+        gfx_util_pct=m.gfx_util_pct if m else None,
+        vram_used_bytes=m.vram_used_bytes if m else None,
+        vram_total_bytes=m.vram_total_bytes if m else None,
+        ecc_correctable=ecc.correctable if ecc else None,
+        ecc_uncorrectable=ecc.uncorrectable if ecc else None,
+        bad_pages_retired=len(bad.retired) if bad else None,
+        bad_pages_pending=len(bad.pending) if bad else None,
+        bad_pages_over_threshold=bad.threshold_exceeded if bad else None,
+        pcie=_pcie_view(gpu),
+    )
+
+
+def _link_states(links: list[XgmiLink]) -> dict[tuple[int, int], LinkStatus]:
+    return {
+        (link.src_index, link.dst_index): link.status
+        for link in links
+        if link.src_index is not None and link.dst_index is not None
+    }
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """What the screens draw of a node besides its verdict: GPUs, XGMI states, pair GB/s, ports, stack."""
+
+    gpus: tuple[GpuView, ...] = ()
+    links: dict[tuple[int, int], LinkStatus] = field(default_factory=dict)
+    pair_gbps: dict[str, float] = field(default_factory=dict)
+    nics: tuple[NicPort, ...] = ()
+    stack: dict[str, str] = field(default_factory=dict)
+    probe_runs: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs the matrix needs: the highest index seen in GPUs, links or pairs, plus one."""
+        indices = [g.index for g in self.gpus]
+        indices += [i for pair in self.links for i in pair]
+        for pair in self.pair_gbps:
+            indices += [int(p) for p in pair.split("-") if p.isdigit()]
+        return max(indices) + 1 if indices else 0
+
+
+def view_of(snapshot: NodeSnapshot) -> NodeView:
+    """The compact view of an engine snapshot."""
+    return NodeView(
+        gpus=tuple(gpu_view(g, i) for i, g in enumerate(snapshot.gpus)),
+        links=_link_states(snapshot.xgmi),
+        pair_gbps=dict(snapshot.pair_gbps),
+        nics=tuple(snapshot.nics),
+        stack=dict(snapshot.stack),
+        probe_runs=dict(snapshot.probe_runs),
+    )
+
+
+def compact(verdict: NodeVerdict) -> NodeVerdict:
+    """``verdict`` keeping only the findings that are not PASS (the rest stay in the store)."""
+    return verdict.model_copy(update={"findings": [f for f in verdict.findings if f.status is not Status.PASS]})
+
+
+@dataclass(frozen=True)
+class MetricSample:
+    """Every GPU of a node at one moment (keyed by the tool's GPU index), for the sparklines."""
+
+    at: float
+    gpus: dict[int, GpuView]
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    """One node as the UI shows it. Replaced, never mutated, on every change."""
+
+    node: Node
+    verdict: NodeVerdict | None = None
+    view: NodeView | None = None
+    sweep_id: int | None = None
+    findings_total: int = 0
+    probes_started: int = 0
+    probes_done: int = 0
+    probes_total: int = 0
+    running: bool = False
+    updated_at: float | None = None
+    scheduler: str = ""
+    version: int = 0
+
+    @property
+    def name(self) -> str:
+        """The node's name (the row key everywhere in the UI)."""
+        return self.node.name
+
+    @property
+    def probes_expected(self) -> int:
+        """Probes this node runs in the current sweep (known up front, or counted as they start)."""
+        return max(self.probes_total, self.probes_started, self.probes_done)
+
+    @property
+    def status(self) -> Status | None:
+        """The node verdict, None before the first one arrives."""
+        return self.verdict.status if self.verdict is not None else None
+
+    @property
+    def drift(self) -> bool:
+        """True when a stack or firmware finding is WARN or FAIL."""
+        if self.verdict is None:
+            return False
+        return any(f.family in DRIFT_FAMILIES and f.status in (Status.WARN, Status.FAIL) for f in self.verdict.findings)
+
+    @property
+    def scheduler_word(self) -> str:
+        """The scheduler state as one lower-case word (``drained`` from ``DRAINED by root: ...``), or blank."""
+        text = self.scheduler.strip()
+        if not text or text.lower().startswith("not a"):
+            return ""
+        return text.split(":", 1)[0].split()[0].lower().rstrip("*~#$@^!")
+
+    @property
+    def out_of_service(self) -> bool:
+        """True when the scheduler keeps the node from jobs (drained, draining, down, failed, maintenance)."""
+        return any(word in self.scheduler_word for word in ("drain", "down", "fail", "maint"))
+
+    @property
+    def problem(self) -> bool:
+        """True for FAIL, UNKNOWN and WARN nodes."""
+        return self.status in PROBLEMS
+
+    def family(self, name: str) -> Status | None:
+        """Roll-up of one check family, None when no check of it ran."""
+        return self.verdict.families.get(name) if self.verdict is not None else None
+
+
+@dataclass
+class SweepProgress:
+    """The sweep in progress (or the last one): how far it got and when it should end."""
+
+    sweep_id: int = 0
+    level: str = ""
+    rerun: bool = False
+    nodes: tuple[str, ...] = ()
+    done: set[str] = field(default_factory=set)
+    started_at: float | None = None
+    finished_at: float | None = None
+    outcome: str = ""
+    last_full_sweep_id: int | None = None
+
+    @property
+    def running(self) -> bool:
+        """True between SweepStarted and SweepDone."""
+        return self.started_at is not None and self.finished_at is None
+
+    def eta_s(self, now: float) -> float | None:
+        """Seconds left at the pace so far; None before the first node is done or after the end."""
+        if not self.running or not self.done or self.started_at is None:
+            return None
+        remaining = len(self.nodes) - len(self.done)
+        return max(0.0, (now - self.started_at) / len(self.done) * remaining)
+
+
+class LiveState:
+    """Rows per node and sweep progress, written by the engine thread, read by the UI loop."""
+
+    def __init__(self, inventory: Inventory, clock: Callable[[], float] = time.time) -> None:
+        self.inventory = inventory
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._rows: dict[str, NodeRow] = {n.name: NodeRow(node=n) for n in inventory.nodes}
+        self._history: dict[str, deque[MetricSample]] = {}
+        self._dirty: set[str] = set()
+        self._summary_dirty = False
+        self._notify_pending = False
+        self.progress = SweepProgress()
+
+    # read side (UI loop) ------------------------------------------------------------------------
+
+    def row(self, name: str) -> NodeRow:
+        """The current row of ``name`` (KeyError for a node outside the inventory)."""
+        return self._rows[name]
+
+    def rows(self) -> list[NodeRow]:
+        """Every row, in inventory order."""
+        with self._lock:
+            return list(self._rows.values())
+
+    def names(self) -> list[str]:
+        """Every node name, in inventory order."""
+        return list(self._rows)
+
+    def history(self, name: str) -> list[MetricSample]:
+        """Telemetry samples of ``name`` over this session, oldest first."""
+        with self._lock:
+            return list(self._history.get(name, ()))
+
+    def take_dirty(self) -> tuple[set[str], bool]:
+        """Names changed since the last call and whether the sweep summary changed; re-arms notification."""
+        with self._lock:
+            dirty, summary = self._dirty, self._summary_dirty
+            self._dirty, self._summary_dirty, self._notify_pending = set(), False, False
+            return dirty, summary
+
+    def counts(self) -> dict[Status | None, int]:
+        """Nodes per verdict (None: not judged yet)."""
+        counts: dict[Status | None, int] = {}
+        for row in self.rows():
+            counts[row.status] = counts.get(row.status, 0) + 1
+        return counts
+
+    # write side (engine thread) -----------------------------------------------------------------
+
+    def apply(self, event: Event) -> bool:
+        """Fold one engine event in; True when the UI should be told (first change since its last look)."""
+        with self._lock:
+            changed = self._apply(event)
+            if not changed or self._notify_pending:
+                return False
+            self._notify_pending = True
+            return True
+
+    def apply_many(self, events: Iterable[Event]) -> bool:
+        """``apply`` for a batch; True when the UI should be told."""
+        notify = False
+        for event in events:
+            notify = self.apply(event) or notify
+        return notify
+
+    def set_scheduler_states(self, states: dict[str, str]) -> bool:
+        """Record scheduler states (idle, drained, ...); True when the UI should be told."""
+        with self._lock:
+            changed = False
+            for name, state in states.items():
+                row = self._rows.get(name)
+                if row is not None and row.scheduler != state:
+                    self._replace(row, scheduler=state)
+                    changed = True
+            if not changed or self._notify_pending:
+                return False
+            self._notify_pending = True
+            return True
+
+    def _replace(self, row: NodeRow, **changes: object) -> None:
+        self._rows[row.name] = replace(row, version=row.version + 1, **changes)  # type: ignore[arg-type]
+        self._dirty.add(row.name)
+
+    def _apply(self, event: Event) -> bool:
+        if isinstance(event, SweepStarted):
+            return self._sweep_started(event)
+        if isinstance(event, SweepDone):
+            self.progress.finished_at = self.clock()
+            self.progress.outcome = event.outcome
+            self._summary_dirty = True
+            for name in self.progress.nodes:
+                row = self._rows.get(name)
+                if row is not None and row.running:
+                    self._replace(row, running=False)
+            return True
+        row = self._rows.get(event.node if not isinstance(event, NodeDone) else event.verdict.node)
+        if row is None:
+            return False
+        if isinstance(event, ProbeStarted):
+            if row.running:
+                self._replace(row, probes_started=row.probes_started + 1)
+            else:
+                # A rerun joining a running sweep sends no SweepStarted: count its probes as they start.
+                self._replace(row, running=True, probes_started=1, probes_done=0, probes_total=0)
+            return True
+        if isinstance(event, ProbeFinished):
+            self._replace(row, probes_done=row.probes_done + 1)
+            return True
+        return self._node_done(row, event)
+
+    def _sweep_started(self, event: SweepStarted) -> bool:
+        self.progress = SweepProgress(
+            sweep_id=event.sweep_id,
+            level=event.level,
+            rerun=event.rerun,
+            nodes=tuple(event.nodes),
+            started_at=self.clock(),
+            last_full_sweep_id=self.progress.last_full_sweep_id if event.rerun else event.sweep_id,
+        )
+        self._summary_dirty = True
+        for name in event.nodes:
+            row = self._rows.get(name)
+            if row is not None:
+                self._replace(row, running=True, probes_started=0, probes_done=0, probes_total=len(event.probes))
+        return True
+
+    def _node_done(self, row: NodeRow, event: NodeDone) -> bool:
+        now = self.clock()
+        self._replace(
+            row,
+            verdict=compact(event.verdict),
+            view=view_of(event.snapshot),
+            sweep_id=event.sweep_id,
+            findings_total=len(event.verdict.findings),
+            running=False,
+            updated_at=now,
+        )
+        view = self._rows[row.name].view
+        if view is not None and view.gpus:
+            sample = MetricSample(now, {g.index: g for g in view.gpus})
+            self._history.setdefault(row.name, deque(maxlen=HISTORY_SAMPLES)).append(sample)
+        if event.sweep_id == self.progress.sweep_id:
+            self.progress.done.add(row.name)
+            self._summary_dirty = True
+        return True

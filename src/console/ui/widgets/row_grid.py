@@ -1,0 +1,358 @@
+"""A fixed-column grid of keyed rows drawn with Textual's line API: only visible rows are ever rendered.
+
+It shows the nodes of the main screen and the findings of the detail screen.
+
+Why not ``DataTable``: at 1,024 rows every ``update_cell`` there invalidates all of the table's
+render caches and a filter means removing and re-adding rows; measured on this machine, a 10 %
+update took 0.4 s and a filter rebuild 0.4-1.5 s. Here each row has a version; a cell update bumps
+only that row's version and repaints only that line if it is on screen. Rows are addressed by key
+(a node name, a finding), never by position: the cursor and the marks follow the key across sorts
+and filters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.content import Content
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from console.ui.text import safe
+
+Cell = tuple[str, str]
+"""Text of a cell and its Textual style string (``""`` or e.g. ``"bold $health-crit"``)."""
+
+Justify = Literal["left", "center", "right"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One fixed-width column; ``width=0`` takes whatever width is left (only the last column)."""
+
+    key: str
+    title: str
+    width: int
+    justify: Justify = "left"
+
+
+def fit(text: str, width: int, justify: Justify = "left") -> str:
+    """``text`` padded or cut (with an ellipsis) to exactly ``width`` cells."""
+    if width <= 0:
+        return ""
+    length = cell_len(text)
+    if length > width:
+        return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+    gap = width - length
+    if justify == "right":
+        return " " * gap + text
+    if justify == "center":
+        return " " * (gap // 2) + text + " " * (gap - gap // 2)
+    return text + " " * gap
+
+
+class RowGrid(ScrollView, can_focus=True):
+    """Rows of cells under a sticky header, with a key-addressed cursor and marks."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "row-grid--header",
+        "row-grid--cursor",
+        "row-grid--marked",
+    }
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,g", "edge(0)", "First", show=False),
+        Binding("end,G", "edge(1)", "Last", show=False),
+    ]
+
+    class CursorMoved(Message):
+        """The cursor is on another node (or on none: ``key`` is None)."""
+
+        def __init__(self, grid: RowGrid, key: str | None) -> None:
+            super().__init__()
+            self.grid = grid
+            self.key = key
+
+        @property
+        def control(self) -> RowGrid:
+            """The grid that sent it (lets handlers select it with ``@on(..., "#id")``)."""
+            return self.grid
+
+    class RowActivated(Message):
+        """A row was clicked while the cursor was already on it."""
+
+        def __init__(self, grid: RowGrid, key: str) -> None:
+            super().__init__()
+            self.grid = grid
+            self.key = key
+
+        @property
+        def control(self) -> RowGrid:
+            """The grid that sent it."""
+            return self.grid
+
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.columns = tuple(columns)
+        self._column_index = {c.key: i for i, c in enumerate(self.columns)}
+        self._fixed_width = sum(c.width + 1 for c in self.columns if c.width) - 1
+        self._cells: dict[str, list[Cell]] = {}
+        self._versions: dict[str, int] = {}
+        self._order: list[str] = []
+        self._position: dict[str, int] = {}
+        self._marks: set[str] = set()
+        self._cursor_key: str | None = None
+        self._style_generation = 0
+        self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(2048)
+        self.lines_rendered = 0
+
+    # data ---------------------------------------------------------------------------------------
+
+    def set_row(self, key: str, cells: Sequence[Cell]) -> bool:
+        """Store ``cells`` for ``key``; repaint its line only if something changed. True when it did."""
+        new = [(safe(text), style) for text, style in cells]
+        if self._cells.get(key) == new:
+            return False
+        self._cells[key] = new
+        self._touch(key)
+        return True
+
+    def replace_rows(self, rows: Sequence[tuple[str, Sequence[Cell]]]) -> None:
+        """Show exactly ``rows`` in this order, forgetting every other row (for short lists)."""
+        keep = {key for key, _cells in rows}
+        for key in set(self._cells) - keep:
+            del self._cells[key]
+            self._marks.discard(key)
+        for key, cells in rows:
+            self.set_row(key, cells)
+        self.set_order([key for key, _cells in rows])
+
+    def update_cell(self, key: str, column: str, cell: Cell) -> bool:
+        """Change one cell of row ``key``; a no-op (False) when the value is the same."""
+        row = self._cells.get(key)
+        if row is None:
+            raise KeyError(key)
+        index = self._column_index[column]
+        value = (safe(cell[0]), cell[1])
+        if row[index] == value:
+            return False
+        row[index] = value
+        self._touch(key)
+        return True
+
+    def cell(self, key: str, column: str) -> Cell:
+        """The current cell of row ``key`` in ``column``."""
+        return self._cells[key][self._column_index[column]]
+
+    def _touch(self, key: str) -> None:
+        self._versions[key] = self._versions.get(key, 0) + 1
+        self._refresh_key(key)
+
+    def _refresh_key(self, key: str) -> None:
+        index = self._position.get(key)
+        if index is not None and self.is_mounted:
+            self.refresh_line(index + 1)
+
+    @property
+    def order(self) -> list[str]:
+        """Keys of the rows shown, top to bottom."""
+        return list(self._order)
+
+    @property
+    def row_count(self) -> int:
+        """Rows shown."""
+        return len(self._order)
+
+    def set_order(self, keys: Iterable[str]) -> None:
+        """Show exactly ``keys`` in this order; the cursor stays on its key when that key is still shown."""
+        previous_index = self.cursor_index
+        self._order = [k for k in keys if k in self._cells]
+        self._position = {k: i for i, k in enumerate(self._order)}
+        old_key = self._cursor_key
+        if old_key not in self._position:
+            if self._order:
+                index = min(max(previous_index, 0), len(self._order) - 1)
+                self._cursor_key = self._order[index]
+            else:
+                self._cursor_key = None
+        self.virtual_size = Size(max(self._fixed_width, self.size.width), len(self._order) + 1)
+        self.refresh()
+        self._scroll_cursor_into_view()
+        if self._cursor_key != old_key:
+            self.post_message(self.CursorMoved(self, self._cursor_key))
+
+    # cursor and marks ---------------------------------------------------------------------------
+
+    @property
+    def cursor_key(self) -> str | None:
+        """Key of the row under the cursor."""
+        return self._cursor_key
+
+    @property
+    def cursor_index(self) -> int:
+        """Position of the cursor row, -1 when the grid is empty."""
+        if self._cursor_key is None:
+            return -1
+        return self._position.get(self._cursor_key, -1)
+
+    def move_cursor_to(self, key: str) -> bool:
+        """Put the cursor on ``key``; False when that row is not shown."""
+        if key not in self._position:
+            return False
+        old = self._cursor_key
+        if old == key:
+            return True
+        self._cursor_key = key
+        if old is not None:
+            self._refresh_key(old)
+        self._refresh_key(key)
+        self._scroll_cursor_into_view()
+        self.post_message(self.CursorMoved(self, key))
+        return True
+
+    def _move_to_index(self, index: int) -> None:
+        if self._order:
+            self.move_cursor_to(self._order[min(max(index, 0), len(self._order) - 1)])
+
+    def action_cursor(self, delta: int) -> None:
+        """Move the cursor ``delta`` rows."""
+        self._move_to_index(self.cursor_index + delta)
+
+    def action_page(self, direction: int) -> None:
+        """Move the cursor one screen up or down."""
+        self._move_to_index(self.cursor_index + direction * max(1, self.size.height - 2))
+
+    def action_edge(self, end: int) -> None:
+        """Move the cursor to the first (0) or last (1) row."""
+        self._move_to_index(len(self._order) - 1 if end else 0)
+
+    def _scroll_cursor_into_view(self) -> None:
+        index = self.cursor_index
+        visible = max(1, self.size.height - 1)
+        if index < 0 or not self.is_mounted:
+            return
+        top = int(self.scroll_y)
+        if index < top:
+            self.scroll_to(y=index, animate=False, immediate=True)
+        elif index >= top + visible:
+            self.scroll_to(y=index - visible + 1, animate=False, immediate=True)
+
+    @property
+    def marked(self) -> frozenset[str]:
+        """Keys of the marked rows (shown or not)."""
+        return frozenset(self._marks)
+
+    def toggle_mark(self, key: str) -> bool:
+        """Mark or unmark ``key``; returns True when it is now marked."""
+        if key in self._marks:
+            self._marks.discard(key)
+        else:
+            self._marks.add(key)
+        self._refresh_key(key)
+        return key in self._marks
+
+    def clear_marks(self) -> None:
+        """Unmark every row."""
+        marked, self._marks = self._marks, set()
+        for key in marked:
+            self._refresh_key(key)
+
+    # painting -----------------------------------------------------------------------------------
+
+    def restyle(self) -> None:
+        """Forget painted lines (the theme changed) and repaint."""
+        self._style_generation += 1
+        self._strips.clear()
+        self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Keep the last column filling the width, and the cursor in view."""
+        self.virtual_size = Size(max(self._fixed_width, self.size.width), len(self._order) + 1)
+        self._scroll_cursor_into_view()
+
+    def _line_content(self, cells: Sequence[Cell], width: int) -> Content:
+        parts: list[tuple[str, str] | str] = []
+        used = 0
+        for position, (column, (text, style)) in enumerate(zip(self.columns, cells, strict=False)):
+            if position:
+                parts.append(" ")
+                used += 1
+            column_width = column.width or max(0, width - used)
+            parts.append((fit(text, column_width, column.justify), style))
+            used += column_width
+        return Content.assemble(*parts)
+
+    def _strip(self, content: Content, row_style: str) -> Strip:
+        base = self.rich_style + self.get_component_rich_style(row_style) if row_style else self.rich_style
+        segments = [
+            Segment(text, style.rich_style if style else None)
+            for text, style in content.render(end="", parse_style=self.app.stylesheet.parse_style)
+        ]
+        return Strip(segments).apply_style(base)
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the viewport: the header at 0, then rows from the scroll position."""
+        width = max(self._fixed_width, self.size.width)
+        scroll_x = int(self.scroll_x)
+        if y == 0:
+            key: tuple[object, ...] = ("header", width, self._style_generation)
+            strip = self._strips.get(key)
+            if strip is None:
+                titles = [(c.title, "") for c in self.columns]
+                strip = self._strip(self._line_content(titles, width), "row-grid--header")
+                self._strips[key] = strip
+            return strip.crop_extend(scroll_x, scroll_x + self.size.width, self.rich_style)
+        index = int(self.scroll_y) + y - 1
+        if index >= len(self._order):
+            return Strip.blank(self.size.width, self.rich_style)
+        row_key = self._order[index]
+        is_cursor = row_key == self._cursor_key
+        is_marked = row_key in self._marks
+        cache_key = (row_key, self._versions.get(row_key, 0), is_cursor, is_marked, width, self._style_generation)
+        strip = self._strips.get(cache_key)
+        if strip is None:
+            row_style = "row-grid--cursor" if is_cursor else "row-grid--marked" if is_marked else ""
+            strip = self._strip(self._line_content(self._cells[row_key], width), row_style)
+            self._strips[cache_key] = strip
+            self.lines_rendered += 1
+        return strip.crop_extend(scroll_x, scroll_x + self.size.width, self.rich_style)
+
+    def on_click(self, event: events.Click) -> None:
+        """Click moves the cursor; a click on the cursor row activates it."""
+        index = int(self.scroll_y) + event.y - 1
+        if event.y < 1 or not 0 <= index < len(self._order):
+            return
+        key = self._order[index]
+        if key == self._cursor_key:
+            self.post_message(self.RowActivated(self, key))
+        else:
+            self.move_cursor_to(key)
+
+    def region_of(self, key: str) -> Region | None:
+        """Where row ``key`` is drawn inside the widget, None when it is scrolled away or hidden."""
+        index = self._position.get(key)
+        if index is None:
+            return None
+        y = index - int(self.scroll_y) + 1
+        if not 1 <= y < self.size.height:
+            return None
+        return Region(0, y, self.size.width, 1)
