@@ -1,0 +1,340 @@
+"""The Textual app: wires the live state, the engine thread, the screens and the themes together.
+
+Live updates are batched: the engine thread only folds events into ``LiveState`` and posts one
+``FleetChanged`` when the first change after a repaint arrives; the app repaints at most every
+``refresh_interval_s`` inside ``batch_update()``, and holds repaints while a modal dialog is open or
+the operator paused them, catching up from the latest state afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import gc
+import time
+from collections.abc import Awaitable, Callable
+from functools import lru_cache, partial
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import App
+from textual.screen import ModalScreen, Screen
+from textual.theme import Theme
+from textual.timer import Timer
+
+from console.checks import CheckPack
+from console.inventory.model import Inventory
+from console.model.findings import Finding
+from console.store import Store
+from console.sweep.events import Event
+from console.ui.bridge import EngineBridge, EngineContext, EngineFactory
+from console.ui.messages import EngineProblem, FleetChanged
+from console.ui.operations import PlanPreview, execute_cluster_action, scheduler_states
+from console.ui.palette import ConsoleCommands
+from console.ui.registry import Scope
+from console.ui.screens.detail import DetailScreen
+from console.ui.screens.main import MainScreen
+from console.ui.state import LiveState, NodeRow
+from console.ui.text import safe
+from console.ui.theme import DEFAULT_THEME, load_themes, resolve_theme_name, stylesheet_path
+
+CATCH_UP_INTERVAL_S = 0.25
+
+
+def settle_heap() -> None:
+    """Collect once and freeze what survives, so later collections skip the long-lived fleet state.
+
+    Called when a sweep has finished (one pause then, instead of one in every full collection while
+    the operator works). Unfreezing first lets garbage frozen earlier be collected: nothing leaks.
+    """
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+@lru_cache(maxsize=1)
+def _default_variables() -> dict[str, str]:
+    return dict(load_themes()[DEFAULT_THEME].variables)
+
+
+class ConsoleApp(App[int]):
+    """The live console over one inventory; the engine is optional (replayed events in tests)."""
+
+    CSS_PATH = str(stylesheet_path())
+    TITLE = "instinct-console"
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
+
+    def __init__(
+        self,
+        inventory: Inventory,
+        packs: dict[str, CheckPack],
+        *,
+        store: Store | None = None,
+        engine_factory: EngineFactory | None = None,
+        level: str = "quick",
+        families: set[str] | None = None,
+        read_only: bool = False,
+        theme: str = "dark",
+        start_sweep: bool = True,
+        clock: Callable[[], float] = time.time,
+        export_dir: Path | None = None,
+        confirm_threshold: int = 5,
+        refresh_interval_s: float = 0.15,
+        scheduler_poll_s: float = 15.0,
+    ) -> None:
+        super().__init__()
+        self.inventory = inventory
+        self.packs = packs
+        self.store = store
+        self.level = level
+        self.families = families
+        self.read_only = read_only
+        self.clock = clock
+        self.export_dir = export_dir or Path.cwd()
+        self.confirm_threshold = confirm_threshold
+        self.refresh_interval_s = refresh_interval_s
+        self.scheduler_poll_s = scheduler_poll_s
+        self.state = LiveState(inventory, clock)
+        self.console_themes: dict[str, Theme] = load_themes()
+        for console_theme in self.console_themes.values():
+            self.register_theme(console_theme)
+        self.theme = resolve_theme_name(theme, self.available_themes)
+        self._engine_factory = engine_factory
+        self._start_sweep = start_sweep
+        self.bridge: EngineBridge | None = None
+        self.main_screen = MainScreen(read_only)
+        self.paused = False
+        self.flush_count = 0
+        self._deferred = False
+        self._flush_timer: Timer | None = None
+        self._last_flush = 0.0
+        self._settled_sweep = 0
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """The console's semantic variables, valued from the default theme (other themes override them)."""
+        return _default_variables()
+
+    def get_default_screen(self) -> Screen[Any]:
+        """The node list."""
+        return self.main_screen
+
+    def on_mount(self) -> None:
+        """Start the engine thread (and the first sweep), the catch-up and clock timers."""
+        # Everything alive now (modules, Textual, inventory, packs) lives as long as the app: move it out
+        # of the cyclic collector's reach, so a full collection during a sweep pauses the UI far less.
+        settle_heap()
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.set_interval(CATCH_UP_INTERVAL_S, self._catch_up)
+        self.set_interval(1.0, self._tick)
+        if self._engine_factory is None:
+            return
+        store_path = self.store.path if self.store is not None else None
+        self.bridge = EngineBridge(self.inventory, self._engine_factory, self.ingest, store_path, self.read_only)
+        self.bridge.start()
+        if self._start_sweep:
+            self.start_sweep()
+        self.poll_scheduler()
+        self.set_interval(self.scheduler_poll_s, self.poll_scheduler)
+
+    # live updates -------------------------------------------------------------------------------
+
+    def ingest(self, event: Event) -> None:
+        """Fold an engine event into the state; safe from any thread (the engine calls it on its own)."""
+        if self.state.apply(event):
+            self.post_message(FleetChanged())
+
+    def on_fleet_changed(self, _message: FleetChanged) -> None:
+        """Repaint now, or at the end of the current refresh interval."""
+        if self._flush_timer is not None:
+            return
+        wait = self._last_flush + self.refresh_interval_s - time.monotonic()
+        if wait <= 0:
+            self.flush()
+        else:
+            self._flush_timer = self.set_timer(wait, self._timed_flush)
+
+    def _timed_flush(self) -> None:
+        self._flush_timer = None
+        self.flush()
+
+    @property
+    def updates_held(self) -> bool:
+        """True while repaints wait: paused by the operator, or a modal dialog is open."""
+        return self.paused or isinstance(self.screen, ModalScreen)
+
+    def flush(self) -> None:
+        """Apply every change since the last repaint in one batch (or defer it while updates are held)."""
+        if self.updates_held:
+            self._deferred = True
+            return
+        self._deferred = False
+        dirty, summary = self.state.take_dirty()
+        self._last_flush = time.monotonic()
+        if not dirty and not summary:
+            return
+        self.flush_count += 1
+        with self.batch_update():
+            self.main_screen.apply(dirty, summary)
+            for screen in self.screen_stack:
+                if isinstance(screen, DetailScreen) and screen.node_name in dirty:
+                    screen.refresh_node()
+        if summary and not self.state.progress.running and self.state.progress.sweep_id != self._settled_sweep:
+            self._settled_sweep = self.state.progress.sweep_id
+            self.call_after_refresh(settle_heap)
+
+    def _catch_up(self) -> None:
+        if self._deferred and not self.updates_held:
+            self.flush()
+
+    def _tick(self) -> None:
+        # The ETA moves with the clock even when no node changes.
+        if self.state.progress.running and not self.updates_held and self.main_screen.is_mounted:
+            self.main_screen.refresh_summary()
+
+    def toggle_pause(self) -> None:
+        """Hold or release repaints; releasing catches up at once."""
+        self.paused = not self.paused
+        if not self.paused:
+            self.flush()
+
+    def on_engine_problem(self, message: EngineProblem) -> None:
+        """Tell the operator what went wrong on the engine side."""
+        self.notify(safe(message.text), title="engine", severity="error", markup=False, timeout=10)
+
+    # engine commands ----------------------------------------------------------------------------
+
+    def submit(self, label: str, job: Callable[[EngineContext], Awaitable[Any]]) -> bool:
+        """Send ``job`` to the engine thread; its failure is reported as a notification."""
+        if self.bridge is None or not self.bridge.running:
+            self.notify("the sweep engine is not running", severity="warning")
+            return False
+        future = self.bridge.submit(job)
+        future.add_done_callback(partial(self._job_done, label))
+        return True
+
+    def _job_done(self, label: str, future: concurrent.futures.Future[Any]) -> None:
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            self.post_message(EngineProblem(f"{label} failed: {type(error).__name__}: {error}"))
+
+    def start_sweep(self) -> None:
+        """Sweep every node at the console's level."""
+        if self.state.progress.running:
+            self.notify("a sweep is already running (K cancels it)")
+            return
+
+        async def job(ctx: EngineContext) -> object:
+            return await ctx.engine.run(level=self.level, families=self.families)
+
+        self.submit("sweep", job)
+
+    def cancel_sweep(self) -> None:
+        """Stop the running sweep; the transport kills probes in flight."""
+
+        async def job(ctx: EngineContext) -> None:
+            ctx.engine.cancel()
+
+        if self.submit("cancel", job):
+            self.notify("cancelling the sweep…")
+
+    def rerun(self, targets: tuple[str, ...], families: set[str] | None) -> None:
+        """Run the probes of ``families`` (all of the level when None) again on ``targets``."""
+        if not targets:
+            self.notify("no node selected")
+            return
+        names = list(targets)
+
+        async def job(ctx: EngineContext) -> object:
+            return await ctx.engine.rerun(names, families, level=self.level)
+
+        what = ", ".join(sorted(families)) if families else f"all {self.level} probes"
+        if self.submit("rerun", job):
+            self.notify(f"rerunning {what} on {len(names)} node(s)")
+
+    def rerun_family_from_cursor(self, family: str) -> None:
+        """Palette entry: rerun one family on the marked (else cursor) nodes."""
+        self.rerun(self.main_screen.targets(Scope.MARKED), {family})
+
+    @work(exclusive=False, group="actions")
+    async def execute_plan(self, preview: PlanPreview) -> None:
+        """Carry out a confirmed cluster action on the engine thread and report what happened."""
+        if self.bridge is None:
+            return
+        outcome = await self.bridge.call(lambda ctx: execute_cluster_action(ctx, preview))
+        lines = [outcome.summary, *(f"{node}: {text}" for node, text in outcome.per_target.items())]
+        self.notify(
+            safe("; ".join(lines)),
+            title=preview.title,
+            severity="information" if outcome.ok else "error",
+            markup=False,
+            timeout=10,
+        )
+        self.poll_scheduler()
+
+    @work(exclusive=True, group="scheduler")
+    async def poll_scheduler(self) -> None:
+        """Refresh the scheduler column from the action service (blank while there is none)."""
+        if self.bridge is None or not self.bridge.running:
+            return
+        states = await self.bridge.call(scheduler_states)
+        if states and self.state.set_scheduler_states(states):
+            self.post_message(FleetChanged())
+
+    async def shutdown(self) -> None:
+        """Stop the engine (cancelling the sweep and closing connections), then exit."""
+        if self.bridge is not None:
+            self.notify("stopping the engine…")
+            await asyncio.to_thread(self.bridge.stop)
+        self.exit(0)
+
+    async def on_unmount(self) -> None:
+        """However the app ends, the engine thread ends with it (no sweep keeps running headless)."""
+        if self.bridge is not None:
+            await asyncio.to_thread(self.bridge.stop)
+
+    # themes and pins ----------------------------------------------------------------------------
+
+    def use_theme(self, name: str) -> None:
+        """Switch to theme ``name`` (an alias like ``light`` or a full name)."""
+        self.theme = resolve_theme_name(name, self.available_themes)
+
+    def cycle_theme(self) -> None:
+        """The next console theme."""
+        names = list(self.console_themes)
+        current = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(current + 1) % len(names)]
+        self.notify(f"theme {self.theme}")
+
+    def _theme_changed(self, _theme: Theme) -> None:
+        if self.main_screen.is_mounted:
+            self.main_screen.grid.restyle()
+            self.main_screen.refresh_links()
+            self.main_screen.refresh_summary()
+
+    def findings_of(self, row: NodeRow) -> tuple[list[Finding], bool]:
+        """Every finding of the row's verdict (from the history database) and whether the list is complete.
+
+        Rows keep only findings that are not PASS; without a database holding the rest, that is what is shown.
+        """
+        kept = list(row.verdict.findings) if row.verdict is not None else []
+        if self.store is not None and row.sweep_id is not None and len(kept) < row.findings_total:
+            stored = self.store.findings(row.sweep_id, row.name)
+            if len(stored) == row.findings_total:
+                return stored, True
+        return kept, len(kept) == row.findings_total
+
+    def pool_pin(self, pool: str) -> dict[str, str]:
+        """The pin a pool is held to: the one stored by 'pin stack', else the inventory's."""
+        stored = self.store.pin(pool) if self.store is not None else {}
+        if stored:
+            return stored
+        spec = self.inventory.pools.get(pool)
+        return spec.pin.pinned_fields() if spec is not None else {}
+
+    def stop_engine(self) -> None:
+        """Stop the engine thread if it still runs (after the app has exited)."""
+        if self.bridge is not None:
+            self.bridge.stop()

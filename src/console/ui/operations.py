@@ -1,0 +1,215 @@
+"""What the console's actions do, apart from drawing: cluster actions through ``console.actions``,
+baselines and diffs in the history database, reports and hostlists. No Textual here.
+
+``console.actions`` is built separately; it is imported lazily, and while it is missing every
+cluster action answers with a refusal the confirm dialog shows instead of failing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import shlex
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from console.exitcodes import ExitCode
+from console.inventory.hostlist import fold
+from console.inventory.model import Inventory
+from console.model.findings import NodeVerdict, Status
+from console.report import build_report, write_json
+from console.store import Store, current_user
+from console.store.diff import NodeDiff, diff_sweeps
+from console.ui.bridge import ACTIONS_MODULE, EngineContext
+from console.ui.state import NodeRow, SweepProgress
+
+# Registry action id -> console.actions ActionKind member.
+CLUSTER_KINDS = {"drain": "DRAIN", "resume": "RESUME", "enforce-pin": "ENFORCE_PIN", "pin-stack": "PIN"}
+
+
+@dataclass(frozen=True)
+class PlanPreview:
+    """The dry run the confirm dialog shows: exactly what will run, where, on which nodes."""
+
+    action_id: str
+    title: str
+    targets: tuple[str, ...]
+    reason: str = ""
+    commands: tuple[tuple[str, ...], ...] = ()
+    where: str = ""
+    notes: tuple[str, ...] = ()
+    refused: str | None = None
+    decisions: tuple[tuple[str, str], ...] = ()
+    shown: tuple[str, ...] = ()
+    plan: Any = field(default=None, compare=False)
+
+    def command_lines(self) -> list[str]:
+        """Each command as the operator would type it, with where it runs when the plan says."""
+        return list(self.shown) or [shlex.join(argv) for argv in self.commands]
+
+
+@dataclass(frozen=True)
+class ActionOutcome:
+    """What a confirmed action did."""
+
+    ok: bool
+    summary: str
+    per_target: dict[str, str] = field(default_factory=dict)
+
+
+async def plan_cluster_action(
+    context: EngineContext,
+    action_id: str,
+    title: str,
+    targets: tuple[str, ...],
+    *,
+    reason: str = "",
+    sweep_id: int | None = None,
+    pool: str | None = None,
+    from_node: str | None = None,
+) -> PlanPreview:
+    """Ask the action service for the dry-run plan (on the engine thread: it may read the store)."""
+    if context.actions is None:
+        return PlanPreview(action_id, title, targets, reason, refused=context.actions_problem)
+    module = importlib.import_module(ACTIONS_MODULE)
+    kind = getattr(module.ActionKind, CLUSTER_KINDS[action_id])
+    request = module.ActionRequest(
+        kind=kind, targets=targets, reason=reason, sweep_id=sweep_id, pool=pool, from_node=from_node
+    )
+    refresh = getattr(context.actions, "refresh", None)
+    if refresh is not None:
+        # Read the scheduler (or the nodes' OS) now, so the plan reflects the cluster as it is.
+        await refresh(request)
+    plan = context.actions.plan(request)
+    if inspect.isawaitable(plan):
+        plan = await plan
+    steps = getattr(plan, "steps", ()) or ()
+    return PlanPreview(
+        action_id,
+        title,
+        targets,
+        reason,
+        commands=tuple(tuple(str(a) for a in argv) for argv in plan.commands),
+        where=str(plan.where),
+        notes=tuple(str(n) for n in plan.notes),
+        refused=plan.refused,
+        decisions=tuple((str(k), str(v)) for k, v in dict(getattr(plan, "decisions", {}) or {}).items()),
+        shown=tuple(str(step.shown()) for step in steps),
+        plan=plan,
+    )
+
+
+async def execute_cluster_action(context: EngineContext, preview: PlanPreview) -> ActionOutcome:
+    """Carry out a confirmed plan on the engine thread (it may SSH to the scheduler's controller)."""
+    if context.actions is None or preview.plan is None:
+        return ActionOutcome(False, context.actions_problem or "nothing to run")
+    result = await context.actions.execute(preview.plan)
+    per_target = {str(k): str(v) for k, v in dict(result.per_target).items()}
+    return ActionOutcome(bool(result.ok), str(result.outcome), per_target)
+
+
+async def scheduler_states(context: EngineContext) -> dict[str, str]:
+    """Scheduler state per node from the action service; empty while there is none."""
+    if context.actions is None:
+        return {}
+    states = context.actions.node_states()
+    if inspect.isawaitable(states):
+        states = await states
+    return {str(k): str(v) for k, v in dict(states).items()}
+
+
+def baseline_preview(store: Store | None, progress: SweepProgress, pools: list[str]) -> PlanPreview:
+    """The 'accept as baseline' dry run: which sweep becomes the baseline of which pools."""
+    sweep_id = progress.last_full_sweep_id
+    title = "Accept baseline"
+    if store is None:
+        return PlanPreview("accept-baseline", title, tuple(pools), refused="no history database is open")
+    if sweep_id is None or progress.running:
+        return PlanPreview("accept-baseline", title, tuple(pools), refused="wait for a full sweep to finish")
+    notes = tuple(
+        f"pool {pool}: baseline sweep #{store.baseline(pool) or 'none'} -> #{sweep_id}" for pool in sorted(pools)
+    )
+    return PlanPreview("accept-baseline", title, tuple(sorted(pools)), where=f"history {store.path}", notes=notes)
+
+
+def accept_baseline(store: Store, preview: PlanPreview, sweep_id: int, reason: str) -> ActionOutcome:
+    """Make ``sweep_id`` the baseline of the preview's pools and write the audit entry."""
+    user = current_user()
+    for pool in preview.targets:
+        store.accept(pool, sweep_id, user)
+    store.audit(
+        "accept-baseline",
+        list(preview.targets),
+        inputs={"sweep_id": sweep_id, "reason": reason},
+        commands=[],
+        output="",
+        outcome="accepted",
+        user=user,
+    )
+    return ActionOutcome(True, f"sweep #{sweep_id} is the baseline of {', '.join(preview.targets)}")
+
+
+@dataclass(frozen=True)
+class PoolDiff:
+    """One pool's changes against its baseline (``baseline`` None: nothing accepted yet)."""
+
+    pool: str
+    baseline: int | None
+    current: int
+    nodes: list[NodeDiff]
+
+
+def baseline_diffs(store: Store, inventory: Inventory, current: int, pools: Iterable[str]) -> list[PoolDiff]:
+    """Per pool, what changed between its accepted baseline and sweep ``current``."""
+    diffs = []
+    for pool in sorted(set(pools)):
+        base = store.baseline(pool)
+        members = [n.name for n in inventory.nodes if n.pool == pool]
+        nodes = diff_sweeps(store, base, current, members) if base is not None else []
+        diffs.append(PoolDiff(pool, base, current, nodes))
+    return diffs
+
+
+def hostlist(names: Iterable[str]) -> str:
+    """The shortest Slurm hostlist of ``names``."""
+    return fold(names)
+
+
+def report_exit_code(verdicts: Iterable[NodeVerdict]) -> ExitCode:
+    """The headless exit code the same verdicts would give (no UNKNOWN allowance)."""
+    statuses = {v.status for v in verdicts}
+    if Status.FAIL in statuses:
+        return ExitCode.FAILED
+    if Status.UNKNOWN in statuses:
+        return ExitCode.UNKNOWN_EXCEEDED
+    return ExitCode.OK
+
+
+def export_report(inventory: Inventory, rows: list[NodeRow], progress: SweepProgress, directory: Path) -> Path:
+    """Write the JSON report of what the console shows now; returns the file written.
+
+    Like the headless report it lists the findings that are not PASS, which the rows keep.
+    """
+    verdicts = {r.name: r.verdict for r in rows if r.verdict is not None}
+    stacks = {r.name: r.view.stack for r in rows if r.view is not None}
+    started = progress.started_at or time.time()
+    finished = progress.finished_at or time.time()
+    outcome = progress.outcome if progress.outcome in ("done", "cancelled", "deadline") else "cancelled"
+    report = build_report(
+        inventory,
+        verdicts,
+        stacks,
+        sweep_id=progress.sweep_id,
+        level=progress.level or "none",
+        started_at=started,
+        duration_s=max(0.0, finished - started),
+        outcome=outcome,  # type: ignore[arg-type]
+        exit_code=int(report_exit_code(verdicts.values())),
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"instinct-console-sweep{progress.sweep_id}.json"
+    write_json(report, str(path))
+    return path

@@ -1,0 +1,163 @@
+"""Every operator action of the console, declared once.
+
+The registry drives the key bindings (with stable ids, so ``App.set_keymap`` can rebind them), the
+footer, the command palette and the help screen. ``handler`` is the Textual action run on the main
+screen. Dangerous actions change the cluster (drain, resume, pin enforcement): they are not bound at
+all in ``--read-only`` mode and always go through the confirm dialog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from textual.binding import Binding
+
+
+class Scope(StrEnum):
+    """Which nodes an action acts on, resolved (and frozen) when its key is pressed."""
+
+    NODE = "node"
+    MARKED = "marked"
+    ALL_FAILED = "all-failed"
+    VISIBLE = "visible"
+    GLOBAL = "global"
+
+    @property
+    def describe(self) -> str:
+        """How the help screen explains the scope."""
+        return _SCOPE_TEXT[self]
+
+
+_SCOPE_TEXT = {
+    Scope.NODE: "the node under the cursor",
+    Scope.MARKED: "marked nodes, else the node under the cursor",
+    Scope.ALL_FAILED: "every FAIL or UNKNOWN node",
+    Scope.VISIBLE: "marked nodes, else every node shown",
+    Scope.GLOBAL: "the console",
+}
+
+
+@dataclass(frozen=True)
+class UiAction:
+    """One operator action."""
+
+    id: str
+    title: str
+    key: str
+    scope: Scope
+    handler: str
+    description: str
+    group: str
+    dangerous: bool = False
+    confirm: bool = False
+    footer: bool = False
+    screen: str = "main"
+
+    @property
+    def action_name(self) -> str:
+        """The Textual action name without its arguments (what ``check_action`` receives)."""
+        return self.handler.split("(", 1)[0]
+
+    @property
+    def key_display(self) -> str:
+        """The key as the help screen prints it."""
+        return _KEY_NAMES.get(self.key, self.key)
+
+
+_KEY_NAMES = {"question_mark": "?", "slash": "/", "space": "space", "enter": "enter", "escape": "esc"}
+
+ACTIONS: tuple[UiAction, ...] = (
+    # finding your way
+    UiAction("help", "Help", "question_mark", Scope.GLOBAL, "help", "keys, colours and the filter grammar", "view",
+             footer=True),
+    UiAction("filter", "Filter", "slash", Scope.GLOBAL, "filter",
+             "text, hostlist, key=value labels (pool=, rack=, verdict=FAIL, sched=drained); ! inverts", "view",
+             footer=True),
+    UiAction("clear-filter", "Clear filter", "escape", Scope.GLOBAL, "clear_filter", "show every node again", "view"),
+    UiAction("open-detail", "Details", "enter", Scope.NODE, "open_detail",
+             "GPUs, findings with evidence, stack vs pin, history, raw output", "view", footer=True),
+    UiAction("mark", "Mark", "space", Scope.NODE, "mark", "mark or unmark the node for a multi-node action", "view",
+             footer=True),
+    UiAction("clear-marks", "Clear marks", "C", Scope.GLOBAL, "clear_marks", "unmark every node", "view"),
+    UiAction("sort-name", "Sort by name", "N", Scope.GLOBAL, "sort('name')", "natural order of node names", "view"),
+    UiAction("sort-severity", "Sort by verdict", "V", Scope.GLOBAL, "sort('severity')",
+             "FAIL, UNKNOWN, WARN, PASS, then not yet judged", "view"),
+    UiAction("sort-pool", "Sort by pool", "O", Scope.GLOBAL, "sort('pool')", "pool, then name", "view"),
+    UiAction("problems-first", "Problems first", "z", Scope.GLOBAL, "toggle_problems_first",
+             "keep FAIL, UNKNOWN and WARN nodes on top in any sort", "view", footer=True),
+    UiAction("toggle-links", "Link panel", "l", Scope.GLOBAL, "toggle_links",
+             "show or hide the XGMI/TransferBench, PCIe and NIC panel", "view"),
+    UiAction("pause", "Pause updates", "p", Scope.GLOBAL, "toggle_pause",
+             "freeze the screen while results keep arriving; press again to catch up", "view"),
+    UiAction("cycle-theme", "Next theme", "T", Scope.GLOBAL, "cycle_theme", "dark, light, high contrast", "view"),
+    # sweeps
+    UiAction("rerun", "Rerun", "r", Scope.MARKED, "rerun", "run every probe of the sweep level again", "sweep",
+             footer=True),
+    UiAction("rerun-family", "Rerun family", "f", Scope.MARKED, "rerun_family",
+             "pick one check family and run only its probes again", "sweep"),
+    UiAction("rerun-failed", "Rerun failed", "R", Scope.ALL_FAILED, "rerun_failed",
+             "run the sweep level again on every FAIL or UNKNOWN node", "sweep"),
+    UiAction("new-sweep", "New sweep", "S", Scope.GLOBAL, "new_sweep", "sweep every node again", "sweep"),
+    UiAction("cancel-sweep", "Cancel sweep", "K", Scope.GLOBAL, "cancel_sweep",
+             "stop the sweep; probes in flight are killed on the nodes", "sweep"),
+    # the cluster (dangerous)
+    UiAction("drain", "Drain", "d", Scope.MARKED, "drain", "drain in the scheduler (with a reason)", "cluster",
+             dangerous=True, confirm=True, footer=True),
+    UiAction("resume", "Resume", "u", Scope.MARKED, "resume", "return drained nodes to service", "cluster",
+             dangerous=True, confirm=True),
+    UiAction("enforce-pin", "Enforce pin", "E", Scope.MARKED, "enforce_pin",
+             "act on nodes whose stack differs from their pool's pin", "cluster", dangerous=True, confirm=True),
+    UiAction("pin-stack", "Pin stack", "P", Scope.NODE, "pin_stack",
+             "make this node's stack the pin of its pool", "cluster", confirm=True),
+    # history
+    UiAction("accept-baseline", "Accept baseline", "A", Scope.GLOBAL, "accept_baseline",
+             "accept the last sweep as the baseline of its pools (audited)", "history", confirm=True),
+    UiAction("diff-baseline", "Diff baseline", "D", Scope.GLOBAL, "diff_baseline",
+             "what changed since each pool's accepted baseline", "history"),
+    UiAction("copy-hostlist", "Copy hostlist", "y", Scope.VISIBLE, "copy_hostlist",
+             "fold the nodes into a hostlist and put it on the clipboard", "history"),
+    UiAction("export-report", "Export report", "x", Scope.GLOBAL, "export_report",
+             "write the JSON sweep report to the export directory", "history"),
+    UiAction("quit", "Quit", "q", Scope.GLOBAL, "quit", "stop the sweep and leave", "view", footer=True),
+    # the detail screen of one node
+    UiAction("raw-output", "Raw output", "r", Scope.NODE, "raw_output",
+             "the stored output of the probe behind the selected finding or probe run", "detail", footer=True,
+             screen="detail"),
+    UiAction("show-findings", "Findings", "1", Scope.NODE, "show_tab('findings')", "every finding with its evidence",
+             "detail", footer=True, screen="detail"),
+    UiAction("show-gpus", "GPUs", "2", Scope.NODE, "show_tab('gpus')",
+             "temperatures, power, clocks, VRAM, ECC, bad pages, sparklines over the session", "detail", footer=True,
+             screen="detail"),
+    UiAction("show-stack", "Stack", "3", Scope.NODE, "show_tab('stack')", "stack versions against the pool pin",
+             "detail", footer=True, screen="detail"),
+    UiAction("show-history", "History", "4", Scope.NODE, "show_tab('history')", "verdicts of earlier sweeps",
+             "detail", footer=True, screen="detail"),
+    UiAction("show-probes", "Probes", "5", Scope.NODE, "show_tab('probes')", "every probe run with its raw output",
+             "detail", footer=True, screen="detail"),
+    UiAction("back", "Back", "escape", Scope.GLOBAL, "back", "back to the node list", "detail", footer=True,
+             screen="detail"),
+)  # fmt: skip
+
+BY_ID: dict[str, UiAction] = {a.id: a for a in ACTIONS}
+DANGEROUS_ACTION_NAMES = frozenset(a.action_name for a in ACTIONS if a.dangerous)
+GROUP_TITLES = {
+    "view": "Finding your way",
+    "sweep": "Sweeps",
+    "cluster": "The cluster",
+    "history": "History and reports",
+    "detail": "Node details",
+}
+
+
+def visible_actions(read_only: bool, screen: str = "main") -> list[UiAction]:
+    """The actions an operator can use on ``screen``: dangerous ones disappear in read-only mode."""
+    return [a for a in ACTIONS if a.screen == screen and not (read_only and a.dangerous)]
+
+
+def bindings(read_only: bool, screen: str = "main") -> list[Binding]:
+    """Key bindings of ``screen``, one per usable action, each with the action's stable id."""
+    return [
+        Binding(a.key, a.handler, a.title, show=a.footer, id=a.id, tooltip=a.description)
+        for a in visible_actions(read_only, screen)
+    ]

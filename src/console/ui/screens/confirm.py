@@ -1,0 +1,174 @@
+"""The confirm dialog of actions that change things: frozen targets, reason, dry-run commands, default No.
+
+The targets are fixed when the key was pressed (by node name) and never change while the dialog is
+open. The plan is asked for again whenever the reason changes, and "Yes" is enabled only when the
+plan on screen is the plan for the reason typed, the service did not refuse it, and (above the
+threshold) the operator typed the number of targets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.timer import Timer
+from textual.widgets import Button, Input, Static
+
+from console.inventory.hostlist import fold
+from console.ui.operations import PlanPreview
+from console.ui.registry import UiAction
+from console.ui.text import safe
+
+Planner = Callable[[str], Awaitable[PlanPreview]]
+REPLAN_DELAY_S = 0.2
+
+
+class ConfirmScreen(ModalScreen[PlanPreview | None]):
+    """Asks before ``action`` runs on ``targets``; dismisses with the confirmed plan or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="confirm-cancel")]
+
+    def __init__(
+        self,
+        action: UiAction,
+        targets: tuple[str, ...],
+        planner: Planner,
+        *,
+        count_threshold: int = 5,
+        target_noun: str = "node",
+    ) -> None:
+        super().__init__()
+        self.action_spec = action
+        self.targets = tuple(targets)
+        self.planner = planner
+        self.needs_count = len(self.targets) > count_threshold
+        self.target_noun = target_noun
+        self.preview: PlanPreview | None = None
+        self._replan_timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        """Title, targets, reason, plan, count and the two buttons (No first)."""
+        count = len(self.targets)
+        noun = self.target_noun + ("" if count == 1 else "s")
+        danger = "bold $health-crit" if self.action_spec.dangerous else "bold $accent"
+        with Vertical(id="confirm-box", classes="-dangerous" if self.action_spec.dangerous else ""):
+            yield Static(Content.assemble((f"{self.action_spec.title} {count} {noun}?", danger)), id="confirm-title")
+            with VerticalScroll(id="confirm-targets"):
+                yield Static(self._targets_content())
+            yield Input(placeholder="reason (kept with the action in the audit log)", id="confirm-reason")
+            yield Static(Content.styled("asking for the plan…", "$muted"), id="confirm-plan")
+            if self.needs_count:
+                yield Input(placeholder=f"type {count} to confirm {count} {noun}", id="confirm-count")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("No", id="confirm-no", variant="primary")
+                yield Button(f"Yes, {self.action_spec.title.lower()}", id="confirm-yes", variant="error", disabled=True)
+
+    def _targets_content(self) -> Content:
+        folded = fold(self.targets) if self.target_noun == "node" else ", ".join(self.targets)
+        return Content.assemble(
+            ("targets (fixed when the key was pressed): ", "$muted"),
+            (safe(folded), "bold"),
+            "\n",
+            (" ".join(safe(t) for t in self.targets), ""),
+        )
+
+    def on_mount(self) -> None:
+        """Default to No, then ask for the plan."""
+        self.query_one("#confirm-no", Button).focus()
+        self._replan()
+
+    @property
+    def reason(self) -> str:
+        """The reason as typed."""
+        return self.query_one("#confirm-reason", Input).value.strip()
+
+    @on(Input.Changed, "#confirm-reason")
+    def _reason_changed(self) -> None:
+        self._update_yes()
+        if self._replan_timer is not None:
+            self._replan_timer.stop()
+        self._replan_timer = self.set_timer(REPLAN_DELAY_S, self._replan)
+
+    @on(Input.Changed, "#confirm-count")
+    def _count_changed(self) -> None:
+        self._update_yes()
+
+    @on(Input.Submitted)
+    def _no_enter_confirm(self, event: Input.Submitted) -> None:
+        # Enter in a text field must never confirm: move to the buttons, where No has the focus.
+        event.stop()
+        self.query_one("#confirm-no", Button).focus()
+
+    @work(exclusive=True, group="confirm-plan")
+    async def _replan(self) -> None:
+        reason = self.reason
+        try:
+            preview = await self.planner(reason)
+        except Exception as exc:  # a failing planner must leave the dialog usable (No still works)
+            preview = PlanPreview(
+                self.action_spec.id,
+                self.action_spec.title,
+                self.targets,
+                reason,
+                refused=f"could not plan: {type(exc).__name__}: {exc}",
+            )
+        if reason != self.reason:
+            return  # typed on meanwhile; the next plan is on its way
+        self.preview = preview
+        self.query_one("#confirm-plan", Static).update(plan_content(preview))
+        self._update_yes()
+
+    def _count_ok(self) -> bool:
+        if not self.needs_count:
+            return True
+        return self.query_one("#confirm-count", Input).value.strip() == str(len(self.targets))
+
+    @property
+    def can_confirm(self) -> bool:
+        """True when Yes is allowed: a fresh, unrefused plan for these targets and, if needed, the count."""
+        preview = self.preview
+        return (
+            preview is not None
+            and preview.refused is None
+            and preview.reason == self.reason
+            and preview.targets == self.targets
+            and self._count_ok()
+        )
+
+    def _update_yes(self) -> None:
+        self.query_one("#confirm-yes", Button).disabled = not self.can_confirm
+
+    @on(Button.Pressed, "#confirm-no")
+    def action_cancel(self) -> None:
+        """Leave without doing anything."""
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#confirm-yes")
+    def _confirm(self) -> None:
+        if self.can_confirm:
+            self.dismiss(self.preview)
+
+
+def plan_content(preview: PlanPreview) -> Content:
+    """The dry run: where it runs, each exact command, notes, or why it was refused."""
+    parts: list[str | tuple[str, str]] = []
+    if preview.refused:
+        parts += [("refused: ", "bold $health-crit"), (safe(preview.refused), "$health-crit")]
+        return Content.assemble(*parts)
+    parts += [("will run", "bold"), (f" {safe(preview.where)}" if preview.where else "", "$muted")]
+    lines = preview.command_lines()
+    if not lines:
+        parts += ["\n", ("  (no commands: only the console's history changes)", "$muted")]
+    for line in lines:
+        parts += ["\n", ("  $ ", "$muted"), (safe(line), "bold")]
+    for target, decision in preview.decisions:
+        parts += ["\n", (f"  {safe(target)}: ", "$muted"), safe(decision)]
+    for note in preview.notes:
+        parts += ["\n", ("  note: ", "$muted"), safe(note)]
+    return Content.assemble(*parts)

@@ -1,0 +1,427 @@
+"""One node in depth: findings with their evidence, GPUs with session sparklines, stack against the pool
+pin, verdict history and every probe run, each a keystroke from its raw output.
+
+Opening it preselects the worst finding, so the raw evidence of a failing GPU is ``enter`` then ``r``
+from the main screen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import BindingsMap
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+
+from console.model.findings import Finding, Status
+from console.ui.registry import bindings
+from console.ui.screens.dialogs import RawOutputScreen
+from console.ui.state import MetricSample, NodeRow
+from console.ui.text import STATUS_GLYPH, STATUS_STYLE, clock, gib, number, safe, severity_rank, sparkline, status_label
+from console.ui.widgets.row_grid import Cell, Column, RowGrid
+
+if TYPE_CHECKING:
+    from console.ui.app import ConsoleApp
+
+TABS = ("findings", "gpus", "stack", "history", "probes")
+FINDING_COLUMNS = (
+    Column("status", "", 1),
+    Column("family", "FAMILY", 12),
+    Column("check", "CHECK", 24),
+    Column("subject", "SUBJECT", 10),
+    Column("message", "MESSAGE", 0),
+)
+PARTIAL_NOTE = "only findings that are not PASS are shown: no history database holds the rest\n"
+
+
+@dataclass(frozen=True)
+class FindingRow:
+    """One line of the findings tab: a finding that is not PASS, or every PASS finding of one check."""
+
+    key: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def lead(self) -> Finding:
+        """The finding the line stands for (the first of a group)."""
+        return self.findings[0]
+
+
+GROUPED = (Status.PASS, Status.SKIP)
+
+
+def finding_rows(findings: list[Finding]) -> list[FindingRow]:
+    """Problems one per line, worst first; then each check that passed (or did not apply) on one line,
+    so 8 GPUs x 30 passing checks do not bury the one that failed. Every finding stays reachable."""
+    ordered = sorted(findings, key=lambda f: (severity_rank(f.status), f.family, f.check_id, f.subject.label()))
+    rows: list[FindingRow] = []
+    grouped: dict[tuple[Status, str], list[Finding]] = {}
+    keys: set[str] = set()
+    for finding in ordered:
+        if finding.status in GROUPED:
+            grouped.setdefault((finding.status, finding.check_id), []).append(finding)
+            continue
+        key = f"{finding.check_id}|{finding.subject.label()}"
+        key = key if key not in keys else f"{key}|{len(rows)}"
+        keys.add(key)
+        rows.append(FindingRow(key, (finding,)))
+    rows += [FindingRow(f"{status.value}|{check}", tuple(group)) for (status, check), group in grouped.items()]
+    return rows
+
+
+def gpu_series(history: list[MetricSample], index: int, field: str) -> list[float | None]:
+    """One metric of one GPU over the session."""
+    values: list[float | None] = []
+    for sample in history:
+        gpu = sample.gpus.get(index)
+        value = getattr(gpu, field) if gpu is not None else None
+        values.append(float(value) if value is not None else None)
+    return values
+
+
+class DetailScreen(Screen[None]):
+    """The node ``node``: tabs for findings, GPUs, stack, history and probe runs."""
+
+    def __init__(self, node: str, read_only: bool) -> None:
+        super().__init__()
+        self.node_name = node
+        self._bindings = BindingsMap(bindings(read_only, "detail"))
+        self._findings: dict[str, FindingRow] = {}
+        self._complete = True
+        # Tabs are filled when first shown (and again after a change): opening the screen stays quick.
+        self._stale: set[str] = set(TABS)
+
+    @property
+    def console_app(self) -> ConsoleApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    @property
+    def row(self) -> NodeRow:
+        """The node's current row."""
+        return self.console_app.state.row(self.node_name)
+
+    def compose(self) -> ComposeResult:
+        """Header, tabs, footer."""
+        yield Static(id="detail-head")
+        with TabbedContent(initial="findings", id="detail-tabs"):
+            with TabPane("Findings", id="findings"), Horizontal():
+                yield RowGrid(FINDING_COLUMNS, id="findings-table")
+                yield Static(id="evidence")
+            with TabPane("GPUs", id="gpus"):
+                yield DataTable(id="gpus-table", cursor_type="row")
+            with TabPane("Stack", id="stack"):
+                yield DataTable(id="stack-table", cursor_type="row")
+            with TabPane("History", id="history"):
+                yield DataTable(id="history-table", cursor_type="row")
+            with TabPane("Probes", id="probes"):
+                yield DataTable(id="probes-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the findings tab, preselect the worst finding, follow theme changes."""
+        self._columns()
+        self._head(self.row)
+        self._fill_findings(self.row, preselect=True)
+        self._stale.discard("findings")
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_node())
+        self.query_one("#findings-table", RowGrid).focus()
+
+    def cell(self, text: object, style: str = "") -> Text:
+        """A table cell as plain (never markup) text, styled through the theme variables."""
+        rich_style = self.app.stylesheet.parse_style(style).rich_style if style else ""
+        return Text(safe(text), style=rich_style, no_wrap=True, end="")
+
+    def _columns(self) -> None:
+        gpus = self.query_one("#gpus-table", DataTable)
+        for title in (
+            "GPU",
+            "BDF",
+            "EDGE°C",
+            "HOT°C",
+            "MEM°C",
+            "POWER W",
+            "GFX MHz",
+            "MEM MHz",
+            "GFX%",
+            "VRAM GiB",
+            "ECC c/u",
+            "BAD PAGES r/p",
+            "HOT°C trend",
+            "POWER trend",
+            "GFX% trend",
+        ):
+            gpus.add_column(title)
+        stack = self.query_one("#stack-table", DataTable)
+        for title in ("FIELD", "NODE", "POOL PIN", ""):
+            stack.add_column(title)
+        history = self.query_one("#history-table", DataTable)
+        for title in ("SWEEP", "STARTED", "LEVEL", "VERDICT", "REASON"):
+            history.add_column(title)
+        probes = self.query_one("#probes-table", DataTable)
+        for title in ("PROBE", "RUN"):
+            probes.add_column(title)
+
+    # filling ------------------------------------------------------------------------------------
+
+    def show_node(self, node: str) -> None:
+        """Show another node, from the findings tab with its worst finding selected."""
+        self.node_name = node
+        self._head(self.row)
+        self._stale = set(TABS) - {"findings"}
+        self.query_one(TabbedContent).active = "findings"
+        self._fill_findings(self.row, preselect=True)
+        self.query_one("#findings-table", RowGrid).focus()
+
+    def refresh_node(self) -> None:
+        """The node changed: repaint the header and the tab on screen, the others when next shown."""
+        self._head(self.row)
+        self._stale = set(TABS)
+        self._fill_tab(self.query_one(TabbedContent).active or "findings")
+
+    def _fill_tab(self, tab: str) -> None:
+        if tab not in self._stale:
+            return
+        self._stale.discard(tab)
+        row = self.row
+        if tab == "findings":
+            self._fill_findings(row, preselect=False)
+        elif tab == "gpus":
+            self._fill_gpus(row)
+        elif tab == "stack":
+            self._fill_stack(row)
+        elif tab == "history":
+            self.refresh_history()
+        else:
+            self._fill_probes(row)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id is not None:
+            self._fill_tab(event.pane.id)
+
+    def _head(self, row: NodeRow) -> None:
+        parts: list[str | tuple[str, str]] = [
+            (safe(row.name), "bold $accent"),
+            (f"  pool {safe(row.node.pool)}  {row.node.gpu_model}", "$muted"),
+        ]
+        if row.scheduler:
+            parts += [("  scheduler ", "$muted"), (safe(row.scheduler), "bold $drained")]
+        parts += ["\n", (status_label(row.status), STATUS_STYLE[row.status])]
+        if row.verdict is not None and row.verdict.reason:
+            parts += ["  ", safe(row.verdict.reason)]
+        if row.updated_at is not None:
+            parts += [(f"   updated {clock(row.updated_at)}", "$muted")]
+        self.query_one("#detail-head", Static).update(Content.assemble(*parts))
+
+    def _fill_findings(self, row: NodeRow, preselect: bool) -> None:
+        grid = self.query_one("#findings-table", RowGrid)
+        everything, self._complete = self.console_app.findings_of(row)
+        lines = finding_rows(everything)
+        self._findings = {line.key: line for line in lines}
+        grid.replace_rows([(line.key, self._line_cells(line)) for line in lines])
+        if preselect and lines:
+            grid.move_cursor_to(lines[0].key)  # the worst finding
+        self._show_evidence()
+
+    def _line_cells(self, line: FindingRow) -> list[Cell]:
+        finding = line.lead
+        count = len(line.findings)
+        where = self.where(finding) if count == 1 else f"{count} {finding.subject.scope.value}s"
+        verb = "passed on all" if finding.status is Status.PASS else "does not apply to"
+        message = finding.message if count == 1 else f"{verb} {count} (select to see each figure)"
+        style = STATUS_STYLE[finding.status]
+        return [
+            (STATUS_GLYPH[finding.status], style),
+            (finding.family, ""),
+            (finding.check_id, ""),
+            (where, ""),
+            (message, style if finding.status not in GROUPED else ""),
+        ]
+
+    def where(self, finding: Finding) -> str:
+        """The subject without the node name: ``gpu3``, ``gpu1-gpu6``, ``node``."""
+        return finding.subject.label()[len(self.node_name) :].strip() or "node"
+
+    def selected_line(self) -> FindingRow | None:
+        """The line under the cursor of the findings tab."""
+        key = self.query_one("#findings-table", RowGrid).cursor_key
+        return self._findings.get(key) if key is not None else None
+
+    def selected_finding(self) -> Finding | None:
+        """The finding under the cursor (the first of a group of passing ones)."""
+        line = self.selected_line()
+        return line.lead if line is not None else None
+
+    @on(RowGrid.CursorMoved, "#findings-table")
+    def _show_evidence(self) -> None:
+        line = self.selected_line()
+        finding = line.lead if line is not None else None
+        panel = self.query_one("#evidence", Static)
+        if line is None or finding is None:
+            panel.update(Content.styled("no findings: no checks ran on this node yet", "$muted"))
+            return
+        shown = (
+            "" if self._complete else "only findings that are not PASS are shown: no history database holds the rest\n"
+        )
+        evidence = finding.evidence
+        unit = f" {evidence.unit}" if evidence.unit else ""
+        observed = "n/a" if evidence.observed is None else f"{evidence.observed}{unit}"
+        run_id = self.run_id_of(finding)
+        fields: list[tuple[str, str]] = [
+            ("observed", observed),
+            ("expected", evidence.expected or "n/a"),
+            ("source", evidence.source or "n/a"),
+            ("source kind", evidence.source_kind.value if evidence.source_kind is not None else "n/a"),
+            ("probe", evidence.probe or "n/a"),
+            ("raw output", f"run #{run_id} (press r)" if run_id is not None else "not kept"),
+        ]
+        parts: list[str | tuple[str, str]] = [
+            (shown, "$health-warn"),
+            (f"{STATUS_GLYPH[finding.status]} {finding.status.value} ", STATUS_STYLE[finding.status]),
+            (safe(finding.subject.label()), "bold"),
+            "\n",
+            safe(finding.message),
+            "\n",
+        ]
+        for label, value in fields:
+            parts += ["\n", (f"{label:>12}  ", "$muted"), safe(value)]
+        if len(line.findings) > 1:
+            parts += ["\n\n", ("each subject", "bold")]
+            for member in line.findings:
+                value = "n/a" if member.evidence.observed is None else f"{member.evidence.observed}{unit}"
+                parts += ["\n", (f"{self.where(member):>12}  ", "$muted"), safe(value)]
+        panel.update(Content.assemble(*parts))
+
+    def run_id_of(self, finding: Finding) -> int | None:
+        """The stored output behind ``finding``: its evidence link, else the node's run of its probe."""
+        if finding.evidence.probe_run_id is not None:
+            return finding.evidence.probe_run_id
+        view = self.row.view
+        if view is not None and finding.evidence.probe:
+            return view.probe_runs.get(finding.evidence.probe)
+        return None
+
+    def _fill_gpus(self, row: NodeRow) -> None:
+        table = self.query_one("#gpus-table", DataTable)
+        table.clear()
+        history = self.console_app.state.history(row.name)
+        for gpu in row.view.gpus if row.view is not None else ():
+            ecc_text = f"{number(gpu.ecc_correctable)}/{number(gpu.ecc_uncorrectable)}"
+            ecc_style = "bold $health-crit" if (gpu.ecc_uncorrectable or 0) > 0 else ""
+            bad_text = f"{number(gpu.bad_pages_retired)}/{number(gpu.bad_pages_pending)}"
+            bad_style = "bold $health-crit" if gpu.bad_pages_over_threshold else ""
+            table.add_row(
+                self.cell(gpu.index),
+                self.cell(gpu.bdf or "n/a", "$muted"),
+                self.cell(number(gpu.edge_temp_c)),
+                self.cell(number(gpu.hotspot_temp_c)),
+                self.cell(number(gpu.mem_temp_c)),
+                self.cell(f"{number(gpu.power_w)}/{number(gpu.power_cap_w)}"),
+                self.cell(number(gpu.gfx_clock_mhz)),
+                self.cell(number(gpu.mem_clock_mhz)),
+                self.cell(number(gpu.gfx_util_pct)),
+                self.cell(f"{gib(gpu.vram_used_bytes)}/{gib(gpu.vram_total_bytes)}"),
+                self.cell(ecc_text, ecc_style),
+                self.cell(bad_text, bad_style),
+                self.cell(sparkline(gpu_series(history, gpu.index, "hotspot_temp_c")), "$accent"),
+                self.cell(sparkline(gpu_series(history, gpu.index, "power_w")), "$accent"),
+                self.cell(sparkline(gpu_series(history, gpu.index, "gfx_util_pct")), "$accent"),
+                key=str(gpu.index),
+            )
+
+    def _fill_stack(self, row: NodeRow) -> None:
+        table = self.query_one("#stack-table", DataTable)
+        table.clear()
+        app = self.console_app
+        pin = app.pool_pin(row.node.pool)
+        stack = row.view.stack if row.view is not None else {}
+        for field in sorted(set(stack) | set(pin)):
+            have, want = stack.get(field), pin.get(field)
+            if want is None:
+                mark, style = "unpinned", "$muted"
+            elif have == want:
+                mark, style = "✓ matches", "$health-ok"
+            else:
+                mark, style = "Δ differs", "bold $drift"
+            table.add_row(
+                self.cell(field),
+                self.cell(have or "n/a"),
+                self.cell(want or "—", "$muted"),
+                self.cell(mark, style),
+                key=field,
+            )
+
+    def refresh_history(self) -> None:
+        """Verdicts of this node in earlier sweeps, from the history database."""
+        table = self.query_one("#history-table", DataTable)
+        table.clear()
+        store = self.console_app.store
+        if store is None:
+            return
+        for record in store.node_history(self.node_name, limit=50):
+            status = Status(record["status"])
+            table.add_row(
+                self.cell(f"#{record['sweep_id']}"),
+                self.cell(clock(record["started_at"]), "$muted"),
+                self.cell(record["level"]),
+                self.cell(status_label(status), STATUS_STYLE[status]),
+                self.cell(record["reason"]),
+                key=str(record["sweep_id"]),
+            )
+
+    def _fill_probes(self, row: NodeRow) -> None:
+        table = self.query_one("#probes-table", DataTable)
+        table.clear()
+        runs = row.view.probe_runs if row.view is not None else {}
+        for probe, run_id in sorted(runs.items()):
+            table.add_row(self.cell(probe), self.cell(f"#{run_id}", "$muted"), key=probe)
+
+    # actions ------------------------------------------------------------------------------------
+
+    def action_show_tab(self, tab: str) -> None:
+        """Switch to ``tab`` and focus its table."""
+        self.query_one(TabbedContent).active = tab
+        self._fill_tab(tab)
+        self.query_one(f"#{tab}-table").focus()
+
+    def action_raw_output(self) -> None:
+        """Open the stored output of the selected probe run, or of the selected finding's probe."""
+        tabs = self.query_one(TabbedContent)
+        if tabs.active == "probes":
+            table = self.query_one("#probes-table", DataTable)
+            if not table.row_count:
+                self.notify("no probe runs recorded for this node")
+                return
+            probe = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or ""
+            runs = self.row.view.probe_runs if self.row.view is not None else {}
+            self.open_raw(probe, runs.get(probe))
+            return
+        finding = self.selected_finding()
+        if finding is None:
+            self.notify("no finding selected")
+            return
+        self.open_raw(finding.evidence.probe or finding.check_id, self.run_id_of(finding))
+
+    def open_raw(self, probe: str, run_id: int | None) -> None:
+        """Show stored run ``run_id`` of ``probe``."""
+        store = self.console_app.store
+        if store is None:
+            self.notify("no history database is open, so raw output is not kept", severity="warning")
+            return
+        output = store.probe_output(run_id) if run_id is not None else None
+        if output is None:
+            self.notify(f"no stored output for {safe(probe)}", severity="warning", markup=False)
+            return
+        stdout, stderr = output
+        self.app.push_screen(RawOutputScreen(f"{self.node_name} · {probe} · run #{run_id}", stdout, stderr))
+
+    def action_back(self) -> None:
+        """Back to the node list."""
+        self.app.pop_screen()

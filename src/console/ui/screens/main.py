@@ -1,0 +1,461 @@
+"""The main screen: summary, node grid, link panel of the cursor node, filter line and footer.
+
+Key bindings come from the action registry; each registry handler is an ``action_*`` method here.
+Targets of an action are resolved by node name when its key is pressed and passed on frozen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import BindingsMap
+from textual.content import Content
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input
+
+from console.model.findings import Status
+from console.ui.operations import (
+    PlanPreview,
+    PoolDiff,
+    accept_baseline,
+    baseline_diffs,
+    baseline_preview,
+    export_report,
+    hostlist,
+    plan_cluster_action,
+)
+from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
+from console.ui.rows import COLUMNS, row_cells
+from console.ui.screens.confirm import ConfirmScreen
+from console.ui.screens.dialogs import ALL_FAMILIES, FamilyPicker, TextScreen
+from console.ui.screens.help import HelpScreen
+from console.ui.text import safe
+from console.ui.view import Arranger, SortKey, ViewSpec
+from console.ui.widgets.link_panel import LinkPanel
+from console.ui.widgets.row_grid import RowGrid
+from console.ui.widgets.summary import SummaryBar, SummaryFacts
+
+if TYPE_CHECKING:
+    from console.ui.app import ConsoleApp
+
+FAILED = (Status.FAIL, Status.UNKNOWN)
+LINKS_DELAY_S = 0.08
+DETAIL_SCREEN = "detail"
+
+
+class MainScreen(Screen[None]):
+    """Every node at a glance; the starting point of every action."""
+
+    def __init__(self, read_only: bool) -> None:
+        super().__init__()
+        self.read_only = read_only
+        # Dangerous actions are not bound at all in read-only mode (check_action hides them too).
+        self._bindings = BindingsMap(bindings(read_only, "main"))
+        self.spec = ViewSpec()
+        self.arranger = Arranger()
+        self.links_visible = True
+        self._links_timer: Timer | None = None
+
+    @property
+    def console_app(self) -> ConsoleApp:
+        """The app, typed."""
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        """Summary, grid, links, filter, footer."""
+        yield SummaryBar(id="summary")
+        yield RowGrid(COLUMNS, id="grid")
+        yield LinkPanel(self.console_app.packs, id="links")
+        yield Input(
+            placeholder="filter: text, gpu[01-08], pool=…, verdict=FAIL, !term   (enter: keep, esc: clear)", id="filter"
+        )
+        yield Footer()
+
+    @property
+    def grid(self) -> RowGrid:
+        """The node grid."""
+        return self.query_one("#grid", RowGrid)
+
+    def on_mount(self) -> None:
+        """Fill the grid from the current state and focus it."""
+        self.query_one("#filter", Input).display = False
+        grid = self.grid
+        for row in self.console_app.state.rows():
+            grid.set_row(row.name, row_cells(row, marked=False))
+        self.rearrange()
+        grid.focus()
+        self.refresh_links()
+        self.refresh_summary()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide dangerous actions in read-only mode."""
+        if self.read_only and action in DANGEROUS_ACTION_NAMES:
+            return None
+        return True
+
+    # live updates -------------------------------------------------------------------------------
+
+    def apply(self, dirty: set[str], summary: bool) -> None:
+        """Repaint the rows in ``dirty`` (only cells that changed), re-arrange if their order can change."""
+        state = self.console_app.state
+        grid = self.grid
+        marked = grid.marked
+        for name in dirty:
+            grid.set_row(name, row_cells(state.row(name), marked=name in marked))
+        if dirty and self.spec.depends_on_verdicts:
+            self.rearrange()
+        cursor = grid.cursor_key
+        if cursor is not None and cursor in dirty:
+            self.refresh_links()
+        if dirty or summary:
+            self.refresh_summary()
+
+    def rearrange(self) -> None:
+        """Apply the filter and sort; the cursor stays on its node."""
+        self.grid.set_order(self.arranger.arrange(self.console_app.state.rows(), self.spec))
+
+    def refresh_links(self) -> None:
+        """Show the cursor node in the link panel."""
+        if not self.links_visible:
+            return
+        key = self.grid.cursor_key
+        self.query_one(LinkPanel).show(self.console_app.state.row(key) if key is not None else None)
+
+    def refresh_summary(self) -> None:
+        """Repaint the summary lines."""
+        app = self.console_app
+        facts = SummaryFacts(
+            cluster=app.inventory.name,
+            progress=app.state.progress,
+            counts=app.state.counts(),
+            nodes=len(app.state.names()),
+            shown=self.grid.row_count,
+            marked=len(self.grid.marked),
+            spec=self.spec,
+            paused=app.paused,
+            read_only=self.read_only,
+            now=app.clock(),
+        )
+        self.query_one(SummaryBar).show(facts)
+
+    @on(RowGrid.CursorMoved)
+    def _cursor_moved(self) -> None:
+        # Follow the cursor once it rests: holding an arrow key repaints two grid lines per step,
+        # not the whole link panel.
+        if self._links_timer is not None:
+            self._links_timer.stop()
+        self._links_timer = self.set_timer(LINKS_DELAY_S, self.refresh_links)
+
+    @on(RowGrid.RowActivated)
+    def _row_activated(self) -> None:
+        self.action_open_detail()
+
+    # targets ------------------------------------------------------------------------------------
+
+    def targets(self, scope: Scope) -> tuple[str, ...]:
+        """Node names an action of ``scope`` acts on, right now (callers keep the tuple: it is frozen)."""
+        grid = self.grid
+        cursor = grid.cursor_key
+        if scope is Scope.ALL_FAILED:
+            return tuple(r.name for r in self.console_app.state.rows() if r.status in FAILED)
+        if scope in (Scope.MARKED, Scope.VISIBLE) and grid.marked:
+            order = {name: i for i, name in enumerate(self.console_app.state.names())}
+            return tuple(sorted(grid.marked, key=lambda n: order.get(n, 0)))
+        if scope is Scope.VISIBLE:
+            return tuple(grid.order)
+        return (cursor,) if cursor is not None else ()
+
+    # view actions -------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        """Keys, colours and the filter grammar."""
+        self.app.push_screen(HelpScreen(self.read_only))
+
+    def action_filter(self) -> None:
+        """Open the filter line."""
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_typed(self, event: Input.Changed) -> None:
+        self.spec = ViewSpec(event.value, self.spec.sort, self.spec.problems_first)
+        self.rearrange()
+        self.refresh_summary()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_kept(self) -> None:
+        self.query_one("#filter", Input).display = False
+        self.grid.focus()
+
+    def action_clear_filter(self) -> None:
+        """Show every node again (escape also closes the filter line)."""
+        field = self.query_one("#filter", Input)
+        field.display = False
+        if field.value:
+            field.value = ""  # Input.Changed re-arranges
+        self.grid.focus()
+
+    def action_open_detail(self) -> None:
+        """Open the detail screen of the cursor node (one screen, kept installed: it is costly to build)."""
+        from console.ui.screens.detail import DetailScreen
+
+        key = self.grid.cursor_key
+        if key is None:
+            return
+        if not self.app.is_screen_installed(DETAIL_SCREEN):
+            self.app.install_screen(DetailScreen(key, self.read_only), DETAIL_SCREEN)
+        else:
+            screen = self.app.get_screen(DETAIL_SCREEN)
+            assert isinstance(screen, DetailScreen)
+            screen.show_node(key)
+        self.app.push_screen(DETAIL_SCREEN)
+
+    def action_mark(self) -> None:
+        """Mark or unmark the cursor node, then step down."""
+        grid = self.grid
+        key = grid.cursor_key
+        if key is None:
+            return
+        marked = grid.toggle_mark(key)
+        grid.update_cell(key, "mark", ("◆", "bold $marked") if marked else (" ", ""))
+        grid.action_cursor(1)
+        self.refresh_summary()
+
+    def action_clear_marks(self) -> None:
+        """Unmark every node."""
+        grid = self.grid
+        for key in grid.marked:
+            grid.update_cell(key, "mark", (" ", ""))
+        grid.clear_marks()
+        self.refresh_summary()
+
+    def action_sort(self, key: str) -> None:
+        """Sort by name, severity or pool."""
+        self.spec = ViewSpec(self.spec.text, SortKey(key), self.spec.problems_first)
+        self.rearrange()
+        self.refresh_summary()
+
+    def action_toggle_problems_first(self) -> None:
+        """Keep problem nodes on top, or not."""
+        self.spec = ViewSpec(self.spec.text, self.spec.sort, not self.spec.problems_first)
+        self.rearrange()
+        self.refresh_summary()
+
+    def action_toggle_links(self) -> None:
+        """Show or hide the link panel."""
+        self.links_visible = not self.links_visible
+        self.query_one(LinkPanel).display = self.links_visible
+        self.refresh_links()
+
+    def action_toggle_pause(self) -> None:
+        """Freeze or resume live updates."""
+        self.console_app.toggle_pause()
+        self.refresh_summary()
+
+    def action_cycle_theme(self) -> None:
+        """Next console theme."""
+        self.console_app.cycle_theme()
+
+    # sweep actions ------------------------------------------------------------------------------
+
+    def action_rerun(self) -> None:
+        """Rerun every probe of the level on the marked (or cursor) nodes."""
+        self.console_app.rerun(self.targets(Scope.MARKED), None)
+
+    def action_rerun_family(self) -> None:
+        """Pick a family, then rerun it on the marked (or cursor) nodes."""
+        targets = self.targets(Scope.MARKED)
+        if not targets:
+            return
+
+        def chosen(family: str | None) -> None:
+            if family is not None:
+                self.console_app.rerun(targets, None if family == ALL_FAMILIES else {family})
+
+        self.app.push_screen(FamilyPicker(targets), chosen)
+
+    def action_rerun_failed(self) -> None:
+        """Rerun every FAIL and UNKNOWN node."""
+        targets = self.targets(Scope.ALL_FAILED)
+        if not targets:
+            self.notify("no FAIL or UNKNOWN node to rerun")
+            return
+        self.console_app.rerun(targets, None)
+
+    def action_new_sweep(self) -> None:
+        """Sweep every node again."""
+        self.console_app.start_sweep()
+
+    def action_cancel_sweep(self) -> None:
+        """Stop the running sweep."""
+        self.console_app.cancel_sweep()
+
+    # cluster actions ----------------------------------------------------------------------------
+
+    def _cluster_action(self, action_id: str, *, single_pool: bool = False) -> None:
+        action = BY_ID[action_id]
+        if self.read_only and action.dangerous:
+            return
+        targets = self.targets(action.scope)
+        if not targets:
+            self.notify("no node selected")
+            return
+        app = self.console_app
+        pool = app.inventory.node(targets[0]).pool if single_pool else None
+        from_node = targets[0] if single_pool else None
+        sweep_id = app.state.progress.sweep_id or None
+
+        async def planner(reason: str) -> PlanPreview:
+            if app.bridge is None:
+                return PlanPreview(action_id, action.title, targets, reason, refused="the engine is not running")
+            return await app.bridge.call(
+                lambda ctx: plan_cluster_action(
+                    ctx,
+                    action_id,
+                    action.title,
+                    targets,
+                    reason=reason,
+                    sweep_id=sweep_id,
+                    pool=pool,
+                    from_node=from_node,
+                )
+            )
+
+        def run(preview: PlanPreview) -> None:
+            app.execute_plan(preview)
+
+        self._confirm(action, targets, planner, run)
+
+    def _confirm(
+        self,
+        action: UiAction,
+        targets: tuple[str, ...],
+        planner: Callable[[str], Awaitable[PlanPreview]],
+        run: Callable[[PlanPreview], None],
+        noun: str = "node",
+    ) -> None:
+        def done(preview: PlanPreview | None) -> None:
+            if preview is None:
+                self.notify(f"{action.title}: cancelled, nothing was done")
+            else:
+                run(preview)
+
+        screen = ConfirmScreen(
+            action, targets, planner, count_threshold=self.console_app.confirm_threshold, target_noun=noun
+        )
+        self.app.push_screen(screen, done)
+
+    def action_drain(self) -> None:
+        """Drain the marked (or cursor) nodes in the scheduler."""
+        self._cluster_action("drain")
+
+    def action_resume(self) -> None:
+        """Return the marked (or cursor) nodes to service."""
+        self._cluster_action("resume")
+
+    def action_enforce_pin(self) -> None:
+        """Act on marked (or cursor) nodes whose stack differs from the pool pin."""
+        self._cluster_action("enforce-pin")
+
+    def action_pin_stack(self) -> None:
+        """Make the cursor node's stack the pin of its pool."""
+        self._cluster_action("pin-stack", single_pool=True)
+
+    # history actions ----------------------------------------------------------------------------
+
+    def action_accept_baseline(self) -> None:
+        """Accept the last full sweep as the baseline of the pools it covered."""
+        app = self.console_app
+        action = BY_ID["accept-baseline"]
+        progress = app.state.progress
+        pools = sorted({app.inventory.node(n).pool for n in progress.nodes if n in app.state.names()})
+        if not pools:
+            self.notify("no sweep to accept yet")
+            return
+        frozen = (progress.last_full_sweep_id, progress.running)
+
+        async def planner(reason: str) -> PlanPreview:
+            preview = baseline_preview(app.store, progress, pools)
+            return PlanPreview(
+                preview.action_id,
+                preview.title,
+                preview.targets,
+                reason,
+                where=preview.where,
+                notes=preview.notes,
+                refused=preview.refused,
+            )
+
+        def run(preview: PlanPreview) -> None:
+            if app.store is None or frozen[0] is None:
+                return
+            outcome = accept_baseline(app.store, preview, frozen[0], preview.reason)
+            self.notify(outcome.summary, title="baseline accepted")
+
+        self._confirm(action, tuple(pools), planner, run, noun="pool")
+
+    def action_diff_baseline(self) -> None:
+        """Show what changed since each pool's accepted baseline."""
+        app = self.console_app
+        current = app.state.progress.last_full_sweep_id
+        if app.store is None or current is None:
+            self.notify("no sweep in the history database to compare yet", severity="warning")
+            return
+        pools = {n.pool for n in app.inventory.nodes}
+        app.push_screen(
+            TextScreen(
+                f"Changes of sweep #{current} against each pool's baseline",
+                diff_content(baseline_diffs(app.store, app.inventory, current, pools)),
+            )
+        )
+
+    def action_copy_hostlist(self) -> None:
+        """Fold the marked (else shown) nodes into a hostlist; show it and copy it."""
+        names = self.targets(Scope.VISIBLE)
+        if not names:
+            self.notify("no node to copy")
+            return
+        folded = hostlist(names)
+        self.app.copy_to_clipboard(folded)
+        self.notify(safe(folded), title=f"copied hostlist of {len(names)} node(s)", markup=False)
+
+    def action_export_report(self) -> None:
+        """Write the JSON report of what is on screen."""
+        app = self.console_app
+        path = export_report(app.inventory, app.state.rows(), app.state.progress, app.export_dir)
+        self.notify(safe(str(path)), title="report written", markup=False)
+
+    async def action_quit(self) -> None:
+        """Stop the engine and leave."""
+        await self.console_app.shutdown()
+
+
+def diff_content(pools: list[PoolDiff]) -> Content:
+    """Baseline diffs as text: per pool, per node, verdict, stack, findings and figures that moved."""
+    parts: list[str | tuple[str, str]] = []
+    for pool in pools:
+        parts += [(f"pool {safe(pool.pool)}", "bold $accent")]
+        if pool.baseline is None:
+            parts += [("  no accepted baseline yet (A accepts the current sweep)", "$muted"), "\n\n"]
+            continue
+        parts += [(f"  baseline #{pool.baseline} -> #{pool.current}", "$muted"), "\n"]
+        if not pool.nodes:
+            parts += [("  nothing changed", "$health-ok"), "\n\n"]
+            continue
+        for node in pool.nodes:
+            before, after = node.verdict
+            parts += [(f"  {safe(node.node)}", "bold"), f"  verdict {before or '-'} -> {after or '-'}\n"]
+            for key, (old, new) in node.stack.items():
+                parts += [("    stack ", "$drift"), f"{safe(key)}: {safe(old or '-')} -> {safe(new or '-')}\n"]
+            for key, old_status, new_status, message in node.findings:
+                change = f"{key}: {old_status or '-'} -> {new_status}: {message}"
+                parts += [("    finding ", "$health-warn"), safe(change), "\n"]
+            for key, old_value, new_value in node.figures:
+                parts += [("    figure ", "$muted"), safe(f"{key}: {old_value:g} -> {new_value:g}"), "\n"]
+        parts.append("\n")
+    return Content.assemble(*parts)
