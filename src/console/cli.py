@@ -16,7 +16,7 @@ from console import __version__
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 
 # Order is the order shown in --help.
-COMMAND_MODULES: tuple[str, ...] = ("demo", "sweep", "local", "parse", "history", "sim", "actions")
+COMMAND_MODULES: tuple[str, ...] = ("tui", "demo", "sweep", "local", "parse", "history", "sim", "actions")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,108 @@
+"""``instinct-console tui``: the live console on a cluster file (also what runs with no subcommand).
+
+Textual is imported only when the console opens, so ``--help`` and the headless commands never load it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from console.exitcodes import ExitCode
+
+EPILOG = """keys: ? in the console lists every key; ctrl+p opens the command palette.
+Without -i, ./cluster.toml is used, else $XDG_CONFIG_HOME/instinct-console/cluster.toml.
+
+exit codes:
+  0    the operator quit
+  2    usage or configuration error (cluster file, check packs, theme)"""
+
+
+def default_inventory_paths() -> list[Path]:
+    """Where the console looks for a cluster file when ``-i`` is not given, in order."""
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return [Path("cluster.toml"), Path(config) / "instinct-console" / "cluster.toml"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``tui`` options (shared by ``register`` and ``main``)."""
+    p.add_argument("-i", "--inventory", help="cluster file (TOML, hostfile or cvs cluster.json)")
+    p.add_argument("--read-only", action="store_true", help="hide every action that changes the cluster")
+    p.add_argument("--probes", choices=["quick", "standard", "full"], default="quick", help="probe set (default quick)")
+    p.add_argument("--theme", default="dark", help="dark (default), light, high-contrast or a Textual theme name")
+    p.add_argument("--store", type=Path, default=None, help="history database (default: the XDG state directory)")
+    p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
+    p.add_argument("--no-sweep", action="store_true", help="open without sweeping (S starts a sweep)")
+    p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
+
+
+def register(sub: Any) -> None:
+    """Add the ``tui`` subcommand."""
+    p = sub.add_parser(
+        "tui",
+        help="open the live console: sweep, watch verdicts, drill into evidence, drain and rerun",
+        description="Open the live console on a cluster and sweep it.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def _inventory_path(given: str | None) -> Path | None:
+    if given:
+        return Path(given)
+    return next((p for p in default_inventory_paths() if p.is_file()), None)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the cluster and checks, open the console, return when the operator quits."""
+    from console.checks import CheckConfigError, load_packs
+    from console.inventory import InventoryError, load_inventory
+    from console.store import Store, default_store_path
+    from console.sweep.connect import transport_for
+
+    path = _inventory_path(args.inventory)
+    if path is None:
+        looked = ", ".join(str(p) for p in default_inventory_paths())
+        print(f"instinct-console tui: no cluster file: pass -i FILE (looked for {looked})", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    try:
+        inventory = load_inventory(path)
+        packs = load_packs(list(args.checks))
+    except (InventoryError, CheckConfigError) as exc:
+        print(f"instinct-console tui: {exc}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    from console.ui import run_tui
+    from console.ui.theme import ThemeError
+
+    store = Store(args.store or default_store_path())
+    try:
+        return run_tui(
+            inventory,
+            packs,
+            store,
+            transport_for(inventory, accept_new=args.accept_new),
+            level=args.probes,
+            read_only=args.read_only,
+            theme=args.theme,
+            start_sweep=not args.no_sweep,
+        )
+    except ThemeError as exc:
+        print(f"instinct-console tui: {exc}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    finally:
+        store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the console as ``instinct-console tui ARGS`` would (the demo calls this)."""
+    parser = argparse.ArgumentParser(
+        prog="instinct-console tui", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(list(argv) if argv is not None else None))
