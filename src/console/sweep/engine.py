@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from console.checks import METRICS, CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
 from console.checks.evaluate import unreachable_finding
@@ -35,6 +35,7 @@ from console.sweep.events import (
 from console.transport import ErrorKind, Transport, TransportError
 
 Subscriber = Callable[[Event], None]
+T = TypeVar("T")
 
 # Transport failures that mean the node itself could not be reached or trusted; every probe would
 # fail the same way, so the node gets one UNKNOWN finding with this reason instead of one per check.
@@ -114,6 +115,8 @@ class SweepEngine:
     ) -> None:
         self.inventory = inventory
         # An operator (or a test) may cap every probe's timeout, e.g. for a prolog with a hard budget.
+        # The cap is then also the most the engine spends on one node, connecting included: work still
+        # running at the cap is given up, and its commands are killed on the node in the background.
         self.probe_timeout_cap_s = probe_timeout_cap_s
         self.transport = transport
         self.packs = packs
@@ -125,6 +128,7 @@ class SweepEngine:
         self._subscribers: list[Subscriber] = []
         self._sweep_id = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        self._abandoned: set[asyncio.Future[Any]] = set()  # work given up at the cap, still cleaning up
         self._running = False
         self._published: set[str] = set()
         # Findings from outside the per-node probes (multi-node RCCL, bisection): node -> source -> findings.
@@ -263,7 +267,7 @@ class SweepEngine:
     async def close(self) -> None:
         """Cancel work in flight and close the transport's connections."""
         self.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._abandoned, return_exceptions=True)
         await self.transport.close()
 
     # internals --------------------------------------------------------------------------------
@@ -285,13 +289,18 @@ class SweepEngine:
         return self.store.start_sweep(level, self.inventory.source, fold(n.name for n in targets), parent)
 
     async def _sweep_node(self, node: Node, probes: list[ProbeSpec]) -> None:
+        cap = self.probe_timeout_cap_s
+        deadline = None if cap is None else asyncio.get_running_loop().time() + cap
         try:
-            await self.transport.check_reachable(node.name)
+            await self._by(deadline, self.transport.check_reachable(node.name))
         except TransportError as exc:
             self._node_unreachable(node, describe(exc))
             return
+        except TimeoutError:
+            self._node_unreachable(node, self._past_cap())
+            return
         groups = group_probes(probes, self.bundles_per_node)
-        results = await asyncio.gather(*(self._run_bundle(node, group) for group in groups))
+        results = await asyncio.gather(*(self._run_bundle(node, group, deadline) for group in groups))
         outcomes = [o for group in results for o in group]
         if outcomes and all(not o.usable for o in outcomes):
             # Nothing came back (connection refused mid-way, every probe hung): one reason, not 40.
@@ -303,17 +312,23 @@ class SweepEngine:
         merged.update({o.probe: o for o in outcomes})
         self._evaluate_node(node)
 
-    async def _run_bundle(self, node: Node, group: list[ProbeSpec]) -> list[ProbeOutcome]:
+    async def _run_bundle(self, node: Node, group: list[ProbeSpec], deadline: float | None) -> list[ProbeOutcome]:
         for spec in group:
             self._emit(ProbeStarted(sweep_id=self._sweep_id, node=node.name, probe=spec.id))
         started = time.time()
+        script = bundle_script(group)
         try:
-            result = await self.transport.run_script(node.name, bundle_script(group), timeout_s=bundle_timeout(group))
-        except TransportError as exc:
-            failed = describe(exc)
-            if exc.kind is ErrorKind.TIMEOUT:
+            result = await self._by(
+                deadline, self.transport.run_script(node.name, script, timeout_s=bundle_timeout(group))
+            )
+        except (TransportError, TimeoutError) as exc:
+            if isinstance(exc, TimeoutError):
+                failed = self._past_cap()
+            elif exc.kind is ErrorKind.TIMEOUT:
                 failed = f"no answer within {bundle_timeout(group):g} s (killed on the node)"
-            return [self._finish_probe(node, _ProbeRun(spec, None, None, failed, started, 0.0)) for spec in group]
+            else:
+                failed = describe(exc)
+            return [await self._finish_probe(node, _ProbeRun(spec, None, None, failed, started, 0.0)) for spec in group]
         sections = split_bundle(result.stdout, group)
         share = result.duration_s / max(len(group), 1)
         outcomes = []
@@ -330,16 +345,48 @@ class SweepEngine:
                 problem = "no result: the bundle ended before the probe started"
             else:
                 problem = _problem_of(None, section.output, spec)
-            outcomes.append(self._finish_probe(node, _ProbeRun(spec, output, exit_status, problem, started, share)))
+            run = _ProbeRun(spec, output, exit_status, problem, started, share)
+            outcomes.append(await self._finish_probe(node, run))
         return outcomes
 
-    def _finish_probe(self, node: Node, run: _ProbeRun) -> ProbeOutcome:
+    async def _by(self, deadline: float | None, work: Awaitable[T]) -> T:
+        """``work``, or TimeoutError at ``deadline`` (loop time; None waits for it).
+
+        Work given up is cancelled but not waited for: cancelling a command makes the transport kill
+        it on the node, which over a dead link takes the kill's own timeout, and the node's verdict
+        must not wait for that cleanup. ``close`` does.
+        """
+        if deadline is None:
+            return await work
+        task = asyncio.ensure_future(work)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - asyncio.get_running_loop().time()))
+        except asyncio.CancelledError:
+            self._abandon(task)
+            raise
+        if task in done:
+            return task.result()
+        self._abandon(task)
+        raise TimeoutError
+
+    def _abandon(self, task: asyncio.Future[Any]) -> None:
+        task.cancel()
+        self._abandoned.add(task)
+        task.add_done_callback(self._abandoned.discard)
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # its failure is no news
+
+    def _past_cap(self) -> str:
+        return f"no answer within {self.probe_timeout_cap_s:g} s (probe timeout; stopped on the node)"
+
+    async def _finish_probe(self, node: Node, run: _ProbeRun) -> ProbeOutcome:
         parsed = None
         problem = run.problem
         timed_out = run.exit_status == 124 and run.spec.judge_partial and bool(run.output)
         if (problem is None or timed_out) and run.output is not None:
             try:
-                parsed = run.spec.parse(run.output.decode("utf-8", errors="replace"))
+                # A big output costs tens of milliseconds of CPU to parse: in a worker thread, the loop
+                # keeps serving deadlines, keepalives and the UI meanwhile (parsers are pure functions).
+                parsed = await asyncio.to_thread(_parse, run.spec, run.output)
             except ParseError as exc:
                 problem = problem or f"unreadable output: {exc.reason}"
             else:
@@ -443,6 +490,10 @@ class SweepEngine:
             verdict = self.verdicts.get(node.name)
             counts[verdict.status if verdict else Status.UNKNOWN] += 1
         return counts
+
+
+def _parse(spec: ProbeSpec, output: bytes) -> Any:
+    return spec.parse(output.decode("utf-8", errors="replace"))
 
 
 def snapshot_of(facts: NodeFacts) -> NodeSnapshot:
