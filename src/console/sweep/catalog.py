@@ -6,6 +6,8 @@ lists (quoted by the transport); nothing from inventory or operator input is spl
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -59,6 +61,34 @@ def _tool(tool: Tool, kind: str) -> Parser:
     return parse
 
 
+def _reused_when_unchanged(parse: Parser, size: int = 8192) -> Parser:
+    """``parse`` remembering its results by a digest of the text, for outputs that rarely change.
+
+    A rerun still runs the probe (so a GPU that fell off the bus or a new driver shows up at once),
+    but an ``amd-smi static`` identical to last time is not parsed again. Parsers are pure and their
+    results are never modified afterwards (facts copy what they merge), so sharing one is safe.
+    Failures are not remembered: ParseError is raised again each time.
+    """
+    results: OrderedDict[bytes, Any] = OrderedDict()
+
+    def parse_reusing(text: str) -> Any:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        if key in results:
+            results.move_to_end(key)
+            return results[key]
+        parsed = parse(text)
+        results[key] = parsed
+        if len(results) > size:
+            results.popitem(last=False)
+        return parsed
+
+    return parse_reusing
+
+
+def _steady_tool(tool: Tool, kind: str) -> Parser:
+    return _reused_when_unchanged(_tool(tool, kind))
+
+
 def _line(what: str) -> Parser:
     def parse(text: str) -> Any:
         return parse_single_line(text, what)
@@ -85,25 +115,34 @@ def _dkms(text: str) -> Any:
 QUICK, STANDARD, FULL = ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL
 
 PROBES: tuple[ProbeSpec, ...] = (
-    ProbeSpec("amdsmi.version", "stack", ("amd-smi", "version"), 30, _tool(Tool.AMD_SMI, "version"), QUICK, True),
-    ProbeSpec("amdsmi.list", "inventory", ("amd-smi", "list", "--json"), 30, _tool(Tool.AMD_SMI, "list"), QUICK),
-    ProbeSpec("amdsmi.static", "inventory", ("amd-smi", "static", "--json"), 30, _tool(Tool.AMD_SMI, "static"), QUICK),
+    ProbeSpec(
+        "amdsmi.version", "stack", ("amd-smi", "version"), 30, _steady_tool(Tool.AMD_SMI, "version"), QUICK, True
+    ),
+    ProbeSpec("amdsmi.list", "inventory", ("amd-smi", "list", "--json"), 30, _steady_tool(Tool.AMD_SMI, "list"), QUICK),
+    ProbeSpec(
+        "amdsmi.static", "inventory", ("amd-smi", "static", "--json"), 30, _steady_tool(Tool.AMD_SMI, "static"), QUICK
+    ),
     ProbeSpec("amdsmi.metric", "telemetry", ("amd-smi", "metric", "--json"), 30, _tool(Tool.AMD_SMI, "metric"), QUICK),
     ProbeSpec(
         "amdsmi.firmware",
         "firmware",
         ("amd-smi", "firmware", "--json"),
         30,
-        _tool(Tool.AMD_SMI, "firmware"),
+        _steady_tool(Tool.AMD_SMI, "firmware"),
         QUICK,
         True,
     ),
     ProbeSpec(
-        "amdsmi.bad_pages", "ras", ("amd-smi", "bad-pages", "--json"), 30, _tool(Tool.AMD_SMI, "bad-pages"), QUICK
+        "amdsmi.bad_pages",
+        "ras",
+        ("amd-smi", "bad-pages", "--json"),
+        30,
+        _steady_tool(Tool.AMD_SMI, "bad-pages"),
+        QUICK,
     ),
-    ProbeSpec("amdsmi.xgmi", "xgmi", ("amd-smi", "xgmi", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
+    ProbeSpec("amdsmi.xgmi", "xgmi", ("amd-smi", "xgmi", "--json"), 30, _steady_tool(Tool.AMD_SMI, "xgmi"), QUICK),
     ProbeSpec(
-        "amdsmi.xgmi_status", "xgmi", ("amd-smi", "xgmi", "-l", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK
+        "amdsmi.xgmi_status", "xgmi", ("amd-smi", "xgmi", "-l", "--json"), 30, _steady_tool(Tool.AMD_SMI, "xgmi"), QUICK
     ),
     ProbeSpec("host.os", "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
     ProbeSpec("host.kernel", "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
