@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from console.probes import amdsmi
-from tests.probes.fuzz import FUZZ_SETTINGS, assert_total, mangled_outputs
+from tests.probes.fuzz import FUZZ_EXAMPLES, FUZZ_SETTINGS, assert_total, mangled_outputs
 
 SAMPLES = sorted((Path(__file__).parents[1] / "fixtures" / "real" / "amd-smi").iterdir())
 
@@ -61,14 +61,20 @@ def test_mangled_real_outputs_never_crash(data: bytes) -> None:
     assert_total(amdsmi.parse, data.decode("utf-8", "replace"))
 
 
-@FUZZ_SETTINGS
+# The structure fuzzers build whole JSON trees per example (slow to generate); CI runs a quarter of the
+# budget for them, the long mode (FUZZ_EXAMPLES=10000+) the full count. The 2000-case floor per parser is
+# met by the mangled-real-outputs property above.
+STRUCTURE_SETTINGS = settings(FUZZ_SETTINGS, max_examples=max(FUZZ_EXAMPLES // 4, 100))
+
+
+@STRUCTURE_SETTINGS
 @given(st.lists(_ENTRY, max_size=4), st.sampled_from(["gpu_data", "list", "xgmi_metric", "current_partition"]))
 def test_random_json_structures_never_crash(entries: list[dict[str, Any]], shape: str) -> None:
     document: Any = entries if shape == "list" else {shape: entries}
     assert_total(amdsmi.parse, _dump(document))
 
 
-@FUZZ_SETTINGS
+@STRUCTURE_SETTINGS
 @given(st.lists(_ENTRY, min_size=1, max_size=3))
 def test_random_entries_as_text_blocks_never_crash(entries: list[dict[str, Any]]) -> None:
     # The same trees rendered the way amd-smi renders text: upper-case keys, 4-space nesting.
