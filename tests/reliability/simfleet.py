@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,9 @@ from console.sim.fleet_files import SshSettings, inventory_toml
 from console.sim.models import ClusterSpec
 from console.sim.serve import ServeOptions, plan_cluster
 from console.sim.specs import GpuModel
+from console.sweep import NodeDone, SweepEngine, SweepResult
 from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.events import Event
 from tests.harness.sshd_fleet import SshdFleet
 from tests.reliability.replay import install_replay_tools, render_replies
 
@@ -84,9 +87,18 @@ def plan_sim_cluster(count: int, faults: list[Fault], base: Path) -> tuple[Clust
 
 
 def start_sim_on_sshd(
-    count: int, faults: list[Fault], base: Path, *, fleet: SshdFleet | None = None, connect_timeout_s: int = 3
+    count: int,
+    faults: list[Fault],
+    base: Path,
+    *,
+    fleet: SshdFleet | None = None,
+    connect_timeout_s: int = 3,
+    endpoints: Mapping[str, tuple[str, int]] | None = None,
 ) -> SimOnSshd:
-    """Start ``fleet`` (default: a plain SshdFleet of ``count`` nodes) and make it the simulated cluster."""
+    """Start ``fleet`` (default: a plain SshdFleet of ``count`` nodes) and make it the simulated cluster.
+
+    ``endpoints`` sends the console to another address for some nodes (a proxy in front of them).
+    """
     cluster, options = plan_sim_cluster(count, faults, base)
     fleet = (fleet or SshdFleet(count, prefix=NAME_PREFIX)).start()
     try:
@@ -100,10 +112,37 @@ def start_sim_on_sshd(
             known_hosts=fleet.known_hosts,
             connect_timeout_s=connect_timeout_s,
         )
-        endpoints = {n.name: (n.addr, n.port) for n in fleet.nodes}
+        where = {n.name: (n.addr, n.port) for n in fleet.nodes} | dict(endpoints or {})
         inventory = base / "inventory.toml"
-        inventory.write_text(inventory_toml("sim-on-sshd", ssh, "", pools, endpoints))
+        inventory.write_text(inventory_toml("sim-on-sshd", ssh, "", pools, where))
     except BaseException:
         fleet.stop()
         raise
     return SimOnSshd(fleet, cluster, inventory)
+
+
+def watch_arrivals(engine: SweepEngine) -> dict[str, float]:
+    """Seconds from now to each node's first verdict, filled in as the engine publishes them."""
+    started = time.monotonic()
+    arrived: dict[str, float] = {}
+
+    def watch(event: Event) -> None:
+        if isinstance(event, NodeDone):
+            arrived.setdefault(event.verdict.node, time.monotonic() - started)
+
+    engine.subscribe(watch)
+    return arrived
+
+
+def report_matrix(where: str, rows: list[tuple[str, str, str]], result: SweepResult, arrived: dict[str, float]) -> None:
+    """Append ``(fault, node, expected)`` rows with what was observed to $IC_MATRIX_REPORT (a Markdown table)."""
+    target = os.environ.get("IC_MATRIX_REPORT")
+    if not target:
+        return
+    with open(target, "a", encoding="utf-8") as out:
+        for fault, node, expected in rows:
+            verdict = result.verdicts[node]
+            reason = verdict.reason.replace("|", "/")
+            out.write(
+                f"| {fault} | {where} | {expected} | {verdict.status.value}: {reason} | {arrived[node]:.1f} s |\n"
+            )

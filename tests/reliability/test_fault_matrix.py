@@ -12,7 +12,6 @@ and a tool that kills the sshd serving its own connection halfway through its ou
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,11 +23,10 @@ from console.inventory import load_inventory
 from console.model.findings import Status
 from console.sim.faults import Fault, FaultKind
 from console.store import Store
-from console.sweep import NodeDone, SweepEngine, SweepResult, SweepStarted
+from console.sweep import SweepEngine, SweepResult
 from console.sweep.connect import transport_for
-from console.sweep.events import Event
 from tests.harness.sshd_fleet import SshdFleet
-from tests.reliability.simfleet import SimOnSshd, start_sim_on_sshd
+from tests.reliability.simfleet import SimOnSshd, report_matrix, start_sim_on_sshd, watch_arrivals
 
 NODES = 64
 PROBE_TIMEOUT_S = 30.0  # 64 healthy nodes take 8-20 s on this 2-core machine, depending on the load
@@ -90,6 +88,8 @@ def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MatrixRun]:
                 case.inject(sim.fleet, case.node)
         shown = sim.fleet.host_key_fingerprint("sim055")
         result, arrived = asyncio.run(_sweep(sim, base / "history.sqlite"))
+        rows = [(c.fault, c.node, c.expect.value) for c in CASES]
+        report_matrix(f"real sshd, loopback, {NODES} nodes", rows, result, arrived)
         yield MatrixRun(sim, result, arrived, (known, shown), base / "history.sqlite")
     finally:
         sim.fleet.stop()  # fails the module if any node process outlived the sweep
@@ -99,16 +99,7 @@ async def _sweep(sim: SimOnSshd, store_path: Path) -> tuple[SweepResult, dict[st
     inventory = load_inventory(sim.inventory_path)
     store = Store(store_path)
     engine = SweepEngine(inventory, transport_for(inventory), load_packs(), store, probe_timeout_cap_s=PROBE_TIMEOUT_S)
-    arrived: dict[str, float] = {}
-    started = time.monotonic()
-
-    def watch(event: Event) -> None:
-        if isinstance(event, SweepStarted):
-            arrived.clear()
-        elif isinstance(event, NodeDone):
-            arrived.setdefault(event.verdict.node, time.monotonic() - started)
-
-    engine.subscribe(watch)
+    arrived = watch_arrivals(engine)
     try:
         return await engine.run(level="quick"), arrived
     finally:
