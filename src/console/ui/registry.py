@@ -53,6 +53,9 @@ class UiAction:
     confirm: bool = False
     footer: bool = False
     screen: str = "main"
+    # Checked before the key reaches the focused widget: what is typed right after it must already
+    # find the widget the action focused (e.g. the filter line after "/").
+    priority: bool = False
 
     @property
     def action_name(self) -> str:
@@ -73,7 +76,7 @@ ACTIONS: tuple[UiAction, ...] = (
              footer=True),
     UiAction("filter", "Filter", "slash", Scope.GLOBAL, "filter",
              "text, hostlist, key=value labels (pool=, rack=, verdict=FAIL, sched=drained); ! inverts", "view",
-             footer=True),
+             footer=True, priority=True),
     UiAction("clear-filter", "Clear filter", "escape", Scope.GLOBAL, "clear_filter", "show every node again", "view"),
     UiAction("open-detail", "Details", "enter", Scope.NODE, "open_detail",
              "GPUs, findings with evidence, stack vs pin, history, raw output", "view", footer=True),
@@ -158,6 +161,6 @@ def visible_actions(read_only: bool, screen: str = "main") -> list[UiAction]:
 def bindings(read_only: bool, screen: str = "main") -> list[Binding]:
     """Key bindings of ``screen``, one per usable action, each with the action's stable id."""
     return [
-        Binding(a.key, a.handler, a.title, show=a.footer, id=a.id, tooltip=a.description)
+        Binding(a.key, a.handler, a.title, show=a.footer, id=a.id, tooltip=a.description, priority=a.priority)
         for a in visible_actions(read_only, screen)
     ]

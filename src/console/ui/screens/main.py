@@ -179,7 +179,8 @@ class MainScreen(Screen[None]):
         """Open the filter line."""
         field = self.query_one("#filter", Input)
         field.display = True
-        field.focus()
+        # Focus now, not on the next loop turn: keys typed right after "/" (or pasted) belong to the filter.
+        self.set_focus(field)
 
     @on(Input.Changed, "#filter")
     def _filter_typed(self, event: Input.Changed) -> None:
@@ -190,7 +191,7 @@ class MainScreen(Screen[None]):
     @on(Input.Submitted, "#filter")
     def _filter_kept(self) -> None:
         self.query_one("#filter", Input).display = False
-        self.grid.focus()
+        self.set_focus(self.grid)
 
     def action_clear_filter(self) -> None:
         """Show every node again (escape also closes the filter line)."""
