@@ -1,0 +1,37 @@
+"""Small helpers shared by the UI tests."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+
+from console.sweep.events import Event
+from console.ui.app import ConsoleApp
+from console.ui.screens.main import MainScreen
+
+
+async def feed(pilot: Pilot[int], events: list[Event]) -> None:
+    """Ingest ``events`` and wait until the console has repainted them."""
+    app = pilot.app
+    assert isinstance(app, ConsoleApp)
+    for event in events:
+        app.ingest(event)
+    await pilot.pause()
+    app.flush()
+    await pilot.pause()
+
+
+def main_screen(pilot: Pilot[int]) -> MainScreen:
+    """The console's main screen."""
+    app = pilot.app
+    assert isinstance(app, ConsoleApp)
+    return app.main_screen
+
+
+def cell_text(pilot: Pilot[int], node: str, column: str) -> str:
+    """Plain text of one grid cell."""
+    return main_screen(pilot).grid.cell(node, column)[0]
+
+
+async def type_text(pilot: Pilot[int], text: str) -> None:
+    """Press each character of ``text``."""
+    await pilot.press(*[c if c != " " else "space" for c in text])

@@ -1,0 +1,288 @@
+"""The action registry and every action's flow: keys, footer, palette, help, confirm dialogs, read-only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Button, Input, Static
+
+from console.model.findings import Status
+from console.store import Store
+from console.ui.app import ConsoleApp
+from console.ui.operations import PlanPreview
+from console.ui.palette import palette_commands
+from console.ui.registry import ACTIONS, BY_ID, visible_actions
+from console.ui.screens.confirm import ConfirmScreen
+from console.ui.screens.detail import DetailScreen
+from console.ui.screens.dialogs import FamilyPicker, TextScreen
+from console.ui.screens.help import HelpScreen, help_content
+from console.ui.screens.main import MainScreen
+from tests.ui.helpers import feed, main_screen
+from tests.ui.synthetic import SyntheticFleet
+
+SIZE = (170, 50)
+
+
+def test_registry_ids_and_keys_are_unique_per_screen() -> None:
+    assert len(BY_ID) == len(ACTIONS)
+    for screen in ("main", "detail"):
+        keys = [a.key for a in ACTIONS if a.screen == screen]
+        assert len(keys) == len(set(keys)), keys
+
+
+@pytest.mark.parametrize("action", ACTIONS, ids=lambda a: a.id)
+def test_every_registry_action_has_a_handler(action: object) -> None:
+    from console.ui.registry import UiAction
+
+    assert isinstance(action, UiAction)
+    screen = {"main": MainScreen, "detail": DetailScreen}[action.screen]
+    assert callable(getattr(screen, f"action_{action.action_name}", None)), action.id
+
+
+async def test_bindings_footer_help_and_palette_come_from_the_registry(make_app: Callable[..., ConsoleApp]) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = main_screen(pilot)
+        bound = {b.id for _key, b in screen._bindings}
+        assert bound == {a.id for a in visible_actions(False, "main")}
+        footer = {b.description for _key, b in screen._bindings if b.show}
+        assert footer == {a.title for a in ACTIONS if a.screen == "main" and a.footer}
+        texts = [c.text for c in palette_commands(app)]
+        assert any("drain" in t for t in texts) and any(t.startswith("theme: instinct-light") for t in texts)
+        help_text = help_content(False).plain
+        for action in ACTIONS:
+            assert action.description in help_text
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+
+
+async def test_read_only_hides_dangerous_actions_everywhere(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    app = make_app(read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        screen = main_screen(pilot)
+        dangerous = [a for a in ACTIONS if a.dangerous]
+        assert {a.id for a in dangerous} == {"drain", "resume", "enforce-pin"}
+        bound = {b.id for _key, b in screen._bindings}
+        assert not bound & {a.id for a in dangerous}
+        for action in dangerous:
+            assert screen.check_action(action.action_name, ()) is None
+            await pilot.press(action.key)
+            assert isinstance(app.screen, MainScreen), action.id
+        await screen.run_action("drain")  # even called by name it does nothing
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        texts = " ".join(c.text for c in palette_commands(app))
+        assert "drain" not in texts and "resume" not in texts and "enforce pin" not in texts
+        assert "READ-ONLY" in str(screen.query_one("#summary", Static).render())
+
+
+async def test_drain_confirm_freezes_targets_defaults_to_no_and_cancels(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        grid = main_screen(pilot).grid
+        names = [n.name for n in fleet.inventory.nodes]
+        await pilot.press("down", "space", "space")  # marks names[1], names[2]
+        await pilot.press("d")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.targets == (names[1], names[2])
+        assert app.focused is dialog.query_one("#confirm-no", Button)
+        assert dialog.query_one("#confirm-yes", Button).disabled
+        assert not dialog.query("#confirm-count")  # two nodes: no count to type
+        # The grid changes behind the dialog: other marks, another sort, new verdicts.
+        grid.toggle_mark(names[5])
+        main_screen(pilot).action_sort("severity")
+        await feed(pilot, fleet.node_done()[:4])
+        assert dialog.targets == (names[1], names[2])
+        await pilot.pause(0.3)
+        plan = str(dialog.query_one("#confirm-plan", Static).render())
+        assert "refused" in plan  # no engine in this test: the plan says why nothing can run
+        await pilot.press("enter")  # default No
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_resume_enforce_and_pin_open_the_same_confirm_with_their_scope(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        names = [n.name for n in fleet.inventory.nodes]
+        for key, title, targets in (
+            ("u", "Resume", (names[0],)),
+            ("E", "Enforce pin", (names[0],)),
+            ("P", "Pin stack", (names[0],)),
+        ):
+            await pilot.press(key)
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen)
+            assert dialog.action_spec.title == title and dialog.targets == targets
+            await pilot.press("escape")
+            assert isinstance(app.screen, MainScreen)
+
+
+class DialogHost(App[None]):
+    """Hosts one confirm dialog with a planner that always accepts, to test its own rules."""
+
+    def __init__(self, targets: tuple[str, ...]) -> None:
+        super().__init__()
+        self.targets = targets
+        self.result: PlanPreview | str | None = "open"
+        self.plans: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("host")
+
+    async def planner(self, reason: str) -> PlanPreview:
+        self.plans.append(reason)
+        argv = ("scontrol", "update", f"nodename={','.join(self.targets)}", "state=DRAIN", f"reason={reason}")
+        return PlanPreview(
+            "drain",
+            "Drain",
+            self.targets,
+            reason,
+            commands=(argv,),
+            where="ctl01",
+            refused=None if reason else "a reason is required to drain",
+        )
+
+    def on_mount(self) -> None:
+        def done(preview: PlanPreview | None) -> None:
+            self.result = preview
+
+        self.push_screen(ConfirmScreen(BY_ID["drain"], self.targets, self.planner, count_threshold=5), done)
+
+
+async def test_above_the_threshold_the_count_must_be_typed() -> None:
+    targets = tuple(f"gpu{i:03d}" for i in range(1, 8))
+    host = DialogHost(targets)
+    async with host.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        dialog = host.screen
+        assert isinstance(dialog, ConfirmScreen)
+        yes = dialog.query_one("#confirm-yes", Button)
+        assert yes.disabled  # no reason yet: refused
+        assert "a reason is required" in str(dialog.query_one("#confirm-plan", Static).render())
+        dialog.query_one("#confirm-reason", Input).focus()
+        await pilot.press(*"bad hbm")
+        await pilot.pause(0.5)
+        assert host.plans[-1] == "bad hbm"
+        assert "state=DRAIN" in str(dialog.query_one("#confirm-plan", Static).render())
+        assert yes.disabled  # seven nodes: the count is still missing
+        dialog.query_one("#confirm-count", Input).focus()
+        await pilot.press("6")
+        assert yes.disabled
+        await pilot.press("backspace", "7")
+        assert not yes.disabled
+        await pilot.press("enter")  # enter in a field never confirms; it moves to No
+        assert host.result == "open" and host.focused is dialog.query_one("#confirm-no", Button)
+        await pilot.click("#confirm-yes")
+        assert isinstance(host.result, PlanPreview)
+        assert host.result.targets == targets and host.result.reason == "bad hbm"
+
+
+async def test_a_changed_reason_needs_a_fresh_plan_before_yes() -> None:
+    host = DialogHost(("gpu001",))
+    async with host.run_test(size=SIZE) as pilot:
+        dialog = host.screen
+        assert isinstance(dialog, ConfirmScreen)
+        dialog.query_one("#confirm-reason", Input).focus()
+        await pilot.press(*"ok")
+        await pilot.pause(0.5)
+        yes = dialog.query_one("#confirm-yes", Button)
+        assert not yes.disabled
+        await pilot.press("x")  # the plan on screen is for "ok", not "okx"
+        assert yes.disabled
+        await pilot.pause(0.5)
+        assert not yes.disabled
+        await pilot.press("escape")
+        assert host.result is None
+
+
+async def test_rerun_family_picker_and_rerun_without_engine(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        await pilot.press("f")
+        assert isinstance(app.screen, FamilyPicker)
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("r")
+        assert any("engine is not running" in n.message for n in app._notifications)
+
+
+async def test_accept_baseline_then_diff(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, store: Store
+) -> None:
+    app = make_app()
+    sweep_id = fleet.events[0].sweep_id  # type: ignore[union-attr]
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        await pilot.press("A")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.targets == tuple(sorted(fleet.inventory.pools))
+        assert not dialog.query("#confirm-count")
+        await pilot.pause(0.5)
+        assert f"#{sweep_id}" in str(dialog.query_one("#confirm-plan", Static).render())
+        await pilot.click("#confirm-yes")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        for pool in fleet.inventory.pools:
+            assert store.baseline(pool) == sweep_id
+        entry = store.audit_log(1)[0]
+        assert entry["action"] == "accept-baseline" and json.loads(entry["targets"]) == sorted(fleet.inventory.pools)
+        await pilot.press("D")
+        report = app.screen
+        assert isinstance(report, TextScreen)
+        text = report.body.plain
+        assert f"baseline #{sweep_id} -> #{sweep_id}" in text and "nothing changed" in text
+
+
+async def test_export_report_writes_the_verdicts_shown(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        await pilot.press("x")
+        files = list(tmp_path.glob("instinct-console-sweep*.json"))
+        assert len(files) == 1
+        report = json.loads(files[0].read_text())
+        assert {n["node"] for n in report["nodes"]} == {n.name for n in fleet.inventory.nodes}
+        assert report["counts"]["FAIL"] == sum(1 for v in fleet.verdicts.values() if v.status is Status.FAIL)
+        assert report["exit_code"] == 1
+
+
+async def test_palette_runs_registry_actions_and_switches_themes(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"export report")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert list(tmp_path.glob("instinct-console-sweep*.json"))
+        await pilot.press("ctrl+p")
+        await pilot.press(*"theme: instinct-high")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert app.theme == "instinct-high-contrast"
+        await pilot.press("T")
+        assert app.theme != "instinct-high-contrast"

@@ -1,0 +1,131 @@
+"""The ``tui`` command's arguments and errors, and the engine thread bridge."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+from console.checks import CheckPack
+from console.cli import COMMAND_MODULES, build_parser
+from console.commands import tui
+from console.inventory import load_inventory
+from console.store import Store
+from console.sweep.connect import transport_for
+from console.sweep.engine import SweepEngine
+from console.ui import engine_factory_for
+from console.ui.bridge import EngineBridge, EngineContext, load_action_service
+from console.ui.operations import baseline_preview, plan_cluster_action, report_exit_code
+from console.ui.state import SweepProgress
+
+
+@pytest.fixture
+def hostfile(tmp_path: Path) -> Path:
+    path = tmp_path / "hosts"
+    path.write_text("gpu[001-004]\n")
+    return path
+
+
+def test_tui_is_a_registered_command_with_its_options() -> None:
+    assert "tui" in COMMAND_MODULES
+    args = build_parser().parse_args(["tui", "-i", "c.toml", "--read-only", "--probes", "full", "--no-sweep"])
+    assert (args.inventory, args.read_only, args.probes, args.no_sweep, args.theme) == (
+        "c.toml",
+        True,
+        "full",
+        True,
+        "dark",
+    )
+
+
+def test_missing_cluster_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert tui.main(["-i", str(tmp_path / "nope.toml")]) == 2
+    assert "nope.toml" in capsys.readouterr().err
+
+
+def test_no_cluster_file_anywhere(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert tui.main([]) == 2
+    assert "no cluster file" in capsys.readouterr().err
+
+
+def test_unknown_theme_is_a_usage_error(hostfile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = tui.main(["-i", str(hostfile), "--store", str(tmp_path / "h.sqlite"), "--theme", "sepia"])
+    assert code == 2
+    assert "unknown theme 'sepia'" in capsys.readouterr().err
+
+
+def test_bridge_runs_jobs_on_the_engine_thread_and_stops(
+    hostfile: Path, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    inventory = load_inventory(hostfile)
+    events: list[object] = []
+    bridge = EngineBridge(
+        inventory, engine_factory_for(inventory, packs, transport_for(inventory)), events.append, tmp_path / "h.sqlite"
+    )
+    bridge.start()
+    try:
+
+        async def where(ctx: EngineContext) -> tuple[str, bool, str | None]:
+            return threading.current_thread().name, isinstance(ctx.engine, SweepEngine), ctx.actions_problem
+
+        name, has_engine, problem = bridge.submit(where).result(10)
+        assert name == "console-engine" and has_engine and problem is None  # console.actions is built in
+
+        async def ui_side() -> str:
+            return (await bridge.call(where))[0]
+
+        assert asyncio.run(ui_side()) == "console-engine"
+    finally:
+        bridge.stop()
+    assert not bridge.running
+
+
+def test_bridge_start_reports_a_broken_engine(hostfile: Path) -> None:
+    def broken(store: Store | None) -> SweepEngine:
+        raise RuntimeError("no engine today")
+
+    bridge = EngineBridge(load_inventory(hostfile), broken, lambda event: None)
+    with pytest.raises(RuntimeError, match="no engine today"):
+        bridge.start()
+
+
+def test_actions_need_the_history_database(hostfile: Path, packs: dict[str, CheckPack]) -> None:
+    inventory = load_inventory(hostfile)
+    engine = SweepEngine(inventory, transport_for(inventory), packs, None)
+    service, problem = load_action_service(inventory, engine, None, read_only=False)
+    assert service is None and problem is not None and "history database" in problem
+    preview = asyncio.run(
+        plan_cluster_action(EngineContext(engine, None, None, problem), "drain", "Drain", ("gpu001",), reason="x")
+    )
+    assert preview.refused == problem and preview.targets == ("gpu001",)
+
+
+def test_baseline_preview_refusals(tmp_path: Path) -> None:
+    store = Store(tmp_path / "h.sqlite")
+    try:
+        assert baseline_preview(None, SweepProgress(), ["p"]).refused == "no history database is open"
+        running = SweepProgress(sweep_id=3, started_at=1.0, last_full_sweep_id=3)
+        assert baseline_preview(store, running, ["p"]).refused == "wait for a full sweep to finish"
+        finished = SweepProgress(sweep_id=3, started_at=1.0, finished_at=2.0, last_full_sweep_id=3)
+        preview = baseline_preview(store, finished, ["b", "a"])
+        assert preview.refused is None and preview.targets == ("a", "b")
+        assert preview.notes == ("pool a: baseline sweep #none -> #3", "pool b: baseline sweep #none -> #3")
+    finally:
+        store.close()
+
+
+def test_report_exit_code_matches_the_headless_sweep() -> None:
+    from console.model.findings import NodeVerdict, Status
+
+    def verdicts(*statuses: Status) -> list[NodeVerdict]:
+        return [NodeVerdict(node=f"n{i}", status=s) for i, s in enumerate(statuses)]
+
+    assert report_exit_code(verdicts(Status.PASS, Status.WARN)) == 0
+    assert report_exit_code(verdicts(Status.PASS, Status.UNKNOWN)) == 3
+    assert report_exit_code(verdicts(Status.UNKNOWN, Status.FAIL)) == 1

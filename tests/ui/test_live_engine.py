@@ -1,0 +1,173 @@
+"""The console driven by a real engine over real SSH: the simulated cluster runs in its own process.
+
+The engine lives on its own thread with its own loop; these tests check that the sweep arrives in the
+grid, that the UI loop keeps running meanwhile, that keys rerun nodes and that drain/resume go through
+the action service against the simulator's Slurm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, Input
+
+from console.checks import CheckPack
+from console.inventory import load_inventory
+from console.inventory.model import Inventory
+from console.sim.faults import FaultKind
+from console.sim.launcher import SimCluster, start_sim_cluster
+from console.store import Store
+from console.sweep.connect import transport_for
+from console.ui import engine_factory_for
+from console.ui.app import ConsoleApp
+from console.ui.screens.confirm import ConfirmScreen
+from tests.ui.helpers import cell_text, main_screen
+
+SIZE = (170, 50)
+# What the quick probe set shows for the faults an 8-node demo cluster gets.
+QUICK_VERDICT = {
+    FaultKind.XGMI_LINK_DOWN: "✗ FAIL",
+    FaultKind.ECC_UNCORRECTABLE: "✗ FAIL",
+    FaultKind.GPU_MISSING: "✗ FAIL",
+    FaultKind.THERMAL_THROTTLE: "✗ FAIL",
+    FaultKind.ROCM_DRIFT: "! WARN",
+}
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[SimCluster]:
+    with start_sim_cluster(nodes=8, models="mi300x", faults="demo", seed=7, time_factor=400) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def live_app(sim: SimCluster, packs: dict[str, CheckPack], tmp_path: Path) -> Iterator[Callable[..., ConsoleApp]]:
+    stores: list[Store] = []
+
+    def build(**options: object) -> ConsoleApp:
+        inventory = load_inventory(sim.inventory_path)
+        store = Store(tmp_path / "history.sqlite")
+        stores.append(store)
+        factory = engine_factory_for(inventory, packs, transport_for(inventory))
+        return ConsoleApp(
+            inventory,
+            packs,
+            store=store,
+            engine_factory=factory,
+            level="quick",
+            refresh_interval_s=0.1,
+            export_dir=tmp_path,
+            **options,
+        )  # type: ignore[arg-type]
+
+    yield build
+    for store in stores:
+        store.close()
+
+
+async def wait_for(check: Callable[[], bool], timeout_s: float = 90.0) -> None:
+    """Poll ``check`` on the UI loop until it holds."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.1)
+
+
+def faulted(sim: SimCluster, inventory: Inventory) -> dict[str, FaultKind]:
+    return {f.node: f.kind for f in sim.cluster().faults if f.node in {n.name for n in inventory.nodes}}
+
+
+async def test_sweep_runs_on_its_own_thread_and_fills_the_grid(
+    live_app: Callable[..., ConsoleApp], sim: SimCluster
+) -> None:
+    app = live_app()
+    gaps: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        last = time.monotonic()
+
+        def tick() -> None:
+            nonlocal last
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+        app.set_interval(0.02, tick)
+        assert app.bridge is not None and app.bridge.running
+        engine_threads = [t for t in threading.enumerate() if t.name == "console-engine"]
+        assert len(engine_threads) == 1 and engine_threads[0] is not threading.current_thread()
+        await wait_for(lambda: app.state.progress.finished_at is not None)
+        await pilot.pause(0.3)
+        faults = faulted(sim, app.inventory)
+        assert {k for k in faults.values()} == set(QUICK_VERDICT)
+        for node, kind in faults.items():
+            assert cell_text(pilot, node, "verdict") == QUICK_VERDICT[kind], node
+        healthy = [n.name for n in app.inventory.nodes if n.name not in faults]
+        assert all(cell_text(pilot, n, "verdict") == "✓ PASS" for n in healthy)
+        # The UI loop kept ticking while the engine thread did the SSH handshakes and parsing.
+        assert max(gaps) < 1.0, max(gaps)
+
+
+async def test_rerun_key_reruns_the_cursor_node(live_app: Callable[..., ConsoleApp], sim: SimCluster) -> None:
+    app = live_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: app.state.progress.finished_at is not None)
+        first_sweep = app.state.progress.sweep_id
+        node = next(n for n, k in faulted(sim, app.inventory).items() if k is FaultKind.XGMI_LINK_DOWN)
+        version = app.state.row(node).version
+        main_screen(pilot).grid.move_cursor_to(node)
+        await pilot.press("r")
+        await wait_for(
+            lambda: app.state.progress.sweep_id != first_sweep and app.state.progress.finished_at is not None
+        )
+        assert app.state.progress.rerun and app.state.progress.nodes == (node,)
+        assert app.state.row(node).version > version
+        await pilot.pause(0.3)
+        assert cell_text(pilot, node, "verdict") == "✗ FAIL"
+
+
+async def test_drain_and_resume_through_the_action_service(
+    live_app: Callable[..., ConsoleApp], sim: SimCluster
+) -> None:
+    app = live_app(scheduler_poll_s=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: app.state.progress.finished_at is not None)
+        node = next(n for n, k in faulted(sim, app.inventory).items() if k is FaultKind.ECC_UNCORRECTABLE)
+        await wait_for(lambda: app.state.row(node).scheduler_word != "", 30)
+        main_screen(pilot).grid.move_cursor_to(node)
+        await pilot.press("d")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.targets == (node,)
+        dialog.query_one("#confirm-reason", Input).focus()
+        await pilot.press(*"uncorrectable ECC")
+        yes = dialog.query_one("#confirm-yes", Button)
+        await wait_for(lambda: not yes.disabled, 30)
+        assert any("scontrol" in line for line in dialog.preview.command_lines())  # type: ignore[union-attr]
+        await pilot.click("#confirm-yes")
+        await wait_for(lambda: "drain" in app.state.row(node).scheduler_word, 30)
+        await pilot.pause(0.3)
+        assert "drain" in cell_text(pilot, node, "sched")
+        await pilot.press("u")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        yes = dialog.query_one("#confirm-yes", Button)
+        await wait_for(lambda: not yes.disabled, 30)
+        await pilot.click("#confirm-yes")
+        await wait_for(lambda: "drain" not in app.state.row(node).scheduler_word, 30)
+
+
+async def test_quit_stops_the_engine_thread(live_app: Callable[..., ConsoleApp]) -> None:
+    app = live_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(lambda: bool(app.state.progress.sweep_id))
+        bridge = app.bridge
+        assert bridge is not None
+        await pilot.press("q")
+        await pilot.pause(0.5)
+    assert not bridge.running
+    assert not [t for t in threading.enumerate() if t.name == "console-engine"]
