@@ -11,6 +11,18 @@ from pathlib import Path
 
 
 @dataclass(frozen=True)
+class Fleet:
+    """What the peers need to reach a fleet: addresses, port, user, key, known_hosts, the console's inventory."""
+
+    addresses: list[str]
+    port: int
+    user: str
+    key: Path
+    known_hosts: Path
+    inventory: Path
+
+
+@dataclass(frozen=True)
 class Measured:
     """One run of one contender."""
 

@@ -32,7 +32,7 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sweep.catalog import ProbeSet, probes_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _measure import Measured, raise_nofile, run_measured
+from _measure import Fleet, Measured, raise_nofile, run_measured
 
 BENCH = Path(__file__).resolve().parent
 VENV_BIN = Path(sys.executable).parent
@@ -52,18 +52,6 @@ class Row:
         self.results[name] = {"wall_s": round(run.wall_s, 2), "cpu_s": round(run.cpu_s, 2), "rc": run.returncode}
         self.results[name].update({k: (round(v, 3) if isinstance(v, float) else v) for k, v in extra.items()})
         print(f"  {name:<14} {run.wall_s:7.2f} s wall {run.cpu_s:7.2f} s cpu  rc={run.returncode} {extra}", flush=True)
-
-
-@dataclass(frozen=True)
-class Fleet:
-    """What the peers need to reach a fleet: addresses, port, user, key, known_hosts."""
-
-    addresses: list[str]
-    port: int
-    user: str
-    key: Path
-    known_hosts: Path
-    inventory: Path
 
 
 def quick_command() -> str:
