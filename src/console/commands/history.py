@@ -14,6 +14,7 @@ from rich.table import Table
 
 from console.exitcodes import ExitCode
 from console.inventory import InventoryError, load_inventory
+from console.report.text import printable
 from console.store import Store, current_user, default_store_path
 from console.store.diff import diff_sweeps
 
@@ -43,6 +44,11 @@ def register(sub: Any) -> None:
     d.set_defaults(func=run_diff)
 
 
+def _shown(text: str) -> str:
+    """Stored text (node names, reasons, messages from tools) as markup that prints literally and inertly."""
+    return escape(printable(text))
+
+
 def _open(args: argparse.Namespace) -> Store:
     return Store(args.store or default_store_path())
 
@@ -61,7 +67,7 @@ def run_history(args: argparse.Namespace) -> int:
             table = Table("sweep", "when", "level", "verdict", "reason")
             for r in rows:
                 table.add_row(str(r["sweep_id"]), _when(r["started_at"]), r["level"], r["status"],
-                              escape(r["reason"]))
+                              _shown(r["reason"]))
             console.print(table)
             return 0
         baselines = {sweep: pool for pool, sweep in store.baselines().items()}
@@ -75,7 +81,7 @@ def run_history(args: argparse.Namespace) -> int:
         for r in rows:
             counts = json.loads(r["summary"] or "{}").get("counts", {})
             shown = " ".join(f"{k}={v}" for k, v in counts.items() if v)
-            table.add_row(str(r["id"]), _when(r["started_at"]), r["level"], escape(r["nodes"][:40]), r["status"],
+            table.add_row(str(r["id"]), _when(r["started_at"]), r["level"], _shown(r["nodes"][:40]), r["status"],
                           shown, baselines.get(r["id"], ""))
         console.print(table)
         return 0
@@ -130,22 +136,22 @@ def run_diff(args: argparse.Namespace) -> int:
         for pool in pools:
             base_id = store.baseline(pool)
             if base_id is None or new_id is None:
-                console.print(f"pool {escape(pool)}: no accepted baseline")
+                console.print(f"pool {_shown(pool)}: no accepted baseline")
                 continue
             members = [n.name for n in inventory.nodes if n.pool == pool]
             diffs = diff_sweeps(store, base_id, new_id, members)
             out[pool] = {"baseline": base_id, "sweep": new_id, "nodes": [d.__dict__ for d in diffs]}
             if not args.json:
-                console.print(f"[bold]pool {escape(pool)}[/]: sweep {new_id} vs baseline {base_id}: "
+                console.print(f"[bold]pool {_shown(pool)}[/]: sweep {new_id} vs baseline {base_id}: "
                               f"{len(diffs)} node(s) changed")
                 for d in diffs:
-                    console.print(f"  {escape(d.node)}: verdict {d.verdict[0]} -> {d.verdict[1]}")
+                    console.print(f"  {_shown(d.node)}: verdict {d.verdict[0]} -> {d.verdict[1]}")
                     for key, (a, b) in d.stack.items():
-                        console.print(f"    stack {escape(key)}: {escape(str(a))} -> {escape(str(b))}")
+                        console.print(f"    stack {_shown(key)}: {_shown(str(a))} -> {_shown(str(b))}")
                     for key, a2, b2, message in d.findings:
-                        console.print(f"    {escape(key)}: {a2} -> {b2}  {escape(message)}")
+                        console.print(f"    {_shown(key)}: {a2} -> {b2}  {_shown(message)}")
                     for key, fa, fb in d.figures:
-                        console.print(f"    {escape(key)}: {fa:g} -> {fb:g}")
+                        console.print(f"    {_shown(key)}: {fa:g} -> {fb:g}")
         if args.json:
             print(json.dumps(out, indent=2, default=str))
         return 0

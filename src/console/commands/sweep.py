@@ -19,6 +19,7 @@ from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.inventory import Inventory, InventoryError, load_inventory, select_nodes
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
+from console.report.text import log_to_stderr, printable
 from console.store import Store, default_store_path
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
@@ -138,18 +139,19 @@ class _Progress:
         elif isinstance(event, NodeDone) and self.task is not None:
             self.done += 1
             mark = {Status.FAIL: "red", Status.UNKNOWN: "magenta", Status.WARN: "yellow"}.get(event.verdict.status)
-            status = f"[{mark}]{escape(event.verdict.node)} {event.verdict.status.value}[/]" if mark else ""
+            status = f"[{mark}]{_shown(event.verdict.node)} {event.verdict.status.value}[/]" if mark else ""
             self.progress.update(self.task, completed=min(self.done, self.progress.tasks[0].total or 0), status=status)
 
 
 def run(args: argparse.Namespace) -> int:
     """Load the cluster and checks, sweep, write reports, return the exit code."""
+    log_to_stderr()
     err = Console(stderr=True, highlight=False)
     try:
         inventory = load_inventory(args.inventory)
         packs = load_packs(list(args.checks))
     except (InventoryError, CheckConfigError) as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
+        err.print(f"[red]error:[/] {_shown(str(exc))}")
         return int(ExitCode.USAGE)
     nodes = select_nodes(inventory, args.nodes)
     if not nodes:
@@ -161,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         transport = _transport(inventory, args)
     except ValueError as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
+        err.print(f"[red]error:[/] {_shown(str(exc))}")
         return int(ExitCode.USAGE)
     store = Store(args.store or default_store_path())
     # A pin stored with `pin --from-node` wins over the inventory's, field by field.
@@ -233,16 +235,21 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     return int(code)
 
 
+def _shown(text: str) -> str:
+    """Text from nodes and files as Rich markup that prints it literally: no markup, no escape sequences."""
+    return escape(printable(text))
+
+
 def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code: ExitCode) -> None:
     counts = " ".join(f"{s.value}={n}" for s, n in result.counts.items() if n)
     console.print(f"sweep {result.sweep_id}: {len(result.verdicts)} nodes in {result.duration_s:.1f} s: {counts}")
     for node in nodes:
         if node.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
             colour = {Status.FAIL: "red", Status.UNKNOWN: "magenta", Status.WARN: "yellow"}[node.status]
-            console.print(f"  [{colour}]{node.status.value:7}[/] {escape(node.node)}")
+            console.print(f"  [{colour}]{node.status.value:7}[/] {_shown(node.node)}")
             for finding in node.findings:
                 if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
                     where = finding.subject.label()[len(node.node) :].strip()
                     prefix = f"{where}: " if where else ""
-                    console.print(f"           {finding.status.value:7} {escape(prefix + finding.message)}")
+                    console.print(f"           {finding.status.value:7} {_shown(prefix + finding.message)}")
     console.print(f"exit {int(code)} ({code.name.lower()})")

@@ -18,6 +18,8 @@ from console.inventory.hostlist import MAX_NODES, HostlistError, expand
 from console.inventory.model import HostOverride, Inventory, InventoryFile, Node, Pool
 
 _PLAIN_KEY = re.compile(r"[\w.-]+", re.ASCII)
+# A node name is a host name (or an address): it names files, Slurm nodes and log lines, never a shell word.
+_NODE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}")
 
 
 class InventoryError(ValueError):
@@ -65,6 +67,11 @@ def expand_inventory(spec: InventoryFile, source: str = "<inventory>") -> Invent
         except HostlistError as exc:
             raise InventoryError(f"{source}: field pools[{index}].nodes: {exc}") from None
         for name in names:
+            if not _NODE_NAME.fullmatch(name):
+                raise InventoryError(
+                    f"{source}: field pools[{index}].nodes: node name {name!r} is not a host name"
+                    " (letters, digits, '.', '_', '-', ':')"
+                )
             if name in seen:
                 raise InventoryError(
                     f"{source}: field pools[{index}].nodes: node {name!r} is already in pool {seen[name]!r}"

@@ -16,6 +16,7 @@ from console.inventory.model import Inventory
 from console.model.base import Model
 from console.model.findings import Finding, NodeVerdict, Status
 from console.model.multinode import MultinodeResult
+from console.report.text import printable, redact
 
 REPORT_SCHEMA_VERSION = "1"
 
@@ -80,10 +81,14 @@ def build_report(
                 pool=node.pool,
                 gpu_model=node.gpu_model,
                 status=verdict.status,
-                reason=verdict.reason,
+                reason=redact(verdict.reason),
                 families=verdict.families,
                 stack=stacks.get(node.name, {}),
-                findings=[f for f in verdict.findings if f.status is not Status.PASS],
+                findings=[
+                    f.model_copy(update={"message": redact(f.message)})
+                    for f in verdict.findings
+                    if f.status is not Status.PASS
+                ],
             )
         )
     return SweepReport(
@@ -155,8 +160,17 @@ def junit_xml(report: SweepReport, all_verdicts: dict[str, NodeVerdict]) -> str:
             totals[key] += value
     for key, value in totals.items():
         root.set(key, str(value))
+    _inert(root)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _inert(root: ET.Element) -> None:
+    """Names and messages come from inventories and tools: no secrets, and no characters XML 1.0 cannot carry."""
+    for element in root.iter():
+        element.attrib = {key: printable(redact(value)) for key, value in element.attrib.items()}
+        if element.text:
+            element.text = printable(redact(element.text), keep_newlines=True)
 
 
 def _case_name(finding: Finding) -> str:
@@ -169,7 +183,7 @@ _STATUS_VALUE = {Status.PASS: 0, Status.SKIP: 0, Status.WARN: 1, Status.FAIL: 2,
 
 
 def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return printable(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def prometheus_textfile(report: SweepReport) -> str:

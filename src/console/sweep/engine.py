@@ -20,6 +20,7 @@ from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
 from console.probes.base import ParsedOutput, ParseError
+from console.report.text import redact
 from console.store import Store
 from console.sweep.bundle import bundle_script, bundle_timeout, group_probes, split_bundle
 from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, probes_for
@@ -73,8 +74,12 @@ class _ProbeRun:
 
 
 def describe(error: TransportError) -> str:
-    """One line an operator can act on: ``auth-failed: Permission denied (publickey)``."""
-    return f"{error.kind.value}: {error.detail}"
+    """One line an operator can act on: ``auth-failed: Permission denied (publickey)``.
+
+    A password in an address or jump host (``ssh://ops:secret@host``) is redacted: this line goes to
+    the store, the reports and the screen.
+    """
+    return redact(f"{error.kind.value}: {error.detail}")
 
 
 def _problem_of(exit_status: int | None, output: bytes, spec: ProbeSpec) -> str | None:
