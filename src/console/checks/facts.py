@@ -94,7 +94,8 @@ def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
             key = (link.src_index, link.dst_index)
             have = joined.get(key)
             if have is None:
-                joined[key] = link.model_copy(deep=True)
+                # Only scalars and the reasons dict get changed below: copy those, not the whole tree.
+                joined[key] = link.model_copy(update={"unavailable": dict(link.unavailable)})
                 continue
             for name in XgmiLink.model_fields:
                 if name != "unavailable" and getattr(have, name) in (None, LinkStatus.UNKNOWN):

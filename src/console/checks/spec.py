@@ -8,6 +8,7 @@ checks where vendors publish nothing); ``compare = "pin"`` compares a stack fiel
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Callable
@@ -124,9 +125,15 @@ class CheckSpec(BaseModel):
 
     def conditions(self) -> tuple[Condition | None, Condition | None]:
         """Parsed ``fail_if`` and ``warn_if``."""
-        fail = Condition.parse(self.fail_if) if self.fail_if else None
-        warn = Condition.parse(self.warn_if) if self.warn_if else None
+        fail = _condition(self.fail_if) if self.fail_if else None
+        warn = _condition(self.warn_if) if self.warn_if else None
         return fail, warn
+
+
+@functools.lru_cache(maxsize=1024)
+def _condition(text: str) -> Condition:
+    # Every check of every node asks again; a pack has a few dozen distinct texts and Condition is frozen.
+    return Condition.parse(text)
 
 
 class SourcedValue(BaseModel):
