@@ -61,32 +61,34 @@ def _tool(tool: Tool, kind: str) -> Parser:
     return parse
 
 
-def _reused_when_unchanged(parse: Parser, size: int = 8192) -> Parser:
-    """``parse`` remembering its results by a digest of the text, for outputs that rarely change.
+class _ReusedWhenUnchanged:
+    """A parser remembering its results by a digest of the text, for outputs that rarely change.
 
     A rerun still runs the probe (so a GPU that fell off the bus or a new driver shows up at once),
     but an ``amd-smi static`` identical to last time is not parsed again. Parsers are pure and their
     results are never modified afterwards (facts copy what they merge), so sharing one is safe.
-    Failures are not remembered: ParseError is raised again each time.
+    Failures are not remembered: ParseError is raised again each time. ``fresh`` parses without it.
     """
-    results: OrderedDict[bytes, Any] = OrderedDict()
 
-    def parse_reusing(text: str) -> Any:
+    def __init__(self, fresh: Parser, size: int = 8192) -> None:
+        self.fresh = fresh
+        self._size = size
+        self._results: OrderedDict[bytes, Any] = OrderedDict()
+
+    def __call__(self, text: str) -> Any:
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        if key in results:
-            results.move_to_end(key)
-            return results[key]
-        parsed = parse(text)
-        results[key] = parsed
-        if len(results) > size:
-            results.popitem(last=False)
+        if key in self._results:
+            self._results.move_to_end(key)
+            return self._results[key]
+        parsed = self.fresh(text)
+        self._results[key] = parsed
+        if len(self._results) > self._size:
+            self._results.popitem(last=False)
         return parsed
-
-    return parse_reusing
 
 
 def _steady_tool(tool: Tool, kind: str) -> Parser:
-    return _reused_when_unchanged(_tool(tool, kind))
+    return _ReusedWhenUnchanged(_tool(tool, kind))
 
 
 def _line(what: str) -> Parser:
