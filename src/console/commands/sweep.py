@@ -49,7 +49,10 @@ def register(sub: Any) -> None:
     p.add_argument("--exclude-out", metavar="FILE", help="write a hostlist of failed nodes (for sbatch --exclude)")
     p.add_argument("--deadline", type=float, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument(
-        "--probe-timeout", type=float, metavar="SECONDS", help="cap every probe's own timeout (default: per probe)"
+        "--probe-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="cap every probe's timeout; a node still busy after this long is UNKNOWN (default: per probe)",
     )
     p.add_argument(
         "--allow-unknown",
