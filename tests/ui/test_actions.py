@@ -21,6 +21,7 @@ from console.ui.screens.detail import DetailScreen
 from console.ui.screens.dialogs import FamilyPicker, TextScreen
 from console.ui.screens.help import HelpScreen, help_content
 from console.ui.screens.main import MainScreen
+from console.ui.widgets.key_bar import KeyBar
 from tests.ui.helpers import feed, main_screen
 from tests.ui.synthetic import SyntheticFleet
 
@@ -51,6 +52,8 @@ async def test_bindings_footer_help_and_palette_come_from_the_registry(make_app:
         assert bound == {a.id for a in visible_actions(False, "main")}
         footer = {b.description for _key, b in screen._bindings if b.show}
         assert footer == {a.title for a in ACTIONS if a.screen == "main" and a.footer}
+        key_bar = str(screen.query_one(KeyBar).render())
+        assert all(f"{a.key_display} {a.title}" in key_bar for a in ACTIONS if a.screen == "main" and a.footer)
         texts = [c.text for c in palette_commands(app)]
         assert any("drain" in t for t in texts) and any(t.startswith("theme: instinct-light") for t in texts)
         help_text = help_content(False).plain
@@ -81,6 +84,7 @@ async def test_read_only_hides_dangerous_actions_everywhere(
         texts = " ".join(c.text for c in palette_commands(app))
         assert "drain" not in texts and "resume" not in texts and "enforce pin" not in texts
         assert "READ-ONLY" in str(screen.query_one("#summary", Static).render())
+        assert "Drain" not in str(screen.query_one(KeyBar).render())
 
 
 async def test_drain_confirm_freezes_targets_defaults_to_no_and_cancels(

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import partial
+from functools import lru_cache, partial
 
 from console.inventory.hostlist import HostlistError, expand
 from console.inventory.model import Node
@@ -46,8 +46,9 @@ class ViewSpec:
 _DIGITS = re.compile(r"(\d+)")
 
 
+@lru_cache(maxsize=65536)
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
-    """``gpu2`` before ``gpu10``: digit runs compare as numbers."""
+    """``gpu2`` before ``gpu10``: digit runs compare as numbers (cached: sorts run on every keystroke)."""
     return tuple((1, int(part)) if part.isdigit() else (0, part.lower()) for part in _DIGITS.split(name) if part)
 
 

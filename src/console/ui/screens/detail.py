@@ -17,13 +17,14 @@ from textual.binding import BindingsMap
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from console.model.findings import Finding, Status
 from console.ui.registry import bindings
 from console.ui.screens.dialogs import RawOutputScreen
 from console.ui.state import MetricSample, NodeRow
 from console.ui.text import STATUS_GLYPH, STATUS_STYLE, clock, gib, number, safe, severity_rank, sparkline, status_label
+from console.ui.widgets.key_bar import KeyBar
 from console.ui.widgets.row_grid import Cell, Column, RowGrid
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class DetailScreen(Screen[None]):
     def __init__(self, node: str, read_only: bool) -> None:
         super().__init__()
         self.node_name = node
+        self.read_only = read_only
         self._bindings = BindingsMap(bindings(read_only, "detail"))
         self._findings: dict[str, FindingRow] = {}
         self._complete = True
@@ -122,7 +124,7 @@ class DetailScreen(Screen[None]):
                 yield DataTable(id="history-table", cursor_type="row")
             with TabPane("Probes", id="probes"):
                 yield DataTable(id="probes-table", cursor_type="row")
-        yield Footer()
+        yield KeyBar(self.read_only, "detail")
 
     def on_mount(self) -> None:
         """Fill the findings tab, preselect the worst finding, follow theme changes."""
@@ -175,7 +177,9 @@ class DetailScreen(Screen[None]):
         self.node_name = node
         self._head(self.row)
         self._stale = set(TABS) - {"findings"}
-        self.query_one(TabbedContent).active = "findings"
+        tabs = self.query_one(TabbedContent)
+        if tabs.active != "findings":
+            tabs.active = "findings"
         self._fill_findings(self.row, preselect=True)
         self.query_one("#findings-table", RowGrid).focus()
 

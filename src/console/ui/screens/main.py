@@ -15,7 +15,7 @@ from textual.binding import BindingsMap
 from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from console.model.findings import Status
 from console.ui.operations import (
@@ -35,6 +35,7 @@ from console.ui.screens.dialogs import ALL_FAMILIES, FamilyPicker, TextScreen
 from console.ui.screens.help import HelpScreen
 from console.ui.text import safe
 from console.ui.view import Arranger, SortKey, ViewSpec
+from console.ui.widgets.key_bar import KeyBar
 from console.ui.widgets.link_panel import LinkPanel
 from console.ui.widgets.row_grid import RowGrid
 from console.ui.widgets.summary import SummaryBar, SummaryFacts
@@ -73,7 +74,7 @@ class MainScreen(Screen[None]):
         yield Input(
             placeholder="filter: text, gpu[01-08], pool=…, verdict=FAIL, !term   (enter: keep, esc: clear)", id="filter"
         )
-        yield Footer()
+        yield KeyBar(self.read_only, "main")
 
     @property
     def grid(self) -> RowGrid:
