@@ -40,7 +40,7 @@ EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.NIC_PORT_DOWN: (Status.FAIL, "nic"),
     FaultKind.TOOL_MISSING: (Status.UNKNOWN, "inventory"),
     FaultKind.DRIVER_NOT_LOADED: (Status.FAIL, "inventory"),
-    FaultKind.COMMAND_HANG: (Status.UNKNOWN, "reachability"),
+    FaultKind.COMMAND_HANG: (Status.UNKNOWN, "inventory"),  # amd-smi hangs; the long tests still answer
     FaultKind.GARBAGE_OUTPUT: (Status.UNKNOWN, "inventory"),
     FaultKind.SLOW_TRICKLE: (Status.PASS, ""),
     FaultKind.SSH_REFUSED: (Status.UNKNOWN, "reachability"),
@@ -76,7 +76,7 @@ def full_report(demo_cluster: SimCluster, tmp_path_factory: pytest.TempPathFacto
             "--probes",
             "full",
             "--probe-timeout",
-            "20",
+            "30",
             "--store",
             str(out / "h.sqlite"),
             "--json",

@@ -91,12 +91,18 @@ def split_bundle(stdout: bytes, probes: Sequence[ProbeSpec]) -> dict[str, Sectio
 
 
 def group_probes(probes: Sequence[ProbeSpec], channels: int) -> list[list[ProbeSpec]]:
-    """Spread probes over at most ``channels`` bundles, balancing their timeouts (long probes alone)."""
+    """Bundles for one node: each long test (RCCL, TransferBench, RVS) alone, the quick probes spread
+    over at most ``channels`` bundles balancing their timeouts.
+
+    A long test that hangs must not hold the quick probes queued behind it in the same bundle.
+    """
     channels = max(1, channels)
-    groups: list[list[ProbeSpec]] = [[] for _ in range(min(channels, len(probes)))]
+    alone = [[spec] for spec in probes if spec.judge_partial]
+    quick = [spec for spec in probes if not spec.judge_partial]
+    groups: list[list[ProbeSpec]] = [[] for _ in range(min(channels, len(quick)))]
     loads = [0.0] * len(groups)
-    for spec in sorted(probes, key=lambda p: -p.timeout_s):
+    for spec in sorted(quick, key=lambda p: -p.timeout_s):
         target = loads.index(min(loads))
         groups[target].append(spec)
         loads[target] += spec.timeout_s
-    return [g for g in groups if g]
+    return [g for g in groups if g] + alone

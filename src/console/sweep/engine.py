@@ -36,6 +36,7 @@ from console.sweep.events import (
 from console.transport import ErrorKind, Transport, TransportError
 
 Subscriber = Callable[[Event], None]
+NODE_BUDGET_FACTOR = 1.1
 T = TypeVar("T")
 
 # Transport failures that mean the node itself could not be reached or trusted; every probe would
@@ -267,7 +268,9 @@ class SweepEngine:
         cap = self.probe_timeout_cap_s
         if cap is None:
             return probes
-        return [replace(p, timeout_s=min(p.timeout_s, cap)) for p in probes]
+        # Long tests end on the node a little before the cap, so what they printed comes back and is
+        # judged (a table without its footer fails) instead of being cut off at the cap.
+        return [replace(p, timeout_s=min(p.timeout_s, cap * 0.85 if p.judge_partial else cap)) for p in probes]
 
     async def close(self) -> None:
         """Cancel work in flight and close the transport's connections."""
@@ -295,7 +298,9 @@ class SweepEngine:
 
     async def _sweep_node(self, node: Node, probes: list[ProbeSpec]) -> None:
         cap = self.probe_timeout_cap_s
-        deadline = None if cap is None else asyncio.get_running_loop().time() + cap
+        # A node may take its probe timeout plus 10 % (connecting included): probes end on the node at the
+        # cap, and the margin lets their exit status and output come back before the node is given up.
+        deadline = None if cap is None else asyncio.get_running_loop().time() + cap * NODE_BUDGET_FACTOR
         try:
             await self._by(deadline, self.transport.check_reachable(node.name))
         except TransportError as exc:
@@ -381,7 +386,8 @@ class SweepEngine:
         task.add_done_callback(lambda t: t.cancelled() or t.exception())  # its failure is no news
 
     def _past_cap(self) -> str:
-        return f"no answer within {self.probe_timeout_cap_s:g} s (probe timeout; stopped on the node)"
+        budget = (self.probe_timeout_cap_s or 0) * NODE_BUDGET_FACTOR
+        return f"no answer within {budget:g} s (probe timeout; stopped on the node)"
 
     async def _finish_probe(self, node: Node, run: _ProbeRun) -> ProbeOutcome:
         parsed = None
