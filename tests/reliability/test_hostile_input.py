@@ -155,12 +155,6 @@ def test_hostile_tool_output_is_inert_on_the_terminal_and_in_reports(recorded: S
     _assert_inert(history.stdout + history.stderr)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="commands/parse.py (not owned here) prints tool errors and summary values through Rich escape() only: "
-    "ESC/OSC sequences in a pasted output reach the terminal; it should print them through "
-    "console.report.text.printable",
-)
 def test_parse_of_a_hostile_paste_is_inert(tmp_path: Path) -> None:
     paste = tmp_path / "paste.txt"
     paste.write_text(

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from console.probes import ParsedOutput, ParseError, Tool, parse_output
+from console.report.text import printable
 
 EXIT_HELP = """exit codes:
   0  parsed and the tool reported success
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"instinct-console parse: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except ParseError as exc:
-        print(f"instinct-console parse: {exc.reason}", file=sys.stderr)
+        print(f"instinct-console parse: {printable(exc.reason)}", file=sys.stderr)
         return 2
     if args.json:
         json.dump(to_json_object(result), sys.stdout, indent=2, sort_keys=False)
@@ -84,14 +85,19 @@ def run(args: argparse.Namespace) -> int:
 def _print_summary(result: ParsedOutput) -> None:
     console = Console(highlight=False)
     verdict = "[green]OK[/]" if result.ok else "[red]NOT OK[/]"
-    version = f" {escape(result.tool_version)}" if result.tool_version else ""
-    console.print(f"[bold]{result.tool.value}[/]{version}  kind=[bold]{escape(result.kind)}[/]  {verdict}")
+    # Everything below comes from the pasted output: escape Rich markup and make control characters visible,
+    # so a paste can neither restyle nor drive the operator's terminal.
+    def safe(value: object) -> str:
+        return escape(printable(str(value)))
+
+    version = f" {safe(result.tool_version)}" if result.tool_version else ""
+    console.print(f"[bold]{result.tool.value}[/]{version}  kind=[bold]{safe(result.kind)}[/]  {verdict}")
     if result.summary:
         table = Table(show_header=False, box=None, pad_edge=False)
         for key, value in result.summary.items():
-            table.add_row(f"  {escape(key)}", escape(str(value)))
+            table.add_row(f"  {safe(key)}", safe(value))
         console.print(table)
     for error in result.errors:
-        console.print(f"  [red]error:[/] {escape(error)}")
+        console.print(f"  [red]error:[/] {safe(error)}")
     for warning in result.warnings[:20]:
-        console.print(f"  [yellow]warning:[/] {escape(warning)}")
+        console.print(f"  [yellow]warning:[/] {safe(warning)}")

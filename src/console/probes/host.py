@@ -69,11 +69,6 @@ def parse_modinfo_version(text: str) -> str:
     raise ParseError("not modinfo output: no version or filename field")
 
 
-_DKMS_LINE = re.compile(
-    r"^(?P<module>[\w.-]+)[/,]\s*(?P<version>[^,:\s]+)(?:,\s*(?P<kernel>[^,:]+))?.*?:\s*(?P<state>\w+)"
-)
-
-
 class DkmsModule(Model):
     """One line of ``dkms status``."""
 
@@ -84,19 +79,24 @@ class DkmsModule(Model):
 
 
 def parse_dkms_status(text: str) -> list[DkmsModule]:
-    """``amdgpu/6.12.12-2147987.22.04, 5.15.0-164-generic, x86_64: installed`` (and the older comma form)."""
+    """``amdgpu/6.12.12-2147987.22.04, 5.15.0-164-generic, x86_64: installed`` (and the older comma form).
+
+    Split on separators rather than matched with one regex: a long line must cost linear time.
+    """
     modules = []
     for line in clean_lines(text):
-        match = _DKMS_LINE.match(line.strip())
-        if match:
-            modules.append(
-                DkmsModule(
-                    module=match.group("module"),
-                    version=match.group("version"),
-                    kernel=(match.group("kernel") or "").strip() or None,
-                    state=match.group("state"),
-                )
-            )
+        head, sep, state = line.strip().rpartition(":")
+        words = state.split()
+        if not sep or not words:
+            continue
+        parts = [p.strip() for p in head.split(",")]
+        module, slash, version = parts[0].partition("/")
+        if not slash:  # old form: "amdgpu, 6.12.12, 5.15.0-164-generic, x86_64"
+            version, parts = (parts[1], parts[1:]) if len(parts) > 1 else ("", parts)
+        if not re.fullmatch(r"[\w.-]+", module) or not version or any(c.isspace() for c in version):
+            continue
+        kernel = parts[1] if len(parts) > 1 and parts[1] != version else None
+        modules.append(DkmsModule(module=module, version=version, kernel=kernel or None, state=words[0]))
     return modules
 
 
@@ -116,7 +116,7 @@ class NicPort(Model):
         return f"{self.device}/{self.port}"
 
 
-_RDMA_LINK = re.compile(r"^link\s+(?P<dev>[\w.-]+)/(?P<port>\d+)\s+state\s+(?P<state>\w+)(?P<rest>.*)$")
+_RDMA_LINK = re.compile(r"^link\s+(?P<dev>[\w.-]+)/(?P<port>\d{1,6})\s+state\s+(?P<state>\w+)(?P<rest>.*)$")
 
 
 def parse_rdma_link(text: str) -> list[NicPort]:
@@ -148,7 +148,8 @@ def parse_ibv_devinfo(text: str) -> list[NicPort]:
 
     def flush() -> None:
         if device is not None and port is not None and "port" in port:
-            state = re.sub(r"^PORT_", "", port.get("state", "UNKNOWN").split()[0]).upper()
+            words = (port.get("state") or "").split()
+            state = re.sub(r"^PORT_", "", words[0] if words else "UNKNOWN").upper()
             ports.append(
                 NicPort(
                     device=device,
@@ -167,7 +168,7 @@ def parse_ibv_devinfo(text: str) -> list[NicPort]:
         if key == "hca_id":
             flush()
             device, port = value, None
-        elif key == "port" and re.fullmatch(r"\d+", value):
+        elif key == "port" and re.fullmatch(r"\d{1,6}", value):
             flush()
             port = {"port": value}
         elif port is not None and key in ("state", "phys_state", "link_layer"):
