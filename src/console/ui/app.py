@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gc
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from functools import lru_cache, partial
@@ -40,6 +41,7 @@ from console.ui.text import safe
 from console.ui.theme import DEFAULT_THEME, load_themes, resolve_theme_name, stylesheet_path
 
 CATCH_UP_INTERVAL_S = 0.25
+GIL_SWITCH_S = 0.001
 
 
 def settle_heap() -> None:
@@ -110,6 +112,7 @@ class ConsoleApp(App[int]):
         self._flush_timer: Timer | None = None
         self._last_flush = 0.0
         self._settled_sweep = 0
+        self._switch_interval = sys.getswitchinterval()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """The console's semantic variables, valued from the default theme (other themes override them)."""
@@ -124,6 +127,10 @@ class ConsoleApp(App[int]):
         # Everything alive now (modules, Textual, inventory, packs) lives as long as the app: move it out
         # of the cyclic collector's reach, so a full collection during a sweep pauses the UI far less.
         settle_heap()
+        # The engine thread parses probe output while the operator types; hand the interpreter over
+        # more often than the default 5 ms so a keypress does not wait behind a parse.
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(GIL_SWITCH_S)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_interval(CATCH_UP_INTERVAL_S, self._catch_up)
         self.set_interval(1.0, self._tick)
@@ -160,8 +167,10 @@ class ConsoleApp(App[int]):
 
     @property
     def updates_held(self) -> bool:
-        """True while repaints wait: paused by the operator, or a modal dialog is open."""
-        return self.paused or isinstance(self.screen, ModalScreen)
+        """True while repaints wait: paused by the operator, a modal dialog is open, or no screen is up
+        (a timer may still fire while the app shuts down)."""
+        stack = self.screen_stack
+        return self.paused or not stack or isinstance(stack[-1], ModalScreen)
 
     def flush(self) -> None:
         """Apply every change since the last repaint in one batch (or defer it while updates are held)."""
@@ -292,6 +301,7 @@ class ConsoleApp(App[int]):
 
     async def on_unmount(self) -> None:
         """However the app ends, the engine thread ends with it (no sweep keeps running headless)."""
+        sys.setswitchinterval(self._switch_interval)
         if self.bridge is not None:
             await asyncio.to_thread(self.bridge.stop)
 
