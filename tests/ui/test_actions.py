@@ -102,6 +102,10 @@ async def test_drain_confirm_freezes_targets_defaults_to_no_and_cancels(
         assert dialog.targets == (names[1], names[2])
         assert app.focused is dialog.query_one("#confirm-no", Button)
         assert dialog.query_one("#confirm-yes", Button).disabled
+        await pilot.press("tab")  # from No (Yes is disabled) round to the reason field
+        assert app.focused is dialog.query_one("#confirm-reason", Input)
+        await pilot.press("shift+tab")
+        assert app.focused is dialog.query_one("#confirm-no", Button)
         assert not dialog.query("#confirm-count")  # two nodes: no count to type
         # The grid changes behind the dialog: other marks, another sort, new verdicts.
         grid.toggle_mark(names[5])

@@ -47,8 +47,8 @@ class PlanPreview:
     plan: Any = field(default=None, compare=False)
 
     def command_lines(self) -> list[str]:
-        """Each command as the operator would type it, with where it runs when the plan says."""
-        return list(self.shown) or [shlex.join(argv) for argv in self.commands]
+        """Each command as the operator would type it, prefixed with where it runs (``ctl01$ scontrol ...``)."""
+        return list(self.shown) or [f"$ {shlex.join(argv)}" for argv in self.commands]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,13 @@ from console.ui.registry import UiAction
 from console.ui.text import safe
 
 Planner = Callable[[str], Awaitable[PlanPreview]]
+
+
+class TargetList(VerticalScroll, can_focus=False):
+    """The frozen targets; scrolls with the mouse but stays out of the tab order (tab from No reaches
+    the reason field)."""
+
+
 REPLAN_DELAY_S = 0.2
 
 
@@ -59,7 +66,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
         danger = "bold $health-crit" if self.action_spec.dangerous else "bold $accent"
         with Vertical(id="confirm-box", classes="-dangerous" if self.action_spec.dangerous else ""):
             yield Static(Content.assemble((f"{self.action_spec.title} {count} {noun}?", danger)), id="confirm-title")
-            with VerticalScroll(id="confirm-targets"):
+            with TargetList(id="confirm-targets"):
                 yield Static(self._targets_content())
             yield Input(placeholder="reason (kept with the action in the audit log)", id="confirm-reason")
             yield Static(Content.styled("asking for the plan…", "$muted"), id="confirm-plan")
@@ -166,7 +173,7 @@ def plan_content(preview: PlanPreview) -> Content:
     if not lines:
         parts += ["\n", ("  (no commands: only the console's history changes)", "$muted")]
     for line in lines:
-        parts += ["\n", ("  $ ", "$muted"), (safe(line), "bold")]
+        parts += ["\n  ", (safe(line), "bold")]
     for target, decision in preview.decisions:
         parts += ["\n", (f"  {safe(target)}: ", "$muted"), safe(decision)]
     for note in preview.notes:
