@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from console.inventory.model import Inventory, Node
@@ -326,13 +326,6 @@ class LiveState:
                 return False
             self._notify_pending = True
             return True
-
-    def apply_many(self, events: Iterable[Event]) -> bool:
-        """``apply`` for a batch; True when the UI should be told."""
-        notify = False
-        for event in events:
-            notify = self.apply(event) or notify
-        return notify
 
     def set_scheduler_states(self, states: dict[str, str]) -> bool:
         """Record scheduler states (idle, drained, ...); True when the UI should be told."""

@@ -22,7 +22,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -346,13 +346,3 @@ class RowGrid(ScrollView, can_focus=True):
             self.post_message(self.RowActivated(self, key))
         else:
             self.move_cursor_to(key)
-
-    def region_of(self, key: str) -> Region | None:
-        """Where row ``key`` is drawn inside the widget, None when it is scrolled away or hidden."""
-        index = self._position.get(key)
-        if index is None:
-            return None
-        y = index - int(self.scroll_y) + 1
-        if not 1 <= y < self.size.height:
-            return None
-        return Region(0, y, self.size.width, 1)
