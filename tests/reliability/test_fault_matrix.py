@@ -46,7 +46,7 @@ class Case:
 
 
 CASES = (
-    Case("command hangs", "sim005", Status.UNKNOWN, ("no answer within 30 s",), sim=FaultKind.COMMAND_HANG),
+    Case("command hangs", "sim005", Status.UNKNOWN, ("no answer within",), sim=FaultKind.COMMAND_HANG),
     Case("garbage output", "sim011", Status.UNKNOWN, ("unreadable output",), sim=FaultKind.GARBAGE_OUTPUT),
     Case("trickling output", "sim017", Status.PASS, (), sim=FaultKind.SLOW_TRICKLE),
     Case("tool missing", "sim023", Status.UNKNOWN, ("amd-smi: command not found",), sim=FaultKind.TOOL_MISSING),
@@ -59,7 +59,7 @@ CASES = (
         "sshd frozen (SIGSTOP)",
         "sim061",
         Status.UNKNOWN,
-        ("connect-timeout: ssh handshake", "no answer within 30 s"),  # whichever gives up first
+        ("connect-timeout: ssh handshake", "no answer within"),  # whichever gives up first
         inject=SshdFleet.freeze_node,
     ),
 )

@@ -109,8 +109,9 @@ def test_detection_over_every_tools_output_is_total(data: bytes) -> None:
         ("ibv_devinfo", "hca_id: mlx5_0\n\tport: 1\n\t\tstate:\n"),
         ("rdma link", "link mlx5_0/" + "9" * 5000 + " state ACTIVE\n"),
     ],
+    ids=["ibv_devinfo empty state", "rdma link 5000-digit port"],
 )
-def test_known_host_parser_escapes(name: str, text: str) -> None:
+def test_former_host_parser_escapes_stay_fixed(name: str, text: str) -> None:
     _host_total(name, text.encode())
 
 

@@ -46,7 +46,7 @@ class Case:
 
 
 CASES = (
-    Case("cable pulled mid-probe", "sim002", Status.UNKNOWN, ("no answer within 20 s", "connection lost")),
+    Case("cable pulled mid-probe", "sim002", Status.UNKNOWN, ("no answer within", "connection lost")),
     Case("blackhole (packets dropped)", "sim004", Status.UNKNOWN, ("connect-timeout: tcp connect",)),
     Case("20 % packet loss", "sim006", Status.PASS, ()),
     Case("slow link, 2 Mbit/s", "sim008", Status.PASS, ()),

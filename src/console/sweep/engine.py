@@ -36,7 +36,9 @@ from console.sweep.events import (
 from console.transport import ErrorKind, Transport, TransportError
 
 Subscriber = Callable[[Event], None]
-NODE_BUDGET_FACTOR = 1.1
+# A node may take its probe timeout plus 5 %: the promise is the timeout plus 10 % for the whole sweep,
+# and the other 5 % are for giving up (the kill on the node, a busy event loop, the fleet pass).
+NODE_BUDGET_FACTOR = 1.05
 T = TypeVar("T")
 
 # Transport failures that mean the node itself could not be reached or trusted; every probe would
@@ -298,8 +300,8 @@ class SweepEngine:
 
     async def _sweep_node(self, node: Node, probes: list[ProbeSpec]) -> None:
         cap = self.probe_timeout_cap_s
-        # A node may take its probe timeout plus 10 % (connecting included): probes end on the node at the
-        # cap, and the margin lets their exit status and output come back before the node is given up.
+        # A node may take its probe timeout plus a margin (connecting included): probes end on the node at
+        # the cap, and the margin lets their exit status and output come back before the node is given up.
         deadline = None if cap is None else asyncio.get_running_loop().time() + cap * NODE_BUDGET_FACTOR
         try:
             await self._by(deadline, self.transport.check_reachable(node.name))
