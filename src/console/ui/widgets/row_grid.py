@@ -18,10 +18,10 @@ from typing import ClassVar, Literal
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
-from textual.content import Content
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -123,6 +123,7 @@ class RowGrid(ScrollView, can_focus=True):
         self._cursor_key: str | None = None
         self._style_generation = 0
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(2048)
+        self._styles: dict[tuple[str, str], Style] = {}
         self.lines_rendered = 0
 
     # data ---------------------------------------------------------------------------------------
@@ -279,9 +280,10 @@ class RowGrid(ScrollView, can_focus=True):
     # painting -----------------------------------------------------------------------------------
 
     def restyle(self) -> None:
-        """Forget painted lines (the theme changed) and repaint."""
+        """Forget painted lines and resolved styles (the theme changed) and repaint."""
         self._style_generation += 1
         self._strips.clear()
+        self._styles.clear()
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -289,25 +291,28 @@ class RowGrid(ScrollView, can_focus=True):
         self.virtual_size = Size(max(self._fixed_width, self.size.width), len(self._order) + 1)
         self._scroll_cursor_into_view()
 
-    def _line_content(self, cells: Sequence[Cell], width: int) -> Content:
-        parts: list[tuple[str, str] | str] = []
+    def _style(self, cell_style: str, row_style: str) -> Style:
+        # Resolved once per (cell style, row style) and theme: painting a row is then string work only.
+        key = (cell_style, row_style)
+        style = self._styles.get(key)
+        if style is None:
+            base = self.rich_style + self.get_component_rich_style(row_style) if row_style else self.rich_style
+            style = base + self.app.stylesheet.parse_style(cell_style).rich_style if cell_style else base
+            self._styles[key] = style
+        return style
+
+    def _strip(self, cells: Sequence[Cell], width: int, row_style: str) -> Strip:
+        gap = self._style("", row_style)
+        segments: list[Segment] = []
         used = 0
         for position, (column, (text, style)) in enumerate(zip(self.columns, cells, strict=False)):
             if position:
-                parts.append(" ")
+                segments.append(Segment(" ", gap))
                 used += 1
             column_width = column.width or max(0, width - used)
-            parts.append((fit(text, column_width, column.justify), style))
+            segments.append(Segment(fit(text, column_width, column.justify), self._style(style, row_style)))
             used += column_width
-        return Content.assemble(*parts)
-
-    def _strip(self, content: Content, row_style: str) -> Strip:
-        base = self.rich_style + self.get_component_rich_style(row_style) if row_style else self.rich_style
-        segments = [
-            Segment(text, style.rich_style if style else None)
-            for text, style in content.render(end="", parse_style=self.app.stylesheet.parse_style)
-        ]
-        return Strip(segments).apply_style(base)
+        return Strip(segments, used)
 
     def render_line(self, y: int) -> Strip:
         """Line ``y`` of the viewport: the header at 0, then rows from the scroll position."""
@@ -318,7 +323,7 @@ class RowGrid(ScrollView, can_focus=True):
             strip = self._strips.get(key)
             if strip is None:
                 titles = [(c.title, "") for c in self.columns]
-                strip = self._strip(self._line_content(titles, width), "row-grid--header")
+                strip = self._strip(titles, width, "row-grid--header")
                 self._strips[key] = strip
             return strip.crop_extend(scroll_x, scroll_x + self.size.width, self.rich_style)
         index = int(self.scroll_y) + y - 1
@@ -331,7 +336,7 @@ class RowGrid(ScrollView, can_focus=True):
         strip = self._strips.get(cache_key)
         if strip is None:
             row_style = "row-grid--cursor" if is_cursor else "row-grid--marked" if is_marked else ""
-            strip = self._strip(self._line_content(self._cells[row_key], width), row_style)
+            strip = self._strip(self._cells[row_key], width, row_style)
             self._strips[cache_key] = strip
             self.lines_rendered += 1
         return strip.crop_extend(scroll_x, scroll_x + self.size.width, self.rich_style)
