@@ -33,7 +33,7 @@ SAMPLES = Path(__file__).parent / "fixtures"
 INVENTORY_SAMPLES = [SAMPLES / name for name in ("cluster.toml", "hostfile", "cluster.json")]
 SINFO_SAMPLES = [SAMPLES / "sinfo-nodes.txt", SAMPLES / "sinfo-table.txt"]
 CHECK_SAMPLES = sorted(builtin_checks_dir().glob("*.toml"))
-SLOW_S = 2.0  # no single file may take longer than this to accept or refuse
+SLOW_S = 2.0  # CPU seconds: no single file may cost more than this to accept or refuse
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def _load_inventory(path: Path) -> Inventory | None:
-    started = time.monotonic()
+    started = time.process_time()
     try:
         inventory = load_inventory(path)
     except InventoryError as exc:
@@ -51,7 +51,7 @@ def _load_inventory(path: Path) -> Inventory | None:
         assert message and "\n" not in message.strip(), message
         assert str(path) in message, message
         inventory = None
-    assert time.monotonic() - started < SLOW_S, f"{path.name} took {time.monotonic() - started:.1f} s"
+    assert time.process_time() - started < SLOW_S, f"{path.name} took {time.process_time() - started:.1f} s"
     if inventory is not None:
         assert len(inventory.nodes) <= MAX_NODES
         assert len({n.name for n in inventory.nodes}) == len(inventory.nodes)
@@ -59,14 +59,14 @@ def _load_inventory(path: Path) -> Inventory | None:
 
 
 def _load_packs(directory: Path) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     try:
         packs = load_packs([directory])
     except CheckConfigError as exc:
         assert str(exc) and "\n" not in str(exc).strip(), str(exc)
     else:
         assert all(pack.checks for pack in packs.values())
-    assert time.monotonic() - started < SLOW_S
+    assert time.process_time() - started < SLOW_S
 
 
 @CONFIG_FUZZ_SETTINGS
@@ -110,27 +110,27 @@ def test_random_hostfiles_load_or_raise_inventory_error(scratch: Path, lines: li
     )
 )
 def test_sinfo_text_loads_or_raises_inventory_error(data: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     try:
         inventory = from_sinfo(data)
     except InventoryError as exc:
         assert str(exc)
     else:
         assert 0 < len(inventory.nodes) <= MAX_NODES
-    assert time.monotonic() - started < SLOW_S
+    assert time.process_time() - started < SLOW_S
 
 
 @CONFIG_FUZZ_SETTINGS
 @given(expression=hostlists())
 def test_hostlists_expand_or_raise_hostlist_error(expression: str) -> None:
-    started = time.monotonic()
+    started = time.process_time()
     try:
         names = expand(expression)
     except HostlistError:
         pass
     else:
         assert len(names) <= MAX_NODES
-    assert time.monotonic() - started < SLOW_S
+    assert time.process_time() - started < SLOW_S
 
 
 @CONFIG_FUZZ_SETTINGS

@@ -116,6 +116,6 @@ def test_former_host_parser_escapes_stay_fixed(name: str, text: str) -> None:
 
 
 def test_dkms_status_parses_a_long_line_quickly() -> None:
-    started = time.monotonic()
+    started = time.process_time()
     parse_dkms_status("amdgpu/6.12.12, " + "x" * 10_000 + "\n")
-    assert time.monotonic() - started < 1.0
+    assert time.process_time() - started < 1.0
