@@ -66,6 +66,9 @@ def tmux() -> Iterator[Tmux]:
     server = Tmux()
     yield server
     server.run("kill-server")
+    # tmux leaves the socket file of a killed server behind.
+    folder = Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}"
+    (folder / server.socket).unlink(missing_ok=True)
 
 
 def node_line(screen: str, node: str) -> str:
