@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         # No subcommand: open the console on the default inventory (the TUI), once it exists.
         if "tui" in COMMAND_MODULES:
-            return int(parser.parse_args(["tui", *(argv or sys.argv[1:])]).func(args))
+            tui_args = parser.parse_args(["tui", *(argv or sys.argv[1:])])
+            return int(tui_args.func(tui_args))
         parser.print_help()
         return int(ExitCode.USAGE)
     try:
