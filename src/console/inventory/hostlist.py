@@ -59,10 +59,14 @@ def size_bound(expression: str) -> int:
     return total
 
 
-def expand(expression: str) -> list[str]:
-    """Node names of ``expression`` in order (``gpu[001-003],login1`` -> 4 names)."""
-    if size_bound(expression) > MAX_NODES:
-        raise HostlistError(f"bad hostlist {expression[:80]!r}: more than {MAX_NODES} nodes")
+def expand(expression: str, limit: int = MAX_NODES) -> list[str]:
+    """Node names of ``expression`` in order (``gpu[001-003],login1`` -> 4 names); at most ``limit`` of them.
+
+    A file of many lines passes what its earlier lines left of ``MAX_NODES``, so the whole file is
+    refused before it costs more than one cluster's worth of expansion.
+    """
+    if size_bound(expression) > limit:
+        raise HostlistError(f"bad hostlist {expression[:80]!r}: more than {MAX_NODES} nodes in all")
     try:
         return list(NodeSet(expression, resolver=RESOLVER_NOGROUP))
     except NodeSetException as exc:

@@ -63,7 +63,7 @@ def expand_inventory(spec: InventoryFile, source: str = "<inventory>") -> Invent
             raise InventoryError(f"{source}: field pools[{index}].name: pool {pool.name!r} is defined twice")
         pools[pool.name] = pool
         try:
-            names = expand(pool.nodes)
+            names = expand(pool.nodes, MAX_NODES - len(seen))
         except HostlistError as exc:
             raise InventoryError(f"{source}: field pools[{index}].nodes: {exc}") from None
         for name in names:
@@ -77,8 +77,6 @@ def expand_inventory(spec: InventoryFile, source: str = "<inventory>") -> Invent
                     f"{source}: field pools[{index}].nodes: node {name!r} is already in pool {seen[name]!r}"
                 )
             seen[name] = pool.name
-            if len(seen) > MAX_NODES:
-                raise InventoryError(f"{source}: field pools[{index}].nodes: more than {MAX_NODES} nodes in all")
             override = spec.hosts.get(name, HostOverride())
             nodes.append(
                 Node(
@@ -147,7 +145,7 @@ def from_hostfile(text: str, source: str = "<hostfile>", gpu_model: str = "MI300
             continue
         token = entry.split()[0]
         try:
-            names.extend(expand(token))
+            names.extend(expand(token, MAX_NODES - len(names)))
         except HostlistError as exc:
             raise InventoryError(f"{source}: line {number}: {exc}") from None
     return _single_pool(names, source, gpu_model, "default")
@@ -200,7 +198,7 @@ def from_sinfo(text: str, source: str = "<sinfo>", gpu_model: str = "MI300X") ->
             continue
         partition = partition.rstrip("*")
         try:
-            names = expand(nodelist)
+            names = expand(nodelist, MAX_NODES - sum(map(len, by_partition.values())))
         except HostlistError as exc:
             raise InventoryError(f"{source}: {exc}") from None
         by_partition.setdefault(partition or "default", {}).update(dict.fromkeys(names))
