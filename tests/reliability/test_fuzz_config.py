@@ -182,3 +182,10 @@ def test_hostile_check_packs_are_refused(tmp_path: Path, text: str) -> None:
     (tmp_path / "bad.toml").write_text(text)
     with pytest.raises(CheckConfigError, match=r"bad\.toml"):
         load_packs([tmp_path])
+
+
+@pytest.mark.parametrize("expression", ["[1-[1--[0-0]", "[1---[0-0] 0"])
+def test_hostlists_clustershell_chokes_on_are_refused(expression: str) -> None:
+    """Found by the long mode: ClusterShell raises ValueError, not NodeSetException, for these."""
+    with pytest.raises(HostlistError):
+        expand(expression)

@@ -69,7 +69,7 @@ def expand(expression: str, limit: int = MAX_NODES) -> list[str]:
         raise HostlistError(f"bad hostlist {expression[:80]!r}: more than {MAX_NODES} nodes in all")
     try:
         return list(NodeSet(expression, resolver=RESOLVER_NOGROUP))
-    except NodeSetException as exc:
+    except (NodeSetException, ValueError) as exc:  # ClusterShell lets a ValueError out for '[1-[1--[0-0]'
         raise HostlistError(f"bad hostlist {expression!r}: {' '.join(str(exc).split())}") from None
 
 
