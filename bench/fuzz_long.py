@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(collector.results)} property tests, {total} cases in {elapsed:.0f} s")
     short = [r.test for r in collector.results if r.outcome == "passed" and r.cases < args.examples]
     if short:
-        print(f"fewer than {args.examples} cases (the strategy ran out of distinct inputs): {', '.join(short)}")
+        print(f"fewer than {args.examples} cases (a test's own share of the budget, or no more distinct inputs):")
+        print("  " + "\n  ".join(short))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in collector.results], indent=2) + "\n")
     return 0 if status in (pytest.ExitCode.OK, 0) else 1
