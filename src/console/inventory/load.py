@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +54,14 @@ def from_mapping(data: dict[str, Any], source: str = "<inventory>") -> Inventory
     return expand_inventory(spec, source)
 
 
-def expand_inventory(spec: InventoryFile, source: str = "<inventory>") -> Inventory:
-    """Turn pools with hostlist expressions into one ``Node`` per host; a node may be in one pool only."""
+def expand_inventory(
+    spec: InventoryFile, source: str = "<inventory>", expanded: Mapping[str, list[str]] | None = None
+) -> Inventory:
+    """Turn pools with hostlist expressions into one ``Node`` per host; a node may be in one pool only.
+
+    ``expanded`` gives the node names of pools an importer has already expanded (pool name -> names):
+    expanding a hostlist twice made a 100,000-node hostfile cost seconds more.
+    """
     pools: dict[str, Pool] = {}
     nodes: list[Node] = []
     seen: dict[str, str] = {}
@@ -63,7 +70,7 @@ def expand_inventory(spec: InventoryFile, source: str = "<inventory>") -> Invent
             raise InventoryError(f"{source}: field pools[{index}].name: pool {pool.name!r} is defined twice")
         pools[pool.name] = pool
         try:
-            names = expand(pool.nodes, MAX_NODES - len(seen))
+            names = (expanded or {}).get(pool.name) or expand(pool.nodes, MAX_NODES - len(seen))
         except HostlistError as exc:
             raise InventoryError(f"{source}: field pools[{index}].nodes: {exc}") from None
         for name in names:
@@ -132,8 +139,10 @@ def _built(source: str, spec: Any) -> InventoryFile:
 def _single_pool(names: list[str], source: str, gpu_model: str, pool_name: str) -> Inventory:
     if not names:
         raise InventoryError(f"{source}: no nodes found")
+    names = list(dict.fromkeys(names))  # an MPI hostfile names a host once per slot
     pool = {"name": pool_name, "gpu_model": gpu_model, "nodes": ",".join(names)}
-    return expand_inventory(_built(source, {"name": Path(source).stem or "cluster", "pools": [pool]}), source)
+    spec = _built(source, {"name": Path(source).stem or "cluster", "pools": [pool]})
+    return expand_inventory(spec, source, {pool_name: names})
 
 
 def from_hostfile(text: str, source: str = "<hostfile>", gpu_model: str = "MI300X") -> Inventory:
@@ -166,6 +175,8 @@ def from_cvs_cluster_json(text: str, source: str = "<cluster.json>", gpu_model: 
         raise InventoryError(f"{source}: field node_dict: no hosts")
     if not all(hosts):
         raise InventoryError(f"{source}: field node_dict: a host has an empty name")
+    if len(hosts) > MAX_NODES:
+        raise InventoryError(f"{source}: field node_dict: more than {MAX_NODES} hosts")
     ssh = {
         "user": str(data["username"]) if data.get("username") else None,
         "identity_file": str(data["priv_key_file"]) if data.get("priv_key_file") else None,
@@ -177,7 +188,7 @@ def from_cvs_cluster_json(text: str, source: str = "<cluster.json>", gpu_model: 
             overrides[str(host)] = {"address": str(address)}
     pool = {"name": "default", "gpu_model": gpu_model, "nodes": ",".join(hosts)}
     spec = {"name": Path(source).stem or "cluster", "ssh": ssh, "pools": [pool], "hosts": overrides}
-    return expand_inventory(_built(source, spec), source)
+    return expand_inventory(_built(source, spec), source, {"default": hosts})
 
 
 def from_sinfo(text: str, source: str = "<sinfo>", gpu_model: str = "MI300X") -> Inventory:
@@ -205,10 +216,13 @@ def from_sinfo(text: str, source: str = "<sinfo>", gpu_model: str = "MI300X") ->
     if not any(by_partition.values()):
         raise InventoryError(f"{source}: no nodes found")
     pools: list[dict[str, str]] = []
+    members_of: dict[str, list[str]] = {}
     seen: set[str] = set()
     for partition, members in by_partition.items():
         fresh = [n for n in members if n not in seen]
         seen.update(fresh)
         if fresh:
             pools.append({"name": partition, "gpu_model": gpu_model, "nodes": ",".join(fresh)})
-    return expand_inventory(_built(source, {"name": "slurm", "slurm": {"controller": ""}, "pools": pools}), source)
+            members_of[partition] = fresh
+    spec = _built(source, {"name": "slurm", "slurm": {"controller": ""}, "pools": pools})
+    return expand_inventory(spec, source, members_of)
