@@ -50,10 +50,12 @@ def bundle_script(probes: Sequence[ProbeSpec]) -> str:
         if not _ID.match(spec.id):
             raise ValueError(f"probe id {spec.id!r} is not a plain word")
         limit = f"-k {KILL_GRACE_S} {spec.timeout_s:g}"
-        lines.append(
-            f'echo "@@ic-begin {spec.id}"; timeout --foreground {limit} timeout {limit} {shlex.join(spec.argv)} 2>&1;'
-            f' echo "\n@@ic-end {spec.id} rc=$?"'
-        )
+        run = f"timeout --foreground {limit} timeout {limit} {shlex.join(spec.argv)}"
+        if spec.fallback:
+            # The narrow form's complaint about an option it does not know is not evidence: only the
+            # fallback's output is kept when the first form fails.
+            run += f" 2>/dev/null || timeout --foreground {limit} timeout {limit} {shlex.join(spec.fallback)}"
+        lines.append(f'echo "@@ic-begin {spec.id}"; {run} 2>&1; echo "\n@@ic-end {spec.id} rc=$?"')
     return "\n".join(lines) + "\n"
 
 
@@ -63,7 +65,8 @@ def bundle_timeout(probes: Sequence[ProbeSpec]) -> float:
     Not the sum: a node whose first probe hangs must not hold the sweep for every later probe's
     timeout too. Probes still queued when the bundle is given up report "no result".
     """
-    return max((spec.timeout_s for spec in probes), default=0.0) + KILL_GRACE_S + 5
+    longest = max((spec.timeout_s * (2 if spec.fallback else 1) for spec in probes), default=0.0)
+    return longest + KILL_GRACE_S + 5
 
 
 def split_bundle(stdout: bytes, probes: Sequence[ProbeSpec]) -> dict[str, Section]:

@@ -7,6 +7,7 @@ lists (quoted by the transport); nothing from inventory or operator input is spl
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,14 @@ class ProbeSpec:
     # For long tests (RCCL, TransferBench, RVS) what printed before a hang is evidence: a table without
     # its footer is a failed run, not a missing one.
     judge_partial: bool = False
+    # Run when ``argv`` fails: the same probe for a tool version without the narrower options ``argv`` uses.
+    fallback: tuple[str, ...] | None = None
+
+    @property
+    def command_line(self) -> str:
+        """What runs on the node, as an operator would type it."""
+        line = shlex.join(self.argv)
+        return f"{line} || {shlex.join(self.fallback)}" if self.fallback else line
 
 
 def _tool(tool: Tool, kind: str) -> Parser:
@@ -124,7 +133,18 @@ PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
         "amdsmi.static", "inventory", ("amd-smi", "static", "--json"), 30, _steady_tool(Tool.AMD_SMI, "static"), QUICK
     ),
-    ProbeSpec("amdsmi.metric", "telemetry", ("amd-smi", "metric", "--json"), 30, _tool(Tool.AMD_SMI, "metric"), QUICK),
+    ProbeSpec(
+        "amdsmi.metric",
+        "telemetry",
+        # Only the sections the checks read: the per-engine usage and clock arrays are three quarters of
+        # a full ``metric`` (180 KiB on 8 MI300X) and of its parse time. ``-v`` (violations) came with
+        # ROCm 6.3's amd-smi; an older one refuses it and the full metric runs instead.
+        ("amd-smi", "metric", "-m", "-p", "-t", "-P", "-e", "-x", "-v", "--json"),
+        30,
+        _tool(Tool.AMD_SMI, "metric"),
+        QUICK,
+        fallback=("amd-smi", "metric", "--json"),
+    ),
     ProbeSpec(
         "amdsmi.firmware",
         "firmware",

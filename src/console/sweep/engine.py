@@ -429,7 +429,7 @@ class SweepEngine:
             self._sweep_id,
             node.name,
             run.spec.id,
-            command=" ".join(run.spec.argv),
+            command=run.spec.command_line,
             exit_status=run.exit_status,
             started_at=run.started_at,
             duration_s=run.duration_s,
