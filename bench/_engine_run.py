@@ -17,6 +17,7 @@ from _measure import raise_nofile
 
 from console.checks import load_packs
 from console.inventory import load_inventory
+from console.runtime import tune_gc
 from console.store import Store
 from console.sweep import NodeDone, SweepEngine
 from console.sweep.connect import transport_for
@@ -55,6 +56,7 @@ def main() -> None:
     """Sweep the inventory twice with one engine and print the measurements as JSON."""
     inventory_path, store_path = sys.argv[1], Path(sys.argv[2])
     raise_nofile()
+    tune_gc()  # as the console script does for the TUI
     inventory = load_inventory(inventory_path)
     store = Store(store_path)
     engine = SweepEngine(inventory, transport_for(inventory), load_packs(), store)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from console import __version__
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
+from console.runtime import tune_gc
 
 # Order is the order shown in --help.
 COMMAND_MODULES: tuple[str, ...] = ("tui", "demo", "sweep", "local", "parse", "history", "sim", "actions")
@@ -38,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    tune_gc()
     func = getattr(args, "func", None)
     if func is None:
         # No subcommand: open the console on the default inventory (the TUI), once it exists.

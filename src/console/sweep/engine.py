@@ -39,6 +39,11 @@ Subscriber = Callable[[Event], None]
 # A node may take its probe timeout plus 5 %: the promise is the timeout plus 10 % for the whole sweep,
 # and the other 5 % are for giving up (the kill on the node, a busy event loop, the fleet pass).
 NODE_BUDGET_FACTOR = 1.05
+# The first few nodes start alone and the rest join at the first verdict (or after the head start):
+# with every node in flight at once, a CPU-bound console and fleet finish them all together, and an
+# operator watching a 1,000-node sweep saw the first verdict only after 15-25 s.
+FIRST_WAVE = 8
+HEAD_START_S = 0.5
 T = TypeVar("T")
 
 # Transport failures that mean the node itself could not be reached or trusted; every probe would
@@ -139,6 +144,7 @@ class SweepEngine:
         self._abandoned: set[asyncio.Future[Any]] = set()  # work given up at the cap, still cleaning up
         self._running = False
         self._published: set[str] = set()
+        self._first_verdict: asyncio.Event | None = None
         # Findings from outside the per-node probes (multi-node RCCL, bisection): node -> source -> findings.
         self._external: dict[str, dict[str, list[Finding]]] = {}
         # Bundles per node run on parallel channels; stay well under sshd's MaxSessions (10).
@@ -186,10 +192,9 @@ class SweepEngine:
             )
         )
         outcome: Literal["done", "cancelled", "deadline"] = "done"
-        tasks = [self._spawn(self._sweep_node(node, probes)) for node in targets]
         try:
             async with asyncio.timeout(deadline_s):
-                await asyncio.gather(*tasks)
+                await self._sweep_in_waves(targets, probes)
                 await self._drain_reruns()
         except TimeoutError:
             outcome = "deadline"
@@ -292,6 +297,16 @@ class SweepEngine:
         # Reruns requested during the sweep are part of it; wait for them before the fleet pass.
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _sweep_in_waves(self, targets: list[Node], probes: list[ProbeSpec]) -> None:
+        first, rest = targets[:FIRST_WAVE], targets[FIRST_WAVE:]
+        self._first_verdict = asyncio.Event()
+        tasks = [self._spawn(self._sweep_node(node, probes)) for node in first]
+        if rest:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._first_verdict.wait(), HEAD_START_S)
+            tasks += [self._spawn(self._sweep_node(node, probes)) for node in rest]
+        await asyncio.gather(*tasks)
 
     def _start_record(self, level: str, targets: list[Node], parent: int | None = None) -> int:
         if self.store is None:
@@ -473,6 +488,8 @@ class SweepEngine:
     def _publish(self, node: Node, verdict: NodeVerdict, facts: NodeFacts) -> None:
         self.verdicts[node.name] = verdict
         self._published.add(node.name)
+        if self._first_verdict is not None:
+            self._first_verdict.set()
         if self.store is not None:
             self.store.record_node(self._sweep_id, node.pool, verdict, facts.stack)
         self._emit(NodeDone(sweep_id=self._sweep_id, pool=node.pool, verdict=verdict, snapshot=snapshot_of(facts)))
