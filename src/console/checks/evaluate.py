@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from console.checks.facts import NodeFacts
 from console.checks.metrics import METRICS, Observation
-from console.checks.spec import CheckPack, CheckSpec, SourcedValue
+from console.checks.spec import CheckPack, CheckSpec, Condition, SourcedValue
 from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
 
 
@@ -32,14 +33,20 @@ def fmt_value(value: Any, unit: str | None) -> str:
     return f"{text} {unit}" if unit and unit != "bytes" else text
 
 
-def _evidence(check: CheckSpec, obs: Observation, expected: str | None, run_ids: dict[str, int]) -> Evidence:
+def _evidence(
+    check: CheckSpec,
+    obs: Observation,
+    expected: str | None,
+    run_ids: dict[str, int],
+    cited: SourcedValue | None = None,
+) -> Evidence:
     observed = obs.value if isinstance(obs.value, int | float | str | bool) or obs.value is None else str(obs.value)
     return Evidence(
         observed=observed,
         expected=expected,
         unit=check.unit,
-        source=check.source,
-        source_kind=check.source_kind,
+        source=cited.source if cited is not None else check.source,
+        source_kind=cited.source_kind if cited is not None else check.source_kind,
         probe=obs.probe,
         probe_run_id=run_ids.get(obs.probe or ""),
     )
@@ -51,22 +58,44 @@ def _finding(check: CheckSpec, obs: Observation, status: Status, message: str, e
     )
 
 
-def _judge_threshold(check: CheckSpec, value: Any, variables: dict[str, Any]) -> tuple[Status, str, str | None]:
-    """Status, the limits as text, and the variable the deciding limit came from (for its source)."""
-    fail, warn = check.conditions()
-    for status, cond in ((Status.FAIL, fail), (Status.WARN, warn)):
-        if cond is None:
-            continue
-        held = cond.holds(value, variables)
-        var = cond.operand[1:] if cond.operand.startswith("$") else None
-        if held is None:
-            return Status.UNKNOWN, f"cannot compare {fmt_value(value, check.unit)} with {cond.text(variables)}", var
-        if held:
-            return status, f"{status.value.lower()} if {cond.text(variables)}", var
-    limits = [f"{s} if {c.text(variables)}" for s, c in (("fail", fail), ("warn", warn)) if c is not None]
-    first = fail or warn
-    var = first.operand[1:] if first is not None and first.operand.startswith("$") else None
-    return Status.PASS, "; ".join(limits), var
+@dataclass(frozen=True)
+class _Limit:
+    status: Status
+    condition: Condition
+    operand: Any
+    text: str  # "< 32", variables filled in
+    variable: str | None  # the ``$name`` the operand comes from
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A check's fail/warn conditions resolved against one node's variables, judged per subject."""
+
+    rules: tuple[_Limit, ...]
+    passed: str  # "fail if < 32; warn if < 48": what a PASS was judged against
+    passed_variable: str | None
+
+    @classmethod
+    def of(cls, check: CheckSpec, variables: dict[str, Any]) -> Limits:
+        """Resolve once per node and check; every GPU and link of the node is then only compared."""
+        rules = []
+        for status, cond in zip((Status.FAIL, Status.WARN), check.conditions(), strict=True):
+            if cond is None:
+                continue
+            variable = cond.operand[1:] if cond.operand.startswith("$") else None
+            rules.append(_Limit(status, cond, cond.resolve(variables), cond.text(variables), variable))
+        passed = "; ".join(f"{rule.status.value.lower()} if {rule.text}" for rule in rules)
+        return cls(tuple(rules), passed, rules[0].variable if rules else None)
+
+    def judge(self, check: CheckSpec, value: Any) -> tuple[Status, str, str | None]:
+        """Status, the limits as text, and the variable the deciding limit came from (for its source)."""
+        for rule in self.rules:
+            held = rule.condition.holds_for(value, rule.operand)
+            if held is None:
+                return Status.UNKNOWN, f"cannot compare {fmt_value(value, check.unit)} with {rule.text}", rule.variable
+            if held:
+                return rule.status, f"{rule.status.value.lower()} if {rule.text}", rule.variable
+        return Status.PASS, self.passed, self.passed_variable
 
 
 def _pin_value(facts: NodeFacts, check: CheckSpec, obs: Observation) -> str | None:
@@ -75,12 +104,6 @@ def _pin_value(facts: NodeFacts, check: CheckSpec, obs: Observation) -> str | No
     if field.endswith(".*"):
         return pinned.get(f"{field[:-2]}.{obs.key}") if obs.key else None
     return pinned.get(field)
-
-
-def _cite_variable(evidence: Evidence, sources: dict[str, SourcedValue], var: str | None) -> None:
-    sourced = sources.get(var or "")
-    if sourced is not None:
-        evidence.source, evidence.source_kind = sourced.source, sourced.source_kind
 
 
 def evaluate_check(
@@ -102,6 +125,7 @@ def evaluate_check(
     if check.relative_to == "node-median":
         return _relative(check, observations, variables, "node median", run_ids)
     findings: list[Finding] = []
+    limits: Limits | None = None
     for obs in observations:
         if obs.value is None:
             status = Status.UNKNOWN if probe_problem else check.on_missing
@@ -120,15 +144,17 @@ def evaluate_check(
             evidence.source_kind = SourceKind.PIN
             findings.append(_finding(check, obs, status, message, evidence))
             continue
-        status, expected, var = _judge_threshold(check, obs.value, variables)
-        shown = check.value_names.get(fmt_value(obs.value, None), fmt_value(obs.value, check.unit))
+        limits = limits or Limits.of(check, variables)
+        status, expected, var = limits.judge(check, obs.value)
+        shown = fmt_value(obs.value, check.unit)
+        if check.value_names:
+            shown = check.value_names.get(fmt_value(obs.value, None), shown)
         message = f"{check.title}: {shown}"
         if status is not Status.PASS and not check.value_names:
             message += f" ({expected})"
         if obs.detail and status is not Status.PASS:
             message += f": {obs.detail}"
-        evidence = _evidence(check, obs, expected, run_ids)
-        _cite_variable(evidence, sources, var)
+        evidence = _evidence(check, obs, expected, run_ids, sources.get(var or ""))
         findings.append(_finding(check, obs, status, message, evidence))
     return findings
 
@@ -165,12 +191,13 @@ def _relative(
     if median <= 0:
         return []
     findings = []
+    limits = Limits.of(check, variables)
     for obs in observed:
         value = _numeric(obs.value)
         if value is None:
             continue
         ratio = value / median
-        status, expected, _ = _judge_threshold(check, ratio, variables)
+        status, expected, _ = limits.judge(check, ratio)
         shown, middle = fmt_value(obs.value, check.unit), fmt_value(median, check.unit)
         message = f"{check.title}: {shown} = {ratio:.0%} of {what} {middle}"
         evidence = _evidence(check, obs, f"ratio to {what}: {expected}", run_ids)

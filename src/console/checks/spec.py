@@ -59,7 +59,10 @@ class Condition(BaseModel):
 
     def holds(self, value: Any, variables: dict[str, Any]) -> bool | None:
         """Whether ``value <op> operand``; None when they cannot be compared (e.g. unset variable)."""
-        operand = self.resolve(variables)
+        return self.holds_for(value, self.resolve(variables))
+
+    def holds_for(self, value: Any, operand: Any) -> bool | None:
+        """``holds`` with the operand already resolved (a node's checks resolve each operand once)."""
         if operand is None or value is None:
             return None
         if isinstance(operand, float) and isinstance(value, bool):
