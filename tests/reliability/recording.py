@@ -19,7 +19,9 @@ RECORDER = """#!/bin/sh
 printf '%s\\0' "$SSH_ORIGINAL_COMMAND" >> "$IC_NODE_DIR/sshd-commands.log"
 exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"
 """
-_PROBE_LINE = re.compile(r"timeout --foreground -k \S+ \S+ timeout -k \S+ \S+ (.*) 2>&1;")
+_TIMEOUTS = r"timeout --foreground -k \S+ \S+ timeout -k \S+ \S+ "
+# A probe line, its argv captured; a probe with a fallback runs it after `2>/dev/null ||`.
+_PROBE_LINE = re.compile(_TIMEOUTS + r"(.*?)(?: 2>/dev/null \|\| " + _TIMEOUTS + r".*?)? 2>&1;")
 
 
 class RecordingFleet(SshdFleet):

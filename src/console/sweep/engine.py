@@ -355,10 +355,10 @@ class SweepEngine:
                 failed = f"no answer within {bundle_timeout(group):g} s (killed on the node)"
             else:
                 failed = describe(exc)
-            return [await self._finish_probe(node, _ProbeRun(spec, None, None, failed, started, 0.0)) for spec in group]
+            return self._finish_probes(node, [_ProbeRun(spec, None, None, failed, started, 0.0) for spec in group], [])
         sections = split_bundle(result.stdout, group)
         share = result.duration_s / max(len(group), 1)
-        outcomes = []
+        runs = []
         for spec in group:
             section = sections.get(spec.id)
             output = section.output if section else None
@@ -372,9 +372,13 @@ class SweepEngine:
                 problem = "no result: the bundle ended before the probe started"
             else:
                 problem = _problem_of(None, section.output, spec)
-            run = _ProbeRun(spec, output, exit_status, problem, started, share)
-            outcomes.append(await self._finish_probe(node, run))
-        return outcomes
+            runs.append(_ProbeRun(spec, output, exit_status, problem, started, share))
+        # A big output costs milliseconds of CPU to parse: in a worker thread, the loop keeps serving
+        # deadlines, keepalives and the UI meanwhile (parsers are pure functions). One hand-off per
+        # bundle, not per probe: each costs a thread wake-up and a loop wake-up.
+        todo = [run for run in runs if _wants_parse(run)]
+        parsed = await asyncio.to_thread(_parse_runs, todo) if todo else []
+        return self._finish_probes(node, runs, [id(run) for run in todo], parsed)
 
     async def _by(self, deadline: float | None, work: Awaitable[T]) -> T:
         """``work``, or TimeoutError at ``deadline`` (loop time; None waits for it).
@@ -406,22 +410,23 @@ class SweepEngine:
         budget = (self.probe_timeout_cap_s or 0) * NODE_BUDGET_FACTOR
         return f"no answer within {budget:g} s (probe timeout; stopped on the node)"
 
-    async def _finish_probe(self, node: Node, run: _ProbeRun) -> ProbeOutcome:
+    def _finish_probes(
+        self, node: Node, runs: list[_ProbeRun], parsed_ids: list[int], parsed: list[Any] | None = None
+    ) -> list[ProbeOutcome]:
+        results = dict(zip(parsed_ids, parsed or [], strict=True))
+        return [self._finish_probe(node, run, results.get(id(run), _UNPARSED)) for run in runs]
+
+    def _finish_probe(self, node: Node, run: _ProbeRun, result: Any) -> ProbeOutcome:
         parsed = None
         problem = run.problem
-        timed_out = run.exit_status == 124 and run.spec.judge_partial and bool(run.output)
-        if (problem is None or timed_out) and run.output is not None:
-            try:
-                # A big output costs tens of milliseconds of CPU to parse: in a worker thread, the loop
-                # keeps serving deadlines, keepalives and the UI meanwhile (parsers are pure functions).
-                parsed = await asyncio.to_thread(_parse, run.spec, run.output)
-            except ParseError as exc:
-                problem = problem or f"unreadable output: {exc.reason}"
-            else:
-                if timed_out and isinstance(parsed, ParsedOutput):
-                    # The test started and stopped answering: judge what it printed, as a failed run.
-                    parsed = parsed.model_copy(update={"ok": False, "errors": [*parsed.errors, problem or ""]})
-                    problem = None
+        if isinstance(result, ParseError):
+            problem = problem or f"unreadable output: {result.reason}"
+        elif result is not _UNPARSED:
+            parsed = result
+            if run.exit_status == 124 and isinstance(parsed, ParsedOutput):
+                # The test started and stopped answering: judge what it printed, as a failed run.
+                parsed = parsed.model_copy(update={"ok": False, "errors": [*parsed.errors, problem or ""]})
+                problem = None
         run_id = self._record_run(node, run, problem)
         self._emit(
             ProbeFinished(
@@ -522,8 +527,28 @@ class SweepEngine:
         return counts
 
 
+_UNPARSED = object()
+
+
+def _wants_parse(run: _ProbeRun) -> bool:
+    # A long test that timed out on the node is judged on what it printed (a table without its footer).
+    timed_out = run.exit_status == 124 and run.spec.judge_partial and bool(run.output)
+    return (run.problem is None or timed_out) and run.output is not None
+
+
 def _parse(spec: ProbeSpec, output: bytes) -> Any:
     return spec.parse(output.decode("utf-8", errors="replace"))
+
+
+def _parse_runs(runs: list[_ProbeRun]) -> list[Any]:
+    """Each run's parsed output, or the ParseError saying why it could not be read."""
+    results: list[Any] = []
+    for run in runs:
+        try:
+            results.append(_parse(run.spec, run.output or b""))
+        except ParseError as exc:
+            results.append(exc)
+    return results
 
 
 def snapshot_of(facts: NodeFacts) -> NodeSnapshot:
