@@ -66,16 +66,26 @@ def finite_int(q: Quantity) -> int | None:
     return int(q.value)
 
 
-def assign_number(target: WithUnavailable, name: str, raw: Any, convert: Converter, *, integer: bool = False) -> None:
-    """Set ``target.name`` from ``raw``; N/A or unreadable values are recorded in ``unavailable``."""
+def number_field(
+    values: dict[str, Any], unavailable: dict[str, str], name: str, raw: Any, convert: Converter, *, integer: bool = False
+) -> None:
+    """Put ``name``'s value read from ``raw`` in ``values``, or why there is none in ``unavailable``."""
     if raw is ABSENT:
         return
     q = convert(raw)
     value: float | int | None = finite_int(q) if integer else q.value
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        target.mark_unavailable(name, q.reason or "not a number")
+        unavailable[name] = q.reason or "not a number"
         return
-    setattr(target, name, value)
+    values[name] = value
+
+
+def assign_number(target: WithUnavailable, name: str, raw: Any, convert: Converter, *, integer: bool = False) -> None:
+    """Set ``target.name`` from ``raw``; N/A or unreadable values are recorded in ``unavailable``."""
+    values: dict[str, Any] = {}
+    number_field(values, target.unavailable, name, raw, convert, integer=integer)
+    if values:
+        setattr(target, name, values[name])
 
 
 def text_of(raw: Any) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from console.model.amdsmi import XgmiPortStatus
 from console.model.gpu import TopologyLink, XgmiLink
-from console.probes.amdsmi_fields import ABSENT, assign_number, finite_int, pick, text_of, to_int
+from console.probes.amdsmi_fields import ABSENT, assign_number, finite_int, number_field, pick, text_of, to_int
 from console.probes.amdsmi_tables import link_status
 from console.probes.values import Quantity, na_reason, normalise_bdf, parse_quantity, to_bytes
 
@@ -54,14 +54,24 @@ def xgmi_links(entries: Sequence[Entry], status_rows: list[Any]) -> list[XgmiLin
             dst = _index(dest.get("gpu"))
             if dst is not None and dst == src:
                 continue
-            link = XgmiLink(
-                src_index=src, dst_index=dst, src_bdf=src_bdf, dst_bdf=normalise_bdf(text_of(dest.get("bdf")))
+            # Values gathered first and the model built once: 56 links per node, each assignment validated.
+            values: dict[str, Any] = {}
+            unavailable: dict[str, str] = {}
+            for name, raw, convert, integer in (
+                ("bit_rate_gbps", metrics.get("bit_rate", ABSENT), _gbits, False),
+                ("max_bandwidth_gbps", metrics.get("max_bandwidth", ABSENT), _gbits, False),
+                ("read_bytes", dest.get("read", ABSENT), _kilobytes, True),
+                ("write_bytes", dest.get("write", ABSENT), _kilobytes, True),
+            ):
+                number_field(values, unavailable, name, raw, convert, integer=integer)
+            links[(src, dst)] = XgmiLink(
+                src_index=src,
+                dst_index=dst,
+                src_bdf=src_bdf,
+                dst_bdf=normalise_bdf(text_of(dest.get("bdf"))),
+                unavailable=unavailable,
+                **values,
             )
-            assign_number(link, "bit_rate_gbps", metrics.get("bit_rate", ABSENT), _gbits)
-            assign_number(link, "max_bandwidth_gbps", metrics.get("max_bandwidth", ABSENT), _gbits)
-            assign_number(link, "read_bytes", dest.get("read", ABSENT), _kilobytes, integer=True)
-            assign_number(link, "write_bytes", dest.get("write", ABSENT), _kilobytes, integer=True)
-            links[(src, dst)] = link
     for row in status_rows:
         if not isinstance(row, Mapping) or not isinstance(row.get("link_status"), list):
             continue

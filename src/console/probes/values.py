@@ -63,6 +63,11 @@ def parse_quantity(raw: Any) -> Quantity:
     unit glued or spaced (``"32 GT/s"``, ``"44.0°C"``, ``"1400.0W"``, ``"2000Mhz"``), and the
     N/A family. Booleans are not numbers here.
     """
+    kind = type(raw)
+    if kind is int:  # the common case in JSON output, first: one parse reads thousands of these
+        return Quantity(None, None, f"sentinel {raw}") if raw in _MAX_UINT_SENTINELS else Quantity(float(raw))
+    if kind is float:
+        return Quantity(None, None, "not a number") if not math.isfinite(raw) else Quantity(raw)
     if isinstance(raw, dict):
         if "value" not in raw:
             return Quantity(None, None, "object without value")
