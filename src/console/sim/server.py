@@ -109,6 +109,11 @@ class _Session(asyncssh.SSHServerSession[str]):
         self._lines: asyncio.Queue[str | None] = asyncio.Queue()
         self._partial = ""
         self._task: asyncio.Task[None] | None = None
+        # Output written in one turn of the loop leaves as one SSH packet, as a pipe read by sshd
+        # gathers a process's quick successive writes: a bundle's 30 echo lines are not 30 packets.
+        self._pending: list[str] = []
+        self._pending_fd = 1
+        self._flush_due = False
 
     # asyncssh callbacks ----------------------------------------------------------
     def connection_made(self, chan: asyncssh.SSHServerChannel[str]) -> None:
@@ -154,8 +159,25 @@ class _Session(asyncssh.SSHServerSession[str]):
         chan = self._chan
         if chan is None or chan.is_closing():
             return
+        if self._pending and fd != self._pending_fd:
+            self._flush()  # stdout and stderr keep their relative order
+        self._pending_fd = fd
+        self._pending.append(text)
+        if not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        if not self._pending:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        chan = self._chan
+        if chan is None or chan.is_closing():
+            return
         try:
-            if fd == 2:
+            if self._pending_fd == 2:
                 chan.write_stderr(text)
             else:
                 chan.write(text)
@@ -164,6 +186,7 @@ class _Session(asyncssh.SSHServerSession[str]):
 
     def drop_connection(self) -> None:
         """The ssh_drop_mid_command fault: the TCP connection dies under the running command."""
+        self._flush()  # what the command printed before the drop was on its way
         self._owner.conn.abort()
 
     # running -----------------------------------------------------------------------
@@ -177,6 +200,7 @@ class _Session(asyncssh.SSHServerSession[str]):
         except Exception:
             log.exception("%s: session failed", self._owner.runtime.name)
             end = SessionEnd(status=EX_SOFTWARE)
+        self._flush()
         chan = self._chan
         if chan is None or chan.is_closing():
             return
