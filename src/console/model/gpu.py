@@ -218,7 +218,7 @@ def merge_gpu_records(records: list[GpuRecord], *, same_tool: bool = False) -> l
             if candidate is not None and (bdf is None or candidate.identity.bdf in (None, bdf)):
                 target = candidate
         if target is None:
-            target = record.model_copy(deep=True)
+            target = _own_copy(record)
             merged.append(target)
         else:
             _fill_missing(target, record)
@@ -229,6 +229,17 @@ def merge_gpu_records(records: list[GpuRecord], *, same_tool: bool = False) -> l
     return merged
 
 
+def _own_copy(record: GpuRecord) -> GpuRecord:
+    """A record whose identity and firmware table the merge may fill in.
+
+    Metrics, ECC and bad pages are shared with the parsed output, which nothing modifies once parsed
+    (parsed results are even reused across sweeps): a deep copy of every GPU record was three
+    quarters of building a node's facts.
+    """
+    identity = record.identity.model_copy(update={"unavailable": dict(record.identity.unavailable)})
+    return record.model_copy(update={"identity": identity, "firmware": dict(record.firmware)})
+
+
 def _fill_missing(target: GpuRecord, source: GpuRecord) -> None:
     for name in GpuIdentity.model_fields:
         if name == "unavailable":
@@ -237,6 +248,6 @@ def _fill_missing(target: GpuRecord, source: GpuRecord) -> None:
             setattr(target.identity, name, getattr(source.identity, name))
     for name in ("metrics", "ecc", "bad_pages"):
         if getattr(target, name) is None and getattr(source, name) is not None:
-            setattr(target, name, getattr(source, name).model_copy(deep=True))
+            setattr(target, name, getattr(source, name))  # shared, read-only (see _own_copy)
     for block, version in source.firmware.items():
         target.firmware.setdefault(block, version)

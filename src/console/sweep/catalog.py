@@ -75,7 +75,7 @@ class _ReusedWhenUnchanged:
 
     A rerun still runs the probe (so a GPU that fell off the bus or a new driver shows up at once),
     but an ``amd-smi static`` identical to last time is not parsed again. Parsers are pure and their
-    results are never modified afterwards (facts copy what they merge), so sharing one is safe.
+    results are never modified afterwards (facts copy only what a merge fills in), so sharing one is safe.
     Failures are not remembered: ParseError is raised again each time. ``fresh`` parses without it.
     """
 
