@@ -67,7 +67,13 @@ def finite_int(q: Quantity) -> int | None:
 
 
 def number_field(
-    values: dict[str, Any], unavailable: dict[str, str], name: str, raw: Any, convert: Converter, *, integer: bool = False
+    values: dict[str, Any],
+    unavailable: dict[str, str],
+    name: str,
+    raw: Any,
+    convert: Converter,
+    *,
+    integer: bool = False,
 ) -> None:
     """Put ``name``'s value read from ``raw`` in ``values``, or why there is none in ``unavailable``."""
     if raw is ABSENT:

@@ -79,24 +79,27 @@ class FieldTable:
                 positions.update(found)
         return [self.specs[i] for i in sorted(positions)]
 
-_IDENTITY = FieldTable([
-    ("uuid", ("uuid", "gpu_uuid"), None, False),
-    ("kfd_gpu_id", ("kfd_id",), to_int, True),
-    ("kfd_node", ("node_id",), to_int, True),
-    ("market_name", ("asic.market_name", "market_name", "gpu_name"), None, False),
-    ("vendor_id", ("asic.vendor_id", "vendor_id"), None, False),
-    ("device_id", ("asic.device_id", "device_id"), None, False),
-    ("subsystem_id", ("asic.subsystem_id", "subsystem_id"), None, False),
-    ("revision_id", ("asic.rev_id", "rev_id"), None, False),
-    ("serial", ("asic.asic_serial", "asic_serial"), None, False),
-    ("gfx_target", ("asic.target_graphics_version", "target_graphics_version"), None, False),
-    ("compute_units", ("asic.num_compute_units", "num_compute_units"), to_int, True),
-    ("oam_id", ("asic.oam_id", "oam_id"), to_int, True),
-    ("product_name", ("board.product_name", "product_name"), None, False),
-    ("vbios_version", ("ifwi.version", "vbios.version", "vbios.vbios_version"), None, False),
-    ("vbios_part_number", ("ifwi.part_number", "vbios.part_number"), None, False),
-    ("partition_id", ("partition.partition_id", "partition_id"), to_int, True),
-])
+
+_IDENTITY = FieldTable(
+    [
+        ("uuid", ("uuid", "gpu_uuid"), None, False),
+        ("kfd_gpu_id", ("kfd_id",), to_int, True),
+        ("kfd_node", ("node_id",), to_int, True),
+        ("market_name", ("asic.market_name", "market_name", "gpu_name"), None, False),
+        ("vendor_id", ("asic.vendor_id", "vendor_id"), None, False),
+        ("device_id", ("asic.device_id", "device_id"), None, False),
+        ("subsystem_id", ("asic.subsystem_id", "subsystem_id"), None, False),
+        ("revision_id", ("asic.rev_id", "rev_id"), None, False),
+        ("serial", ("asic.asic_serial", "asic_serial"), None, False),
+        ("gfx_target", ("asic.target_graphics_version", "target_graphics_version"), None, False),
+        ("compute_units", ("asic.num_compute_units", "num_compute_units"), to_int, True),
+        ("oam_id", ("asic.oam_id", "oam_id"), to_int, True),
+        ("product_name", ("board.product_name", "product_name"), None, False),
+        ("vbios_version", ("ifwi.version", "vbios.version", "vbios.vbios_version"), None, False),
+        ("vbios_part_number", ("ifwi.part_number", "vbios.part_number"), None, False),
+        ("partition_id", ("partition.partition_id", "partition_id"), to_int, True),
+    ]
+)
 _PARTITION_PATHS = {
     "compute_partition": (
         "partition.accelerator_partition",
@@ -109,102 +112,125 @@ _PARTITION_PATHS = {
 }
 _PARTITION_NAME = re.compile(r"\b(NPS\d+|SPX|DPX|TPX|QPX|CPX)\b", re.IGNORECASE)
 
-_METRICS = FieldTable([
-    ("edge_temp_c", ("temperature.edge", "edge_temperature"), to_celsius, False),
-    ("hotspot_temp_c", ("temperature.hotspot", "temperature.junction", "hotspot_temperature"), to_celsius, False),
-    ("mem_temp_c", ("temperature.mem", "temperature.vram", "memory_temperature"), to_celsius, False),
-    (
-        "power_w",
+_METRICS = FieldTable(
+    [
+        ("edge_temp_c", ("temperature.edge", "edge_temperature"), to_celsius, False),
+        ("hotspot_temp_c", ("temperature.hotspot", "temperature.junction", "hotspot_temperature"), to_celsius, False),
+        ("mem_temp_c", ("temperature.mem", "temperature.vram", "memory_temperature"), to_celsius, False),
         (
-            "power.socket_power",
-            "power.current_socket_power",
-            "power.average_socket_power",
-            "socket_power",
-            "power_usage",
+            "power_w",
+            (
+                "power.socket_power",
+                "power.current_socket_power",
+                "power.average_socket_power",
+                "socket_power",
+                "power_usage",
+            ),
+            to_watts,
+            False,
         ),
-        to_watts,
-        False,
-    ),
-    ("power_cap_w", ("power.power_limit", "power_cap", "max_power"), to_watts, False),
-    ("gfx_clock_mhz", ("clock.gfx_0.clk", "clock.gfx.clk", "clock.gfx.cur_clk", "gfx_0_clk", "gfx_clk"), to_mhz, False),
-    (
-        "mem_clock_mhz",
-        ("clock.mem_0.clk", "clock.mem.clk", "clock.mem.cur_clk", "mem_0_clk", "mem_clock"),
-        to_mhz,
-        False,
-    ),
-    ("gfx_util_pct", ("usage.gfx_activity", "usage.gfx_usage", "gfx_activity", "gfx"), to_percent, False),
-    ("mem_util_pct", ("usage.umc_activity", "usage.mem_activity", "umc_activity", "mem"), to_percent, False),
-    ("vram_total_bytes", ("mem_usage.total_vram", "total_vram", "vram_total"), to_megabytes_as_bytes, True),
-    ("vram_used_bytes", ("mem_usage.used_vram", "used_vram", "vram_used"), to_megabytes_as_bytes, True),
-    ("energy_j", ("energy.total_energy_consumption", "total_energy_consumption"), to_joules, False),
-    ("fan_pct", ("fan.usage", "fan"), to_percent, False),
-])
-_PCIE = FieldTable([
-    ("width", ("pcie.width", "pcie_width"), to_int, True),
-    ("speed_gts", ("pcie.speed", "pcie_speed"), to_gts, False),
-    ("bandwidth_mbps", ("pcie.bandwidth", "pcie_bw", "pcie_bandwidth"), to_mbps, False),
-    ("replay_count", ("pcie.replay_count", "replay_count", "pcie_replay"), to_int, True),
-    ("replay_rollover_count", ("pcie.replay_roll_over_count", "replay_roll_over_count"), to_int, True),
-    ("l0_to_recovery_count", ("pcie.l0_to_recovery_count", "l0_to_recovery_count"), to_int, True),
-    ("nak_sent_count", ("pcie.nak_sent_count", "nak_sent_count"), to_int, True),
-    ("nak_received_count", ("pcie.nak_received_count", "nak_received_count"), to_int, True),
-])
-_ECC = FieldTable([
-    (
-        "correctable",
-        ("ecc.total_correctable_count", "ecc.correctable_count", "total_correctable_count", "single_bit_ecc"),
-        to_int,
-        True,
-    ),
-    (
-        "uncorrectable",
+        ("power_cap_w", ("power.power_limit", "power_cap", "max_power"), to_watts, False),
         (
-            "ecc.total_uncorrectable_count",
-            "ecc.uncorrectable_count",
-            "total_uncorrectable_count",
-            "double_bit_ecc",
-            "uec",
+            "gfx_clock_mhz",
+            ("clock.gfx_0.clk", "clock.gfx.clk", "clock.gfx.cur_clk", "gfx_0_clk", "gfx_clk"),
+            to_mhz,
+            False,
         ),
-        to_int,
-        True,
-    ),
-    ("deferred", ("ecc.total_deferred_count", "ecc.deferred_count", "total_deferred_count"), to_int, True),
-    ("cache_correctable", ("ecc.cache_correctable_count", "cache_correctable_count"), to_int, True),
-    ("cache_uncorrectable", ("ecc.cache_uncorrectable_count", "cache_uncorrectable_count"), to_int, True),
-])
-_STATIC = FieldTable([
-    ("driver_name", ("driver.name", "driver.driver_name"), None, False),
-    ("driver_version", ("driver.version", "driver.driver_version"), None, False),
-    ("os_kernel_version", ("driver.os_kernel_version",), None, False),
-    ("max_pcie_width", ("bus.max_pcie_width", "max_pcie_width"), to_int, True),
-    ("max_pcie_speed_gts", ("bus.max_pcie_speed", "bus.pcie_speed", "max_pcie_speed"), to_gts, False),
-    ("pcie_interface_gen", ("bus.pcie_interface_version", "pcie_interface_version"), to_pcie_gen, True),
-    ("slot_type", ("bus.slot_type", "slot_type"), None, False),
-    (
-        "power_cap_w",
-        ("limit.ppt0.socket_power_limit", "limit.socket_power", "limit.power", "limit.power_cap"),
-        to_watts,
-        False,
-    ),
-    ("power_cap_max_w", ("limit.ppt0.max_power_limit", "limit.max_power", "limit.max_power_limit"), to_watts, False),
-    ("power_cap_min_w", ("limit.ppt0.min_power_limit", "limit.min_power", "limit.min_power_limit"), to_watts, False),
-    ("slowdown_edge_temp_c", ("limit.slowdown_edge_temperature",), to_celsius, False),
-    ("slowdown_hotspot_temp_c", ("limit.slowdown_hotspot_temperature",), to_celsius, False),
-    ("slowdown_vram_temp_c", ("limit.slowdown_vram_temperature",), to_celsius, False),
-    ("shutdown_edge_temp_c", ("limit.shutdown_edge_temperature",), to_celsius, False),
-    ("shutdown_hotspot_temp_c", ("limit.shutdown_hotspot_temperature",), to_celsius, False),
-    ("shutdown_vram_temp_c", ("limit.shutdown_vram_temperature",), to_celsius, False),
-    ("vram_type", ("vram.type", "vram.vram_type"), None, False),
-    ("vram_vendor", ("vram.vendor", "vram.vram_vendor"), None, False),
-    ("vram_size_bytes", ("vram.size", "vram.vram_size"), to_megabytes_as_bytes, True),
-    ("vram_bit_width", ("vram.bit_width", "vram.vram_bit_width"), to_int, True),
-    ("vram_max_bandwidth_gbps", ("vram.max_bandwidth",), to_gbps, False),
-    ("numa_node", ("numa.node",), to_int, True),
-    ("numa_affinity", ("numa.affinity",), to_int, True),
-    ("ras_eeprom_version", ("ras.eeprom_version",), None, False),
-    ("process_isolation", ("process_isolation",), None, False),
-])
+        (
+            "mem_clock_mhz",
+            ("clock.mem_0.clk", "clock.mem.clk", "clock.mem.cur_clk", "mem_0_clk", "mem_clock"),
+            to_mhz,
+            False,
+        ),
+        ("gfx_util_pct", ("usage.gfx_activity", "usage.gfx_usage", "gfx_activity", "gfx"), to_percent, False),
+        ("mem_util_pct", ("usage.umc_activity", "usage.mem_activity", "umc_activity", "mem"), to_percent, False),
+        ("vram_total_bytes", ("mem_usage.total_vram", "total_vram", "vram_total"), to_megabytes_as_bytes, True),
+        ("vram_used_bytes", ("mem_usage.used_vram", "used_vram", "vram_used"), to_megabytes_as_bytes, True),
+        ("energy_j", ("energy.total_energy_consumption", "total_energy_consumption"), to_joules, False),
+        ("fan_pct", ("fan.usage", "fan"), to_percent, False),
+    ]
+)
+_PCIE = FieldTable(
+    [
+        ("width", ("pcie.width", "pcie_width"), to_int, True),
+        ("speed_gts", ("pcie.speed", "pcie_speed"), to_gts, False),
+        ("bandwidth_mbps", ("pcie.bandwidth", "pcie_bw", "pcie_bandwidth"), to_mbps, False),
+        ("replay_count", ("pcie.replay_count", "replay_count", "pcie_replay"), to_int, True),
+        ("replay_rollover_count", ("pcie.replay_roll_over_count", "replay_roll_over_count"), to_int, True),
+        ("l0_to_recovery_count", ("pcie.l0_to_recovery_count", "l0_to_recovery_count"), to_int, True),
+        ("nak_sent_count", ("pcie.nak_sent_count", "nak_sent_count"), to_int, True),
+        ("nak_received_count", ("pcie.nak_received_count", "nak_received_count"), to_int, True),
+    ]
+)
+_ECC = FieldTable(
+    [
+        (
+            "correctable",
+            ("ecc.total_correctable_count", "ecc.correctable_count", "total_correctable_count", "single_bit_ecc"),
+            to_int,
+            True,
+        ),
+        (
+            "uncorrectable",
+            (
+                "ecc.total_uncorrectable_count",
+                "ecc.uncorrectable_count",
+                "total_uncorrectable_count",
+                "double_bit_ecc",
+                "uec",
+            ),
+            to_int,
+            True,
+        ),
+        ("deferred", ("ecc.total_deferred_count", "ecc.deferred_count", "total_deferred_count"), to_int, True),
+        ("cache_correctable", ("ecc.cache_correctable_count", "cache_correctable_count"), to_int, True),
+        ("cache_uncorrectable", ("ecc.cache_uncorrectable_count", "cache_uncorrectable_count"), to_int, True),
+    ]
+)
+_STATIC = FieldTable(
+    [
+        ("driver_name", ("driver.name", "driver.driver_name"), None, False),
+        ("driver_version", ("driver.version", "driver.driver_version"), None, False),
+        ("os_kernel_version", ("driver.os_kernel_version",), None, False),
+        ("max_pcie_width", ("bus.max_pcie_width", "max_pcie_width"), to_int, True),
+        ("max_pcie_speed_gts", ("bus.max_pcie_speed", "bus.pcie_speed", "max_pcie_speed"), to_gts, False),
+        ("pcie_interface_gen", ("bus.pcie_interface_version", "pcie_interface_version"), to_pcie_gen, True),
+        ("slot_type", ("bus.slot_type", "slot_type"), None, False),
+        (
+            "power_cap_w",
+            ("limit.ppt0.socket_power_limit", "limit.socket_power", "limit.power", "limit.power_cap"),
+            to_watts,
+            False,
+        ),
+        (
+            "power_cap_max_w",
+            ("limit.ppt0.max_power_limit", "limit.max_power", "limit.max_power_limit"),
+            to_watts,
+            False,
+        ),
+        (
+            "power_cap_min_w",
+            ("limit.ppt0.min_power_limit", "limit.min_power", "limit.min_power_limit"),
+            to_watts,
+            False,
+        ),
+        ("slowdown_edge_temp_c", ("limit.slowdown_edge_temperature",), to_celsius, False),
+        ("slowdown_hotspot_temp_c", ("limit.slowdown_hotspot_temperature",), to_celsius, False),
+        ("slowdown_vram_temp_c", ("limit.slowdown_vram_temperature",), to_celsius, False),
+        ("shutdown_edge_temp_c", ("limit.shutdown_edge_temperature",), to_celsius, False),
+        ("shutdown_hotspot_temp_c", ("limit.shutdown_hotspot_temperature",), to_celsius, False),
+        ("shutdown_vram_temp_c", ("limit.shutdown_vram_temperature",), to_celsius, False),
+        ("vram_type", ("vram.type", "vram.vram_type"), None, False),
+        ("vram_vendor", ("vram.vendor", "vram.vram_vendor"), None, False),
+        ("vram_size_bytes", ("vram.size", "vram.vram_size"), to_megabytes_as_bytes, True),
+        ("vram_bit_width", ("vram.bit_width", "vram.vram_bit_width"), to_int, True),
+        ("vram_max_bandwidth_gbps", ("vram.max_bandwidth",), to_gbps, False),
+        ("numa_node", ("numa.node",), to_int, True),
+        ("numa_affinity", ("numa.affinity",), to_int, True),
+        ("ras_eeprom_version", ("ras.eeprom_version",), None, False),
+        ("process_isolation", ("process_isolation",), None, False),
+    ]
+)
 
 # Violation counters: amd-smi key stem -> the name the docs and `monitor --violation` use.
 _VIOLATION_NAMES = {

@@ -41,9 +41,15 @@ class Quantity:
 
 def na_reason(raw: Any) -> str | None:
     """Return the tool's own word if ``raw`` means 'no value', else None."""
+    if type(raw) is str:  # the common case first
+        word = raw.strip()
+        lowered = word.lower()
+        if lowered in _NA_WORDS or lowered.startswith("not supported"):
+            return word or "empty"
+        return word if lowered.startswith("n/a") else None
     if raw is None:
         return "absent in output"
-    if isinstance(raw, str):
+    if isinstance(raw, str):  # a str subclass
         word = raw.strip()
         if word.lower() in _NA_WORDS or word.lower().startswith("not supported"):
             return word or "empty"
