@@ -35,6 +35,7 @@ from console.checks import load_packs
 from console.inventory.load import from_mapping
 from console.inventory.model import Inventory
 from console.model.findings import Status
+from console.runtime import tune_gc
 from console.store import Store
 from console.sweep.events import Event, NodeDone, SweepDone, SweepStarted
 from console.ui.app import ConsoleApp
@@ -273,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=1024)
     parser.add_argument("--keys", type=int, default=200, help="cursor moves timed per phase")
     args = parser.parse_args(argv)
+    tune_gc()  # as the console script does before it opens the TUI
     with tempfile.TemporaryDirectory(prefix="ic-bench-ui-") as folder:
         store = Store(Path(folder) / "history.sqlite")
         try:

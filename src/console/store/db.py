@@ -60,6 +60,8 @@ CREATE TABLE IF NOT EXISTS findings (
     created_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS findings_node ON findings(node, check_id, sweep_id);
+-- A sweep's findings (reports, replacing a re-judged node's) without walking every earlier sweep's.
+CREATE INDEX IF NOT EXISTS findings_sweep ON findings(sweep_id, node);
 CREATE TABLE IF NOT EXISTS node_verdicts (
     sweep_id INTEGER NOT NULL REFERENCES sweeps(id),
     node TEXT NOT NULL,
