@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import psutil
+
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sweep.catalog import ProbeSet, probes_for
 
@@ -72,10 +74,20 @@ def write_ssh_config(fleet: Fleet, path: Path) -> Path:
 
 def run_console(row: Row, fleet: Fleet, scratch: Path) -> None:
     """Cold CLI sweep, then the warm in-process rerun."""
+    run_console_cold(row, fleet, scratch)
+    run_console_warm(row, fleet, scratch)
+
+
+def run_console_cold(row: Row, fleet: Fleet, scratch: Path) -> None:
+    """``instinct-console sweep --probes quick`` as a child process: new connections."""
     cold = run_measured(
         [CONSOLE, "sweep", "-i", str(fleet.inventory), "--probes", "quick", "--store", str(scratch / "cold.db")]
     )
     row.add("console cold", cold, max_rss_mib=cold.max_rss_mib)
+
+
+def run_console_warm(row: Row, fleet: Fleet, scratch: Path) -> None:
+    """One engine sweeping twice in one process; the second run is the warm one."""
     engine = run_measured([sys.executable, str(BENCH / "_engine_run.py"), str(fleet.inventory), str(scratch / "w.db")])
     lines = engine.stdout.decode(errors="replace").strip().splitlines()
     try:
@@ -122,7 +134,8 @@ def run_pssh(row: Row, fleet: Fleet, scratch: Path) -> None:
     row.add("parallel-ssh", run, hosts_ok=int(ok) if ok.isdigit() else None, out_mib=mib)
 
 
-PEERS: dict[str, Callable[[Row, Fleet, Path], None]] = {"pdsh": run_pdsh, "clush": run_clush, "parallel-ssh": run_pssh}
+Contender = Callable[[Row, Fleet, Path], None]
+PEERS: dict[str, Contender] = {"pdsh": run_pdsh, "clush": run_clush, "parallel-ssh": run_pssh}
 
 
 def sim_fleet(sim: SimCluster) -> Fleet:
@@ -141,12 +154,28 @@ def bench_sim(nodes: int, fanout: int, peers: list[str]) -> Row:
     try:
         with start_sim_cluster(nodes, "mi300x", faults="none", timeout_s=120) as sim:
             fleet = sim_fleet(sim)
-            run_console(row, fleet, scratch)
-            for name in peers:
-                PEERS[name](row, fleet, scratch)
+            server = psutil.Process(sim.proc.pid)
+            for contender in (run_console_cold, run_console_warm, *(PEERS[name] for name in peers)):
+                with_server_cpu(row, server, contender, fleet, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return row
+
+
+def with_server_cpu(row: Row, server: psutil.Process, contender: Contender, fleet: Fleet, scratch: Path) -> None:
+    """Run ``contender`` and note the simulator's CPU during it: the server work each client causes.
+
+    Both share the machine's two cores, so a client that costs the server less also runs faster.
+    """
+    before, known = sum(server.cpu_times()[:2]), set(row.results)
+    contender(row, fleet, scratch)
+    spent = round(sum(server.cpu_times()[:2]) - before, 2)
+    added = [name for name in row.results if name not in known]
+    for name in added:
+        # The warm contender is two runs in one process: its figure covers both.
+        row.results[name]["server_cpu_s"] = spent if len(added) == 1 else None
+    if len(added) > 1:
+        row.results[added[-1]]["server_cpu_both_runs_s"] = spent
 
 
 def bench_sshd(nodes: int, fanout: int) -> Row:
@@ -182,6 +211,14 @@ def print_table(rows: list[Row]) -> None:
         for name in names:
             r = row.results.get(name)
             cells.append(f"{r['wall_s']:>8.1f}s ({r['cpu_s']:>5.1f})" if r else f"{'-':>18}")
+        print(f"{row.fleet:<16}{row.nodes:>6}" + "".join(f"{c:>18}" for c in cells))
+    print("\nsimulator CPU s caused (warm: both runs of the engine process)")
+    for row in rows:
+        cells = []
+        for name in names:
+            r = row.results.get(name) or {}
+            spent = r.get("server_cpu_s", r.get("server_cpu_both_runs_s"))
+            cells.append(f"{spent:>8.1f}" if isinstance(spent, float | int) else f"{'-':>8}")
         print(f"{row.fleet:<16}{row.nodes:>6}" + "".join(f"{c:>18}" for c in cells))
     print("\nratios (peer wall / console wall); first verdict; console peak RSS")
     for row in rows:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.inventory.model import Node, StackPin
+from console.model.findings import Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus, StackVersions, XgmiLink, merge_gpu_records
 from console.probes.base import ParsedOutput
 from console.probes.host import NicPort, OsRelease
@@ -43,6 +44,17 @@ class NodeFacts:
     xgmi: list[XgmiLink] = field(default_factory=list)
     stack: dict[str, str] = field(default_factory=dict)
     nics: list[NicPort] | None = None
+    # One Subject per GPU, link or port, shared by every finding naming it (findings never modify
+    # their subject): a node's ~280 findings otherwise carry ~280 copies of ~70 subjects.
+    _subjects: dict[tuple[Any, ...], Subject] = field(default_factory=dict, repr=False, compare=False)
+
+    def subject(self, scope: Scope = Scope.NODE, **where: Any) -> Subject:
+        """The node's Subject for ``scope`` and ``where`` (gpu, gpu_bdf, peer, peer_bdf, port)."""
+        key = (scope, *sorted(where.items()))
+        found = self._subjects.get(key)
+        if found is None:
+            found = self._subjects[key] = Subject(node=self.node.name, scope=scope, **where)
+        return found
 
     def parsed(self, probe: str) -> Any | None:
         """Parsed output of ``probe`` when usable."""

@@ -43,11 +43,11 @@ def metric(name: str) -> Callable[[Metric], Metric]:
 
 
 def _node(facts: NodeFacts) -> Subject:
-    return Subject(node=facts.node.name)
+    return facts.subject()
 
 
 def _gpu_subject(facts: NodeFacts, gpu: GpuRecord) -> Subject:
-    return Subject(node=facts.node.name, scope=Scope.GPU, gpu=gpu.identity.index, gpu_bdf=gpu.identity.bdf)
+    return facts.subject(Scope.GPU, gpu=gpu.identity.index, gpu_bdf=gpu.identity.bdf)
 
 
 def _per_gpu(facts: NodeFacts, probe: str, read: Callable[[GpuRecord], tuple[Any, str | None]]) -> list[Observation]:
@@ -256,7 +256,7 @@ for _key, _probes in (
 def _link_subject(
     facts: NodeFacts, src: int | None, dst: int | None, src_bdf: str | None, dst_bdf: str | None
 ) -> Subject:
-    return Subject(node=facts.node.name, scope=Scope.LINK, gpu=src, gpu_bdf=src_bdf, peer=dst, peer_bdf=dst_bdf)
+    return facts.subject(Scope.LINK, gpu=src, gpu_bdf=src_bdf, peer=dst, peer_bdf=dst_bdf)
 
 
 @metric("link.xgmi_up")
@@ -338,7 +338,7 @@ def hbm_copy(facts: NodeFacts) -> list[Observation]:
         if record is not None:
             subject = _gpu_subject(facts, record)
         else:
-            subject = Subject(node=facts.node.name, scope=Scope.GPU, gpu_bdf=bdf)
+            subject = facts.subject(Scope.GPU, gpu_bdf=bdf)
         observations.append(Observation(subject, result.value, None, "rvs.level3"))
     return observations
 
@@ -351,7 +351,7 @@ def nic_port_active(facts: NodeFacts) -> list[Observation]:
         return [Observation(_node(facts), None, missing, "host.nic")]
     return [
         Observation(
-            Subject(node=facts.node.name, scope=Scope.NIC, port=port.label),
+            facts.subject(Scope.NIC, port=port.label),
             port.state == "ACTIVE",
             None,
             "host.nic",

@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from console.model.base import Model, WithUnavailable
+from console.model.base import Model, Numerous, WithUnavailable
 from console.model.gpu import GpuMetrics, GpuProcess, GpuRecord, LinkStatus, StackVersions, TopologyLink, XgmiLink
 
 
@@ -28,7 +28,7 @@ class AmdSmiForm(StrEnum):
     ERROR = "error"
 
 
-class ClockLevels(Model):
+class ClockLevels(Numerous):
     """Supported DPM levels of one clock domain (``static --clock``), in MHz."""
 
     domain: str
@@ -82,7 +82,7 @@ class PartitionState(Model):
     message: str | None = Field(None, description="the tool's words for a set operation, verbatim")
 
 
-class XgmiPortStatus(Model):
+class XgmiPortStatus(Numerous):
     """Per-port XGMI status of one GPU (``xgmi --source-status`` / port table): U, D, X or N/A per port."""
 
     gpu_index: int | None = None
@@ -100,7 +100,7 @@ class CperRecord(Model):
     afids: list[str] = Field(default_factory=list)
 
 
-class EngineActivity(Model):
+class EngineActivity(Numerous):
     """Per-engine busy percentages (``usage``: VCN/JPEG lists, per-XCP ``gfx_busy_inst``...)."""
 
     gpu_index: int | None = None

@@ -7,6 +7,8 @@ reason), so a check can say "could not read power cap: N/A" instead of passing a
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -16,7 +18,28 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=False)
 
 
-class WithUnavailable(Model):
+class Numerous(Model):
+    """A model made by the hundred per node (findings, their evidence): every instance shares one
+    fields-set instead of carrying its own.
+
+    pydantic keeps a set of the fields given at construction in each instance: for a finding and its
+    evidence that was 1.4 of 2.2 KB, i.e. ~400 MB of a 1,024-node sweep. Nothing here reads it
+    (no ``exclude_unset``), and adding a field name it already holds leaves the shared set unchanged.
+    """
+
+    _every_field: ClassVar[set[str]]
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._every_field = set(cls.model_fields)  # complete only once pydantic has built the class
+
+    def __init__(self, **data: Any) -> None:
+        super().__init__(**data)
+        object.__setattr__(self, "__pydantic_fields_set__", type(self)._every_field)
+
+
+class WithUnavailable(Numerous):
     """A model whose optional fields may be missing from the tool output for a known reason."""
 
     unavailable: dict[str, str] = Field(

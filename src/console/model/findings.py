@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from console.model.base import Model
+from console.model.base import Model, Numerous
 
 
 class Status(StrEnum):
@@ -78,7 +78,7 @@ class Subject(Model):
         return self.node
 
 
-class Evidence(Model):
+class Evidence(Numerous):
     """What a verdict rests on: the figure, the threshold and where the threshold comes from."""
 
     observed: float | str | bool | None = None
@@ -90,7 +90,7 @@ class Evidence(Model):
     probe_run_id: int | None = Field(None, description="store id of the raw output")
 
 
-class Finding(Model):
+class Finding(Numerous):
     """One check's verdict on one subject, with evidence and a one-line message."""
 
     check_id: str

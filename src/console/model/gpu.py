@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from console.model.base import Model, WithUnavailable
+from console.model.base import Model, Numerous, WithUnavailable
 
 
 class GpuIdentity(WithUnavailable):
@@ -56,7 +56,7 @@ class PcieLink(WithUnavailable):
     nak_received_count: int | None = None
 
 
-class Violation(Model):
+class Violation(Numerous):
     """One throttle/violation type (PVIOL, TVIOL, ...): share of the window spent throttled."""
 
     name: str
@@ -87,7 +87,7 @@ class GpuMetrics(WithUnavailable):
     pcie: PcieLink | None = None
 
 
-class EccBlock(Model):
+class EccBlock(Numerous):
     """Error counts of one RAS block (UMC, SDMA, GFX, MMHUB, PCIE_BIF, XGMI_WAFL, ...)."""
 
     block: str
@@ -108,7 +108,7 @@ class EccCounts(WithUnavailable):
     blocks: list[EccBlock] = Field(default_factory=list)
 
 
-class BadPage(Model):
+class BadPage(Numerous):
     """One retired, pending or unreservable VRAM page."""
 
     address: str
@@ -189,7 +189,7 @@ class StackVersions(WithUnavailable):
     kfd_version: str | None = None
 
 
-class GpuRecord(Model):
+class GpuRecord(Numerous):
     """Everything one output says about one GPU, joined on ``identity.bdf``."""
 
     identity: GpuIdentity = Field(default_factory=GpuIdentity)

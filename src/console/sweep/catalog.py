@@ -162,7 +162,9 @@ PROBES: tuple[ProbeSpec, ...] = (
         _steady_tool(Tool.AMD_SMI, "bad-pages"),
         QUICK,
     ),
-    ProbeSpec("amdsmi.xgmi", "xgmi", ("amd-smi", "xgmi", "--json"), 30, _steady_tool(Tool.AMD_SMI, "xgmi"), QUICK),
+    # Not reused: its per-link read/write counters move with any traffic, so it is never the same twice and
+    # remembering it would only keep every node's old link tables in memory.
+    ProbeSpec("amdsmi.xgmi", "xgmi", ("amd-smi", "xgmi", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
     ProbeSpec(
         "amdsmi.xgmi_status", "xgmi", ("amd-smi", "xgmi", "-l", "--json"), 30, _steady_tool(Tool.AMD_SMI, "xgmi"), QUICK
     ),
