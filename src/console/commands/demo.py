@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from console.exitcodes import ExitCode
-from console.sim.launcher import SimClusterError, start_sim_cluster
 
 DEMO_MODELS = "mi300x,mi300x,mi300x,mi355x"
 
@@ -48,6 +47,9 @@ def _tui_available() -> bool:
 
 def run(args: argparse.Namespace) -> int:
     """Start the simulator, run the console against it, stop the simulator."""
+    # Imported here: every other command (a prolog's sweep) would pay ~0.3 s for the simulator's models.
+    from console.sim.launcher import SimClusterError, start_sim_cluster
+
     try:
         sim = start_sim_cluster(
             nodes=args.nodes, models=DEMO_MODELS, pools=4, faults="demo", seed=args.seed,
