@@ -232,6 +232,8 @@ async def run(nodes: int, keys: int, store: Store) -> dict[str, Any]:
         results[f"{name}_cpu_p50_ms"] = 1000 * statistics.median(timer.cpu[name])
         results[f"{name}_cpu_p99_ms"] = 1000 * percentile(timer.cpu[name], 0.99)
         results[f"{name}_n"] = len(values)
+        results[f"{name}_over_50_ms"] = sum(v > 0.05 for v in values)
+        results[f"{name}_slowest_ms"] = [round(1000 * v) for v in sorted(values)[-3:]]
     results["load_avg"] = psutil.getloadavg()[0]
     results["rss_mb"] = psutil.Process().memory_info().rss / 2**20
     return results
@@ -254,7 +256,8 @@ def report(results: dict[str, Any], out: Callable[[str], None] = print) -> bool:
         worst = max(worst, p99)
         out(
             f"  {label:<13} p50 {p50:6.1f} ms   p99 {p99:6.1f} ms   UI CPU p50 {cpu50:5.1f} ms p99 {cpu99:6.1f} ms"
-            f"   (n={results[f'{name}_n']})"
+            f"   (n={results[f'{name}_n']}, {results[f'{name}_over_50_ms']} over 50 ms,"
+            f" slowest {results[f'{name}_slowest_ms']} ms)"
         )
     out(f"  live stream   UI thread {results['live_ui_cpu_pct']:.0f} % CPU while every verdict arrives again")
     out(f"  RSS           {results['rss_mb']:.0f} MB")
