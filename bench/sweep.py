@@ -217,7 +217,7 @@ def print_table(rows: list[Row]) -> None:
         cells = []
         for name in names:
             r = row.results.get(name) or {}
-            spent = r.get("server_cpu_s", r.get("server_cpu_both_runs_s"))
+            spent = r.get("server_cpu_s") or r.get("server_cpu_both_runs_s")
             cells.append(f"{spent:>8.1f}" if isinstance(spent, float | int) else f"{'-':>8}")
         print(f"{row.fleet:<16}{row.nodes:>6}" + "".join(f"{c:>18}" for c in cells))
     print("\nratios (peer wall / console wall); first verdict; console peak RSS")
