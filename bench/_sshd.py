@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from console.inventory.hostlist import fold
 from console.sim.models import ClusterSpec, NodeSpec
 from console.sim.shims import install_shims
 from console.sim.specs import DEFAULT_STACK, GpuModel, stack_preset
@@ -38,11 +39,12 @@ def sshd_sim_fleet(count: int, scratch: Path) -> Iterator[Fleet]:
         for node in fleet.nodes:
             install_shims(node.bin_dir, cluster_json, node.name, fleet.base / "state")
         inventory = scratch / "inventory.toml"
+        names = fold(n.name for n in fleet.nodes)  # node[01-99,100-256]: the names' widths differ
         hosts = "".join(f'\n[hosts.{n.name}]\naddress = "{n.addr}"\nport = {n.port}\n' for n in fleet.nodes)
         inventory.write_text(
             'name = "bench-sshd"\n[ssh]\n'
             f'user = "{fleet.login_user}"\nidentity_file = "{fleet.client_key}"\nknown_hosts = "{fleet.known_hosts}"\n'
-            f'\n[[pools]]\nname = "p"\ngpu_model = "MI300X"\ngpu_count = 8\nnodes = "node[01-{count:02d}]"\n{hosts}'
+            f'\n[[pools]]\nname = "p"\ngpu_model = "MI300X"\ngpu_count = 8\nnodes = "{names}"\n{hosts}'
         )
         addresses = [n.addr for n in fleet.nodes]
         yield Fleet(addresses, fleet.port, fleet.login_user, fleet.client_key, fleet.known_hosts, inventory)

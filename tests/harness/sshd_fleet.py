@@ -22,6 +22,7 @@ Call the fleet from the main thread: the death signal follows the thread that sp
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import pwd
 import re
@@ -96,15 +97,21 @@ def _address_free(addr: str, port: int) -> bool:
     return True
 
 
+def node_address(block: int, i: int) -> str:
+    """Node ``i`` (from 1) of the fleet in block ``block``: 127.1.B.i, running on into B+1 past .255."""
+    return str(ipaddress.IPv4Address(f"{ADDRESS_BLOCK}.{block}.0") + i)
+
+
 def _pick_block(count: int, port: int) -> int:
     """A third octet B whose 127.1.B.1..count are all free, starting from one derived from our pid.
 
     Several engineers run test suites on the same machine; a fixed block would collide.
     """
     start = os.getpid() % 250
+    blocks = (count + 1) // 256 + 1  # address blocks one fleet spans
     for step in range(250):
-        block = (start + step) % 250 + 1
-        if all(_address_free(f"{ADDRESS_BLOCK}.{block}.{i}", port) for i in range(1, count + 1)):
+        block = (start + step) % (251 - blocks) + 1
+        if all(_address_free(node_address(block, i), port) for i in range(1, count + 1)):
             return block
     raise RuntimeError(f"no free address block in {ADDRESS_BLOCK}.0.0/16 for {count} nodes on port {port}")
 
@@ -241,7 +248,7 @@ class SshdFleet:
         extra = "PerSourcePenalties no\n" if _openssh_version() >= (9, 8) else ""
         for i in range(1, self.count + 1):
             name = f"{self.prefix}{i:02d}"
-            node = FleetNode(name, f"{ADDRESS_BLOCK}.{block}.{i}", self.port, self.base / "nodes" / name)
+            node = FleetNode(name, node_address(block, i), self.port, self.base / "nodes" / name)
             node.bin_dir.mkdir(parents=True)
             os.chown(node.dir, user.pw_uid, user.pw_gid)  # fake tools may write state next to themselves
             _keygen(node.host_key, f"ic-fleet-{node.name}")
