@@ -19,12 +19,12 @@ class Model(BaseModel):
 
 
 class Numerous(Model):
-    """A model made by the hundred per node (findings, their evidence): every instance shares one
-    fields-set instead of carrying its own.
+    """A model made by the hundred per node (findings and their evidence, parsed GPU records): every
+    instance shares one fields-set instead of carrying its own.
 
     pydantic keeps a set of the fields given at construction in each instance: for a finding and its
     evidence that was 1.4 of 2.2 KB, i.e. ~400 MB of a 1,024-node sweep. Nothing here reads it
-    (no ``exclude_unset``), and adding a field name it already holds leaves the shared set unchanged.
+    (no ``exclude_unset``), and an assignment adds a field name the shared set already holds.
     """
 
     _every_field: ClassVar[set[str]]

@@ -1,0 +1,69 @@
+"""What a judged node costs in memory, and the shared pydantic fields-set that keeps it small."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import pytest
+from pydantic import ValidationError
+
+from console.checks import ProbeOutcome, build_facts, evaluate_node, load_packs
+from console.inventory.model import Node, StackPin
+from console.model.findings import Evidence, Finding, SourceKind, Status, Subject, roll_up
+from console.sim.commands import context_for, run_program
+from console.sim.models import example_cluster
+from console.sim.specs import GpuModel
+from console.sweep.catalog import ProbeSet, probes_for
+
+
+def _evidence() -> Evidence:
+    return Evidence(observed=1.0, source="spec sheet", source_kind=SourceKind.VENDOR_SPEC)
+
+
+def test_instances_share_one_complete_fields_set_and_assignment_still_validates() -> None:
+    first, second = _evidence(), _evidence()
+    assert first.model_fields_set is second.model_fields_set == set(Evidence.model_fields)
+    first.source_kind = SourceKind.PIN
+    assert second.source_kind is SourceKind.VENDOR_SPEC and first.model_fields_set == set(Evidence.model_fields)
+    with pytest.raises(ValidationError):
+        first.probe_run_id = "not a number"
+    copy = first.model_copy(update={"unit": "C"})
+    assert copy.model_fields_set is not first.model_fields_set and copy.unit == "C" and first.unit is None
+    finding = Finding(
+        check_id="a.b", family="f", status=Status.PASS, subject=Subject(node="n"), message="m", evidence=first
+    )
+    assert finding == Finding.model_validate_json(finding.model_dump_json())
+
+
+def test_a_judged_8_gpu_node_stays_under_a_megabyte() -> None:
+    cluster = example_cluster(nodes_per_model={GpuModel.MI300X: 1}, with_faults=False)
+    spec = cluster.nodes[0]
+    texts = {
+        p.id: run_program(context_for(cluster, spec.name), list(p.argv)).stdout for p in probes_for(ProbeSet.QUICK)
+    }
+    node = Node(name=spec.name, pool=spec.pool, gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
+    pack = load_packs()["MI300X"]
+    by_id = {p.id: p for p in probes_for(ProbeSet.QUICK)}
+
+    def judged() -> object:
+        # Each probe's own parser without the digest memo: memoised results would not be counted.
+        outcomes = {
+            pid: ProbeOutcome(pid, getattr(by_id[pid].parse, "fresh", by_id[pid].parse)(text), None, 1, 0.0)
+            for pid, text in texts.items()
+        }
+        facts = build_facts(node, StackPin(), outcomes)
+        return outcomes, facts, roll_up(node.name, evaluate_node(pack, facts, {p: 1 for p in outcomes}))
+
+    judged()  # caches (key normalisation, compiled patterns) are not the node's
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = judged()
+        used = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(kept[2].findings) > 200  # type: ignore[index]
+    # 1.48 MiB before findings and GPU records shared their fields-set (0.69 MiB after, commit 7b21bd3).
+    assert used < 1024 * 1024, f"{used / 1024:.0f} KiB per judged node"
