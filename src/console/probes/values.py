@@ -41,7 +41,7 @@ class Quantity:
 
 def na_reason(raw: Any) -> str | None:
     """Return the tool's own word if ``raw`` means 'no value', else None."""
-    if type(raw) is str:  # the common case first
+    if isinstance(raw, str):  # the common case first
         word = raw.strip()
         lowered = word.lower()
         if lowered in _NA_WORDS or lowered.startswith("not supported"):
@@ -49,17 +49,14 @@ def na_reason(raw: Any) -> str | None:
         return word if lowered.startswith("n/a") else None
     if raw is None:
         return "absent in output"
-    if isinstance(raw, str):  # a str subclass
-        word = raw.strip()
-        if word.lower() in _NA_WORDS or word.lower().startswith("not supported"):
-            return word or "empty"
-        if word.upper().startswith("N/A"):
-            return word
     if isinstance(raw, int) and not isinstance(raw, bool) and raw in _MAX_UINT_SENTINELS:
         return f"sentinel {raw}"
     if isinstance(raw, float) and (math.isnan(raw) or math.isinf(raw)):
         return "not a number"
     return None
+
+
+_PLAIN_NUMBERS = (int, float)  # exact types: bool, an int subclass, is not a number here
 
 
 def parse_quantity(raw: Any) -> Quantity:
@@ -69,11 +66,9 @@ def parse_quantity(raw: Any) -> Quantity:
     unit glued or spaced (``"32 GT/s"``, ``"44.0°C"``, ``"1400.0W"``, ``"2000Mhz"``), and the
     N/A family. Booleans are not numbers here.
     """
-    kind = type(raw)
-    if kind is int:  # the common case in JSON output, first: one parse reads thousands of these
-        return Quantity(None, None, f"sentinel {raw}") if raw in _MAX_UINT_SENTINELS else Quantity(float(raw))
-    if kind is float:
-        return Quantity(None, None, "not a number") if not math.isfinite(raw) else Quantity(raw)
+    if type(raw) in _PLAIN_NUMBERS:  # the common case in JSON output, first: one parse reads thousands
+        reason = na_reason(raw)  # sentinels, NaN
+        return Quantity(None, None, reason) if reason is not None else Quantity(float(raw))
     if isinstance(raw, dict):
         if "value" not in raw:
             return Quantity(None, None, "object without value")
