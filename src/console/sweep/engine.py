@@ -355,7 +355,9 @@ class SweepEngine:
                 failed = f"no answer within {bundle_timeout(group):g} s (killed on the node)"
             else:
                 failed = describe(exc)
-            return self._finish_probes(node, [_ProbeRun(spec, None, None, failed, started, 0.0) for spec in group], [])
+            return [
+                self._finish_probe(node, _ProbeRun(spec, None, None, failed, started, 0.0), _UNPARSED) for spec in group
+            ]
         sections = split_bundle(result.stdout, group)
         share = result.duration_s / max(len(group), 1)
         runs = []
@@ -376,9 +378,10 @@ class SweepEngine:
         # A big output costs milliseconds of CPU to parse: in a worker thread, the loop keeps serving
         # deadlines, keepalives and the UI meanwhile (parsers are pure functions). One hand-off per
         # bundle, not per probe: each costs a thread wake-up and a loop wake-up.
-        todo = [run for run in runs if _wants_parse(run)]
-        parsed = await asyncio.to_thread(_parse_runs, todo) if todo else []
-        return self._finish_probes(node, runs, [id(run) for run in todo], parsed)
+        results = (
+            await asyncio.to_thread(_parse_runs, runs) if any(map(_wants_parse, runs)) else [_UNPARSED] * len(runs)
+        )
+        return [self._finish_probe(node, run, result) for run, result in zip(runs, results, strict=True)]
 
     async def _by(self, deadline: float | None, work: Awaitable[T]) -> T:
         """``work``, or TimeoutError at ``deadline`` (loop time; None waits for it).
@@ -409,12 +412,6 @@ class SweepEngine:
     def _past_cap(self) -> str:
         budget = (self.probe_timeout_cap_s or 0) * NODE_BUDGET_FACTOR
         return f"no answer within {budget:g} s (probe timeout; stopped on the node)"
-
-    def _finish_probes(
-        self, node: Node, runs: list[_ProbeRun], parsed_ids: list[int], parsed: list[Any] | None = None
-    ) -> list[ProbeOutcome]:
-        results = dict(zip(parsed_ids, parsed or [], strict=True))
-        return [self._finish_probe(node, run, results.get(id(run), _UNPARSED)) for run in runs]
 
     def _finish_probe(self, node: Node, run: _ProbeRun, result: Any) -> ProbeOutcome:
         parsed = None
@@ -541,9 +538,12 @@ def _parse(spec: ProbeSpec, output: bytes) -> Any:
 
 
 def _parse_runs(runs: list[_ProbeRun]) -> list[Any]:
-    """Each run's parsed output, or the ParseError saying why it could not be read."""
+    """Each run's parsed output, the ParseError saying why it could not be read, or _UNPARSED."""
     results: list[Any] = []
     for run in runs:
+        if not _wants_parse(run):
+            results.append(_UNPARSED)
+            continue
         try:
             results.append(_parse(run.spec, run.output or b""))
         except ParseError as exc:
