@@ -10,7 +10,7 @@ For each size a simulated cluster (``instinct-console sim serve``, its own proce
 
 Wall time, CPU of each contender's process tree, and peak RSS of the console are printed as a table
 with ratios (peer time / console time). ``--sshd N`` adds one console-vs-pdsh row against N real
-OpenSSH sshd nodes answering through the simulator's PATH shims.
+OpenSSH sshd nodes answering the simulator's outputs, rendered once up front (``bench/_sshd.py``).
 
     .venv/bin/python bench/sweep.py --nodes 64,256,1024 [--sshd 256] [--json results.json]
 """
@@ -22,11 +22,14 @@ import json
 import os
 import shlex
 import shutil
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
@@ -35,6 +38,9 @@ from console.sweep.catalog import ProbeSet, probes_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import Fleet, Measured, raise_nofile, run_measured
+
+if TYPE_CHECKING:
+    from _sshd import SshdBench
 
 BENCH = Path(__file__).resolve().parent
 VENV_BIN = Path(sys.executable).parent
@@ -105,12 +111,18 @@ def run_console_warm(row: Row, fleet: Fleet, scratch: Path) -> None:
 
 def run_pdsh(row: Row, fleet: Fleet, scratch: Path) -> None:
     """pdsh with its ssh rcmd; PDSH_SSH_ARGS points ssh at the fleet's config."""
+    pdsh_measured(row, fleet, scratch)
+
+
+def pdsh_measured(row: Row, fleet: Fleet, scratch: Path) -> Measured:
+    """``run_pdsh``, returning the run (its output too)."""
     config = write_ssh_config(fleet, scratch / "ssh_config")
     env = dict(os.environ, PDSH_RCMD_TYPE="ssh", PDSH_SSH_ARGS=f"-F {config} -2 -a -x -l%u %h")
     hosts = ",".join(fleet.addresses)
     argv = ["pdsh", "-R", "ssh", "-f", str(row.fanout), "-l", fleet.user, "-w", hosts, quick_command()]
     run = run_measured(argv, env=env)
     row.add("pdsh", run, out_mib=round(len(run.stdout) / 2**20, 1))
+    return run
 
 
 def run_clush(row: Row, fleet: Fleet, scratch: Path) -> None:
@@ -179,19 +191,86 @@ def with_server_cpu(row: Row, server: psutil.Process, contender: Contender, flee
 
 
 def bench_sshd(nodes: int, fanout: int) -> Row:
-    """The console and pdsh against real OpenSSH sshd nodes answering through the simulator's shims."""
+    """The console and pdsh against real OpenSSH sshd nodes answering the simulator's pre-rendered outputs."""
     from _sshd import sshd_sim_fleet  # needs root and openssh-server; imported only when asked for
 
     row = Row("real sshd", nodes, fanout)
     print(f"real sshd fleet of {nodes} nodes", flush=True)
     scratch = Path(tempfile.mkdtemp(prefix="ic-bench-"))
     try:
-        with sshd_sim_fleet(nodes, scratch) as fleet:
-            run_console(row, fleet, scratch)
-            run_pdsh(row, fleet, scratch)
+        with sshd_sim_fleet(nodes, scratch) as bench:
+            pdsh_runs: list[Measured] = []
+            for contender in (run_console_cold, run_console_warm, lambda *a: pdsh_runs.append(pdsh_measured(*a))):
+                with_node_cpu(row, bench, contender, scratch)
+            check_sshd_row(row, bench, scratch, pdsh_runs[0].stdout if pdsh_runs else b"")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return row
+
+
+def with_node_cpu(row: Row, bench: SshdBench, contender: Contender, scratch: Path) -> None:
+    """Run ``contender`` and note the CPU the sshd nodes spent meanwhile (sshd, sessions, shells, shims)."""
+    before, known = bench.node_cpu_s(), set(row.results)
+    contender(row, bench.fleet, scratch)
+    spent = round(bench.node_cpu_s() - before, 2)
+    added = [name for name in row.results if name not in known]
+    for name in added:
+        row.results[name]["server_cpu_s"] = spent if len(added) == 1 else None
+    if len(added) > 1:
+        row.results[added[-1]]["server_cpu_both_runs_s"] = spent
+
+
+def store_summary(db: Path, nodes: int) -> dict[str, object]:
+    """What the console's last sweep in ``db`` recorded, and whether all ``nodes`` were judged without a problem.
+
+    A transport error, a timeout or a failed command shows as a probe run with a problem or a non-zero
+    exit status, and leaves its node UNKNOWN.
+    """
+    with closing(sqlite3.connect(db)) as conn:
+        (sweep,) = conn.execute("SELECT max(id) FROM sweeps").fetchone()
+        verdicts: dict[str, int] = dict(
+            conn.execute("SELECT status, count(*) FROM node_verdicts WHERE sweep_id=? GROUP BY 1", (sweep,))
+        )
+        runs, nodes_run, problems, failed = conn.execute(
+            "SELECT count(*), count(DISTINCT node), count(problem), sum(exit_status != 0) FROM probe_runs"
+            " WHERE sweep_id=?",
+            (sweep,),
+        ).fetchone()
+    complete = nodes_run == nodes and not problems and not failed and sum(verdicts.values()) == nodes
+    return {
+        "verdicts": verdicts,
+        "probe_runs": runs,
+        "nodes_run": nodes_run,
+        "problems": problems,
+        "failed": failed,
+        "complete": complete and "UNKNOWN" not in verdicts,
+    }
+
+
+def pdsh_lines(output: bytes) -> dict[str, int]:
+    """Lines pdsh printed per host (``host: line``)."""
+    counts: dict[str, int] = {}
+    for line in output.decode(errors="replace").splitlines():
+        host, sep, _ = line.partition(": ")
+        if sep:
+            counts[host] = counts.get(host, 0) + 1
+    return counts
+
+
+def check_sshd_row(row: Row, bench: SshdBench, scratch: Path, pdsh_output: bytes) -> None:
+    """Record, and print, whether every contender really got every node: verdicts for all, full outputs."""
+    for name, db in (("console cold", scratch / "cold.db"), ("console warm", scratch / "w.db")):
+        if name not in row.results or not db.exists():
+            continue
+        summary = store_summary(db, row.nodes)
+        row.results[name]["check"] = summary  # type: ignore[assignment]
+        print(f"  {name} store: {summary}", flush=True)
+    if "pdsh" in row.results:
+        got = pdsh_lines(pdsh_output)
+        short = sorted(host for host, want in bench.expected_lines.items() if got.get(host, 0) != want)
+        check = {"hosts_complete": row.nodes - len(short), "incomplete": short[:10], "complete": not short}
+        row.results["pdsh"]["check"] = check  # type: ignore[assignment]
+        print(f"  pdsh outputs: {check}", flush=True)
 
 
 def ratio(row: Row, peer: str, ours: str) -> str:
@@ -212,7 +291,7 @@ def print_table(rows: list[Row]) -> None:
             r = row.results.get(name)
             cells.append(f"{r['wall_s']:>8.1f}s ({r['cpu_s']:>5.1f})" if r else f"{'-':>18}")
         print(f"{row.fleet:<16}{row.nodes:>6}" + "".join(f"{c:>18}" for c in cells))
-    print("\nsimulator CPU s caused (warm: both runs of the engine process)")
+    print("\nserver CPU s caused: the simulator's, or every sshd node's (warm: both runs of the engine process)")
     for row in rows:
         cells = []
         for name in names:

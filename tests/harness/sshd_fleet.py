@@ -387,6 +387,21 @@ class SshdFleet:
         node = self._resolve(node)
         return node.log.read_text(errors="replace").count("Accepted publickey for ") if node.log.exists() else 0
 
+    def cpu_s(self, node: FleetNode | str) -> float:
+        """CPU seconds the node has used so far: its sshd and every process that sshd (the namespace init) reaped.
+
+        Sessions are waited for by sshd and orphans by the init, so with no session running this is the
+        node's whole cost; a session still running is not counted yet.
+        """
+        node = self._resolve(node)
+        init = _children(node.proc.pid) if node.running and node.proc is not None else []
+        try:
+            fields = Path(f"/proc/{init[0]}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return 0.0
+        # utime, stime, cutime, cstime: fields 14-17 of stat(5), 12-15 after the command name.
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
     def host_key_fingerprint(self, node: FleetNode | str) -> str:
         """The SHA256 fingerprint of the key the node presents now."""
         return fingerprint(self._resolve(node).host_key.with_suffix(".pub"))
