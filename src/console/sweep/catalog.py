@@ -123,6 +123,13 @@ def _dkms(text: str) -> Any:
     return parse_dkms_status(text)
 
 
+def _verbatim(text: str) -> str:
+    return text
+
+
+STACK_STAMP = "host.stamp"
+
+
 QUICK, STANDARD, FULL = ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL
 
 PROBES: tuple[ProbeSpec, ...] = (
@@ -174,6 +181,26 @@ PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec("host.amdgpu", "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK, True),
     ProbeSpec("host.dkms", "stack", ("dkms", "status"), 10, _dkms, QUICK, True),
     ProbeSpec("host.nic", "nic", ("rdma", "link"), 10, _rdma, QUICK),
+    # What every slow-changing probe above depends on, in one small read: a warm rerun runs this instead
+    # of them and runs them again only when it differs (console.sweep.steady). A new kernel, firmware
+    # flashed or a driver installed take effect at a reboot (a new boot_id); the loaded amdgpu version,
+    # the ROCm release and the OS release are read as well. A missing file changes nothing: ``cat``
+    # prints what it can and the whole answer, complaint included, is what gets compared.
+    ProbeSpec(
+        STACK_STAMP,
+        "stack",
+        (
+            "cat",
+            "/proc/sys/kernel/random/boot_id",
+            "/sys/module/amdgpu/version",
+            "/opt/rocm/.info/version",
+            "/etc/os-release",
+        ),
+        10,
+        _verbatim,
+        QUICK,
+        description="boot id, loaded amdgpu, ROCm and OS release: whether the slow-changing probes can be reused",
+    ),
     ProbeSpec(
         "tb.a2a",
         "transferbench",

@@ -23,7 +23,7 @@ from console.probes.base import ParsedOutput, ParseError
 from console.report.text import redact
 from console.store import Store
 from console.sweep.bundle import bundle_script, bundle_timeout, group_probes, split_bundle
-from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, probes_for
+from console.sweep.catalog import PROBES_BY_ID, STACK_STAMP, ProbeSet, ProbeSpec, probes_for
 from console.sweep.events import (
     Event,
     NodeDone,
@@ -33,6 +33,7 @@ from console.sweep.events import (
     SweepDone,
     SweepStarted,
 )
+from console.sweep.steady import DEFAULT_MAX_AGE_S, SteadyCache, stamp_of
 from console.transport import ErrorKind, Transport, TransportError
 
 Subscriber = Callable[[Event], None]
@@ -125,6 +126,7 @@ class SweepEngine:
         *,
         pins: dict[str, StackPin] | None = None,
         probe_timeout_cap_s: float | None = None,
+        steady_max_age_s: float = DEFAULT_MAX_AGE_S,
     ) -> None:
         self.inventory = inventory
         # An operator (or a test) may cap every probe's timeout, e.g. for a prolog with a hard budget.
@@ -149,6 +151,9 @@ class SweepEngine:
         self._external: dict[str, dict[str, list[Finding]]] = {}
         # Bundles per node run on parallel channels; stay well under sshd's MaxSessions (10).
         self.bundles_per_node = max(1, min(4, inventory.ssh.max_channels_per_node))
+        # Slow-changing probes (versions, firmware) are reused on later passes while the node's stack
+        # stamp is unchanged; 0 runs them every time.
+        self.steady = SteadyCache(steady_max_age_s)
 
     # events -----------------------------------------------------------------------------------
 
@@ -240,9 +245,11 @@ class SweepEngine:
         """
         targets = [self.inventory.node(name) for name in nodes]
         probes = self._capped(probes_for_families(self.packs, ProbeSet(level), families))
+        # Asking for families by name means wanting them looked at now, not their stamp-checked copies.
+        refresh = families is not None
         if self._running:
             for node in targets:
-                self._spawn(self._sweep_node(node, probes))
+                self._spawn(self._sweep_node(node, probes, refresh))
             return None
         parent = self._sweep_id or None
         started = time.monotonic()
@@ -260,7 +267,7 @@ class SweepEngine:
             )
         )
         try:
-            await asyncio.gather(*(self._spawn(self._sweep_node(node, probes)) for node in targets))
+            await asyncio.gather(*(self._spawn(self._sweep_node(node, probes, refresh)) for node in targets))
         finally:
             self._running = False
         self._fleet_pass({n.pool for n in targets})
@@ -313,7 +320,7 @@ class SweepEngine:
             return self._sweep_id + 1
         return self.store.start_sweep(level, self.inventory.source, fold(n.name for n in targets), parent)
 
-    async def _sweep_node(self, node: Node, probes: list[ProbeSpec]) -> None:
+    async def _sweep_node(self, node: Node, probes: list[ProbeSpec], refresh: bool = False) -> None:
         cap = self.probe_timeout_cap_s
         # A node may take its probe timeout plus a margin (connecting included): probes end on the node at
         # the cap, and the margin lets their exit status and output come back before the node is given up.
@@ -326,9 +333,18 @@ class SweepEngine:
         except TimeoutError:
             self._node_unreachable(node, self._past_cap())
             return
-        groups = group_probes(probes, self.bundles_per_node)
-        results = await asyncio.gather(*(self._run_bundle(node, group, deadline) for group in groups))
-        outcomes = [o for group in results for o in group]
+        plan = self.steady.plan(node.name, probes, self._outcomes.get(node.name, {}), refresh)
+        began = self.steady.now()
+        outcomes = await self._run_probes(node, plan.now, deadline)
+        stamp = stamp_of(next((o for o in outcomes if o.probe == STACK_STAMP), None))
+        if plan.deferred and self.steady.unchanged(node.name, stamp):
+            for spec in plan.deferred:
+                self._reused(node, spec)
+        else:
+            if plan.deferred:
+                outcomes += await self._run_probes(node, plan.deferred, deadline)
+            if plan.deferred or any(p.slow_changing for p in plan.now):
+                self.steady.ran(node.name, stamp, began)
         if outcomes and all(not o.usable for o in outcomes):
             # Nothing came back (connection refused mid-way, every probe hung): one reason, not 40.
             connection_kinds = {k.value for k in _CONNECTION_KINDS}
@@ -338,6 +354,25 @@ class SweepEngine:
         merged = self._outcomes.setdefault(node.name, {})
         merged.update({o.probe: o for o in outcomes})
         self._evaluate_node(node)
+
+    async def _run_probes(self, node: Node, probes: list[ProbeSpec], deadline: float | None) -> list[ProbeOutcome]:
+        groups = group_probes(probes, self.bundles_per_node)
+        results = await asyncio.gather(*(self._run_bundle(node, group, deadline) for group in groups))
+        return [o for group in results for o in group]
+
+    def _reused(self, node: Node, spec: ProbeSpec) -> None:
+        kept = self._outcomes[node.name][spec.id]
+        self._emit(
+            ProbeFinished(
+                sweep_id=self._sweep_id,
+                node=node.name,
+                probe=spec.id,
+                ok=True,
+                duration_s=0.0,
+                run_id=kept.run_id,
+                reused=True,
+            )
+        )
 
     async def _run_bundle(self, node: Node, group: list[ProbeSpec], deadline: float | None) -> list[ProbeOutcome]:
         for spec in group:
@@ -483,6 +518,7 @@ class SweepEngine:
 
     def _node_unreachable(self, node: Node, reason: str) -> None:
         self._outcomes.pop(node.name, None)
+        self.steady.forget(node.name)
         self.facts.pop(node.name, None)
         facts = NodeFacts(node=node)
         self._publish(node, roll_up(node.name, [unreachable_finding(node.name, reason)]), facts)

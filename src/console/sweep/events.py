@@ -44,6 +44,7 @@ class ProbeFinished(Model):
     duration_s: float
     output_bytes: int = 0
     run_id: int | None = None
+    reused: bool = Field(False, description="not run again: the stack stamp was unchanged (run_id is the earlier run)")
 
 
 class NodeSnapshot(Model):

@@ -78,6 +78,17 @@ def kernel_build(node: SimNode) -> str:
     return f"#{number}-Ubuntu SMP{preempt} Tue Aug 12 14:42:46 UTC 2025"
 
 
+def boot_id(node: SimNode) -> str:
+    """``/proc/sys/kernel/random/boot_id``: new whenever the node's stack, driver or firmware differ.
+
+    A real node takes a new kernel, driver or firmware at a reboot, so a simulated node whose effective
+    stack changed (a drift fault, an edited cluster file) answers as one that rebooted into it.
+    """
+    firmware = [sorted(gpu.firmware.items()) for gpu in node.gpus]
+    raw = _digest(node.boot_id, node.stack.model_dump_json(), firmware, node.driver_loaded)
+    return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:32]}"
+
+
 def _virtual_files(node: SimNode) -> dict[str, str | None]:
     """Path -> content of the files ``cat`` can read (None: absent on this node)."""
     stack = node.stack
@@ -87,6 +98,7 @@ def _virtual_files(node: SimNode) -> dict[str, str | None]:
         "/usr/lib/os-release": release,
         "/etc/hostname": node.name + "\n",
         "/proc/sys/kernel/hostname": node.name + "\n",
+        "/proc/sys/kernel/random/boot_id": boot_id(node) + "\n",
         "/opt/rocm/.info/version": stack.rocm_build + "\n",
         f"/opt/rocm-{stack.rocm}/.info/version": stack.rocm_build + "\n",
         "/sys/module/amdgpu/version": stack.amdgpu_driver + "\n" if node.driver_loaded else None,
