@@ -134,8 +134,7 @@ def install_rendered(fleet: SshdFleet, cluster: ClusterSpec, node: FleetNode, ar
 @contextmanager
 def sshd_sim_fleet(count: int, scratch: Path) -> Iterator[SshdBench]:
     """``count`` sshd nodes answering the quick probes, an inventory for the console; stopped on exit."""
-    # 256 concurrent logins per node is far more than a sweep opens; the default 10 sessions per
-    # connection is kept (the console's bundles stay under it).
+    # OpenSSH's default 10 sessions per connection is kept: the console's bundles stay under it.
     fleet = SshdFleet(count, prefix="node", max_sessions=10, max_startups="300:30:400")
     fleet.start(timeout_s=120)
     try:

@@ -67,13 +67,16 @@ def quick_command() -> str:
     return "; ".join(shlex.join(p.argv) for p in probes_for(ProbeSet.QUICK))
 
 
-def write_ssh_config(fleet: Fleet, path: Path) -> Path:
-    """An OpenSSH client config giving pdsh's and clush's ssh the fleet's port, user, key and known_hosts."""
+def write_ssh_config(fleet: Fleet, path: Path, kex: str | None = None) -> Path:
+    """An OpenSSH client config giving pdsh's and clush's ssh the fleet's port, user, key and known_hosts.
+
+    ``kex`` pins the key exchange (the simulator's asyncssh server picks curve25519-sha256 by itself).
+    """
     path.write_text(
         "Host *\n"
         f"  Port {fleet.port}\n  User {fleet.user}\n  IdentityFile {fleet.key}\n  IdentitiesOnly yes\n"
         f"  UserKnownHostsFile {fleet.known_hosts}\n  StrictHostKeyChecking yes\n  BatchMode yes\n"
-        "  ConnectTimeout 20\n  LogLevel ERROR\n"
+        "  ConnectTimeout 20\n  LogLevel ERROR\n" + (f"  KexAlgorithms {kex}\n" if kex else "")
     )
     return path
 
@@ -114,14 +117,14 @@ def run_pdsh(row: Row, fleet: Fleet, scratch: Path) -> None:
     pdsh_measured(row, fleet, scratch)
 
 
-def pdsh_measured(row: Row, fleet: Fleet, scratch: Path) -> Measured:
-    """``run_pdsh``, returning the run (its output too)."""
-    config = write_ssh_config(fleet, scratch / "ssh_config")
+def pdsh_measured(row: Row, fleet: Fleet, scratch: Path, name: str = "pdsh", kex: str | None = None) -> Measured:
+    """``run_pdsh`` recorded as ``name``, its ssh pinned to the key exchange ``kex``; returns the run (output too)."""
+    config = write_ssh_config(fleet, scratch / "ssh_config", kex)
     env = dict(os.environ, PDSH_RCMD_TYPE="ssh", PDSH_SSH_ARGS=f"-F {config} -2 -a -x -l%u %h")
     hosts = ",".join(fleet.addresses)
     argv = ["pdsh", "-R", "ssh", "-f", str(row.fanout), "-l", fleet.user, "-w", hosts, quick_command()]
     run = run_measured(argv, env=env)
-    row.add("pdsh", run, out_mib=round(len(run.stdout) / 2**20, 1))
+    row.add(name, run, out_mib=round(len(run.stdout) / 2**20, 1))
     return run
 
 
@@ -190,6 +193,13 @@ def with_server_cpu(row: Row, server: psutil.Process, contender: Contender, flee
         row.results[added[-1]]["server_cpu_both_runs_s"] = spent
 
 
+# What the console's asyncssh and OpenSSH 9.2 agree on (asyncssh has no sntrup761), and what pdsh's ssh
+# gets from the simulator's asyncssh server: the sshd row's pdsh uses it too, so both clients do the same
+# handshake. OpenSSH's own default, sntrup761x25519-sha512, costs its client ~0.13 s CPU more per
+# connection on this VM; the row measures pdsh with it as well ("pdsh sntrup761").
+SSHD_ROW_KEX = "curve25519-sha256"
+
+
 def bench_sshd(nodes: int, fanout: int) -> Row:
     """The console and pdsh against real OpenSSH sshd nodes answering the simulator's pre-rendered outputs."""
     from _sshd import sshd_sim_fleet  # needs root and openssh-server; imported only when asked for
@@ -197,12 +207,20 @@ def bench_sshd(nodes: int, fanout: int) -> Row:
     row = Row("real sshd", nodes, fanout)
     print(f"real sshd fleet of {nodes} nodes", flush=True)
     scratch = Path(tempfile.mkdtemp(prefix="ic-bench-"))
+    outputs: dict[str, bytes] = {}
+
+    def pdsh(name: str, kex: str | None) -> Contender:
+        def run(row: Row, fleet: Fleet, scratch: Path) -> None:
+            outputs[name] = pdsh_measured(row, fleet, scratch, name, kex).stdout
+
+        return run
+
     try:
         with sshd_sim_fleet(nodes, scratch) as bench:
-            pdsh_runs: list[Measured] = []
-            for contender in (run_console_cold, run_console_warm, lambda *a: pdsh_runs.append(pdsh_measured(*a))):
+            contenders = (run_console_cold, run_console_warm, pdsh("pdsh", SSHD_ROW_KEX), pdsh("pdsh sntrup761", None))
+            for contender in contenders:
                 with_node_cpu(row, bench, contender, scratch)
-            check_sshd_row(row, bench, scratch, pdsh_runs[0].stdout if pdsh_runs else b"")
+            check_sshd_row(row, bench, scratch, outputs)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return row
@@ -257,7 +275,7 @@ def pdsh_lines(output: bytes) -> dict[str, int]:
     return counts
 
 
-def check_sshd_row(row: Row, bench: SshdBench, scratch: Path, pdsh_output: bytes) -> None:
+def check_sshd_row(row: Row, bench: SshdBench, scratch: Path, pdsh_outputs: dict[str, bytes]) -> None:
     """Record, and print, whether every contender really got every node: verdicts for all, full outputs."""
     for name, db in (("console cold", scratch / "cold.db"), ("console warm", scratch / "w.db")):
         if name not in row.results or not db.exists():
@@ -265,12 +283,12 @@ def check_sshd_row(row: Row, bench: SshdBench, scratch: Path, pdsh_output: bytes
         summary = store_summary(db, row.nodes)
         row.results[name]["check"] = summary  # type: ignore[assignment]
         print(f"  {name} store: {summary}", flush=True)
-    if "pdsh" in row.results:
-        got = pdsh_lines(pdsh_output)
+    for name, output in pdsh_outputs.items():
+        got = pdsh_lines(output)
         short = sorted(host for host, want in bench.expected_lines.items() if got.get(host, 0) != want)
         check = {"hosts_complete": row.nodes - len(short), "incomplete": short[:10], "complete": not short}
-        row.results["pdsh"]["check"] = check  # type: ignore[assignment]
-        print(f"  pdsh outputs: {check}", flush=True)
+        row.results[name]["check"] = check  # type: ignore[assignment]
+        print(f"  {name} outputs: {check}", flush=True)
 
 
 def ratio(row: Row, peer: str, ours: str) -> str:
@@ -302,10 +320,16 @@ def print_table(rows: list[Row]) -> None:
     print("\nratios (peer wall / console wall); first verdict; console peak RSS")
     for row in rows:
         warm, cold = row.results.get("console warm", {}), row.results.get("console cold", {})
+        # Only the sshd row has it: pdsh with OpenSSH's default key exchange.
+        sntrup = (
+            f", pdsh sntrup761 {ratio(row, 'pdsh sntrup761', 'console cold')}"
+            if "pdsh sntrup761" in row.results
+            else ""
+        )
         print(
             f"{row.fleet:<16}{row.nodes:>6}  cold: pdsh {ratio(row, 'pdsh', 'console cold')}, "
             f"clush {ratio(row, 'clush', 'console cold')}, parallel-ssh {ratio(row, 'parallel-ssh', 'console cold')}"
-            f" | warm: pdsh {ratio(row, 'pdsh', 'console warm')}"
+            f"{sntrup} | warm: pdsh {ratio(row, 'pdsh', 'console warm')}"
             f" | first verdict cold {row.results.get('engine 1st', {}).get('first_verdict_s')} s,"
             f" warm {warm.get('first_verdict_s')} s | RSS cold {cold.get('max_rss_mib')} MiB,"
             f" warm {warm.get('max_rss_mib')} MiB"
