@@ -13,6 +13,7 @@ import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,20 @@ def current_user() -> str:
     return str(os.getuid())
 
 
+@dataclass(frozen=True)
+class ProbeRunRecord:
+    """One probe run to keep: what ran, how it ended, and its raw output."""
+
+    probe: str
+    command: str
+    exit_status: int | None
+    started_at: float
+    duration_s: float
+    stdout: bytes
+    problem: str | None
+    stderr: bytes = b""
+
+
 class Store:
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
@@ -216,20 +231,32 @@ class Store:
         problem: str | None,
     ) -> int:
         """Keep the raw output of one probe (compressed); returns its id for evidence links."""
-        cur = self.conn.execute(
+        record = ProbeRunRecord(probe, command, exit_status, started_at, duration_s, stdout, problem, stderr)
+        return self._insert_run(self.conn, sweep_id, node, record)
+
+    def add_probe_runs(self, sweep_id: int, node: str, runs: list[ProbeRunRecord]) -> list[int]:
+        """Several runs of one node in one transaction (one WAL commit, not one each); their ids in order."""
+        if not runs:
+            return []
+        with self.transaction() as conn:
+            return [self._insert_run(conn, sweep_id, node, run) for run in runs]
+
+    @staticmethod
+    def _insert_run(conn: sqlite3.Connection, sweep_id: int, node: str, run: ProbeRunRecord) -> int:
+        cur = conn.execute(
             "INSERT INTO probe_runs (sweep_id, node, probe, command, exit_status, started_at, duration_s, problem,"
             " stdout, stderr) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 sweep_id,
                 node,
-                probe,
-                command,
-                exit_status,
-                started_at,
-                duration_s,
-                problem,
-                _pack(stdout),
-                _pack(stderr),
+                run.probe,
+                run.command,
+                run.exit_status,
+                run.started_at,
+                run.duration_s,
+                run.problem,
+                _pack(run.stdout),
+                _pack(run.stderr),
             ),
         )
         return int(cur.lastrowid or 0)
