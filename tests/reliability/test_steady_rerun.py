@@ -12,16 +12,17 @@ from pathlib import Path
 from console.checks import load_packs
 from console.inventory import load_inventory
 from console.model.findings import Status
+from console.sim.commands import context_for, run_program
 from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.sweep import SweepEngine
-from console.sweep.catalog import STACK_STAMP, ProbeSet, probes_for
+from console.sweep.catalog import STACK_STAMP, STAMP_PROBES, ProbeSet, probes_for
 from console.sweep.connect import transport_for
 from console.sweep.events import Event, ProbeFinished
 from tests.reliability.simfleet import SimOnSshd, install_node_tools
 
 SLOW = [p for p in probes_for(ProbeSet.QUICK) if p.slow_changing]
-STAMP_LINE = " ".join(next(p.argv for p in probes_for(ProbeSet.QUICK) if p.id == STACK_STAMP))
+STAMPS = [p.argv for p in probes_for(ProbeSet.QUICK) if p.id in STAMP_PROBES]
 
 
 def _ran(sim: SimOnSshd, node: str, argv: tuple[str, ...]) -> bool:
@@ -56,7 +57,7 @@ def test_unchanged_nodes_answer_the_stamp_instead_of_the_slow_probes(recorded: S
     events, statuses = asyncio.run(_two_passes(recorded, tmp_path / "h.db"))
     assert set(statuses.values()) == {Status.PASS}
     for node in recorded.fleet.nodes:
-        assert _ran(recorded, node.name, tuple(STAMP_LINE.split())), recorded.exec_log(node.name)
+        assert all(_ran(recorded, node.name, argv) for argv in STAMPS), recorded.exec_log(node.name)
         assert _slow_ran(recorded, node.name) == []
         assert _ran(recorded, node.name, ("amd-smi", "list", "--json"))  # fast-changing: always asked
         reused = {e.probe for e in events if isinstance(e, ProbeFinished) and e.node == node.name and e.reused}
@@ -89,6 +90,24 @@ def test_a_stack_changed_between_passes_is_probed_again_and_judged(recorded: Sim
         if node.name != upgraded:
             assert _slow_ran(recorded, node.name) == [], node.name
             assert statuses[node.name] is Status.PASS
+
+
+def test_a_driver_reloaded_in_place_with_new_firmware_is_probed_again(recorded: SimOnSshd, tmp_path: Path) -> None:
+    """Same boot, same driver version, new firmware loaded: only the module's sysfs inode tells."""
+    reloaded = recorded.fleet.nodes[2].name
+    changed = recorded.cluster.model_copy(deep=True)
+    changed.faults = [Fault(kind=FaultKind.FIRMWARE_DRIFT, node=reloaded, gpu=3)]
+    boot_line = next(p.argv for p in probes_for(ProbeSet.QUICK) if p.id == STACK_STAMP)
+    same_boot = run_program(context_for(recorded.cluster, reloaded), list(boot_line))
+
+    def reload_driver() -> None:
+        install_node_tools(recorded.fleet, changed, overrides={reloaded: {boot_line: same_boot}})
+        recorded.clear_exec_logs()
+
+    _, statuses = asyncio.run(_two_passes(recorded, tmp_path / "h.db", reload_driver))
+    assert "amdsmi.firmware" in _slow_ran(recorded, reloaded)
+    assert statuses[reloaded] is Status.FAIL  # GPU 3's firmware no longer matches the pool's
+    assert all(_slow_ran(recorded, n.name) == [] for n in recorded.fleet.nodes if n.name != reloaded)
 
 
 def test_a_rerun_of_named_families_runs_them_whatever_the_stamp(recorded: SimOnSshd, tmp_path: Path) -> None:

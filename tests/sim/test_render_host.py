@@ -17,7 +17,7 @@ from console.probes.host import (
     parse_single_line,
 )
 from console.sim.faults import FaultKind
-from console.sim.models import build_node
+from console.sim.models import ClusterSpec, build_node
 from console.sim.specs import GpuModel, stack_preset
 from tests.sim.simcore_helpers import NODE, cluster, fault, run
 
@@ -100,6 +100,29 @@ def test_driver_not_loaded_has_no_sysfs_version_and_no_driver_in_use() -> None:
     assert (reply.exit_status, reply.stderr) == (1, "cat: /sys/module/amdgpu/version: No such file or directory\n")
     verbose = run(spec, "lspci", "-d", "1002:74a1", "-vvv").stdout
     assert "Kernel driver in use" not in verbose and verbose.count("Kernel modules: amdgpu") == 8
+
+
+def test_boot_id_and_module_inode_hold_until_the_stack_or_its_firmware_changes() -> None:
+    def stamp(spec: ClusterSpec, invocation: int = 1) -> tuple[str, str]:
+        boot = run(spec, "cat", "/proc/sys/kernel/random/boot_id", invocation=invocation).stdout
+        module = run(spec, "stat", "-L", "-c", "%n %i", "/sys/module/amdgpu", invocation=invocation)
+        return boot, module.stdout
+
+    healthy = cluster(rocm="6.4.1")
+    assert re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}\n", stamp(healthy)[0])
+    assert re.fullmatch(r"/sys/module/amdgpu \d+\n", stamp(healthy)[1])
+    assert stamp(healthy) == stamp(healthy, invocation=7)
+    upgraded = stamp(cluster(rocm="6.4.1", faults=[fault(FaultKind.ROCM_DRIFT)]))
+    assert upgraded[0] != stamp(healthy)[0]
+    reflashed = stamp(cluster(rocm="6.4.1", faults=[fault(FaultKind.FIRMWARE_DRIFT, gpu=2)]))
+    assert reflashed[1] != stamp(healthy)[1]
+    unloaded = run(
+        cluster(faults=[fault(FaultKind.DRIVER_NOT_LOADED)]), "stat", "-L", "-c", "%n %i", "/sys/module/amdgpu"
+    )
+    assert (unloaded.exit_status, unloaded.stderr) == (
+        1,
+        "stat: cannot statx '/sys/module/amdgpu': No such file or directory\n",
+    )
 
 
 @pytest.mark.parametrize(

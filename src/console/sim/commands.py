@@ -119,7 +119,7 @@ _RCCL_TESTS = (
     "scatter_perf",
     "sendrecv_perf",
 )
-_HOST = ("uname", "hostname", "cat", "modinfo", "dkms", "ibv_devinfo", "rdma", "lspci")
+_HOST = ("uname", "hostname", "cat", "stat", "modinfo", "dkms", "ibv_devinfo", "rdma", "lspci")
 
 PROGRAMS: dict[str, Handler] = {
     "amd-smi": _lazy(_RENDER + "amdsmi"),

@@ -128,6 +128,9 @@ def _verbatim(text: str) -> str:
 
 
 STACK_STAMP = "host.stamp"
+MODULE_STAMP = "host.module_stamp"
+# Read together, their answers tell whether the slow-changing probes' last outcomes still hold.
+STAMP_PROBES = (STACK_STAMP, MODULE_STAMP)
 
 
 QUICK, STANDARD, FULL = ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL
@@ -178,14 +181,16 @@ PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec("host.os", "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
     ProbeSpec("host.kernel", "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
     ProbeSpec("host.rocm", "stack", ("cat", "/opt/rocm/.info/version"), 10, _line("ROCm release"), QUICK, True),
-    ProbeSpec("host.amdgpu", "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK, True),
-    ProbeSpec("host.dkms", "stack", ("dkms", "status"), 10, _dkms, QUICK, True),
+    # Not reused on reruns: both read the driver installed on disk, which a package install changes with
+    # no reboot or reload, and no read cheaper than asking them tells that apart.
+    ProbeSpec("host.amdgpu", "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK),
+    ProbeSpec("host.dkms", "stack", ("dkms", "status"), 10, _dkms, QUICK),
     ProbeSpec("host.nic", "nic", ("rdma", "link"), 10, _rdma, QUICK),
-    # What every slow-changing probe above depends on, in one small read: a warm rerun runs this instead
-    # of them and runs them again only when it differs (console.sweep.steady). A new kernel, firmware
-    # flashed or a driver installed take effect at a reboot (a new boot_id); the loaded amdgpu version,
-    # the ROCm release and the OS release are read as well. A missing file changes nothing: ``cat``
-    # prints what it can and the whole answer, complaint included, is what gets compared.
+    # What the slow-changing probes above depend on, in two small reads: a warm rerun runs these instead
+    # of them and runs them again only when an answer differs (console.sweep.steady). A new kernel or
+    # flashed firmware takes effect at a reboot (a new boot_id); the loaded amdgpu version, the ROCm
+    # release and the OS release are read as well. A missing file changes nothing: ``cat`` prints what
+    # it can and the whole answer, complaint included, is what gets compared.
     ProbeSpec(
         STACK_STAMP,
         "stack",
@@ -200,6 +205,17 @@ PROBES: tuple[ProbeSpec, ...] = (
         _verbatim,
         QUICK,
         description="boot id, loaded amdgpu, ROCm and OS release: whether the slow-changing probes can be reused",
+    ),
+    # The driver reloaded in place (new firmware files, the same boot): sysfs makes the module's directory
+    # anew at every load, and its inode number is never handed out twice in a boot.
+    ProbeSpec(
+        MODULE_STAMP,
+        "stack",
+        ("stat", "-L", "-c", "%n %i", "/sys/module/amdgpu"),
+        10,
+        _verbatim,
+        QUICK,
+        description="the amdgpu module's sysfs inode, new at every driver load",
     ),
     ProbeSpec(
         "tb.a2a",

@@ -23,7 +23,7 @@ from console.probes.base import ParsedOutput, ParseError
 from console.report.text import redact
 from console.store import ProbeRunRecord, Store
 from console.sweep.bundle import bundle_script, bundle_timeout, group_probes, split_bundle
-from console.sweep.catalog import PROBES_BY_ID, STACK_STAMP, ProbeSet, ProbeSpec, probes_for
+from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, probes_for
 from console.sweep.events import (
     Event,
     NodeDone,
@@ -337,7 +337,7 @@ class SweepEngine:
         plan = self.steady.plan(node.name, probes, self._outcomes.get(node.name, {}), refresh)
         began = self.steady.now()
         outcomes = await self._run_probes(node, plan.now, deadline)
-        stamp = stamp_of(next((o for o in outcomes if o.probe == STACK_STAMP), None))
+        stamp = stamp_of({o.probe: o for o in outcomes})
         if plan.deferred and self.steady.unchanged(node.name, stamp):
             for spec in plan.deferred:
                 self._reused(node, spec)

@@ -1,15 +1,17 @@
 """Slow-changing probes reused on warm reruns, revalidated by one cheap read of the node's stack stamp.
 
-The OS, kernel, ROCm, driver and firmware versions of a node change with an upgrade and a reboot, not
-between two sweeps a minute apart. A rerun on warm connections therefore sends the stack stamp
-(``host.stamp``: boot id, loaded amdgpu version, ROCm and OS release, one ``cat``) instead of those
-probes and keeps their last outcomes when the stamp is the same, byte for byte, as when they last ran.
-When it differs, or cannot be read, they run again at once, so a changed stack is never judged on
-old output. Outcomes older than ``max_age_s`` are not reused either: a driver reloaded in place keeps
-its boot id, and the age bounds how long that goes unseen. Only outcomes that were usable are kept;
-a probe that failed runs again every time.
+The OS, kernel, ROCm and firmware versions of a node change with an upgrade and a reboot or a driver
+reload, not between two sweeps a minute apart. A rerun on warm connections therefore sends the stamp
+probes instead (``host.stamp``: boot id, loaded amdgpu version, ROCm and OS release, one ``cat``;
+``host.module_stamp``: the amdgpu module's sysfs inode, new at every load, one ``stat``) and keeps
+the last outcomes when the stamp is the same, byte for byte, as when they last ran. When it differs,
+or cannot be read, they run again at once, so a changed stack is never judged on old output.
+Outcomes older than ``max_age_s`` are not reused either, which bounds what no stamp shows (an
+``amd-smi`` upgraded on its own). Only outcomes that were usable are kept; a probe that failed runs
+again every time.
 
-Everything else (GPU list, metrics, RAS, links, NICs) is fast-changing and always runs.
+Everything else (GPU list, static facts such as power cap and partition mode, metrics, RAS, links,
+NICs, the driver installed on disk) changes without a reboot and always runs.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from console.checks import ProbeOutcome
-from console.sweep.catalog import STACK_STAMP, ProbeSpec
+from console.sweep.catalog import STAMP_PROBES, ProbeSpec
 
 DEFAULT_MAX_AGE_S = 900.0
 
@@ -38,11 +40,15 @@ class Plan:
     deferred: list[ProbeSpec]
 
 
-def stamp_of(outcome: ProbeOutcome | None) -> str | None:
-    """The stamp text of a stack-stamp outcome; None when it did not come back as output."""
-    if outcome is None or outcome.problem is not None or not isinstance(outcome.parsed, str):
-        return None
-    return outcome.parsed
+def stamp_of(outcomes: Mapping[str, ProbeOutcome]) -> str | None:
+    """The stamp: every stamp probe's answer, or None when one did not come back as output."""
+    texts = []
+    for probe in STAMP_PROBES:
+        outcome = outcomes.get(probe)
+        if outcome is None or outcome.problem is not None or not isinstance(outcome.parsed, str):
+            return None
+        texts.append(outcome.parsed)
+    return "\x00".join(texts)
 
 
 class SteadyCache:
@@ -58,14 +64,14 @@ class SteadyCache:
     ) -> Plan:
         """Split ``probes``: slow-changing ones with a usable outcome in ``kept`` and a fresh stamp wait.
 
-        Without the stamp probe among ``probes`` nothing can be revalidated, so everything runs.
+        Without the stamp probes among ``probes`` nothing can be revalidated, so everything runs.
         """
         stamp = self._stamps.get(node)
         reusable = (
             not refresh
             and stamp is not None
             and self._clock() - stamp.taken_at <= self.max_age_s
-            and any(p.id == STACK_STAMP for p in probes)
+            and set(STAMP_PROBES) <= {p.id for p in probes}
         )
         if not reusable:
             return Plan(list(probes), [])

@@ -1,6 +1,6 @@
 """Host facts of a simulated node: OS, kernel, ROCm and driver versions, PCI devices and RDMA NICs.
 
-Serves ``uname``, ``hostname``, ``cat`` of the few files the console reads, ``modinfo``, ``dkms``,
+Serves ``uname``, ``hostname``, ``cat`` and ``stat`` of the few files the console reads, ``modinfo``, ``dkms``,
 ``ibv_devinfo``, ``rdma`` and ``lspci``. Versions come from the node's *effective* stack, so the
 drift faults (ROCm, driver) show up here; PCIe link faults show in ``lspci -vvv`` LnkSta lines and a
 port that is down shows as ``PORT_DOWN`` / ``state DOWN``.
@@ -120,6 +120,59 @@ def _cat(ctx: SimContext, args: list[str]) -> SimReply:
             err.append(f"cat: {path}: No such file or directory\n")
         else:
             out.append(content)
+    return SimReply(stdout="".join(out), stderr="".join(err), exit_status=1 if err else 0)
+
+
+def _inode_of(*parts: object) -> tuple[int, int]:
+    """(inode number, mtime) that stay put while ``parts`` do and change with any of them."""
+    raw = _digest(*parts)
+    return 4000 + int(raw[:6], 16), 1_750_000_000 + int(raw[6:12], 16) % 10_000_000
+
+
+def _stat_entries(node: SimNode) -> dict[str, tuple[int, int] | None]:
+    """Path -> (inode, mtime) of what ``stat`` can see (None: absent on this node).
+
+    The amdgpu module's sysfs directory is created anew at every load, so its inode follows what a load
+    brings in (driver, firmware) and the boot; the DKMS tree changes when a driver package is installed.
+    """
+    firmware = [sorted(gpu.firmware.items()) for gpu in node.gpus]
+    stack = node.stack
+    module = _inode_of("module", node.boot_id, stack.amdgpu_driver, firmware) if node.driver_loaded else None
+    entries: dict[str, tuple[int, int] | None] = {
+        "/sys/module/amdgpu": module,
+        "/var/lib/dkms/amdgpu": _inode_of("dkms", stack.amdgpu_package, stack.amdgpu_driver),
+    }
+    for path, content in _virtual_files(node).items():
+        entries[path] = None if content is None else _inode_of("file", path, content)
+    return entries
+
+
+def _stat(ctx: SimContext, args: list[str]) -> SimReply:
+    """``stat [-L] -c FORMAT PATH...`` with %n (name), %i (inode) and %Y (mtime, seconds) in FORMAT."""
+    fmt: str | None = None
+    paths: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        if arg == "-c":
+            fmt = next(rest, None)
+        elif arg.startswith("--format="):
+            fmt = arg.split("=", 1)[1]
+        elif arg in ("-L", "--dereference"):
+            continue
+        else:
+            paths.append(arg)
+    if fmt is None or not paths:
+        return _fail("stat: missing operand\nTry 'stat --help' for more information.\n")
+    entries = _stat_entries(ctx.node)
+    out: list[str] = []
+    err: list[str] = []
+    for path in paths:
+        entry = entries.get(path)
+        if entry is None:
+            err.append(f"stat: cannot statx '{path}': No such file or directory\n")
+            continue
+        inode, mtime = entry
+        out.append(fmt.replace("%n", path).replace("%i", str(inode)).replace("%Y", str(mtime)) + "\n")
     return SimReply(stdout="".join(out), stderr="".join(err), exit_status=1 if err else 0)
 
 
@@ -520,6 +573,7 @@ def _lspci(ctx: SimContext, args: list[str]) -> SimReply:
 
 _HANDLERS: dict[str, Callable[[SimContext, list[str]], SimReply]] = {
     "cat": _cat,
+    "stat": _stat,
     "uname": _uname,
     "hostname": _hostname,
     "modinfo": _modinfo,
