@@ -141,3 +141,26 @@ def test_outcomes_past_their_age_are_not_reused(recorded: SimOnSshd, tmp_path: P
     asyncio.run(scenario())
     for node in recorded.fleet.nodes:
         assert sorted(_slow_ran(recorded, node.name)) == sorted(p.id for p in SLOW)
+
+
+def test_a_node_that_went_away_loses_its_kept_outcomes(recorded: SimOnSshd, tmp_path: Path) -> None:
+    gone = recorded.fleet.nodes[3].name
+
+    async def scenario() -> Status:
+        inventory = load_inventory(recorded.inventory_path)
+        engine = SweepEngine(inventory, transport_for(inventory), load_packs())
+        try:
+            await engine.run(level="quick")
+            recorded.fleet.stop_node(gone)
+            while_gone = (await engine.run(level="quick")).verdicts[gone].status
+            recorded.fleet.start_node(gone)
+            recorded.clear_exec_logs()
+            await engine.run(level="quick")
+            return while_gone
+        finally:
+            await engine.close()
+
+    assert asyncio.run(scenario()) is Status.UNKNOWN
+    # Back again, it is probed in full: nothing from before it went away is taken on trust.
+    assert sorted(_slow_ran(recorded, gone)) == sorted(p.id for p in SLOW)
+    assert all(_slow_ran(recorded, n.name) == [] for n in recorded.fleet.nodes if n.name != gone)

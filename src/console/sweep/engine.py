@@ -341,6 +341,8 @@ class SweepEngine:
         if plan.deferred and self.steady.unchanged(node.name, stamp):
             for spec in plan.deferred:
                 self._reused(node, spec)
+        elif plan.deferred and not any(o.usable for o in outcomes):
+            pass  # nothing came back: asking for the slow probes too would only wait for the same failure
         else:
             if plan.deferred:
                 outcomes += await self._run_probes(node, plan.deferred, deadline)
