@@ -171,6 +171,10 @@ def compact(verdict: NodeVerdict) -> NodeVerdict:
     return verdict.model_copy(update={"findings": [f for f in verdict.findings if f.status is not Status.PASS]})
 
 
+def _prepare(event: NodeDone) -> tuple[NodeVerdict, NodeView]:
+    return compact(event.verdict), view_of(event.snapshot)
+
+
 @dataclass(frozen=True)
 class MetricSample:
     """Every GPU of a node at one moment (keyed by the tool's GPU index), for the sparklines."""
@@ -276,6 +280,8 @@ class LiveState:
         self.clock = clock
         self._lock = threading.Lock()
         self._rows: dict[str, NodeRow] = {n.name: NodeRow(node=n) for n in inventory.nodes}
+        # Kept up to date by ``_replace``: the summary asks on every repaint and keystroke.
+        self._counts: dict[Status | None, int] = {None: len(self._rows)} if self._rows else {}
         self._history: dict[str, deque[MetricSample]] = {}
         self._dirty: set[str] = set()
         self._summary_dirty = False
@@ -311,17 +317,18 @@ class LiveState:
 
     def counts(self) -> dict[Status | None, int]:
         """Nodes per verdict (None: not judged yet)."""
-        counts: dict[Status | None, int] = {}
-        for row in self.rows():
-            counts[row.status] = counts.get(row.status, 0) + 1
-        return counts
+        with self._lock:
+            return {status: count for status, count in self._counts.items() if count}
 
     # write side (engine thread) -----------------------------------------------------------------
 
     def apply(self, event: Event) -> bool:
         """Fold one engine event in; True when the UI should be told (first change since its last look)."""
+        # The costly part of a verdict (copying it, the GPU view) is made before taking the lock, which
+        # the UI loop needs to read rows: a keypress never waits for it.
+        prepared = _prepare(event) if isinstance(event, NodeDone) else None
         with self._lock:
-            changed = self._apply(event)
+            changed = self._apply(event, prepared)
             if not changed or self._notify_pending:
                 return False
             self._notify_pending = True
@@ -342,10 +349,14 @@ class LiveState:
             return True
 
     def _replace(self, row: NodeRow, **changes: object) -> None:
-        self._rows[row.name] = replace(row, version=row.version + 1, **changes)  # type: ignore[arg-type]
+        new = replace(row, version=row.version + 1, **changes)  # type: ignore[arg-type]
+        self._rows[row.name] = new
         self._dirty.add(row.name)
+        if new.status is not row.status:
+            self._counts[row.status] -= 1
+            self._counts[new.status] = self._counts.get(new.status, 0) + 1
 
-    def _apply(self, event: Event) -> bool:
+    def _apply(self, event: Event, prepared: tuple[NodeVerdict, NodeView] | None = None) -> bool:
         if isinstance(event, SweepStarted):
             return self._sweep_started(event)
         if isinstance(event, SweepDone):
@@ -370,7 +381,7 @@ class LiveState:
         if isinstance(event, ProbeFinished):
             self._replace(row, probes_done=row.probes_done + 1)
             return True
-        return self._node_done(row, event)
+        return self._node_done(row, event, prepared or _prepare(event))
 
     def _sweep_started(self, event: SweepStarted) -> bool:
         self.progress = SweepProgress(
@@ -388,12 +399,12 @@ class LiveState:
                 self._replace(row, running=True, probes_started=0, probes_done=0, probes_total=len(event.probes))
         return True
 
-    def _node_done(self, row: NodeRow, event: NodeDone) -> bool:
+    def _node_done(self, row: NodeRow, event: NodeDone, prepared: tuple[NodeVerdict, NodeView]) -> bool:
         now = self.clock()
         self._replace(
             row,
-            verdict=compact(event.verdict),
-            view=view_of(event.snapshot),
+            verdict=prepared[0],
+            view=prepared[1],
             sweep_id=event.sweep_id,
             findings_total=len(event.verdict.findings),
             running=False,

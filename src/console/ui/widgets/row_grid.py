@@ -8,11 +8,14 @@ update took 0.4 s and a filter rebuild 0.4-1.5 s. Here each row has a version; a
 only that row's version and repaints only that line if it is on screen. Rows are addressed by key
 (a node name, a finding), never by position: the cursor and the marks follow the key across sorts
 and filters.
+
+A row can also be given as a source (``set_row_source``): its cells are made when the row is next
+drawn or read, so a live update of a thousand rows off screen costs a dict store each, not a render.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -26,6 +29,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from console.ui.text import safe
 
@@ -33,6 +37,8 @@ Cell = tuple[str, str]
 """Text of a cell and its Textual style string (``""`` or e.g. ``"bold $health-crit"``)."""
 
 Justify = Literal["left", "center", "right"]
+CellSource = Callable[[], Sequence[Cell]]
+"""Makes a row's cells when they are needed (reading the newest data then)."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,7 @@ class RowGrid(ScrollView, can_focus=True):
         self._column_index = {c.key: i for i, c in enumerate(self.columns)}
         self._fixed_width = sum(c.width + 1 for c in self.columns if c.width) - 1
         self._cells: dict[str, list[Cell]] = {}
+        self._sources: dict[str, CellSource] = {}
         self._versions: dict[str, int] = {}
         self._order: list[str] = []
         self._position: dict[str, int] = {}
@@ -131,17 +138,34 @@ class RowGrid(ScrollView, can_focus=True):
     def set_row(self, key: str, cells: Sequence[Cell]) -> bool:
         """Store ``cells`` for ``key``; repaint its line only if something changed. True when it did."""
         new = [(safe(text), style) for text, style in cells]
+        self._sources.pop(key, None)
         if self._cells.get(key) == new:
             return False
         self._cells[key] = new
         self._touch(key)
         return True
 
+    def set_row_source(self, key: str, source: CellSource) -> None:
+        """Row ``key`` shows what ``source`` makes: made now when the row is on screen (its line repaints
+        only if something changed), else when the row is next drawn or read."""
+        if key in self._cells and not self._on_screen(key):
+            self._sources[key] = source
+            self._versions[key] = self._versions.get(key, 0) + 1
+            return
+        self.set_row(key, source())
+
+    def _row(self, key: str) -> list[Cell]:
+        source = self._sources.pop(key, None)
+        if source is not None:
+            self._cells[key] = [(safe(text), style) for text, style in source()]
+        return self._cells[key]
+
     def replace_rows(self, rows: Sequence[tuple[str, Sequence[Cell]]]) -> None:
         """Show exactly ``rows`` in this order, forgetting every other row (for short lists)."""
         keep = {key for key, _cells in rows}
         for key in set(self._cells) - keep:
             del self._cells[key]
+            self._sources.pop(key, None)
             self._marks.discard(key)
         for key, cells in rows:
             self.set_row(key, cells)
@@ -149,9 +173,9 @@ class RowGrid(ScrollView, can_focus=True):
 
     def update_cell(self, key: str, column: str, cell: Cell) -> bool:
         """Change one cell of row ``key``; a no-op (False) when the value is the same."""
-        row = self._cells.get(key)
-        if row is None:
+        if key not in self._cells:
             raise KeyError(key)
+        row = self._row(key)
         index = self._column_index[column]
         value = (safe(cell[0]), cell[1])
         if row[index] == value:
@@ -162,16 +186,35 @@ class RowGrid(ScrollView, can_focus=True):
 
     def cell(self, key: str, column: str) -> Cell:
         """The current cell of row ``key`` in ``column``."""
-        return self._cells[key][self._column_index[column]]
+        return self._row(key)[self._column_index[column]]
 
     def _touch(self, key: str) -> None:
         self._versions[key] = self._versions.get(key, 0) + 1
         self._refresh_key(key)
 
     def _refresh_key(self, key: str) -> None:
+        if self._on_screen(key):
+            self.refresh_line(self._position[key] + 1)
+
+    def _on_screen(self, key: str) -> bool:
+        # Asking Textual to repaint a line out of view still costs a region and a dirty mark.
         index = self._position.get(key)
-        if index is not None and self.is_mounted:
-            self.refresh_line(index + 1)
+        if index is None or not self.is_mounted:
+            return False
+        top = int(self.scroll_y)
+        return top <= index < top + max(1, self.size.height - 1)
+
+    def _resize_rows(self, size: Size) -> None:
+        # ``virtual_size`` is a layout reactive: setting it lays out and repaints the whole screen (most
+        # of a filter keystroke's cost at a thousand rows). A new row count only changes this widget's
+        # scrollbar; a layout pass still happens when a scrollbar comes or goes (``_scroll_update``).
+        if size == self.virtual_size:
+            return
+        if not self.is_mounted or not self.container_size:
+            self.virtual_size = size
+            return
+        self.set_reactive(Widget.virtual_size, size)
+        self._scroll_update(size)
 
     @property
     def order(self) -> list[str]:
@@ -186,6 +229,7 @@ class RowGrid(ScrollView, can_focus=True):
     def set_order(self, keys: Iterable[str]) -> None:
         """Show exactly ``keys`` in this order; the cursor stays on its key when that key is still shown."""
         previous_index = self.cursor_index
+        top, shown_before = int(self.scroll_y), self._visible_keys()
         self._order = [k for k in keys if k in self._cells]
         self._position = {k: i for i, k in enumerate(self._order)}
         old_key = self._cursor_key
@@ -195,11 +239,32 @@ class RowGrid(ScrollView, can_focus=True):
                 self._cursor_key = self._order[index]
             else:
                 self._cursor_key = None
-        self.virtual_size = Size(max(self._fixed_width, self.size.width), len(self._order) + 1)
-        self.refresh()
+        self._resize_rows(Size(max(self._fixed_width, self.size.width), len(self._order) + 1))
         self._scroll_cursor_into_view()
+        self._refresh_changed_lines(top, shown_before, old_key)
         if self._cursor_key != old_key:
             self.post_message(self.CursorMoved(self, self._cursor_key))
+
+    def _visible_keys(self) -> list[str]:
+        top = int(self.scroll_y)
+        return self._order[top : top + max(1, self.size.height - 1)]
+
+    def _refresh_changed_lines(self, top: int, shown_before: list[str], old_cursor: str | None) -> None:
+        # Repaint only the lines that show another row than before: typing ``gpu0`` -> ``gpu00`` often
+        # leaves the top of the list as it was, and a full repaint is most of a keystroke's cost.
+        if int(self.scroll_y) != top or not self.is_mounted:
+            self.refresh()
+            return
+        shown_after = self._visible_keys()
+        for line in range(max(len(shown_before), len(shown_after))):
+            before = shown_before[line] if line < len(shown_before) else None
+            after = shown_after[line] if line < len(shown_after) else None
+            if before != after:
+                self.refresh_line(top + line + 1)
+        if self._cursor_key != old_cursor:
+            for key in (old_cursor, self._cursor_key):
+                if key is not None:
+                    self._refresh_key(key)
 
     # cursor and marks ---------------------------------------------------------------------------
 
@@ -262,6 +327,10 @@ class RowGrid(ScrollView, can_focus=True):
         """Keys of the marked rows (shown or not)."""
         return frozenset(self._marks)
 
+    def is_marked(self, key: str) -> bool:
+        """Whether row ``key`` is marked."""
+        return key in self._marks
+
     def toggle_mark(self, key: str) -> bool:
         """Mark or unmark ``key``; returns True when it is now marked."""
         if key in self._marks:
@@ -288,7 +357,7 @@ class RowGrid(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         """Keep the last column filling the width, and the cursor in view."""
-        self.virtual_size = Size(max(self._fixed_width, self.size.width), len(self._order) + 1)
+        self._resize_rows(Size(max(self._fixed_width, self.size.width), len(self._order) + 1))
         self._scroll_cursor_into_view()
 
     def _style(self, cell_style: str, row_style: str) -> Style:
@@ -312,7 +381,9 @@ class RowGrid(ScrollView, can_focus=True):
             column_width = column.width or max(0, width - used)
             segments.append(Segment(fit(text, column_width, column.justify), self._style(style, row_style)))
             used += column_width
-        return Strip(segments, used)
+        # Neighbours of one style become one segment: Textual's per-line work (cropping, colour filters)
+        # is per segment, and a node row has ~40 of them before merging.
+        return Strip(Segment.simplify(segments), used)
 
     def render_line(self, y: int) -> Strip:
         """Line ``y`` of the viewport: the header at 0, then rows from the scroll position."""
@@ -336,7 +407,7 @@ class RowGrid(ScrollView, can_focus=True):
         strip = self._strips.get(cache_key)
         if strip is None:
             row_style = "row-grid--cursor" if is_cursor else "row-grid--marked" if is_marked else ""
-            strip = self._strip(self._cells[row_key], width, row_style)
+            strip = self._strip(self._row(row_key), width, row_style)
             self._strips[cache_key] = strip
             self.lines_rendered += 1
         return strip.crop_extend(scroll_x, scroll_x + self.size.width, self.rich_style)
