@@ -2,7 +2,8 @@
 
 The filter grammar is the inventory's (``console.inventory.select.node_matches``: text, hostlists,
 ``key=value`` labels, ``!`` to invert), applied to the node with a few live labels added:
-``verdict=FAIL``, ``sched=drained``, ``drift=yes``. No Textual here.
+``verdict=FAIL``, ``sched=drained``, ``drift=yes``. Terms are parsed once per text here rather
+than once per node (tests check both agree). No Textual here.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from enum import StrEnum
 from functools import lru_cache, partial
 
 from console.inventory.hostlist import HostlistError, expand
-from console.inventory.model import Node
-from console.inventory.select import node_matches
 from console.ui.state import NodeRow
 from console.ui.text import severity_rank
 
@@ -52,65 +51,162 @@ def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
     return tuple((1, int(part)) if part.isdigit() else (0, part.lower()) for part in _DIGITS.split(name) if part)
 
 
-def _in(names: frozenset[str], node: Node) -> bool:
-    return node.name in names
+@dataclass(frozen=True, slots=True)
+class FilterSubject:
+    """What the filter reads of a row: its name, lower-cased once, and its labels with the live ones."""
+
+    name: str
+    lower: str
+    labels: dict[str, str]
 
 
-def term_matcher(raw: str) -> Callable[[Node], bool]:
-    """A test for one filter term with the grammar of ``node_matches``.
+def _in(names: frozenset[str], subject: FilterSubject) -> bool:
+    return subject.name in names
 
-    A hostlist term (``gpu[001-128]``) is expanded once here rather than once per node, which is what
-    keeps typing into the filter fast at a thousand nodes; every other term goes to ``node_matches``.
+
+def _named(value: str, subject: FilterSubject) -> bool:
+    return subject.name == value
+
+
+def _labelled(key: str, value: str, subject: FilterSubject) -> bool:
+    return subject.labels.get(key) == value
+
+
+def _contains(needle: str, subject: FilterSubject) -> bool:
+    return needle in subject.lower
+
+
+def term_matcher(raw: str) -> Callable[[FilterSubject], bool]:
+    """A test for one filter term with the grammar of ``node_matches`` (tests hold the two together).
+
+    Each term is parsed once here rather than once per node, and a hostlist term (``gpu[001-128]``)
+    is expanded once: that is what keeps typing into the filter fast at a thousand nodes.
     """
     invert = raw.startswith("!")
     term = raw[1:] if invert else raw
-    test: Callable[[Node], bool]
-    if "=" not in term and ("[" in term or "," in term):
+    test: Callable[[FilterSubject], bool]
+    if "=" in term:
+        key, _, value = term.partition("=")
+        key, value = key.strip(), value.strip()
+        test = partial(_named, value) if key == "name" else partial(_labelled, key, value)
+    elif "[" in term or "," in term:
         try:
             names = frozenset(expand(term))
         except HostlistError:
             names = frozenset()
         test = partial(_in, names)
     else:
-        test = partial(node_matches, expression=term)
+        test = partial(_contains, term.lower())
     if invert:
-        return lambda node: not test(node)
+        return lambda subject: not test(subject)
     return test
 
 
+def terms(text: str) -> list[str]:
+    """The terms of a filter text (a lone ``!`` is no term)."""
+    return [t for t in text.split() if t.lstrip("!")]
+
+
+def _substring_term(term: str) -> bool:
+    return not term.startswith("!") and "=" not in term and "[" not in term and "," not in term
+
+
+def narrows(old: str, new: str) -> bool:
+    """True when every row matching ``new`` also matches ``old``: typing on only ever re-checks old matches.
+
+    Terms are ANDed, so it holds when each old term is still there, or is a substring term that a new
+    substring term contains (``gpu0`` -> ``gpu01``). Anything else (``!x``, ``key=val``, hostlists,
+    backspace) may widen the match and is re-checked in full.
+    """
+    new_terms = terms(new)
+    lowered = [t.lower() for t in new_terms if _substring_term(t)]
+    for term in terms(old):
+        if term in new_terms:
+            continue
+        if _substring_term(term) and any(term.lower() in candidate for candidate in lowered):
+            continue
+        return False
+    return True
+
+
+RESULTS_KEPT = 64
+
+
 class Arranger:
-    """Applies a ``ViewSpec`` to rows, remembering the filter form of each row version."""
+    """Applies a ``ViewSpec`` to rows.
+
+    Remembers the filter form of each row version, and, while no row changes, the rows each filter
+    text matched and each order shown: backspace finds its answer kept, typing on checks only the rows
+    the shorter text matched.
+    """
 
     def __init__(self) -> None:
-        self._filter_nodes: dict[str, tuple[int, Node]] = {}
-        self._matchers: tuple[str, list[Callable[[Node], bool]]] = ("", [])
+        self._subjects: dict[str, tuple[int, FilterSubject]] = {}
+        self._matchers: tuple[str, list[Callable[[FilterSubject], bool]]] = ("", [])
+        self._signature: tuple[tuple[str, ...], tuple[int, ...]] = ((), ())
+        self._matched: dict[str, list[int]] = {}
+        self._orders: dict[tuple[str, SortKey, bool], list[str]] = {}
 
-    def _filter_node(self, row: NodeRow) -> Node:
-        cached = self._filter_nodes.get(row.name)
+    def _subject(self, row: NodeRow) -> FilterSubject:
+        cached = self._subjects.get(row.name)
         if cached is not None and cached[0] == row.version:
             return cached[1]
+        node = row.node
         labels = {
-            **row.node.labels,
+            **node.labels,
             "verdict": row.status.value if row.status is not None else "none",
             "sched": row.scheduler_word or "unknown",
             "drift": "yes" if row.drift else "no",
         }
-        node = row.node.model_copy(update={"labels": labels})
-        self._filter_nodes[row.name] = (row.version, node)
-        return node
+        subject = FilterSubject(node.name, node.name.lower(), labels)
+        self._subjects[row.name] = (row.version, subject)
+        return subject
+
+    def _tests(self, text: str) -> list[Callable[[FilterSubject], bool]]:
+        if self._matchers[0] != text:
+            self._matchers = (text, [term_matcher(t) for t in terms(text)])
+        return self._matchers[1]
 
     def matches(self, row: NodeRow, text: str) -> bool:
         """Whether ``row`` passes the filter ``text`` (every space-separated term must match)."""
-        if not text.strip():
-            return True
-        if self._matchers[0] != text:
-            self._matchers = (text, [term_matcher(t) for t in text.split() if t.lstrip("!")])
-        node = self._filter_node(row)
-        return all(test(node) for test in self._matchers[1])
+        subject = self._subject(row)
+        return all(test(subject) for test in self._tests(text))
+
+    def _match(self, rows: list[NodeRow], text: str) -> list[int]:
+        """Positions in ``rows`` of the rows matching ``text``."""
+        kept = self._matched.get(text)
+        if kept is not None:
+            return kept
+        candidates: range | list[int] = range(len(rows))
+        for old, matched in self._matched.items():
+            if len(matched) < len(candidates) and narrows(old, text):
+                candidates = matched
+        tests = self._tests(text)
+        subject = self._subject
+        found = [i for i in candidates if all(test(subject(rows[i])) for test in tests)] if tests else list(candidates)
+        if len(self._matched) >= RESULTS_KEPT:
+            del self._matched[next(iter(self._matched))]
+        self._matched[text] = found
+        return found
 
     def arrange(self, rows: list[NodeRow], spec: ViewSpec) -> list[str]:
         """Names of the rows to show, in order."""
-        shown = [r for r in rows if self.matches(r, spec.text)]
+        signature = (tuple(r.node.name for r in rows), tuple(r.version for r in rows))
+        if signature != self._signature:
+            self._signature = signature
+            self._matched.clear()
+            self._orders.clear()
+        key = (spec.text, spec.sort, spec.problems_first)
+        order = self._orders.get(key)
+        if order is None:
+            order = self._order([rows[i] for i in self._match(rows, spec.text)], spec)
+            if len(self._orders) >= RESULTS_KEPT:
+                del self._orders[next(iter(self._orders))]
+            self._orders[key] = order
+        return list(order)
+
+    @staticmethod
+    def _order(shown: list[NodeRow], spec: ViewSpec) -> list[str]:
         if spec.sort is SortKey.SEVERITY:
             shown.sort(key=lambda r: (severity_rank(r.status), natural_key(r.name)))
         elif spec.sort is SortKey.POOL:
