@@ -7,6 +7,7 @@ Targets of an action are resolved by node name when its key is pressed and passe
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -37,7 +38,7 @@ from console.ui.text import safe
 from console.ui.view import Arranger, SortKey, ViewSpec
 from console.ui.widgets.key_bar import KeyBar
 from console.ui.widgets.link_panel import LinkPanel
-from console.ui.widgets.row_grid import RowGrid
+from console.ui.widgets.row_grid import Cell, RowGrid
 from console.ui.widgets.summary import SummaryBar, SummaryFacts
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
 FAILED = (Status.FAIL, Status.UNKNOWN)
 LINKS_DELAY_S = 0.08
 DETAIL_SCREEN = "detail"
+# When the detail screen is built, unseen, after the list first shows (building it is ~0.2 s).
+PREPARE_DETAIL_S = 1.0
 
 
 class MainScreen(Screen[None]):
@@ -60,6 +63,8 @@ class MainScreen(Screen[None]):
         self.arranger = Arranger()
         self.links_visible = True
         self._links_timer: Timer | None = None
+        # Kept rather than queried: rows ask for it each time one is drawn.
+        self._grid = RowGrid(COLUMNS, id="grid")
 
     @property
     def console_app(self) -> ConsoleApp:
@@ -69,7 +74,7 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         """Summary, grid, links, filter, footer."""
         yield SummaryBar(id="summary")
-        yield RowGrid(COLUMNS, id="grid")
+        yield self._grid
         yield LinkPanel(self.console_app.packs, id="links")
         yield Input(
             placeholder="filter: text, gpu[01-08], pool=…, verdict=FAIL, !term   (enter: keep, esc: clear)", id="filter"
@@ -79,7 +84,7 @@ class MainScreen(Screen[None]):
     @property
     def grid(self) -> RowGrid:
         """The node grid."""
-        return self.query_one("#grid", RowGrid)
+        return self._grid
 
     def on_mount(self) -> None:
         """Fill the grid from the current state and focus it."""
@@ -91,6 +96,21 @@ class MainScreen(Screen[None]):
         grid.focus()
         self.refresh_links()
         self.refresh_summary()
+        self.set_timer(PREPARE_DETAIL_S, self._prepare_detail)
+
+    def _prepare_detail(self) -> None:
+        # Built while the operator reads the list, the first ``enter`` costs what every later one does.
+        from console.ui.screens.detail import DetailScreen
+
+        key = self.grid.cursor_key
+        if key is None or self.app.is_screen_installed(DETAIL_SCREEN):
+            return
+        self.app.install_screen(DetailScreen(key, self.read_only), DETAIL_SCREEN)
+        # Textual composes an installed screen when it is first pushed; this (private) step of
+        # ``push_screen`` composes and mounts it without showing it. Without it, the first push does.
+        load = getattr(self.app, "_get_screen", None)
+        if callable(load):
+            load(DETAIL_SCREEN)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide dangerous actions in read-only mode."""
@@ -102,11 +122,10 @@ class MainScreen(Screen[None]):
 
     def apply(self, dirty: set[str], summary: bool) -> None:
         """Repaint the rows in ``dirty`` (only cells that changed), re-arrange if their order can change."""
-        state = self.console_app.state
         grid = self.grid
-        marked = grid.marked
         for name in dirty:
-            grid.set_row(name, row_cells(state.row(name), marked=name in marked))
+            # Rows off screen are made when next drawn: a flush costs what is visible, not what changed.
+            grid.set_row_source(name, partial(self._cells_of, name))
         if dirty and self.spec.depends_on_verdicts:
             self.rearrange()
         cursor = grid.cursor_key
@@ -114,6 +133,9 @@ class MainScreen(Screen[None]):
             self.refresh_links()
         if dirty or summary:
             self.refresh_summary()
+
+    def _cells_of(self, name: str) -> list[Cell]:
+        return row_cells(self.console_app.state.row(name), marked=self._grid.is_marked(name))
 
     def rearrange(self) -> None:
         """Apply the filter and sort; the cursor stays on its node."""
@@ -214,7 +236,10 @@ class MainScreen(Screen[None]):
         else:
             screen = self.app.get_screen(DETAIL_SCREEN)
             assert isinstance(screen, DetailScreen)
-            screen.show_node(key)
+            if screen.is_mounted:
+                screen.show_node(key)
+            else:  # still being built: it shows its node when mounted
+                screen.node_name = key
         self.app.push_screen(DETAIL_SCREEN)
 
     def action_mark(self) -> None:
