@@ -10,6 +10,7 @@ from textual import events
 from console.inventory.hostlist import fold
 from console.model.findings import Status
 from console.sim.faults import FaultKind
+from console.sweep.catalog import ProbeSet, probes_for
 from console.ui.app import ConsoleApp
 from console.ui.messages import FleetChanged
 from console.ui.screens.help import HelpScreen
@@ -51,7 +52,8 @@ async def test_rows_show_each_nodes_verdict_families_and_reason(
         assert cell_text(pilot, drift, "verdict") == "! WARN"
         healthy = statuses(fleet, Status.PASS)[0]
         assert cell_text(pilot, healthy, "verdict") == "✓ PASS"
-        assert cell_text(pilot, healthy, "probes") == "17/17"
+        every = len(probes_for(ProbeSet.STANDARD))  # the synthetic sweep's level
+        assert cell_text(pilot, healthy, "probes") == f"{every}/{every}"
         assert cell_text(pilot, healthy, "updated") != ""
 
 

@@ -47,8 +47,6 @@ if TYPE_CHECKING:
 FAILED = (Status.FAIL, Status.UNKNOWN)
 LINKS_DELAY_S = 0.08
 DETAIL_SCREEN = "detail"
-# When the detail screen is built, unseen, after the list first shows (building it is ~0.2 s).
-PREPARE_DETAIL_S = 1.0
 
 
 class MainScreen(Screen[None]):
@@ -96,21 +94,6 @@ class MainScreen(Screen[None]):
         grid.focus()
         self.refresh_links()
         self.refresh_summary()
-        self.set_timer(PREPARE_DETAIL_S, self._prepare_detail)
-
-    def _prepare_detail(self) -> None:
-        # Built while the operator reads the list, the first ``enter`` costs what every later one does.
-        from console.ui.screens.detail import DetailScreen
-
-        key = self.grid.cursor_key
-        if key is None or self.app.is_screen_installed(DETAIL_SCREEN):
-            return
-        self.app.install_screen(DetailScreen(key, self.read_only), DETAIL_SCREEN)
-        # Textual composes an installed screen when it is first pushed; this (private) step of
-        # ``push_screen`` composes and mounts it without showing it. Without it, the first push does.
-        load = getattr(self.app, "_get_screen", None)
-        if callable(load):
-            load(DETAIL_SCREEN)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide dangerous actions in read-only mode."""
