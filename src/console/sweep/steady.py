@@ -1,4 +1,4 @@
-"""Slow-changing probes reused on warm reruns, revalidated by one cheap read of the node's stack stamp.
+"""Slow-changing probes reused on warm reruns, revalidated by two cheap reads: the node's stack stamp.
 
 The OS, kernel, ROCm and firmware versions of a node change with an upgrade and a reboot or a driver
 reload, not between two sweeps a minute apart. A rerun on warm connections therefore sends the stamp
