@@ -7,6 +7,8 @@ The nodes' execution logs say what really ran on each node.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from console.checks import load_packs
@@ -33,24 +35,32 @@ def _slow_ran(sim: SimOnSshd, node: str) -> list[str]:
     return [p.id for p in SLOW if _ran(sim, node, p.argv)]
 
 
-async def _two_passes(sim: SimOnSshd, db: Path, between: object = None) -> tuple[list[Event], dict[str, Status]]:
-    """A quick sweep, ``between()`` (if given), then the same sweep again on the same engine."""
+@contextlib.asynccontextmanager
+async def _engine(sim: SimOnSshd, store: Store | None = None, **options: float) -> AsyncIterator[SweepEngine]:
     inventory = load_inventory(sim.inventory_path)
-    store = Store(db)
-    engine = SweepEngine(inventory, transport_for(inventory), load_packs(), store)
-    events: list[Event] = []
+    engine = SweepEngine(inventory, transport_for(inventory), load_packs(), store, **options)
     try:
-        first = await engine.run(level="quick")
-        assert all(v.status is Status.PASS for v in first.verdicts.values()), first.verdicts
-        sim.clear_exec_logs()
-        if callable(between):
-            between()
-        engine.subscribe(events.append)
-        second = await engine.run(level="quick")
-        return events, {name: v.status for name, v in second.verdicts.items()}
+        yield engine
     finally:
         await engine.close()
+
+
+async def _two_passes(sim: SimOnSshd, db: Path, between: object = None) -> tuple[list[Event], dict[str, Status]]:
+    """A quick sweep, ``between()`` (if given), then the same sweep again on the same engine."""
+    store = Store(db)
+    events: list[Event] = []
+    try:
+        async with _engine(sim, store) as engine:
+            first = await engine.run(level="quick")
+            assert all(v.status is Status.PASS for v in first.verdicts.values()), first.verdicts
+            sim.clear_exec_logs()
+            if callable(between):
+                between()
+            engine.subscribe(events.append)
+            second = await engine.run(level="quick")
+    finally:
         store.close()
+    return events, {name: v.status for name, v in second.verdicts.items()}
 
 
 def test_unchanged_nodes_answer_the_stamp_instead_of_the_slow_probes(recorded: SimOnSshd, tmp_path: Path) -> None:
@@ -114,14 +124,10 @@ def test_a_rerun_of_named_families_runs_them_whatever_the_stamp(recorded: SimOnS
     node = recorded.fleet.nodes[0].name
 
     async def scenario() -> None:
-        inventory = load_inventory(recorded.inventory_path)
-        engine = SweepEngine(inventory, transport_for(inventory), load_packs())
-        try:
+        async with _engine(recorded) as engine:
             await engine.run(level="quick")
             recorded.clear_exec_logs()
             await engine.rerun([node], families={"firmware"})
-        finally:
-            await engine.close()
 
     asyncio.run(scenario())
     assert _ran(recorded, node, ("amd-smi", "firmware", "--json"))
@@ -129,14 +135,10 @@ def test_a_rerun_of_named_families_runs_them_whatever_the_stamp(recorded: SimOnS
 
 def test_outcomes_past_their_age_are_not_reused(recorded: SimOnSshd, tmp_path: Path) -> None:
     async def scenario() -> None:
-        inventory = load_inventory(recorded.inventory_path)
-        engine = SweepEngine(inventory, transport_for(inventory), load_packs(), steady_max_age_s=0)
-        try:
+        async with _engine(recorded, steady_max_age_s=0) as engine:
             await engine.run(level="quick")
             recorded.clear_exec_logs()
             await engine.run(level="quick")
-        finally:
-            await engine.close()
 
     asyncio.run(scenario())
     for node in recorded.fleet.nodes:
@@ -147,9 +149,7 @@ def test_a_node_that_went_away_loses_its_kept_outcomes(recorded: SimOnSshd, tmp_
     gone = recorded.fleet.nodes[3].name
 
     async def scenario() -> Status:
-        inventory = load_inventory(recorded.inventory_path)
-        engine = SweepEngine(inventory, transport_for(inventory), load_packs())
-        try:
+        async with _engine(recorded) as engine:
             await engine.run(level="quick")
             recorded.fleet.stop_node(gone)
             while_gone = (await engine.run(level="quick")).verdicts[gone].status
@@ -157,8 +157,6 @@ def test_a_node_that_went_away_loses_its_kept_outcomes(recorded: SimOnSshd, tmp_
             recorded.clear_exec_logs()
             await engine.run(level="quick")
             return while_gone
-        finally:
-            await engine.close()
 
     assert asyncio.run(scenario()) is Status.UNKNOWN
     # Back again, it is probed in full: nothing from before it went away is taken on trust.
