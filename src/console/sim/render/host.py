@@ -78,14 +78,18 @@ def kernel_build(node: SimNode) -> str:
     return f"#{number}-Ubuntu SMP{preempt} Tue Aug 12 14:42:46 UTC 2025"
 
 
+def _firmware_loaded(node: SimNode) -> list[list[tuple[str, str]]]:
+    """Every GPU's firmware versions, in a stable order: what a driver load or a reboot brings in."""
+    return [sorted(gpu.firmware.items()) for gpu in node.gpus]
+
+
 def boot_id(node: SimNode) -> str:
     """``/proc/sys/kernel/random/boot_id``: new whenever the node's stack, driver or firmware differ.
 
     A real node takes a new kernel, driver or firmware at a reboot, so a simulated node whose effective
     stack changed (a drift fault, an edited cluster file) answers as one that rebooted into it.
     """
-    firmware = [sorted(gpu.firmware.items()) for gpu in node.gpus]
-    raw = _digest(node.boot_id, node.stack.model_dump_json(), firmware, node.driver_loaded)
+    raw = _digest(node.boot_id, node.stack.model_dump_json(), _firmware_loaded(node), node.driver_loaded)
     return f"{raw[:8]}-{raw[8:12]}-{raw[12:16]}-{raw[16:20]}-{raw[20:32]}"
 
 
@@ -123,32 +127,27 @@ def _cat(ctx: SimContext, args: list[str]) -> SimReply:
     return SimReply(stdout="".join(out), stderr="".join(err), exit_status=1 if err else 0)
 
 
-def _inode_of(*parts: object) -> tuple[int, int]:
-    """(inode number, mtime) that stay put while ``parts`` do and change with any of them."""
-    raw = _digest(*parts)
-    return 4000 + int(raw[:6], 16), 1_750_000_000 + int(raw[6:12], 16) % 10_000_000
+def _inode_of(*parts: object) -> int:
+    """An inode number that stays put while ``parts`` do and changes with any of them."""
+    return 4000 + int(_digest(*parts)[:6], 16)
 
 
-def _stat_entries(node: SimNode) -> dict[str, tuple[int, int] | None]:
-    """Path -> (inode, mtime) of what ``stat`` can see (None: absent on this node).
+def _inodes(node: SimNode) -> dict[str, int | None]:
+    """Path -> inode number of what ``stat`` can see (None: absent on this node).
 
     The amdgpu module's sysfs directory is created anew at every load, so its inode follows what a load
-    brings in (driver, firmware) and the boot; the DKMS tree changes when a driver package is installed.
+    brings in (driver, firmware) and the boot.
     """
-    firmware = [sorted(gpu.firmware.items()) for gpu in node.gpus]
-    stack = node.stack
-    module = _inode_of("module", node.boot_id, stack.amdgpu_driver, firmware) if node.driver_loaded else None
-    entries: dict[str, tuple[int, int] | None] = {
-        "/sys/module/amdgpu": module,
-        "/var/lib/dkms/amdgpu": _inode_of("dkms", stack.amdgpu_package, stack.amdgpu_driver),
-    }
+    loaded = node.driver_loaded
+    module = _inode_of("module", node.boot_id, node.stack.amdgpu_driver, _firmware_loaded(node)) if loaded else None
+    entries: dict[str, int | None] = {"/sys/module/amdgpu": module}
     for path, content in _virtual_files(node).items():
         entries[path] = None if content is None else _inode_of("file", path, content)
     return entries
 
 
 def _stat(ctx: SimContext, args: list[str]) -> SimReply:
-    """``stat [-L] -c FORMAT PATH...`` with %n (name), %i (inode) and %Y (mtime, seconds) in FORMAT."""
+    """``stat [-L] -c FORMAT PATH...`` with %n (name) and %i (inode number) in FORMAT."""
     fmt: str | None = None
     paths: list[str] = []
     rest = iter(args)
@@ -163,16 +162,15 @@ def _stat(ctx: SimContext, args: list[str]) -> SimReply:
             paths.append(arg)
     if fmt is None or not paths:
         return _fail("stat: missing operand\nTry 'stat --help' for more information.\n")
-    entries = _stat_entries(ctx.node)
+    inodes = _inodes(ctx.node)
     out: list[str] = []
     err: list[str] = []
     for path in paths:
-        entry = entries.get(path)
-        if entry is None:
+        inode = inodes.get(path)
+        if inode is None:
             err.append(f"stat: cannot statx '{path}': No such file or directory\n")
             continue
-        inode, mtime = entry
-        out.append(fmt.replace("%n", path).replace("%i", str(inode)).replace("%Y", str(mtime)) + "\n")
+        out.append(fmt.replace("%n", path).replace("%i", str(inode)) + "\n")
     return SimReply(stdout="".join(out), stderr="".join(err), exit_status=1 if err else 0)
 
 
