@@ -55,13 +55,15 @@ def install_node_tools(
     cluster: ClusterSpec,
     level: ProbeSet = ProbeSet.QUICK,
     overrides: Mapping[str, Mapping[tuple[str, ...], SimReply]] | None = None,
-) -> None:
+) -> dict[str, dict[tuple[str, ...], SimReply]]:
     """(Re)write every node's replay tools for the probes of ``level``, from ``cluster`` and its faults.
 
-    ``overrides`` replaces (or adds) replies per node: ``{node: {argv: reply}}``.
+    ``overrides`` replaces (or adds) replies per node: ``{node: {argv: reply}}``. Returns the replies
+    installed, per node.
     """
     argvs = [spec.argv for spec in probes_for(level)]
     login = pwd.getpwnam(fleet.login_user)
+    installed: dict[str, dict[tuple[str, ...], SimReply]] = {}
     for node in fleet.nodes:
         for tool in node.bin_dir.iterdir():
             tool.unlink()
@@ -70,6 +72,8 @@ def install_node_tools(
         os.chown(log, login.pw_uid, login.pw_gid)  # the node's login user appends to it
         replies = {**render_replies(cluster, node.name, argvs), **(overrides or {}).get(node.name, {})}
         install_replay_tools(node.bin_dir, replies, log)
+        installed[node.name] = replies
+    return installed
 
 
 def plan_sim_cluster(count: int, faults: list[Fault], base: Path) -> tuple[ClusterSpec, ServeOptions]:
