@@ -167,6 +167,11 @@ def test_invocation_counter_is_shared_through_the_state_dir(tmp_path: Path) -> N
     assert context_for(cluster(), NODE, tmp_path).invocation == 1
 
 
+def test_a_reserved_block_of_invocations_is_skipped_by_the_next_caller(tmp_path: Path) -> None:
+    assert next_invocation(tmp_path, "n", reserve=100) == 1
+    assert next_invocation(tmp_path, "n") == 101
+
+
 def test_entry_point_prints_a_reply_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.json"
     cluster().save(path)

@@ -22,7 +22,7 @@ from console.sim.faults import Fault, FaultKind
 from console.sim.hostkeys import HostKeyStore, client_key, known_hosts_line
 from console.sim.launcher import SimCluster, pick_address_base, start_sim_cluster
 from console.sim.serve import ListenMode, ServedCluster, ServeOptions, plan_cluster, serve
-from console.sim.server import SimServer
+from console.sim.server import INVOCATION_BLOCK, ConnectionFaults, SimNodeRuntime, SimServer
 
 from .console_lines import console_wrapper
 
@@ -111,6 +111,18 @@ async def test_a_renderer_bug_answers_like_a_crashing_tool(fleet: Fleet, monkeyp
     async with await fleet.connect("sim001") as conn:
         result = await conn.run("amd-smi list; echo still here", timeout=10)
     assert result.stdout == "still here\n" and result.stderr == "amd-smi: simulator error: KeyError('gpu_data')\n"
+
+
+async def test_each_program_run_is_a_new_invocation_from_a_reserved_block(fleet: Fleet, tmp_path: Path) -> None:
+    async with await fleet.connect("sim001") as conn:
+        first, second = [(await conn.run("amd-smi metric --json", timeout=10)).stdout for _ in range(2)]
+    assert first != second  # readings are jittered per invocation: the numbers differ
+    # One locked rewrite of the counter for a block, not one per program run; a restarted server
+    # sharing the state dir starts after the block.
+    assert (tmp_path / "sim001.invocations").read_text() == str(INVOCATION_BLOCK)
+    restarted = SimNodeRuntime(fleet.server.cluster, "sim001", tmp_path, ConnectionFaults())
+    assert restarted.run_program(["uname", "-r"]).exit_status == 0
+    assert (tmp_path / "sim001.invocations").read_text() == str(2 * INVOCATION_BLOCK)
 
 
 async def test_every_node_has_its_own_host_key(fleet: Fleet) -> None:

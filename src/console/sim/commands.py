@@ -176,8 +176,12 @@ def garble(text: str, rng: random.Random) -> str:
     return "".join(noisy)
 
 
-def next_invocation(state_dir: Path | None, node: str) -> int:
-    """A per-node invocation counter shared by every process using ``state_dir`` (time-based without one)."""
+def next_invocation(state_dir: Path | None, node: str, reserve: int = 1) -> int:
+    """A per-node invocation number shared by every process using ``state_dir`` (time-based without one).
+
+    ``reserve`` numbers are taken at once and the first is returned: a long-lived process hands out the
+    rest itself instead of locking and rewriting the counter file for every program it runs.
+    """
     if state_dir is None:
         return time.time_ns() // 1000
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -186,11 +190,11 @@ def next_invocation(state_dir: Path | None, node: str) -> int:
         fcntl.flock(handle, fcntl.LOCK_EX)
         handle.seek(0)
         text = handle.read().strip()
-        count = int(text) + 1 if text.isdigit() else 1
+        first = int(text) + 1 if text.isdigit() else 1
         handle.seek(0)
         handle.truncate()
-        handle.write(str(count))
-    return count
+        handle.write(str(first + reserve - 1))
+    return first
 
 
 def context_for(cluster: ClusterSpec, node: str, state_dir: Path | None = None) -> SimContext:
