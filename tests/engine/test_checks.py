@@ -18,7 +18,7 @@ from console.checks import (
 )
 from console.inventory.model import Node, StackPin
 from console.model.base import Model
-from console.model.findings import Status
+from console.model.findings import SourceKind, Status
 from console.model.gpu import BadPages, EccCounts, GpuIdentity, GpuMetrics, GpuRecord, PcieLink
 from console.probes.base import ParsedOutput, Tool
 
@@ -136,6 +136,8 @@ def test_rocm_drift_from_pin_warns() -> None:
     drift = [f for f in findings if f.check_id == "stack.rocm"]
     assert drift[0].status is Status.WARN
     assert "6.4.1" in drift[0].message and "6.4.2" in drift[0].message
+    # The threshold is the pool's pin, and the evidence says so (not the check file's source kind).
+    assert (drift[0].evidence.expected, drift[0].evidence.source_kind) == ("== 6.4.2", SourceKind.PIN)
 
 
 def test_fleet_relative_flags_the_outlier() -> None:
@@ -153,6 +155,7 @@ def test_fleet_relative_flags_the_outlier() -> None:
     fleet = [f for f in evaluate_fleet(pack, facts) if f.status is not Status.PASS]
     assert [(f.subject.node, f.status) for f in fleet] == [("n4", Status.FAIL)]
     assert "pool median" in fleet[0].message
+    assert fleet[0].evidence.source_kind is SourceKind.FLEET
 
 
 def _write(tmp_path: Path, body: str) -> Path:

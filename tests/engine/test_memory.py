@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from console.checks import ProbeOutcome, build_facts, evaluate_node, load_packs
 from console.inventory.model import Node, StackPin
 from console.model.findings import Evidence, Finding, SourceKind, Status, Subject, roll_up
+from console.probes import ParseError
 from console.sim.commands import context_for, run_program
 from console.sim.models import example_cluster
 from console.sim.specs import GpuModel
@@ -67,3 +68,29 @@ def test_a_judged_8_gpu_node_stays_under_a_megabyte() -> None:
     assert len(kept[2].findings) > 200  # type: ignore[index]
     # 1.48 MiB before findings and GPU records shared their fields-set (0.69 MiB after, commit 7b21bd3).
     assert used < 1024 * 1024, f"{used / 1024:.0f} KiB per judged node"
+
+
+@pytest.mark.parametrize("model", list(GpuModel))
+def test_findings_built_without_validation_equal_their_validated_copies(model: GpuModel) -> None:
+    # The checks build findings with Numerous.trusted; a value of another type than validation would
+    # give (an int for a float, a str for an enum) would differ from the validated copy here.
+    cluster = example_cluster(nodes_per_model={model: 4}, with_faults=True)
+    pack = load_packs()[model.value]
+    by_id = {p.id: p for p in probes_for(ProbeSet.QUICK)}
+    checked = 0
+    for spec in cluster.nodes:
+        outcomes = {}
+        for pid, probe in by_id.items():
+            reply = run_program(context_for(cluster, spec.name), list(probe.argv))
+            try:
+                outcomes[pid] = ProbeOutcome(pid, probe.parse(reply.stdout), None, 1, 0.0)
+            except ParseError as exc:
+                outcomes[pid] = ProbeOutcome(pid, None, f"unreadable output: {exc.reason}", 2, 0.0)
+        node = Node(name=spec.name, pool=spec.pool, gpu_model=model.value, gpu_count=8, address="127.0.0.1")
+        pin = StackPin(rocm="6.0.0", amdgpu_driver="6.8.5", firmware={"PSP_SOSDRV": "1"})  # pin findings too
+        for finding in evaluate_node(pack, build_facts(node, pin, outcomes), {p: 7 for p in outcomes}):
+            validated = Finding.model_validate(finding.model_dump())
+            assert finding == validated and finding.model_dump_json() == validated.model_dump_json()
+            assert type(finding.evidence.observed) is type(validated.evidence.observed)
+            checked += 1
+    assert checked > 100

@@ -39,21 +39,30 @@ def _evidence(
     expected: str | None,
     run_ids: dict[str, int],
     cited: SourcedValue | None = None,
+    *,
+    kind: SourceKind | None = None,
 ) -> Evidence:
-    observed = obs.value if isinstance(obs.value, int | float | str | bool) or obs.value is None else str(obs.value)
-    return Evidence(
-        observed=observed,
+    value = obs.value
+    # The types Evidence.observed validates to (an int becomes a float), built without validating.
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    elif not isinstance(value, float | str | bool) and value is not None:
+        value = str(value)
+    if kind is None:
+        kind = cited.source_kind if cited is not None else check.source_kind
+    return Evidence.trusted(
+        observed=value,
         expected=expected,
         unit=check.unit,
         source=cited.source if cited is not None else check.source,
-        source_kind=cited.source_kind if cited is not None else check.source_kind,
+        source_kind=kind,
         probe=obs.probe,
         probe_run_id=run_ids.get(obs.probe or ""),
     )
 
 
 def _finding(check: CheckSpec, obs: Observation, status: Status, message: str, evidence: Evidence) -> Finding:
-    return Finding(
+    return Finding.trusted(
         check_id=check.id, family=check.family, status=status, subject=obs.subject, message=message, evidence=evidence
     )
 
@@ -140,8 +149,7 @@ def evaluate_check(
                 continue
             status = Status.PASS if str(obs.value) == expected else check.on_mismatch
             message = f"{check.title}: {obs.value}" + ("" if status is Status.PASS else f" (pool pin {expected})")
-            evidence = _evidence(check, obs, f"== {expected}", run_ids)
-            evidence.source_kind = SourceKind.PIN
+            evidence = _evidence(check, obs, f"== {expected}", run_ids, kind=SourceKind.PIN)
             findings.append(_finding(check, obs, status, message, evidence))
             continue
         limits = limits or Limits.of(check, variables)
@@ -200,8 +208,7 @@ def _relative(
         status, expected, _ = limits.judge(check, ratio)
         shown, middle = fmt_value(obs.value, check.unit), fmt_value(median, check.unit)
         message = f"{check.title}: {shown} = {ratio:.0%} of {what} {middle}"
-        evidence = _evidence(check, obs, f"ratio to {what}: {expected}", run_ids)
-        evidence.source_kind = SourceKind.FLEET
+        evidence = _evidence(check, obs, f"ratio to {what}: {expected}", run_ids, kind=SourceKind.FLEET)
         findings.append(_finding(check, obs, status, message, evidence))
     return findings
 
