@@ -95,6 +95,10 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
     return facts
 
 
+# What the link table fills in from the status table (the reasons dict is copied apart).
+_LINK_FIELDS = tuple(name for name in XgmiLink.model_fields if name != "unavailable")
+
+
 def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
     """Links from the metric table and the link-status table, joined per (source, destination) GPU."""
     joined: dict[tuple[int | None, int | None], XgmiLink] = {}
@@ -109,8 +113,8 @@ def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
                 # Only scalars and the reasons dict get changed below: copy those, not the whole tree.
                 joined[key] = link.model_copy(update={"unavailable": dict(link.unavailable)})
                 continue
-            for name in XgmiLink.model_fields:
-                if name != "unavailable" and getattr(have, name) in (None, LinkStatus.UNKNOWN):
+            for name in _LINK_FIELDS:
+                if getattr(have, name) in (None, LinkStatus.UNKNOWN):
                     setattr(have, name, getattr(link, name))
     return sorted(joined.values(), key=lambda link: (link.src_index or 0, link.dst_index or 0))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
 
 
 class Model(BaseModel):
@@ -28,11 +29,13 @@ class Numerous(Model):
     """
 
     _every_field: ClassVar[set[str]]
+    _field_list: ClassVar[tuple[tuple[str, FieldInfo], ...]]
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         cls._every_field = set(cls.model_fields)  # complete only once pydantic has built the class
+        cls._field_list = tuple(cls.model_fields.items())
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
@@ -47,10 +50,10 @@ class Numerous(Model):
         assignment is still validated. Tests compare such instances with validated copies.
         """
         data = values
-        if len(values) != len(cls.model_fields):
+        if len(values) != len(cls._field_list):
             data = {
                 name: values[name] if name in values else field.get_default(call_default_factory=True)
-                for name, field in cls.model_fields.items()
+                for name, field in cls._field_list
             }
         instance = cls.__new__(cls)
         object.__setattr__(instance, "__dict__", data)

@@ -229,6 +229,10 @@ def merge_gpu_records(records: list[GpuRecord], *, same_tool: bool = False) -> l
     return merged
 
 
+# What a merge may fill in from another tool's record (the reasons dict is merged apart).
+_IDENTITY_FIELDS = tuple(name for name in GpuIdentity.model_fields if name != "unavailable")
+
+
 def _own_copy(record: GpuRecord) -> GpuRecord:
     """A record whose identity and firmware table the merge may fill in.
 
@@ -241,9 +245,7 @@ def _own_copy(record: GpuRecord) -> GpuRecord:
 
 
 def _fill_missing(target: GpuRecord, source: GpuRecord) -> None:
-    for name in GpuIdentity.model_fields:
-        if name == "unavailable":
-            continue
+    for name in _IDENTITY_FIELDS:
         if getattr(target.identity, name) is None and getattr(source.identity, name) is not None:
             setattr(target.identity, name, getattr(source.identity, name))
     for name in ("metrics", "ecc", "bad_pages"):
