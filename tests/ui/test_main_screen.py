@@ -78,6 +78,28 @@ async def test_cursor_moves_and_link_panel_follows(make_app: Callable[..., Conso
         assert app.query_one(LinkPanel).current == grid.cursor_key
 
 
+async def test_link_boxes_keep_their_largest_size_and_repaint_in_place(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    # Moving over nodes of other sizes must not re-lay out the screen (a whole-screen pass at 1,024 rows).
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        panel = app.query_one(LinkPanel)
+        panel.show(app.state.row(fleet.inventory.nodes[0].name))
+        await pilot.pause()
+        boxes = [app.query_one(f"#{box}") for box in ("link-matrix", "link-pcie", "link-nics")]
+        full = [box.size for box in boxes]
+        assert all(size.width > 0 and size.height > 1 for size in full[:2])
+        panel.show(None)
+        await pilot.pause()
+        assert [box.size for box in boxes] == full
+        assert "no node selected" in str(boxes[0].render())
+        panel.show(app.state.row(fleet.inventory.nodes[0].name))
+        await pilot.pause()
+        assert [box.size for box in boxes] == full
+
+
 async def test_filter_text_hostlist_labels_and_inversion(
     make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
 ) -> None:
