@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual.widgets import DataTable, Static, TabbedContent, TextArea
+from textual.widgets import DataTable, Static, TextArea
 
 from console.model.findings import Status
 from console.sim.faults import FaultKind
@@ -86,6 +86,23 @@ async def test_findings_are_worst_first_and_cursor_follows_on_refresh(
         assert screen.selected_finding() == chosen
 
 
+async def test_tab_line_shows_the_keys_and_a_click_switches_tabs(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, DetailScreen) and screen.active_tab == "findings"
+        line = str(screen.query_one("#detail-tabbar", Static).render()).split("\n")[0]
+        assert line.split() == ["1", "Findings", "2", "GPUs", "3", "Stack", "4", "History", "5", "Probes"]
+        await pilot.click("#detail-tabbar", offset=(line.index("Stack") + 1, 0))
+        assert screen.active_tab == "stack" and screen.query_one("#stack-table", DataTable).row_count > 0
+        await pilot.click("#detail-tabbar", offset=(line.index("Findings") + 1, 0))
+        assert screen.active_tab == "findings"
+
+
 async def test_gpu_stack_history_and_probe_tabs(
     make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, store: Store
 ) -> None:
@@ -100,7 +117,7 @@ async def test_gpu_stack_history_and_probe_tabs(
         assert isinstance(screen, DetailScreen)
 
         await pilot.press("2")
-        assert screen.query_one(TabbedContent).active == "gpus"
+        assert screen.active_tab == "gpus"
         gpus = screen.query_one("#gpus-table", DataTable)
         assert gpus.row_count == len(done.snapshot.gpus) == 8
         first = done.snapshot.gpus[0]

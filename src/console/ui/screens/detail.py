@@ -12,13 +12,13 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import BindingsMap
-from textual.containers import Horizontal
+from textual.containers import Container, Horizontal
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import DataTable, Static, TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, DataTable, Static
 
 from console.model.findings import Finding, Status
 from console.ui.registry import bindings
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from console.ui.app import ConsoleApp
 
 TABS = ("findings", "gpus", "stack", "history", "probes")
+TAB_TITLES = {"findings": "Findings", "gpus": "GPUs", "stack": "Stack", "history": "History", "probes": "Probes"}
 FINDING_COLUMNS = (
     Column("status", "", 1),
     Column("family", "FAMILY", 12),
@@ -66,6 +67,11 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "history": ("SWEEP", "STARTED", "LEVEL", "VERDICT", "REASON"),
     "probes": ("PROBE", "RUN"),
 }
+
+
+def _tab_label(tab: str) -> str:
+    """`` 2 GPUs ``: the key that shows the tab, and its title."""
+    return f" {TABS.index(tab) + 1} {TAB_TITLES[tab]} "
 
 
 @dataclass(frozen=True)
@@ -138,17 +144,53 @@ class DetailScreen(Screen[None]):
         return self.console_app.state.row(self.node_name)
 
     def compose(self) -> ComposeResult:
-        """Header, tabs, footer."""
+        """Header, tab line, the tabs' panes, footer.
+
+        The tab line is one Static, not a TabbedContent: its ten widgets (tabs, underline, scroll
+        containers) were half of the screen's style work each time it is shown. Tabs change by key (1-5)
+        or a click on their title.
+        """
         yield Static(id="detail-head")
-        with TabbedContent(initial="findings", id="detail-tabs"):
-            with TabPane("Findings", id="findings"), Horizontal():
+        yield Static(self._tab_line("findings"), id="detail-tabbar")
+        with ContentSwitcher(initial="findings", id="detail-tabs"):
+            with Container(id="findings"), Horizontal():
                 yield RowGrid(FINDING_COLUMNS, id="findings-table")
                 yield Static(id="evidence")
-            yield TabPane("GPUs", id="gpus")
-            yield TabPane("Stack", id="stack")
-            yield TabPane("History", id="history")
-            yield TabPane("Probes", id="probes")
+            for tab in TABS[1:]:
+                yield Container(id=tab)
         yield KeyBar(self.read_only, "detail")
+
+    @staticmethod
+    def _tab_line(active: str) -> Content:
+        """The tab titles, the shown one bright and underlined by a rule under it."""
+        titles: list[str | tuple[str, str]] = []
+        rule: list[str | tuple[str, str]] = []
+        for tab in TABS:
+            label = _tab_label(tab)
+            shown = tab == active
+            titles += [(label, "bold $text" if shown else "$text-muted"), " "]
+            rule += [("━" * len(label), "$accent" if shown else "$panel"), ("━", "$panel")]
+        # The rule runs on to the right edge (the line is clipped there, not wrapped).
+        return Content.assemble(*titles, "\n", *rule, ("━" * 400, "$panel"))
+
+    @property
+    def active_tab(self) -> str:
+        """The tab on screen."""
+        return self.query_one(ContentSwitcher).current or "findings"
+
+    def _switch_to(self, tab: str) -> None:
+        if self.active_tab != tab:
+            self.query_one(ContentSwitcher).current = tab
+            self.query_one("#detail-tabbar", Static).update(self._tab_line(tab))
+
+    @on(events.Click, "#detail-tabbar")
+    def _tab_clicked(self, event: events.Click) -> None:
+        edge = self.query_one("#detail-tabbar").styles.padding.left
+        for tab in TABS:
+            edge += len(_tab_label(tab)) + 1  # and the gap after it
+            if event.x < edge:
+                self.action_show_tab(tab)
+                return
 
     def on_mount(self) -> None:
         """Fill the findings tab, preselect the worst finding, follow theme changes."""
@@ -168,7 +210,7 @@ class DetailScreen(Screen[None]):
         table = self._tables.get(tab)
         if table is None:
             table = DataTable(id=f"{tab}-table", cursor_type="row")
-            self.query_one(f"#{tab}", TabPane).mount(table)
+            self.query_one(f"#{tab}", Container).mount(table)
             table.add_columns(*TABLE_COLUMNS[tab])
             self._tables[tab] = table
         return table
@@ -180,9 +222,7 @@ class DetailScreen(Screen[None]):
         self.node_name = node
         self._head(self.row)
         self._stale = set(TABS) - {"findings"}
-        tabs = self.query_one(TabbedContent)
-        if tabs.active != "findings":
-            tabs.active = "findings"
+        self._switch_to("findings")
         self._fill_findings(self.row, preselect=True, first_paint=True)
         self.query_one("#findings-table", RowGrid).focus()
 
@@ -190,7 +230,7 @@ class DetailScreen(Screen[None]):
         """The node changed: repaint the header and the tab on screen, the others when next shown."""
         self._head(self.row)
         self._stale = set(TABS)
-        self._fill_tab(self.query_one(TabbedContent).active or "findings")
+        self._fill_tab(self.active_tab)
 
     def _fill_tab(self, tab: str) -> None:
         if tab not in self._stale:
@@ -207,11 +247,6 @@ class DetailScreen(Screen[None]):
             self.refresh_history()
         else:
             self._fill_probes(row)
-
-    @on(TabbedContent.TabActivated)
-    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id is not None:
-            self._fill_tab(event.pane.id)
 
     def _head(self, row: NodeRow) -> None:
         parts: list[str | tuple[str, str]] = [
@@ -407,15 +442,14 @@ class DetailScreen(Screen[None]):
 
     def action_show_tab(self, tab: str) -> None:
         """Switch to ``tab`` and focus its table."""
-        self.query_one(TabbedContent).active = tab
+        self._switch_to(tab)
         self._fill_tab(tab)
         target = self.query_one("#findings-table", RowGrid) if tab == "findings" else self._table(tab)
         target.focus()
 
     def action_raw_output(self) -> None:
         """Open the stored output of the selected probe run, or of the selected finding's probe."""
-        tabs = self.query_one(TabbedContent)
-        if tabs.active == "probes":
+        if self.active_tab == "probes":
             table = self._table("probes")
             if not table.row_count:
                 self.notify("no probe runs recorded for this node")
