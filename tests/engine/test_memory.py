@@ -94,3 +94,12 @@ def test_findings_built_without_validation_equal_their_validated_copies(model: G
             assert type(finding.evidence.observed) is type(validated.evidence.observed)
             checked += 1
     assert checked > 100
+
+
+def test_trusted_fills_defaults_and_rejects_unknown_fields() -> None:
+    evidence = Evidence.trusted(observed=2.0, probe="amdsmi.metric")
+    assert evidence == Evidence(observed=2.0, probe="amdsmi.metric")
+    finding = Finding.trusted(check_id="a.b", family="f", status=Status.PASS, subject=Subject(node="n"), message="m")
+    assert finding.evidence == Evidence() and finding.model_fields_set == set(Finding.model_fields)
+    with pytest.raises(TypeError, match="no field observd"):
+        Evidence.trusted(observd=1.0)

@@ -95,7 +95,7 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
     return facts
 
 
-# What the link table fills in from the status table (the reasons dict is copied apart).
+# What one link table may fill in from the other (not the reasons dict, copied once per link above).
 _LINK_FIELDS = tuple(name for name in XgmiLink.model_fields if name != "unavailable")
 
 

@@ -50,7 +50,10 @@ class Numerous(Model):
         assignment is still validated. Tests compare such instances with validated copies.
         """
         data = values
-        if len(values) != len(cls._field_list):
+        if values.keys() != cls._every_field:
+            unknown = values.keys() - cls._every_field
+            if unknown:
+                raise TypeError(f"{cls.__name__} has no field {', '.join(sorted(unknown))}")
             data = {
                 name: values[name] if name in values else field.get_default(call_default_factory=True)
                 for name, field in cls._field_list

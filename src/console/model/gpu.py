@@ -229,7 +229,7 @@ def merge_gpu_records(records: list[GpuRecord], *, same_tool: bool = False) -> l
     return merged
 
 
-# What a merge may fill in from another tool's record (the reasons dict is merged apart).
+# What a merge may fill in from another tool's record (not the reasons dict: those stay the record's own).
 _IDENTITY_FIELDS = tuple(name for name in GpuIdentity.model_fields if name != "unavailable")
 
 
