@@ -47,7 +47,8 @@ class Transport(Protocol):
         ...
 
     async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
-        """Raise ``UNREACHABLE``/``REFUSED``/``CONNECT_TIMEOUT`` unless the node's SSH port accepts TCP."""
+        """Raise ``UNREACHABLE``/``REFUSED``/``CONNECT_TIMEOUT`` (or why it cannot log in) unless the node
+        can be reached: an unreachable node fails within ``timeout_s``."""
         ...
 
     async def close(self) -> None:

@@ -35,12 +35,21 @@ class Peer:
         self._last_error: TransportError | None = None
         self._retry_at = 0.0
 
-    async def connection(self, opener: Opener) -> asyncssh.SSHClientConnection:
-        """The open connection, opening one with ``opener`` if there is none."""
-        if self._conn is not None and not self._conn.is_closed():
+    @property
+    def connected(self) -> bool:
+        """A connection is open (and not known to be dead)."""
+        return self._conn is not None and not self._conn.is_closed()
+
+    async def connection(self, opener: Opener, *, fresh: bool = False) -> asyncssh.SSHClientConnection:
+        """The open connection, opening one with ``opener`` if there is none.
+
+        ``fresh`` tries again even inside the backoff window (a new sweep of the node, not one more of
+        its queued commands); an attempt already in flight is still shared.
+        """
+        if self._conn is not None and self.connected:
             return self._conn
         if self._attempt is None:
-            if self._last_error is not None and time.monotonic() < self._retry_at:
+            if not fresh and self._last_error is not None and time.monotonic() < self._retry_at:
                 failed = self._last_error
                 raise TransportError(failed.node, failed.kind, failed.detail)
             self._attempt = asyncio.ensure_future(self._open(opener))

@@ -23,7 +23,7 @@ from console.transport.base import CommandResult, Transport
 from console.transport.cleanup import Cleanups
 from console.transport.credentials import Credentials
 from console.transport.errors import ErrorKind, TransportError
-from console.transport.failures import handshake_failure, session_failure, tcp_failure, tunnel_failure
+from console.transport.failures import handshake_failure, session_failure, tcp_failure
 from console.transport.hostkeys import AcceptedHostKey, HostKeyCheck, KnownHosts
 from console.transport.peer import Peer
 from console.transport.settings import SshSettings, SshTarget
@@ -139,21 +139,17 @@ class SshTransport(Transport):
         return await self.run(node, ["sh", "-c", script], timeout_s=timeout_s)
 
     async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
-        """TCP-connect to the node's SSH port (through its jump host if it has one) and hang up."""
-        _, endpoint = self._peer(node)
-        if endpoint.jump is None:
-            (await self._tcp_connect(node, endpoint, timeout_s)).close()
-            return
-        tunnel = await self._jump_connection(node, endpoint.jump)
-        where = f"{endpoint.host}:{endpoint.port}"
-        try:
-            async with asyncio.timeout(timeout_s):
-                _, writer = await tunnel.open_connection(endpoint.host, endpoint.port)
-        except asyncssh.ChannelOpenError as exc:
-            raise tunnel_failure(node, where, exc) from exc
-        except TimeoutError as exc:
-            raise tcp_failure(node, f"{where} via {endpoint.jump.label}", exc, timeout_s) from exc
-        writer.close()
+        """The node's SSH connection: the live one, else one opened now (its TCP part within ``timeout_s``).
+
+        No connection of its own: a bare TCP connect that hangs up leaves ``kex_exchange_identification:
+        Connection closed by remote host`` in the node's sshd log at every sweep, which fail2ban's
+        aggressive and ddos sshd filters ban for, and costs the node a pre-auth sshd child. A live
+        connection is kept honest by keepalives (dropped ~15 s after the node goes silent). A node that
+        failed a moment ago is tried again: this starts a new sweep of it.
+        """
+        peer, endpoint = self._peer(node)
+        if not peer.connected:
+            await peer.connection(lambda: self._open(node, endpoint, tcp_timeout_s=timeout_s), fresh=True)
 
     async def close(self) -> None:
         """Let pending kills finish (bounded), then close node connections before the jumps they ride on."""
@@ -185,12 +181,15 @@ class SshTransport(Transport):
         except TransportError as exc:
             raise TransportError(node, exc.kind, f"via jump host {jump.label}: {exc.detail}") from exc
 
-    async def _open(self, label: str, endpoint: Endpoint) -> asyncssh.SSHClientConnection:
+    async def _open(
+        self, label: str, endpoint: Endpoint, tcp_timeout_s: float | None = None
+    ) -> asyncssh.SSHClientConnection:
         # The jump first, outside the handshake semaphore: it takes a slot of its own.
         tunnel = await self._jump_connection(label, endpoint.jump) if endpoint.jump else None
         async with self._handshakes:
             await self._pacer.wait()
-            sock = None if tunnel else await self._tcp_connect(label, endpoint, self._settings.connect_timeout_s)
+            tcp_timeout = tcp_timeout_s or self._settings.connect_timeout_s
+            sock = None if tunnel else await self._tcp_connect(label, endpoint, tcp_timeout)
             check = HostKeyCheck(label, self._known_hosts, self._settings.accept_new)
             try:
                 return await asyncssh.connect(
