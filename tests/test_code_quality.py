@@ -19,6 +19,11 @@ def test_ruff_clean() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_ruff_format_clean() -> None:
+    proc = _run(str(BIN / "ruff"), "format", "--check", "src", "tests", "bench")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_mypy_clean() -> None:
     proc = _run(str(BIN / "mypy"), "--no-error-summary")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -61,28 +61,59 @@ def run_history(args: argparse.Namespace) -> int:
         if args.node:
             rows = store.node_history(args.node, args.limit)
             if args.json:
-                print(json.dumps([{"sweep": r["sweep_id"], "status": r["status"], "reason": r["reason"],
-                                   "started_at": r["started_at"]} for r in rows], indent=2))
+                print(
+                    json.dumps(
+                        [
+                            {
+                                "sweep": r["sweep_id"],
+                                "status": r["status"],
+                                "reason": r["reason"],
+                                "started_at": r["started_at"],
+                            }
+                            for r in rows
+                        ],
+                        indent=2,
+                    )
+                )
                 return 0
             table = Table("sweep", "when", "level", "verdict", "reason")
             for r in rows:
-                table.add_row(str(r["sweep_id"]), _when(r["started_at"]), r["level"], r["status"],
-                              _shown(r["reason"]))
+                table.add_row(str(r["sweep_id"]), _when(r["started_at"]), r["level"], r["status"], _shown(r["reason"]))
             console.print(table)
             return 0
         baselines = {sweep: pool for pool, sweep in store.baselines().items()}
         rows = store.sweeps(args.limit)
         if args.json:
-            print(json.dumps([{"sweep": r["id"], "started_at": r["started_at"], "level": r["level"],
-                               "status": r["status"], "nodes": r["nodes"],
-                               "summary": json.loads(r["summary"] or "{}")} for r in rows], indent=2))
+            print(
+                json.dumps(
+                    [
+                        {
+                            "sweep": r["id"],
+                            "started_at": r["started_at"],
+                            "level": r["level"],
+                            "status": r["status"],
+                            "nodes": r["nodes"],
+                            "summary": json.loads(r["summary"] or "{}"),
+                        }
+                        for r in rows
+                    ],
+                    indent=2,
+                )
+            )
             return 0
         table = Table("sweep", "when", "level", "nodes", "outcome", "counts", "baseline of")
         for r in rows:
             counts = json.loads(r["summary"] or "{}").get("counts", {})
             shown = " ".join(f"{k}={v}" for k, v in counts.items() if v)
-            table.add_row(str(r["id"]), _when(r["started_at"]), r["level"], _shown(r["nodes"][:40]), r["status"],
-                          shown, baselines.get(r["id"], ""))
+            table.add_row(
+                str(r["id"]),
+                _when(r["started_at"]),
+                r["level"],
+                _shown(r["nodes"][:40]),
+                r["status"],
+                shown,
+                baselines.get(r["id"], ""),
+            )
         console.print(table)
         return 0
     finally:
@@ -142,8 +173,9 @@ def run_diff(args: argparse.Namespace) -> int:
             diffs = diff_sweeps(store, base_id, new_id, members)
             out[pool] = {"baseline": base_id, "sweep": new_id, "nodes": [d.__dict__ for d in diffs]}
             if not args.json:
-                console.print(f"[bold]pool {_shown(pool)}[/]: sweep {new_id} vs baseline {base_id}: "
-                              f"{len(diffs)} node(s) changed")
+                console.print(
+                    f"[bold]pool {_shown(pool)}[/]: sweep {new_id} vs baseline {base_id}: {len(diffs)} node(s) changed"
+                )
                 for d in diffs:
                     console.print(f"  {_shown(d.node)}: verdict {d.verdict[0]} -> {d.verdict[1]}")
                     for key, (a, b) in d.stack.items():

@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
 def _print_summary(result: ParsedOutput) -> None:
     console = Console(highlight=False)
     verdict = "[green]OK[/]" if result.ok else "[red]NOT OK[/]"
+
     # Everything below comes from the pasted output: escape Rich markup and make control characters visible,
     # so a paste can neither restyle nor drive the operator's terminal.
     def safe(value: object) -> str:
