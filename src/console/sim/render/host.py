@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from console.sim.commands import SimContext, SimReply, program_name
@@ -35,6 +35,34 @@ def _ok(stdout: str) -> SimReply:
 
 def _fail(stderr: str, status: int = 1) -> SimReply:
     return SimReply(stdout="", stderr=stderr, exit_status=status)
+
+
+def _take_option(args: list[str], short: str, long: str) -> tuple[str | None, list[str]]:
+    """The value of ``-X VALUE`` / ``--long VALUE`` / ``--long=VALUE`` (the last given), and the other args."""
+    value: str | None = None
+    others: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        if arg in (short, long):
+            value = next(rest, None)
+        elif arg.startswith(long + "="):
+            value = arg.split("=", 1)[1]
+        else:
+            others.append(arg)
+    return value, others
+
+
+def _each(operands: Iterable[str], answer: Callable[[str], str | None], missing: Callable[[str], str]) -> SimReply:
+    """A tool's reply for several operands: each one's answer, or its complaint and exit status 1."""
+    out: list[str] = []
+    err: list[str] = []
+    for operand in operands:
+        text = answer(operand)
+        if text is None:
+            err.append(missing(operand))
+        else:
+            out.append(text)
+    return SimReply(stdout="".join(out), stderr="".join(err), exit_status=1 if err else 0)
 
 
 # --- files ---------------------------------------------------------------------------------------
@@ -116,15 +144,11 @@ def _virtual_files(node: SimNode) -> dict[str, str | None]:
 
 def _cat(ctx: SimContext, args: list[str]) -> SimReply:
     files = _virtual_files(ctx.node)
-    out: list[str] = []
-    err: list[str] = []
-    for path in (arg for arg in args if not arg.startswith("-") or arg == "-"):
-        content = files.get(path)
-        if content is None:
-            err.append(f"cat: {path}: No such file or directory\n")
-        else:
-            out.append(content)
-    return SimReply(stdout="".join(out), stderr="".join(err), exit_status=1 if err else 0)
+    return _each(
+        (arg for arg in args if not arg.startswith("-") or arg == "-"),
+        files.get,
+        lambda path: f"cat: {path}: No such file or directory\n",
+    )
 
 
 def _inode_of(*parts: object) -> int:
@@ -148,30 +172,17 @@ def _inodes(node: SimNode) -> dict[str, int | None]:
 
 def _stat(ctx: SimContext, args: list[str]) -> SimReply:
     """``stat [-L] -c FORMAT PATH...`` with %n (name) and %i (inode number) in FORMAT."""
-    fmt: str | None = None
-    paths: list[str] = []
-    rest = iter(args)
-    for arg in rest:
-        if arg == "-c":
-            fmt = next(rest, None)
-        elif arg.startswith("--format="):
-            fmt = arg.split("=", 1)[1]
-        elif arg in ("-L", "--dereference"):
-            continue
-        else:
-            paths.append(arg)
+    fmt, rest = _take_option(args, "-c", "--format")
+    paths = [arg for arg in rest if arg not in ("-L", "--dereference")]
     if fmt is None or not paths:
         return _fail("stat: missing operand\nTry 'stat --help' for more information.\n")
-    inodes = _inodes(ctx.node)
-    out: list[str] = []
-    err: list[str] = []
-    for path in paths:
+    inodes, template = _inodes(ctx.node), fmt
+
+    def line(path: str) -> str | None:
         inode = inodes.get(path)
-        if inode is None:
-            err.append(f"stat: cannot statx '{path}': No such file or directory\n")
-            continue
-        out.append(fmt.replace("%n", path).replace("%i", str(inode)) + "\n")
-    return SimReply(stdout="".join(out), stderr="".join(err), exit_status=1 if err else 0)
+        return None if inode is None else template.replace("%n", path).replace("%i", str(inode)) + "\n"
+
+    return _each(paths, line, lambda path: f"stat: cannot statx '{path}': No such file or directory\n")
 
 
 # --- uname / hostname ----------------------------------------------------------------------------
@@ -265,30 +276,20 @@ def modinfo_fields(node: SimNode) -> list[tuple[str, str]]:
 
 
 def _modinfo(ctx: SimContext, args: list[str]) -> SimReply:
-    field: str | None = None
-    modules: list[str] = []
-    rest = iter(args)
-    for arg in rest:
-        if arg in ("-F", "--field"):
-            field = next(rest, None)
-        elif arg.startswith("--field="):
-            field = arg.split("=", 1)[1]
-        elif not arg.startswith("-"):
-            modules.append(arg)
+    field, rest = _take_option(args, "-F", "--field")
+    modules = [arg for arg in rest if not arg.startswith("-")]
     if not modules:
         return _fail("modinfo: ERROR: missing module or filename.\n")
-    out: list[str] = []
-    err: list[str] = []
-    for module in modules:
+
+    def info(module: str) -> str | None:
         if module != "amdgpu":
-            err.append(f"modinfo: ERROR: Module {module} not found.\n")
-            continue
-        for name, value in modinfo_fields(ctx.node):
-            if field is None:
-                out.append(f"{name + ':':<16}{value}\n")
-            elif name == field:
-                out.append(value + "\n")
-    return SimReply(stdout="".join(out), stderr="".join(err), exit_status=1 if err else 0)
+            return None
+        fields = modinfo_fields(ctx.node)
+        if field is None:
+            return "".join(f"{name + ':':<16}{value}\n" for name, value in fields)
+        return "".join(value + "\n" for name, value in fields if name == field)
+
+    return _each(modules, info, lambda module: f"modinfo: ERROR: Module {module} not found.\n")
 
 
 def _dkms(ctx: SimContext, args: list[str]) -> SimReply:
