@@ -359,7 +359,8 @@ class ConsoleApp(App[int]):
         Rows keep only findings that are not PASS; without a database holding the rest, that is what is shown.
         """
         kept = self.kept_findings(row)
-        if self.store is not None and row.sweep_id is not None and len(kept) < row.findings_total:
+        if self.more_findings_stored(row):
+            assert self.store is not None and row.sweep_id is not None  # what more_findings_stored checked
             stored = self.store.findings(row.sweep_id, row.name)
             if len(stored) == row.findings_total:
                 return stored, True

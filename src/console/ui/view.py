@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache, partial
+from typing import TypeVar
 
 from console.inventory.hostlist import HostlistError, expand
 from console.ui.state import NodeRow
@@ -130,6 +131,15 @@ def narrows(old: str, new: str) -> bool:
 
 
 RESULTS_KEPT = 64
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _keep(cache: dict[K, V], key: K, value: V) -> None:
+    """Remember ``value`` under ``key``, dropping the oldest entry once ``RESULTS_KEPT`` are held."""
+    if len(cache) >= RESULTS_KEPT:
+        del cache[next(iter(cache))]
+    cache[key] = value
 
 
 class Arranger:
@@ -184,9 +194,7 @@ class Arranger:
         tests = self._tests(text)
         subject = self._subject
         found = [i for i in candidates if all(test(subject(rows[i])) for test in tests)] if tests else list(candidates)
-        if len(self._matched) >= RESULTS_KEPT:
-            del self._matched[next(iter(self._matched))]
-        self._matched[text] = found
+        _keep(self._matched, text, found)
         return found
 
     def arrange(self, rows: list[NodeRow], spec: ViewSpec) -> list[str]:
@@ -200,9 +208,7 @@ class Arranger:
         order = self._orders.get(key)
         if order is None:
             order = self._order([rows[i] for i in self._match(rows, spec.text)], spec)
-            if len(self._orders) >= RESULTS_KEPT:
-                del self._orders[next(iter(self._orders))]
-            self._orders[key] = order
+            _keep(self._orders, key, order)
         return list(order)
 
     @staticmethod

@@ -66,6 +66,11 @@ def fit(text: str, width: int, justify: Justify = "left") -> str:
     return text + " " * gap
 
 
+def _shown_cells(cells: Sequence[Cell]) -> list[Cell]:
+    """Cells as the grid keeps them: text made safe to print (no markup, no control characters)."""
+    return [(safe(text), style) for text, style in cells]
+
+
 class RowGrid(ScrollView, can_focus=True):
     """Rows of cells under a sticky header, with a key-addressed cursor and marks."""
 
@@ -137,7 +142,7 @@ class RowGrid(ScrollView, can_focus=True):
 
     def set_row(self, key: str, cells: Sequence[Cell]) -> bool:
         """Store ``cells`` for ``key``; repaint its line only if something changed. True when it did."""
-        new = [(safe(text), style) for text, style in cells]
+        new = _shown_cells(cells)
         self._sources.pop(key, None)
         if self._cells.get(key) == new:
             return False
@@ -157,7 +162,7 @@ class RowGrid(ScrollView, can_focus=True):
     def _row(self, key: str) -> list[Cell]:
         source = self._sources.pop(key, None)
         if source is not None:
-            self._cells[key] = [(safe(text), style) for text, style in source()]
+            self._cells[key] = _shown_cells(source())
         return self._cells[key]
 
     def replace_rows(self, rows: Sequence[tuple[str, Sequence[Cell]]]) -> None:
@@ -201,8 +206,12 @@ class RowGrid(ScrollView, can_focus=True):
         index = self._position.get(key)
         if index is None or not self.is_mounted:
             return False
-        top = int(self.scroll_y)
-        return top <= index < top + max(1, self.size.height - 1)
+        top, rows = self._viewport()
+        return top <= index < top + rows
+
+    def _viewport(self) -> tuple[int, int]:
+        """Index of the first row in view, and how many rows fit under the header."""
+        return int(self.scroll_y), max(1, self.size.height - 1)
 
     def _resize_rows(self, size: Size) -> None:
         # ``virtual_size`` is a layout reactive: setting it lays out and repaints the whole screen (most
@@ -246,8 +255,8 @@ class RowGrid(ScrollView, can_focus=True):
             self.post_message(self.CursorMoved(self, self._cursor_key))
 
     def _visible_keys(self) -> list[str]:
-        top = int(self.scroll_y)
-        return self._order[top : top + max(1, self.size.height - 1)]
+        top, rows = self._viewport()
+        return self._order[top : top + rows]
 
     def _refresh_changed_lines(self, top: int, shown_before: list[str], old_cursor: str | None) -> None:
         # Repaint only the lines that show another row than before: typing ``gpu0`` -> ``gpu00`` often
