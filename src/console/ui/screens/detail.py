@@ -322,9 +322,7 @@ class DetailScreen(Screen[None]):
         if line is None or finding is None:
             panel.update(Content.styled("no findings: no checks ran on this node yet", "$muted"))
             return
-        shown = (
-            "" if self._complete else "only findings that are not PASS are shown: no history database holds the rest\n"
-        )
+        shown = "" if self._complete else PARTIAL_NOTE
         evidence = finding.evidence
         unit = f" {evidence.unit}" if evidence.unit else ""
         observed = "n/a" if evidence.observed is None else f"{evidence.observed}{unit}"
