@@ -11,9 +11,9 @@ from textual.app import App, ComposeResult
 from textual.widgets import Button, Input, Static
 
 from console.model.findings import Status
+from console.service.commands import PlanPreview
 from console.store import Store
 from console.ui.app import ConsoleApp
-from console.ui.operations import PlanPreview
 from console.ui.palette import palette_commands
 from console.ui.registry import ACTIONS, BY_ID, visible_actions
 from console.ui.screens.confirm import ConfirmScreen

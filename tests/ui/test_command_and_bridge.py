@@ -12,12 +12,14 @@ from console.checks import CheckPack
 from console.cli import COMMAND_MODULES, build_parser
 from console.commands import tui
 from console.inventory import load_inventory
+from console.service.commands import PlanAction, perform
+from console.service.context import EngineContext, load_action_service
 from console.store import Store
 from console.sweep.connect import transport_for
 from console.sweep.engine import SweepEngine
 from console.ui import engine_factory_for
-from console.ui.bridge import EngineBridge, EngineContext, load_action_service
-from console.ui.operations import baseline_preview, plan_cluster_action, report_exit_code
+from console.ui.bridge import EngineBridge
+from console.ui.operations import baseline_preview, report_exit_code
 from console.ui.state import SweepProgress
 
 
@@ -100,9 +102,8 @@ def test_actions_need_the_history_database(hostfile: Path, packs: dict[str, Chec
     engine = SweepEngine(inventory, transport_for(inventory), packs, None)
     service, problem = load_action_service(inventory, engine, None, read_only=False)
     assert service is None and problem is not None and "history database" in problem
-    preview = asyncio.run(
-        plan_cluster_action(EngineContext(engine, None, None, problem), "drain", "Drain", ("gpu001",), reason="x")
-    )
+    context = EngineContext(engine, None, None, problem)
+    preview = asyncio.run(perform(context, PlanAction("drain", "Drain", ("gpu001",), reason="x")))
     assert preview.refused == problem and preview.targets == ("gpu001",)
 
 

@@ -1,24 +1,30 @@
 """The console driven by a real engine over real SSH: the simulated cluster runs in its own process.
 
-The engine lives on its own thread with its own loop; these tests check that the sweep arrives in the
-grid, that the UI loop keeps running meanwhile, that keys rerun nodes and that drain/resume go through
-the action service against the simulator's Slurm.
+The engine lives in a process of its own (as the console script runs it) or on a thread with its own
+loop (as embedders run it); these tests check that the sweep arrives in the grid, that the UI loop
+keeps running meanwhile, that keys rerun nodes, that drain/resume go through the action service
+against the simulator's Slurm, and what the operator sees when the engine process dies.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from textual.widgets import Button, Input
 
 from console.checks import CheckPack
 from console.inventory import load_inventory
 from console.inventory.model import Inventory
+from console.service.client import ProcessBridge
+from console.service.wire import EngineSpec
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
@@ -49,21 +55,23 @@ def sim() -> Iterator[SimCluster]:
 def live_app(sim: SimCluster, packs: dict[str, CheckPack], tmp_path: Path) -> Iterator[Callable[..., ConsoleApp]]:
     stores: list[Store] = []
 
-    def build(**options: object) -> ConsoleApp:
+    def build(engine: str = "process", **options: object) -> ConsoleApp:
         inventory = load_inventory(sim.inventory_path)
         store = Store(tmp_path / "history.sqlite")
         stores.append(store)
-        factory = engine_factory_for(inventory, packs, transport_for(inventory))
+        if engine == "process":
+            options["engine_spec"] = EngineSpec(inventory, packs, store.path)
+        else:
+            options["engine_factory"] = engine_factory_for(inventory, packs, transport_for(inventory))
         return ConsoleApp(
             inventory,
             packs,
             store=store,
-            engine_factory=factory,
             level="quick",
             refresh_interval_s=0.1,
             export_dir=tmp_path,
-            **options,
-        )  # type: ignore[arg-type]
+            **options,  # type: ignore[arg-type]
+        )
 
     yield build
     for store in stores:
@@ -83,10 +91,11 @@ def faulted(sim: SimCluster, inventory: Inventory) -> dict[str, FaultKind]:
     return {f.node: f.kind for f in sim.cluster().faults if f.node in {n.name for n in inventory.nodes}}
 
 
-async def test_sweep_runs_on_its_own_thread_and_fills_the_grid(
-    live_app: Callable[..., ConsoleApp], sim: SimCluster
+@pytest.mark.parametrize("engine", ["process", "thread"])
+async def test_sweep_runs_apart_from_the_ui_and_fills_the_grid(
+    live_app: Callable[..., ConsoleApp], sim: SimCluster, engine: str
 ) -> None:
-    app = live_app()
+    app = live_app(engine)
     gaps: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
         last = time.monotonic()
@@ -100,7 +109,12 @@ async def test_sweep_runs_on_its_own_thread_and_fills_the_grid(
         app.set_interval(0.02, tick)
         assert app.bridge is not None and app.bridge.running
         engine_threads = [t for t in threading.enumerate() if t.name == "console-engine"]
-        assert len(engine_threads) == 1 and engine_threads[0] is not threading.current_thread()
+        if engine == "thread":
+            assert len(engine_threads) == 1 and engine_threads[0] is not threading.current_thread()
+        else:
+            assert isinstance(app.bridge, ProcessBridge) and not engine_threads
+            child = psutil.Process(app.bridge.pid)
+            assert child.ppid() == os.getpid() and "console.service.host" in child.cmdline()
         await wait_for(lambda: app.state.progress.finished_at is not None)
         await pilot.pause(0.3)
         faults = faulted(sim, app.inventory)
@@ -109,7 +123,7 @@ async def test_sweep_runs_on_its_own_thread_and_fills_the_grid(
             assert cell_text(pilot, node, "verdict") == QUICK_VERDICT[kind], node
         healthy = [n.name for n in app.inventory.nodes if n.name not in faults]
         assert all(cell_text(pilot, n, "verdict") == "✓ PASS" for n in healthy)
-        # The UI loop kept ticking while the engine thread did the SSH handshakes and parsing.
+        # The UI loop kept ticking while the engine did the SSH handshakes and parsing.
         assert max(gaps) < 1.0, max(gaps)
 
 
@@ -161,13 +175,35 @@ async def test_drain_and_resume_through_the_action_service(
         await wait_for(lambda: "drain" not in app.state.row(node).scheduler_word, 30)
 
 
-async def test_quit_stops_the_engine_thread(live_app: Callable[..., ConsoleApp]) -> None:
-    app = live_app()
+@pytest.mark.parametrize("engine", ["process", "thread"])
+async def test_quit_stops_the_engine(live_app: Callable[..., ConsoleApp], engine: str) -> None:
+    app = live_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(lambda: bool(app.state.progress.sweep_id))
         bridge = app.bridge
         assert bridge is not None
+        pid = bridge.pid if isinstance(bridge, ProcessBridge) else None
         await pilot.press("q")
         await pilot.pause(0.5)
     assert not bridge.running
     assert not [t for t in threading.enumerate() if t.name == "console-engine"]
+    if pid is not None:
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+async def test_engine_process_that_dies_is_reported_and_commands_refused(
+    live_app: Callable[..., ConsoleApp],
+) -> None:
+    app = live_app(start_sweep=False)
+    async with app.run_test(size=SIZE) as pilot:
+        bridge = app.bridge
+        assert isinstance(bridge, ProcessBridge) and bridge.pid is not None
+        os.kill(bridge.pid, signal.SIGKILL)
+        await wait_for(lambda: not bridge.running, 10)
+        await pilot.pause(0.3)
+        said = [n.message for n in app._notifications]
+        assert any("the engine process ended (exit status -9)" in text for text in said), said
+        await pilot.press("S")
+        await pilot.pause(0.3)
+        said = [n.message for n in app._notifications]
+        assert any("the sweep engine is not running" in text for text in said), said

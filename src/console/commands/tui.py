@@ -38,6 +38,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
     p.add_argument("--no-sweep", action="store_true", help="open without sweeping (S starts a sweep)")
     p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
+    p.add_argument(
+        "--engine",
+        choices=["process", "thread"],
+        default="process",
+        help="where the sweep engine runs: its own process (default) or a thread of the console's (debugging)",
+    )
 
 
 def register(sub: Any) -> None:
@@ -63,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     """Load the cluster and checks, open the console, return when the operator quits."""
     from console.checks import CheckConfigError, load_packs
     from console.inventory import InventoryError, load_inventory
+    from console.service.wire import EngineSpec
     from console.store import Store, default_store_path
     from console.sweep.connect import transport_for
 
@@ -81,12 +88,15 @@ def run(args: argparse.Namespace) -> int:
     from console.ui.theme import ThemeError
 
     store = Store(args.store or default_store_path())
+    in_process = args.engine == "thread"
+    spec = EngineSpec(inventory, packs, store.path, accept_new=args.accept_new, read_only=args.read_only)
     try:
         return run_tui(
             inventory,
             packs,
             store,
-            transport_for(inventory, accept_new=args.accept_new),
+            transport_for(inventory, accept_new=args.accept_new) if in_process else None,
+            engine_spec=None if in_process else spec,
             level=args.probes,
             read_only=args.read_only,
             theme=args.theme,

@@ -66,6 +66,9 @@ class NodeDone(Model):
     pool: str
     verdict: NodeVerdict
     snapshot: NodeSnapshot
+    findings_total: int | None = Field(
+        None, description="how many findings the verdict has, when ``verdict.findings`` holds only those not PASS"
+    )
 
 
 class SweepDone(Model):

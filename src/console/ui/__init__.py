@@ -1,4 +1,4 @@
-"""The live console (Textual). The only package that imports Textual; the engine runs in its own thread."""
+"""The live console (Textual). The only package that imports Textual; the engine runs in its own process."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 from console.checks import CheckPack
 from console.inventory.model import Inventory
+from console.service.wire import EngineSpec
 from console.store import Store
 from console.sweep.engine import SweepEngine
 from console.transport import Transport
@@ -29,6 +30,7 @@ def run_tui(
     transport: Transport | None = None,
     *,
     engine_factory: EngineFactory | None = None,
+    engine_spec: EngineSpec | None = None,
     level: str = "quick",
     read_only: bool = False,
     theme: str = "dark",
@@ -37,18 +39,20 @@ def run_tui(
 ) -> int:
     """Open the console on ``inventory`` and block until the operator quits; returns the exit code.
 
-    The engine comes from ``engine_factory`` when given (it receives the engine thread's store
-    connection), else it is built over ``transport``. ``store`` is used by the UI thread only.
+    With ``engine_spec`` the engine runs in a process of its own (what the console script does).
+    Otherwise it runs on a thread of this process: ``engine_factory``'s engine (it receives the engine
+    thread's store connection), else one built over ``transport``. ``store`` is the UI's own connection.
     """
-    if engine_factory is None:
+    if engine_spec is None and engine_factory is None:
         if transport is None:
-            raise ValueError("run_tui needs a transport or an engine factory")
+            raise ValueError("run_tui needs an engine spec, a transport or an engine factory")
         engine_factory = engine_factory_for(inventory, packs, transport)
     app = ConsoleApp(
         inventory,
         packs,
         store=store,
         engine_factory=engine_factory,
+        engine_spec=engine_spec,
         level=level,
         read_only=read_only,
         theme=theme,

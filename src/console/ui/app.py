@@ -13,7 +13,7 @@ import concurrent.futures
 import gc
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -27,11 +27,21 @@ from textual.timer import Timer
 from console.checks import CheckPack
 from console.inventory.model import Inventory
 from console.model.findings import Finding
+from console.service.client import ProcessBridge, describe_error
+from console.service.commands import (
+    CancelSweep,
+    Command,
+    ExecuteAction,
+    PlanPreview,
+    Rerun,
+    SchedulerStates,
+    StartSweep,
+)
+from console.service.wire import EngineSpec
 from console.store import Store
 from console.sweep.events import Event
-from console.ui.bridge import EngineBridge, EngineContext, EngineFactory
+from console.ui.bridge import EngineBridge, EngineFactory
 from console.ui.messages import EngineProblem, FleetChanged
-from console.ui.operations import PlanPreview, execute_cluster_action, scheduler_states
 from console.ui.palette import ConsoleCommands
 from console.ui.registry import Scope
 from console.ui.screens.detail import DetailScreen
@@ -81,6 +91,7 @@ class ConsoleApp(App[int]):
         *,
         store: Store | None = None,
         engine_factory: EngineFactory | None = None,
+        engine_spec: EngineSpec | None = None,
         level: str = "quick",
         families: set[str] | None = None,
         read_only: bool = False,
@@ -110,8 +121,9 @@ class ConsoleApp(App[int]):
             self.register_theme(console_theme)
         self.theme = resolve_theme_name(theme, self.available_themes)
         self._engine_factory = engine_factory
+        self._engine_spec = engine_spec
         self._start_sweep = start_sweep
-        self.bridge: EngineBridge | None = None
+        self.bridge: EngineBridge | ProcessBridge | None = None
         self.main_screen = MainScreen(read_only)
         self.paused = False
         self.flush_count = 0
@@ -146,10 +158,13 @@ class ConsoleApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_interval(CATCH_UP_INTERVAL_S, self._catch_up)
         self.set_interval(1.0, self._tick)
-        if self._engine_factory is None:
+        if self._engine_spec is not None:
+            self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended)
+        elif self._engine_factory is not None:
+            store_path = self.store.path if self.store is not None else None
+            self.bridge = EngineBridge(self.inventory, self._engine_factory, self.ingest, store_path, self.read_only)
+        else:
             return
-        store_path = self.store.path if self.store is not None else None
-        self.bridge = EngineBridge(self.inventory, self._engine_factory, self.ingest, store_path, self.read_only)
         self.bridge.start()
         if self._start_sweep:
             self.start_sweep()
@@ -241,12 +256,12 @@ class ConsoleApp(App[int]):
 
     # engine commands ----------------------------------------------------------------------------
 
-    def submit(self, label: str, job: Callable[[EngineContext], Awaitable[Any]]) -> bool:
-        """Send ``job`` to the engine thread; its failure is reported as a notification."""
+    def submit(self, label: str, command: Command) -> bool:
+        """Send ``command`` to the engine; its failure is reported as a notification."""
         if self.bridge is None or not self.bridge.running:
             self.notify("the sweep engine is not running", severity="warning")
             return False
-        future = self.bridge.submit(job)
+        future = self.bridge.request(command)
         future.add_done_callback(partial(self._job_done, label))
         return True
 
@@ -255,7 +270,11 @@ class ConsoleApp(App[int]):
             return
         error = future.exception()
         if error is not None:
-            self.post_message(EngineProblem(f"{label} failed: {type(error).__name__}: {error}"))
+            self.post_message(EngineProblem(f"{label} failed: {describe_error(error)}"))
+
+    def _engine_ended(self, text: str) -> None:
+        # Called on the engine reader thread when the engine process ends without being asked to.
+        self.post_message(EngineProblem(text))
 
     def start_sweep(self) -> None:
         """Sweep every node at the console's level."""
@@ -263,18 +282,13 @@ class ConsoleApp(App[int]):
             self.notify("a sweep is already running (K cancels it)")
             return
 
-        async def job(ctx: EngineContext) -> object:
-            return await ctx.engine.run(level=self.level, families=self.families)
-
-        self.submit("sweep", job)
+        families = frozenset(self.families) if self.families else None
+        self.submit("sweep", StartSweep(self.level, families))
 
     def cancel_sweep(self) -> None:
         """Stop the running sweep; the transport kills probes in flight."""
 
-        async def job(ctx: EngineContext) -> None:
-            ctx.engine.cancel()
-
-        if self.submit("cancel", job):
+        if self.submit("cancel", CancelSweep()):
             self.notify("cancelling the sweep…")
 
     def rerun(self, targets: tuple[str, ...], families: set[str] | None) -> None:
@@ -282,14 +296,10 @@ class ConsoleApp(App[int]):
         if not targets:
             self.notify("no node selected")
             return
-        names = list(targets)
-
-        async def job(ctx: EngineContext) -> object:
-            return await ctx.engine.rerun(names, families, level=self.level)
-
+        command = Rerun(tuple(targets), frozenset(families) if families is not None else None, self.level)
         what = ", ".join(sorted(families)) if families else f"all {self.level} probes"
-        if self.submit("rerun", job):
-            self.notify(f"rerunning {what} on {len(names)} node(s)")
+        if self.submit("rerun", command):
+            self.notify(f"rerunning {what} on {len(targets)} node(s)")
 
     def rerun_family_from_cursor(self, family: str) -> None:
         """Palette entry: rerun one family on the marked (else cursor) nodes."""
@@ -300,7 +310,7 @@ class ConsoleApp(App[int]):
         """Carry out a confirmed cluster action on the engine thread and report what happened."""
         if self.bridge is None:
             return
-        outcome = await self.bridge.call(lambda ctx: execute_cluster_action(ctx, preview))
+        outcome = await self.bridge.ask(ExecuteAction(preview))
         lines = [outcome.summary, *(f"{node}: {text}" for node, text in outcome.per_target.items())]
         self.notify(
             safe("; ".join(lines)),
@@ -316,7 +326,7 @@ class ConsoleApp(App[int]):
         """Refresh the scheduler column from the action service (blank while there is none)."""
         if self.bridge is None or not self.bridge.running:
             return
-        states = await self.bridge.call(scheduler_states)
+        states = await self.bridge.ask(SchedulerStates())
         if states and self.state.set_scheduler_states(states):
             self.post_message(FleetChanged())
 

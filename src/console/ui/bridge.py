@@ -1,8 +1,9 @@
-"""The sweep engine in its own thread with its own asyncio loop, and the one door the UI uses to reach it.
+"""The sweep engine in a thread of the console's own process, with its own asyncio loop.
 
-asyncssh handshakes are CPU-heavy; on the UI loop they would freeze input. The engine thread owns
-the engine, its transport, its own connection to the history database (SQLite connections are
-per thread) and the cluster action service. The UI sends it jobs with ``submit`` (thread-safe,
+The console script runs the engine in a process of its own (``console.service.client``); this thread
+bridge serves tests and embedders that hand the console an engine factory. The engine thread owns
+the engine, its transport, its own connection to the history database (SQLite connections are per
+thread) and the cluster action service. The UI sends it commands with ``request`` (thread-safe,
 ``asyncio.run_coroutine_threadsafe``) and gets events through the subscriber callback, which runs on
 the engine thread and must not block.
 """
@@ -11,51 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-import importlib
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from console.inventory.model import Inventory
-from console.store import Store
-from console.sweep.engine import SweepEngine
+from console.service.commands import Command, perform
+from console.service.context import EngineContext, EngineFactory, close_context, open_context
 from console.sweep.events import Event
 
 T = TypeVar("T")
-EngineFactory = Callable[[Store | None], SweepEngine]
-ACTIONS_MODULE = "console.actions"
-
-
-@dataclass
-class EngineContext:
-    """What a job submitted to the engine thread can use."""
-
-    engine: SweepEngine
-    store: Store | None
-    actions: Any | None
-    actions_problem: str | None
-
-
-def load_action_service(
-    inventory: Inventory, engine: SweepEngine, store: Store | None, read_only: bool
-) -> tuple[Any | None, str | None]:
-    """The cluster action service, or None and why not (it is built separately and may be missing).
-
-    It reads the engine's live facts (the stack a pin is taken from) on this same thread.
-    """
-    if store is None:
-        return None, "cluster actions need the history database (their audit log lives there)"
-    try:
-        module = importlib.import_module(ACTIONS_MODULE)
-        service = module.ActionService(inventory, store, facts=engine.facts, packs=engine.packs, read_only=read_only)
-    except ImportError:
-        return None, "cluster actions are not available: console.actions is not installed"
-    except Exception as exc:  # the service is someone else's code: never let it take the console down
-        return None, f"cluster actions are not available: {type(exc).__name__}: {exc}"
-    return service, None
 
 
 class EngineBridge:
@@ -98,37 +65,21 @@ class EngineBridge:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self._loop = loop
-        store: Store | None = None
         try:
-            store = Store(self._store_path) if self._store_path is not None else None
-            engine = self._factory(store)
-            engine.subscribe(self._on_event)
-            actions, problem = load_action_service(self.inventory, engine, store, self.read_only)
-            self._context = EngineContext(engine, store, actions, problem)
+            context = open_context(self.inventory, self._factory, self._on_event, self._store_path, self.read_only)
         except BaseException as exc:  # reported to the caller of start()
             self._startup_error = exc
             self._ready.set()
             loop.close()
             return
+        self._context = context
         self._ready.set()
         try:
             loop.run_forever()
         finally:
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(self._context.engine.close())
-            close_actions = getattr(self._context.actions, "close", None)
-            if close_actions is not None:
-                with contextlib.suppress(Exception):
-                    loop.run_until_complete(close_actions())
-            pending = asyncio.all_tasks(loop)
-            for task in pending:
-                task.cancel()
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(close_context(context))
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
-            if store is not None:
-                store.close()
 
     def submit(self, job: Callable[[EngineContext], Awaitable[T]]) -> concurrent.futures.Future[T]:
         """Run ``job(context)`` on the engine loop; returns a thread-safe future of its result."""
@@ -144,6 +95,14 @@ class EngineBridge:
     async def call(self, job: Callable[[EngineContext], Awaitable[T]]) -> T:
         """``submit`` for a caller on another asyncio loop (the UI): awaits without blocking that loop."""
         return await asyncio.wrap_future(self.submit(job))
+
+    def request(self, command: Command) -> concurrent.futures.Future[Any]:
+        """Do ``command`` on the engine loop (what the engine process would do with it)."""
+        return self.submit(lambda context: perform(context, command))
+
+    async def ask(self, command: Command) -> Any:
+        """``request`` for a caller on another asyncio loop (the UI): awaits without blocking that loop."""
+        return await asyncio.wrap_future(self.request(command))
 
     def stop(self, timeout_s: float = 15.0) -> None:
         """Cancel the sweep, close the transport (killing probes in flight) and end the thread."""

@@ -1,124 +1,25 @@
-"""What the console's actions do, apart from drawing: cluster actions through ``console.actions``,
-baselines and diffs in the history database, reports and hostlists. No Textual here.
+"""What the console's actions do, apart from drawing: baselines and diffs in the history database,
+reports and hostlists. No Textual here.
 
-``console.actions`` is built separately; it is imported lazily, and while it is missing every
-cluster action answers with a refusal the confirm dialog shows instead of failing.
+Cluster actions (through ``console.actions``) run on the engine side: ``console.service.commands``.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import shlex
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from console.exitcodes import ExitCode
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.findings import NodeVerdict, Status
 from console.report import build_report, write_json
+from console.service.commands import ActionOutcome, PlanPreview
 from console.store import Store, current_user
 from console.store.diff import NodeDiff, diff_sweeps
-from console.ui.bridge import ACTIONS_MODULE, EngineContext
 from console.ui.state import NodeRow, SweepProgress
-
-# Registry action id -> console.actions ActionKind member.
-CLUSTER_KINDS = {"drain": "DRAIN", "resume": "RESUME", "enforce-pin": "ENFORCE_PIN", "pin-stack": "PIN"}
-
-
-@dataclass(frozen=True)
-class PlanPreview:
-    """The dry run the confirm dialog shows: exactly what will run, where, on which nodes."""
-
-    action_id: str
-    title: str
-    targets: tuple[str, ...]
-    reason: str = ""
-    commands: tuple[tuple[str, ...], ...] = ()
-    where: str = ""
-    notes: tuple[str, ...] = ()
-    refused: str | None = None
-    decisions: tuple[tuple[str, str], ...] = ()
-    shown: tuple[str, ...] = ()
-    plan: Any = field(default=None, compare=False)
-
-    def command_lines(self) -> list[str]:
-        """Each command as the operator would type it, prefixed with where it runs (``ctl01$ scontrol ...``)."""
-        return list(self.shown) or [f"$ {shlex.join(argv)}" for argv in self.commands]
-
-
-@dataclass(frozen=True)
-class ActionOutcome:
-    """What a confirmed action did."""
-
-    ok: bool
-    summary: str
-    per_target: dict[str, str] = field(default_factory=dict)
-
-
-async def plan_cluster_action(
-    context: EngineContext,
-    action_id: str,
-    title: str,
-    targets: tuple[str, ...],
-    *,
-    reason: str = "",
-    sweep_id: int | None = None,
-    pool: str | None = None,
-    from_node: str | None = None,
-) -> PlanPreview:
-    """Ask the action service for the dry-run plan (on the engine thread: it may read the store)."""
-    if context.actions is None:
-        return PlanPreview(action_id, title, targets, reason, refused=context.actions_problem)
-    module = importlib.import_module(ACTIONS_MODULE)
-    kind = getattr(module.ActionKind, CLUSTER_KINDS[action_id])
-    request = module.ActionRequest(
-        kind=kind, targets=targets, reason=reason, sweep_id=sweep_id, pool=pool, from_node=from_node
-    )
-    refresh = getattr(context.actions, "refresh", None)
-    if refresh is not None:
-        # Read the scheduler (or the nodes' OS) now, so the plan reflects the cluster as it is.
-        await refresh(request)
-    plan = context.actions.plan(request)
-    if inspect.isawaitable(plan):
-        plan = await plan
-    steps = getattr(plan, "steps", ()) or ()
-    return PlanPreview(
-        action_id,
-        title,
-        targets,
-        reason,
-        commands=tuple(tuple(str(a) for a in argv) for argv in plan.commands),
-        where=str(plan.where),
-        notes=tuple(str(n) for n in plan.notes),
-        refused=plan.refused,
-        decisions=tuple((str(k), str(v)) for k, v in dict(getattr(plan, "decisions", {}) or {}).items()),
-        shown=tuple(str(step.shown()) for step in steps),
-        plan=plan,
-    )
-
-
-async def execute_cluster_action(context: EngineContext, preview: PlanPreview) -> ActionOutcome:
-    """Carry out a confirmed plan on the engine thread (it may SSH to the scheduler's controller)."""
-    if context.actions is None or preview.plan is None:
-        return ActionOutcome(False, context.actions_problem or "nothing to run")
-    result = await context.actions.execute(preview.plan)
-    per_target = {str(k): str(v) for k, v in dict(result.per_target).items()}
-    return ActionOutcome(bool(result.ok), str(result.outcome), per_target)
-
-
-async def scheduler_states(context: EngineContext) -> dict[str, str]:
-    """Scheduler state per node from the action service; empty while there is none."""
-    if context.actions is None:
-        return {}
-    states = context.actions.node_states()
-    if inspect.isawaitable(states):
-        states = await states
-    return {str(k): str(v) for k, v in dict(states).items()}
 
 
 def baseline_preview(store: Store | None, progress: SweepProgress, pools: list[str]) -> PlanPreview:

@@ -23,6 +23,7 @@ from console.inventory.model import Inventory, Node
 from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
 from console.probes.host import NicPort
+from console.service.commands import without_passing
 from console.sweep.events import (
     Event,
     NodeDone,
@@ -166,13 +167,9 @@ def view_of(snapshot: NodeSnapshot) -> NodeView:
     )
 
 
-def compact(verdict: NodeVerdict) -> NodeVerdict:
-    """``verdict`` keeping only the findings that are not PASS (the rest stay in the store)."""
-    return verdict.model_copy(update={"findings": [f for f in verdict.findings if f.status is not Status.PASS]})
-
-
 def _prepare(event: NodeDone) -> tuple[NodeVerdict, NodeView]:
-    return compact(event.verdict), view_of(event.snapshot)
+    verdict = event.verdict if event.findings_total is not None else without_passing(event.verdict)
+    return verdict, view_of(event.snapshot)
 
 
 @dataclass(frozen=True)
@@ -406,7 +403,7 @@ class LiveState:
             verdict=prepared[0],
             view=prepared[1],
             sweep_id=event.sweep_id,
-            findings_total=len(event.verdict.findings),
+            findings_total=event.findings_total if event.findings_total is not None else len(event.verdict.findings),
             running=False,
             updated_at=now,
         )

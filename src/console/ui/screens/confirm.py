@@ -21,7 +21,7 @@ from textual.timer import Timer
 from textual.widgets import Button, Input, Static
 
 from console.inventory.hostlist import fold
-from console.ui.operations import PlanPreview
+from console.service.commands import PlanPreview
 from console.ui.registry import UiAction
 from console.ui.text import safe
 

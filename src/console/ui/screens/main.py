@@ -19,15 +19,14 @@ from textual.timer import Timer
 from textual.widgets import Input
 
 from console.model.findings import Status
+from console.service.commands import PlanAction, PlanPreview
 from console.ui.operations import (
-    PlanPreview,
     PoolDiff,
     accept_baseline,
     baseline_diffs,
     baseline_preview,
     export_report,
     hostlist,
-    plan_cluster_action,
 )
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
 from console.ui.rows import COLUMNS, row_cells
@@ -323,18 +322,9 @@ class MainScreen(Screen[None]):
         async def planner(reason: str) -> PlanPreview:
             if app.bridge is None:
                 return PlanPreview(action_id, action.title, targets, reason, refused="the engine is not running")
-            return await app.bridge.call(
-                lambda ctx: plan_cluster_action(
-                    ctx,
-                    action_id,
-                    action.title,
-                    targets,
-                    reason=reason,
-                    sweep_id=sweep_id,
-                    pool=pool,
-                    from_node=from_node,
-                )
-            )
+            command = PlanAction(action_id, action.title, targets, reason, sweep_id, pool, from_node)
+            preview: PlanPreview = await app.bridge.ask(command)
+            return preview
 
         def run(preview: PlanPreview) -> None:
             app.execute_plan(preview)

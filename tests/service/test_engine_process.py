@@ -1,0 +1,137 @@
+"""The engine process and its wire: frames, start-up failures, commands, events and endings, for real.
+
+Every test starts ``python -m console.service.host`` as the console does; the nodes are loopback
+addresses nothing listens on, so sweeps end quickly with every node unreachable.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from console.checks import CheckPack, load_packs
+from console.inventory import load_inventory
+from console.inventory.model import Inventory
+from console.model.findings import Status
+from console.service.client import EngineError, EngineGone, ProcessBridge, describe_error
+from console.service.commands import ActionOutcome, ExecuteAction, PlanAction, PlanPreview, StartSweep
+from console.service.wire import EngineSpec, WireError, encode, read_frame
+from console.sweep.events import Event, NodeDone, SweepDone, SweepStarted
+
+
+@pytest.fixture(scope="module")
+def packs() -> dict[str, CheckPack]:
+    return load_packs()
+
+
+@pytest.fixture
+def inventory(tmp_path: Path) -> Inventory:
+    # Port 9 on loopback: nothing listens, so every connection is refused at once.
+    path = tmp_path / "cluster.toml"
+    path.write_text(
+        'name = "lab"\n[ssh]\nport = 9\n[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "127.0.0.[11-13]"\n'
+    )
+    return load_inventory(path)
+
+
+@pytest.fixture
+def started(
+    inventory: Inventory, packs: dict[str, CheckPack], tmp_path: Path
+) -> Iterator[tuple[ProcessBridge, list[Event]]]:
+    events: list[Event] = []
+    bridge = ProcessBridge(EngineSpec(inventory, packs, tmp_path / "history.sqlite"), events.append)
+    bridge.start()
+    yield bridge, events
+    bridge.stop()
+
+
+def test_frames_round_trip_and_a_broken_stream_is_named() -> None:
+    messages = [("ready",), ("events", [1, "two"]), ("reply", 3, True, {"a": [1.5]})]
+    stream = io.BytesIO(b"".join(encode(m) for m in messages))
+    assert [read_frame(stream) for _ in messages] == messages
+    assert read_frame(stream) is None  # a clean end between frames
+    whole = encode(("reply", 1, True, "x" * 100))
+    with pytest.raises(WireError, match=r"ended .* short of a frame"):
+        read_frame(io.BytesIO(whole[:-10]))
+    with pytest.raises(WireError, match="out of step"):
+        read_frame(io.BytesIO(b"\xff\xff\xff\xff" + b"junk"))
+    with pytest.raises(WireError, match="unreadable frame"):
+        read_frame(io.BytesIO(len(b"junk").to_bytes(4, "big") + b"junk"))
+
+
+def test_a_sweep_streams_compact_verdicts_and_replies_after_its_events(
+    started: tuple[ProcessBridge, list[Event]],
+) -> None:
+    bridge, events = started
+    assert bridge.request(StartSweep("quick")).result(60) is None
+    kinds = [type(e) for e in events]
+    assert kinds[0] is SweepStarted and kinds[-1] is SweepDone  # the reply came after the last event
+    done = [e for e in events if isinstance(e, NodeDone)]
+    assert sorted(e.verdict.node for e in done) == ["127.0.0.11", "127.0.0.12", "127.0.0.13"]
+    for event in done:
+        assert event.verdict.status is Status.UNKNOWN
+        assert event.findings_total == len(event.verdict.findings) >= 1
+        assert all(f.status is not Status.PASS for f in event.verdict.findings)
+
+
+def test_a_failed_command_says_what_failed_and_the_engine_goes_on(
+    started: tuple[ProcessBridge, list[Event]],
+) -> None:
+    bridge, _ = started
+    future = bridge.request(PlanAction("explode", "Explode", ("127.0.0.11",)))
+    with pytest.raises(EngineError) as caught:
+        future.result(30)
+    assert describe_error(caught.value) == "KeyError: 'explode'"
+    assert bridge.running
+
+
+def test_a_plan_stays_in_the_engine_and_runs_from_its_token(
+    started: tuple[ProcessBridge, list[Event]],
+) -> None:
+    bridge, _ = started
+    preview = bridge.request(PlanAction("drain", "Drain", ("127.0.0.11",), reason="test")).result(30)
+    assert isinstance(preview, PlanPreview) and isinstance(preview.plan, int)
+    outcome = bridge.request(ExecuteAction(preview)).result(30)
+    assert isinstance(outcome, ActionOutcome)
+    # The token is spent: the same preview again has no plan behind it.
+    again = bridge.request(ExecuteAction(preview)).result(30)
+    assert again == ActionOutcome(False, "nothing to run")
+
+
+def test_start_up_failure_is_reported_with_the_engines_words(
+    inventory: Inventory, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    bridge = ProcessBridge(EngineSpec(inventory, packs, not_a_dir / "history.sqlite"), lambda e: None)
+    with pytest.raises(EngineGone, match=r"the engine could not start: .*Error"):
+        bridge.start()
+    bridge.stop()
+
+
+def test_the_engine_ends_when_the_console_goes_away(started: tuple[ProcessBridge, list[Event]]) -> None:
+    bridge, _ = started
+    proc = bridge._proc
+    assert proc is not None and proc.stdin is not None
+    proc.stdin.close()  # what the console's death looks like from the engine's side
+    assert proc.wait(15) == 0
+    deadline = time.monotonic() + 10
+    while bridge.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not bridge.running
+    with pytest.raises(EngineGone, match="exit status 0"):
+        bridge.request(StartSweep("quick")).result(5)
+
+
+def test_a_crash_fails_the_commands_in_flight(started: tuple[ProcessBridge, list[Event]]) -> None:
+    bridge, _ = started
+    future = bridge.request(StartSweep("quick"))
+    assert bridge.pid is not None
+    subprocess.run(["kill", "-9", str(bridge.pid)], check=True)
+    with pytest.raises(EngineGone, match=r"exit status -9"):
+        future.result(15)
