@@ -1,6 +1,7 @@
-"""The Textual app: wires the live state, the engine thread, the screens and the themes together.
+"""The Textual app: wires the live state, the engine (its process, or a thread), the screens and the themes.
 
-Live updates are batched: the engine thread only folds events into ``LiveState`` and posts one
+Live updates are batched: the engine's event callback (the bridge's reader thread, or the engine
+thread) only folds events into ``LiveState`` and posts one
 ``FleetChanged`` when the first change after a repaint arrives; the app repaints at most every
 ``refresh_interval_s`` inside ``batch_update()``, and holds repaints while a modal dialog is open or
 the operator paused them, catching up from the latest state afterwards.
@@ -144,15 +145,15 @@ class ConsoleApp(App[int]):
         return self.main_screen
 
     def on_mount(self) -> None:
-        """Start the engine thread (and the first sweep), the catch-up and clock timers."""
+        """Start the engine (and the first sweep), the catch-up and clock timers."""
         # Everything alive now (modules, Textual, inventory, packs) lives as long as the app: move it out
         # of the cyclic collector's reach, so a full collection during a sweep pauses the UI far less.
         settle_heap()
         self._settled_at = time.monotonic()
         self._gc_thresholds = gc.get_threshold()
         gc.set_threshold(min(UI_YOUNG_THRESHOLD, self._gc_thresholds[0]), *self._gc_thresholds[1:])
-        # The engine thread parses probe output while the operator types; hand the interpreter over
-        # more often than the default 5 ms so a keypress does not wait behind a parse.
+        # Another thread of this process feeds events while the operator types (the engine itself, when it
+        # runs on a thread); hand the interpreter over more often than the default 5 ms.
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(GIL_SWITCH_S)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -307,7 +308,7 @@ class ConsoleApp(App[int]):
 
     @work(exclusive=False, group="actions")
     async def execute_plan(self, preview: PlanPreview) -> None:
-        """Carry out a confirmed cluster action on the engine thread and report what happened."""
+        """Carry out a confirmed cluster action on the engine side and report what happened."""
         if self.bridge is None:
             return
         outcome = await self.bridge.ask(ExecuteAction(preview))
@@ -338,7 +339,7 @@ class ConsoleApp(App[int]):
         self.exit(0)
 
     async def on_unmount(self) -> None:
-        """However the app ends, the engine thread ends with it (no sweep keeps running headless)."""
+        """However the app ends, the engine ends with it (no sweep keeps running headless)."""
         sys.setswitchinterval(self._switch_interval)
         gc.set_threshold(*self._gc_thresholds)
         if self.bridge is not None:
@@ -395,6 +396,6 @@ class ConsoleApp(App[int]):
         return spec.pin.pinned_fields() if spec is not None else {}
 
     def stop_engine(self) -> None:
-        """Stop the engine thread if it still runs (after the app has exited)."""
+        """Stop the engine if it still runs (after the app has exited)."""
         if self.bridge is not None:
             self.bridge.stop()

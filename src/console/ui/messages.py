@@ -1,4 +1,4 @@
-"""Messages the console posts to itself. ``FleetChanged`` is the only one the engine thread sends."""
+"""Messages the console posts to itself. ``FleetChanged`` is the only one the engine's events send."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ class FleetChanged(Message):
 
 
 class EngineProblem(Message):
-    """The engine thread hit an error the operator must see (a failed rerun, a broken transport)."""
+    """The engine hit an error the operator must see (a failed rerun, a broken transport, its process died)."""
 
     def __init__(self, text: str) -> None:
         super().__init__()

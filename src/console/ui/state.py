@@ -1,6 +1,6 @@
-"""What the console knows about the fleet, fed by sweep events from the engine thread.
+"""What the console knows about the fleet, fed by sweep events from the engine.
 
-``LiveState`` is the one hand-off point between the engine thread and the UI loop: the engine's
+``LiveState`` is the one hand-off point between the thread that receives engine events and the UI loop: the engine's
 subscriber calls ``apply(event)``, which replaces the node's immutable ``NodeRow`` and marks it dirty;
 the UI takes the dirty names with ``take_dirty()`` when it repaints. Rows are never mutated in place,
 so a row the UI holds stays consistent while the engine moves on. No Textual here.
@@ -270,7 +270,7 @@ class SweepProgress:
 
 
 class LiveState:
-    """Rows per node and sweep progress, written by the engine thread, read by the UI loop."""
+    """Rows per node and sweep progress, written by the engine events' thread, read by the UI loop."""
 
     def __init__(self, inventory: Inventory, clock: Callable[[], float] = time.time) -> None:
         self.inventory = inventory
@@ -317,7 +317,7 @@ class LiveState:
         with self._lock:
             return {status: count for status, count in self._counts.items() if count}
 
-    # write side (engine thread) -----------------------------------------------------------------
+    # write side (events' thread) -----------------------------------------------------------------
 
     def apply(self, event: Event) -> bool:
         """Fold one engine event in; True when the UI should be told (first change since its last look)."""
