@@ -194,16 +194,20 @@ async def test_quit_stops_the_engine(live_app: Callable[..., ConsoleApp], engine
 async def test_engine_process_that_dies_is_reported_and_commands_refused(
     live_app: Callable[..., ConsoleApp],
 ) -> None:
-    app = live_app(start_sweep=False)
+    app = live_app()
     async with app.run_test(size=SIZE) as pilot:
         bridge = app.bridge
         assert isinstance(bridge, ProcessBridge) and bridge.pid is not None
+        await wait_for(lambda: app.state.progress.running, 30)
         os.kill(bridge.pid, signal.SIGKILL)
         await wait_for(lambda: not bridge.running, 10)
         await pilot.pause(0.3)
         said = [n.message for n in app._notifications]
-        assert any("the engine process ended (exit status -9)" in text for text in said), said
+        ended = [text for text in said if "the engine process ended (exit status -9)" in text]
+        assert len(ended) == 1, said  # once, not again by the sweep it took along
+        assert not app.state.progress.running and app.state.progress.outcome == "cancelled"
+        main_screen(pilot).grid.focus()
         await pilot.press("S")
         await pilot.pause(0.3)
         said = [n.message for n in app._notifications]
-        assert any("the sweep engine is not running" in text for text in said), said
+        assert any("the sweep engine is not running" in text for text in said), (said, app.focused)

@@ -28,7 +28,7 @@ from textual.timer import Timer
 from console.checks import CheckPack
 from console.inventory.model import Inventory
 from console.model.findings import Finding
-from console.service.client import ProcessBridge, describe_error
+from console.service.client import EngineGone, ProcessBridge, describe_error
 from console.service.commands import (
     CancelSweep,
     Command,
@@ -40,7 +40,7 @@ from console.service.commands import (
 )
 from console.service.wire import EngineSpec
 from console.store import Store
-from console.sweep.events import Event
+from console.sweep.events import Event, SweepDone
 from console.ui.bridge import EngineBridge, EngineFactory
 from console.ui.messages import EngineProblem, FleetChanged
 from console.ui.palette import ConsoleCommands
@@ -270,11 +270,16 @@ class ConsoleApp(App[int]):
         if future.cancelled():
             return
         error = future.exception()
-        if error is not None:
+        # An engine process that died is reported once, by _engine_ended, not by every command it took along.
+        if error is not None and not isinstance(error, EngineGone):
             self.post_message(EngineProblem(f"{label} failed: {describe_error(error)}"))
 
     def _engine_ended(self, text: str) -> None:
-        # Called on the engine reader thread when the engine process ends without being asked to.
+        # Called on the engine reader thread when the engine process ends without being asked to: its
+        # sweep is over too, or the summary would show it running forever.
+        progress = self.state.progress
+        if progress.running:
+            self.ingest(SweepDone(sweep_id=progress.sweep_id, outcome="cancelled", counts={}, duration_s=0.0))
         self.post_message(EngineProblem(text))
 
     def start_sweep(self) -> None:
@@ -311,7 +316,11 @@ class ConsoleApp(App[int]):
         """Carry out a confirmed cluster action on the engine side and report what happened."""
         if self.bridge is None:
             return
-        outcome = await self.bridge.ask(ExecuteAction(preview))
+        try:
+            outcome = await self.bridge.ask(ExecuteAction(preview))
+        except Exception as exc:  # the engine failed it, or is gone: say so, keep the console up
+            self.notify(safe(describe_error(exc)), title=preview.title, severity="error", markup=False, timeout=10)
+            return
         lines = [outcome.summary, *(f"{node}: {text}" for node, text in outcome.per_target.items())]
         self.notify(
             safe("; ".join(lines)),
@@ -327,7 +336,13 @@ class ConsoleApp(App[int]):
         """Refresh the scheduler column from the action service (blank while there is none)."""
         if self.bridge is None or not self.bridge.running:
             return
-        states = await self.bridge.ask(SchedulerStates())
+        try:
+            states = await self.bridge.ask(SchedulerStates())
+        except EngineGone:
+            return  # reported once by _engine_ended
+        except Exception as exc:  # the action service's failure is the operator's to see, not a crash
+            self.post_message(EngineProblem(f"reading the scheduler failed: {describe_error(exc)}"))
+            return
         if states and self.state.set_scheduler_states(states):
             self.post_message(FleetChanged())
 
