@@ -210,6 +210,7 @@ async def run(nodes: int, keys: int, store: Store, live_rate: float, scratch: Pa
         replay = [sys.executable, str(Path(__file__).with_name("_replay_engine.py")), str(fleet_file), str(live_rate)]
         bridge = ProcessBridge(EngineSpec(fleet.inventory, {}, None), app.ingest, command=replay)
         bridge.start()
+        bridge.wait_ready()
         applied = app.state.row(fleet.names[-1]).version
         bridge.request(StartSweep("standard"))
         cpu_before, started = thread_cpu(ui_thread), time.perf_counter()

@@ -46,6 +46,7 @@ def started(
     events: list[Event] = []
     bridge = ProcessBridge(EngineSpec(inventory, packs, tmp_path / "history.sqlite"), events.append)
     bridge.start()
+    bridge.wait_ready()
     yield bridge, events
     bridge.stop()
 
@@ -108,9 +109,23 @@ def test_start_up_failure_is_reported_with_the_engines_words(
 ) -> None:
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("")
-    bridge = ProcessBridge(EngineSpec(inventory, packs, not_a_dir / "history.sqlite"), lambda e: None)
+    problems: list[str] = []
+    bridge = ProcessBridge(
+        EngineSpec(inventory, packs, not_a_dir / "history.sqlite"), lambda event: None, problems.append
+    )
+    started = time.monotonic()
+    bridge.start()
+    assert time.monotonic() - started < 0.5  # the console does not wait for the engine to be built
+    early = bridge.request(StartSweep("quick"))  # sent before the engine is known to have failed
     with pytest.raises(EngineGone, match=r"the engine could not start: .*Error"):
-        bridge.start()
+        bridge.wait_ready()
+    with pytest.raises(EngineGone, match=r"the engine could not start: .*Error"):
+        early.result(10)
+    deadline = time.monotonic() + 10
+    while not problems and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(problems) == 1 and problems[0].startswith("the engine could not start: "), problems
+    assert not bridge.running
     bridge.stop()
 
 

@@ -58,16 +58,20 @@ class ProcessBridge:
 
     @property
     def running(self) -> bool:
-        """True between a successful ``start`` and the engine's end."""
-        return self._proc is not None and self._ready.is_set() and self._gone is None
+        """True from ``start`` until the engine ends (or fails to start)."""
+        return self._proc is not None and self._gone is None
 
     @property
     def pid(self) -> int | None:
         """The engine process's id (None before ``start``)."""
         return self._proc.pid if self._proc is not None else None
 
-    def start(self, timeout_s: float = 30.0) -> None:
-        """Start the engine process and wait until its engine exists; raises EngineGone if it cannot."""
+    def start(self) -> None:
+        """Start the engine process and return at once: commands sent before it is ready wait in the pipe.
+
+        It takes ~1 s to import and build the engine, which the console spends drawing, not waiting.
+        A start that fails is reported like any other end (``on_problem``, and to every command).
+        """
         self._stderr = tempfile.TemporaryFile(prefix="instinct-console-engine-")  # noqa: SIM115 (closed by stop)
         self._proc = subprocess.Popen(
             self._command,
@@ -78,7 +82,11 @@ class ProcessBridge:
         )
         self._reader = threading.Thread(target=self._read, name="console-engine-reader", daemon=True)
         self._reader.start()
-        self._write(self.spec)
+        with contextlib.suppress(OSError):  # an engine that died at once is reported by the reader
+            self._write(self.spec)
+
+    def wait_ready(self, timeout_s: float = 30.0) -> None:
+        """Block until the engine exists; raises EngineGone if it could not start (or took too long)."""
         if not self._ready.wait(timeout_s):
             self._kill()
             raise EngineGone(f"the engine process did not start within {timeout_s:.0f} s")
@@ -191,10 +199,12 @@ class ProcessBridge:
         tail = self._stderr_tail()
         if tail:
             text += f"; it said: {tail}"
-        self._gone = text
         if not self._ready.is_set():
-            self._startup_problem = self._startup_problem or text
+            self._startup_problem = text
             self._ready.set()
+        if self._startup_problem is not None:
+            text = self._startup_problem
+        self._gone = text
         for future in list(self._pending.values()):
             if not future.done():
                 future.set_exception(EngineGone(text))
