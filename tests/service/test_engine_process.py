@@ -150,3 +150,15 @@ def test_a_crash_fails_the_commands_in_flight(started: tuple[ProcessBridge, list
     subprocess.run(["kill", "-9", str(bridge.pid)], check=True)
     with pytest.raises(EngineGone, match=r"exit status -9"):
         future.result(15)
+
+
+def test_the_engine_log_keeps_this_run_and_the_one_before(
+    inventory: Inventory, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    log = tmp_path / "engine.log"
+    for _ in range(2):
+        bridge = ProcessBridge(EngineSpec(inventory, packs, None), lambda event: None, log_path=log)
+        bridge.start()
+        bridge.wait_ready()
+        bridge.stop()
+    assert log.is_file() and (tmp_path / "engine.log.1").is_file()

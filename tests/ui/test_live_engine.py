@@ -205,6 +205,8 @@ async def test_engine_process_that_dies_is_reported_and_commands_refused(
         said = [n.message for n in app._notifications]
         ended = [text for text in said if "the engine process ended (exit status -9)" in text]
         assert len(ended) == 1, said  # once, not again by the sweep it took along
+        log = app.store.path.with_name("engine.log")  # type: ignore[union-attr]
+        assert ended[0].endswith(f"(log: {log})") and log.is_file()
         assert not app.state.progress.running and app.state.progress.outcome == "cancelled"
         main_screen(pilot).grid.focus()
         await pilot.press("S")

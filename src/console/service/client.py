@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from console.service.commands import Command
@@ -39,12 +40,16 @@ class ProcessBridge:
         on_event: Callable[[Event], None],
         on_problem: Callable[[str], None] | None = None,
         command: list[str] | None = None,
+        log_path: Path | None = None,
     ) -> None:
         self.spec = spec
         self._on_event = on_event
         self._on_problem = on_problem
         # Another program speaking the same wire (the UI benchmark's replaying engine) may stand in.
         self._command = command or [sys.executable, "-m", ENGINE_MODULE]
+        # What the engine writes to stderr (warnings, a traceback) is kept there; the previous run's as
+        # ``.1``. Without a path it goes to an unnamed file, read only to say why the engine ended.
+        self.log_path = log_path
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
         self._reader: threading.Thread | None = None
@@ -72,7 +77,7 @@ class ProcessBridge:
         It takes ~1 s to import and build the engine, which the console spends drawing, not waiting.
         A start that fails is reported like any other end (``on_problem``, and to every command).
         """
-        self._stderr = tempfile.TemporaryFile(prefix="instinct-console-engine-")  # noqa: SIM115 (closed by stop)
+        self._stderr = self._open_log()
         self._proc = subprocess.Popen(
             self._command,
             stdin=subprocess.PIPE,
@@ -84,6 +89,13 @@ class ProcessBridge:
         self._reader.start()
         with contextlib.suppress(OSError):  # an engine that died at once is reported by the reader
             self._write(self.spec)
+
+    def _open_log(self) -> IO[bytes]:
+        if self.log_path is None:
+            return tempfile.TemporaryFile(prefix="instinct-console-engine-")
+        with contextlib.suppress(OSError):
+            self.log_path.replace(self.log_path.with_name(self.log_path.name + ".1"))
+        return self.log_path.open("w+b")
 
     def wait_ready(self, timeout_s: float = 30.0) -> None:
         """Block until the engine exists; raises EngineGone if it could not start (or took too long)."""
@@ -199,6 +211,8 @@ class ProcessBridge:
         tail = self._stderr_tail()
         if tail:
             text += f"; it said: {tail}"
+        if self.log_path is not None:
+            text += f" (log: {self.log_path})"
         if not self._ready.is_set():
             self._startup_problem = text
             self._ready.set()

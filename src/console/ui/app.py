@@ -160,7 +160,8 @@ class ConsoleApp(App[int]):
         self.set_interval(CATCH_UP_INTERVAL_S, self._catch_up)
         self.set_interval(1.0, self._tick)
         if self._engine_spec is not None:
-            self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended)
+            log = self.store.path.with_name("engine.log") if self.store is not None else None
+            self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended, log_path=log)
         elif self._engine_factory is not None:
             store_path = self.store.path if self.store is not None else None
             self.bridge = EngineBridge(self.inventory, self._engine_factory, self.ingest, store_path, self.read_only)
