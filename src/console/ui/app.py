@@ -46,12 +46,14 @@ from console.ui.messages import EngineProblem, FleetChanged
 from console.ui.palette import ConsoleCommands
 from console.ui.registry import Scope
 from console.ui.screens.detail import DetailScreen
-from console.ui.screens.main import MainScreen
+from console.ui.screens.main import DETAIL_SCREEN, MainScreen
 from console.ui.state import LiveState, NodeRow
 from console.ui.text import safe
 from console.ui.theme import DEFAULT_THEME, load_themes, resolve_theme_name, stylesheet_path
 
 CATCH_UP_INTERVAL_S = 0.25
+# When the detail screen is built unseen, after start (see _prebuild_detail).
+PREBUILD_DETAIL_AFTER_S = 0.5
 GIL_SWITCH_S = 0.001
 # Longest a streak of repaints keeps its cyclic garbage frozen before the heap is settled anyway.
 SETTLE_AFTER_S = 300.0
@@ -159,6 +161,7 @@ class ConsoleApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_interval(CATCH_UP_INTERVAL_S, self._catch_up)
         self.set_interval(1.0, self._tick)
+        self.set_timer(PREBUILD_DETAIL_AFTER_S, self._prebuild_detail)
         if self._engine_spec is not None:
             log = self.store.path.with_name("engine.log") if self.store is not None else None
             self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended, log_path=log)
@@ -222,6 +225,22 @@ class ConsoleApp(App[int]):
             self._settle()
         elif dirty:
             self._freeze_young()
+
+    async def _prebuild_detail(self) -> None:
+        # The detail screen's first `enter` composed, mounted and styled it: 60-120 ms for that key. It is
+        # built here instead, unseen (no frame is sent inside batch_update), while the operator reads the
+        # first screen; this runs on the app's own message pump, so no key is handled in between.
+        if self.is_screen_installed(DETAIL_SCREEN) or self.screen is not self.main_screen:
+            return
+        names = self.state.names()
+        if not names:
+            return
+        screen = DetailScreen(self.main_screen.grid.cursor_key or names[0], self.read_only)
+        self.install_screen(screen, DETAIL_SCREEN)
+        with self.batch_update():
+            await self.push_screen(DETAIL_SCREEN)
+            if self.screen is screen:
+                await self.pop_screen()
 
     def _settle(self) -> None:
         self._settled_at = time.monotonic()
