@@ -15,6 +15,7 @@ drawn or read, so a live update of a thousand rows off screen costs a dict store
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -32,6 +33,11 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from console.ui.text import safe
+
+# Rows not on screen get their lines made ahead, this many seconds of work per turn, this often: a filter
+# or a page down then shows ready lines instead of making each one inside the keystroke.
+WARM_BUDGET_S = 0.003
+WARM_EVERY_S = 0.05
 
 Cell = tuple[str, str]
 """Text of a cell and its Textual style string (``""`` or e.g. ``"bold $health-crit"``)."""
@@ -136,6 +142,7 @@ class RowGrid(ScrollView, can_focus=True):
         self._style_generation = 0
         self._strips: LRUCache[tuple[object, ...], Strip] = LRUCache(2048)
         self._styles: dict[tuple[str, str], Style] = {}
+        self._warm_from: int | None = 0
         self.lines_rendered = 0
 
     # data ---------------------------------------------------------------------------------------
@@ -156,6 +163,7 @@ class RowGrid(ScrollView, can_focus=True):
         if key in self._cells and not self._on_screen(key):
             self._sources[key] = source
             self._versions[key] = self._versions.get(key, 0) + 1
+            self._warm_from = 0
             return
         self.set_row(key, source())
 
@@ -195,6 +203,7 @@ class RowGrid(ScrollView, can_focus=True):
 
     def _touch(self, key: str) -> None:
         self._versions[key] = self._versions.get(key, 0) + 1
+        self._warm_from = 0
         self._refresh_key(key)
 
     def _refresh_key(self, key: str) -> None:
@@ -241,6 +250,7 @@ class RowGrid(ScrollView, can_focus=True):
         top, shown_before = int(self.scroll_y), self._visible_keys()
         self._order = [k for k in keys if k in self._cells]
         self._position = {k: i for i, k in enumerate(self._order)}
+        self._warm_from = 0
         old_key = self._cursor_key
         if old_key not in self._position:
             if self._order:
@@ -362,12 +372,31 @@ class RowGrid(ScrollView, can_focus=True):
         self._style_generation += 1
         self._strips.clear()
         self._styles.clear()
+        self._warm_from = 0
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
         """Keep the last column filling the width, and the cursor in view."""
         self._resize_rows(Size(max(self._fixed_width, self.size.width), len(self._order) + 1))
         self._scroll_cursor_into_view()
+        self._warm_from = 0
+
+    def on_mount(self) -> None:
+        """Make lines of rows out of view while nothing else happens."""
+        self.set_interval(WARM_EVERY_S, self._warm)
+
+    def _warm(self) -> None:
+        start = self._warm_from
+        if start is None or not self.size.width:
+            return
+        width = max(self._fixed_width, self.size.width)
+        order = self._order
+        deadline = time.perf_counter() + WARM_BUDGET_S
+        index = start
+        while index < len(order) and time.perf_counter() < deadline:
+            self._line(order[index], width)
+            index += 1
+        self._warm_from = index if index < len(order) else None
 
     def _style(self, cell_style: str, row_style: str) -> Style:
         # Resolved once per (cell style, row style) and theme: painting a row is then string work only.
@@ -409,7 +438,13 @@ class RowGrid(ScrollView, can_focus=True):
         index = int(self.scroll_y) + y - 1
         if index >= len(self._order):
             return Strip.blank(self.size.width, self._style("", ""))
-        row_key = self._order[index]
+        # The widget's own style, resolved once per theme: ``rich_style`` walks every ancestor each call,
+        # a tenth of a millisecond per painted line.
+        strip = self._line(self._order[index], width)
+        return strip.crop_extend(scroll_x, scroll_x + self.size.width, self._style("", ""))
+
+    def _line(self, row_key: str, width: int) -> Strip:
+        """Row ``row_key``'s whole line, made once per row version, cursor, mark, width and theme."""
         is_cursor = row_key == self._cursor_key
         is_marked = row_key in self._marks
         cache_key = (row_key, self._versions.get(row_key, 0), is_cursor, is_marked, width, self._style_generation)
@@ -419,9 +454,7 @@ class RowGrid(ScrollView, can_focus=True):
             strip = self._strip(self._row(row_key), width, row_style)
             self._strips[cache_key] = strip
             self.lines_rendered += 1
-        # The widget's own style, resolved once per theme: ``rich_style`` walks every ancestor each call,
-        # a tenth of a millisecond per painted line.
-        return strip.crop_extend(scroll_x, scroll_x + self.size.width, self._style("", ""))
+        return strip
 
     def on_click(self, event: events.Click) -> None:
         """Click moves the cursor; a click on the cursor row activates it."""
