@@ -158,19 +158,18 @@ async def test_detail_screen_is_built_unseen_after_start_and_shows_the_node_aske
     node, _gpu = fault_of(fleet, FaultKind.XGMI_LINK_DOWN)
     app = make_app()
     frames: list[str] = []
+    # Every frame sent is recorded (inside a batch update none is): the build must not show the detail
+    # screen, even for one frame.
+    original = app._display
+
+    def display(screen: object, renderable: object) -> None:
+        if renderable is not None and not app._batch_count:
+            frames.append(type(screen).__name__)
+        original(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = display  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await feed(pilot, fleet.events)
-        assert not app.is_screen_installed("detail")
-        # Every frame sent from here on is recorded (inside a batch update none is): the build must not show
-        # the detail screen, even for one frame.
-        original = app._display
-
-        def display(screen: object, renderable: object) -> None:
-            if renderable is not None and not app._batch_count:
-                frames.append(type(screen).__name__)
-            original(screen, renderable)  # type: ignore[arg-type]
-
-        app._display = display  # type: ignore[method-assign]
         await pilot.pause(0.8)
         assert app.is_screen_installed("detail")
         assert app.screen_stack == [app.main_screen]

@@ -230,7 +230,7 @@ class ConsoleApp(App[int]):
         # The detail screen's first `enter` composed, mounted and styled it: 60-120 ms for that key. It is
         # built here instead, unseen (no frame is sent inside batch_update), while the operator reads the
         # first screen; this runs on the app's own message pump, so no key is handled in between.
-        if self.is_screen_installed(DETAIL_SCREEN) or self.screen is not self.main_screen:
+        if self.is_screen_installed(DETAIL_SCREEN) or self.screen_stack != [self.main_screen]:
             return
         names = self.state.names()
         if not names:
@@ -239,7 +239,7 @@ class ConsoleApp(App[int]):
         self.install_screen(screen, DETAIL_SCREEN)
         with self.batch_update():
             await self.push_screen(DETAIL_SCREEN)
-            if self.screen is screen:
+            if self.screen_stack and self.screen_stack[-1] is screen:
                 await self.pop_screen()
 
     def _settle(self) -> None:
