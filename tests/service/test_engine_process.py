@@ -162,3 +162,24 @@ def test_the_engine_log_keeps_this_run_and_the_one_before(
         bridge.wait_ready()
         bridge.stop()
     assert log.is_file() and (tmp_path / "engine.log.1").is_file()
+
+
+def test_an_event_the_console_cannot_take_is_reported_once_and_the_rest_still_arrive(
+    inventory: Inventory, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    taken: list[Event] = []
+    problems: list[str] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, NodeDone):
+            raise RuntimeError("cannot draw this")
+        taken.append(event)
+
+    bridge = ProcessBridge(EngineSpec(inventory, packs, tmp_path / "h.sqlite"), on_event, problems.append)
+    bridge.start()
+    try:
+        bridge.request(StartSweep("quick")).result(60)
+        assert problems == ["an engine event could not be shown: RuntimeError: cannot draw this"]
+        assert isinstance(taken[-1], SweepDone) and bridge.running  # three NodeDone failed; the rest came
+    finally:
+        bridge.stop()

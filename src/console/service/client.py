@@ -60,6 +60,7 @@ class ProcessBridge:
         self._startup_problem: str | None = None
         self._stopping = False
         self._gone: str | None = None
+        self._event_failures = 0
 
     @property
     def running(self) -> bool:
@@ -180,7 +181,12 @@ class ProcessBridge:
         kind = message[0]
         if kind == "events":
             for event in message[1]:
-                self._on_event(event)
+                try:
+                    self._on_event(event)
+                except Exception as exc:  # the console's own bug: say so once, keep the events coming
+                    self._event_failures += 1
+                    if self._event_failures == 1 and self._on_problem is not None:
+                        self._on_problem(f"an engine event could not be shown: {type(exc).__name__}: {exc}")
         elif kind == "reply":
             _, call_id, ok, value = message
             future = self._pending.pop(call_id, None)
