@@ -42,6 +42,13 @@ def test_tui_is_a_registered_command_with_its_options() -> None:
     )
 
 
+def test_the_engine_runs_in_its_own_process_unless_asked_for_a_thread() -> None:
+    assert build_parser().parse_args(["tui"]).engine == "process"
+    assert build_parser().parse_args(["tui", "--engine", "thread"]).engine == "thread"
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["tui", "--engine", "fork"])
+
+
 def test_missing_cluster_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert tui.main(["-i", str(tmp_path / "nope.toml")]) == 2
     assert "nope.toml" in capsys.readouterr().err

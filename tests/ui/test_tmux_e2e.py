@@ -95,6 +95,8 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
     pane_pid = int(tmux.run("display-message", "-p", "-t", "e2e", "#{pane_pid}").strip())
     started = [p for p in psutil.Process(pane_pid).children(recursive=True) if "sleep" not in p.name()]
     assert any("sim" in " ".join(p.cmdline()) for p in started), "the simulator runs under the demo"
+    engines = [p for p in started if "console.service.host" in p.cmdline()]
+    assert len(engines) == 1, "the console's sweep engine runs in one process of its own"
 
     failing = next(n for n, k in faults.items() if k is FaultKind.XGMI_LINK_DOWN)
     tmux.keys("/")
@@ -109,4 +111,4 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
     screen = tmux.wait_for(lambda s: "EXITED:" in s, 60, "the console to exit")
     assert "EXITED:0" in screen
     _gone, alive = psutil.wait_procs(started, timeout=20)
-    assert not alive, [p.cmdline() for p in alive]
+    assert not alive, [p.cmdline() for p in alive]  # the engine process and the simulator with it
