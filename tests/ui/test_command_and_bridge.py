@@ -12,7 +12,7 @@ from console.checks import CheckPack
 from console.cli import COMMAND_MODULES, build_parser
 from console.commands import tui
 from console.inventory import load_inventory
-from console.service.commands import PlanAction, perform
+from console.service.commands import PlanAction, SchedulerStates, perform
 from console.service.context import EngineContext, load_action_service
 from console.store import Store
 from console.sweep.connect import transport_for
@@ -86,10 +86,12 @@ def test_bridge_runs_jobs_on_the_engine_thread_and_stops(
         name, has_engine, problem = bridge.submit(where).result(10)
         assert name == "console-engine" and has_engine and problem is None  # console.actions is built in
 
-        async def ui_side() -> str:
-            return (await bridge.call(where))[0]
+        async def ui_side() -> tuple[str, object]:
+            # From another loop (the UI's): the job's result, and a command's through the same thread.
+            return (await asyncio.wrap_future(bridge.submit(where)))[0], await bridge.ask(SchedulerStates())
 
-        assert asyncio.run(ui_side()) == "console-engine"
+        thread_name, states = asyncio.run(ui_side())
+        assert thread_name == "console-engine" and isinstance(states, dict)
     finally:
         bridge.stop()
     assert not bridge.running

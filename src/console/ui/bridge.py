@@ -92,10 +92,6 @@ class EngineBridge:
 
         return asyncio.run_coroutine_threadsafe(run(), self._loop)
 
-    async def call(self, job: Callable[[EngineContext], Awaitable[T]]) -> T:
-        """``submit`` for a caller on another asyncio loop (the UI): awaits without blocking that loop."""
-        return await asyncio.wrap_future(self.submit(job))
-
     def request(self, command: Command) -> concurrent.futures.Future[Any]:
         """Do ``command`` on the engine loop (what the engine process would do with it)."""
         return self.submit(lambda context: perform(context, command))
