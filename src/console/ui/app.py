@@ -235,8 +235,7 @@ class ConsoleApp(App[int]):
         names = self.state.names()
         if not names:
             return
-        screen = DetailScreen(self.main_screen.grid.cursor_key or names[0], self.read_only)
-        self.install_screen(screen, DETAIL_SCREEN)
+        screen = self.main_screen.detail_screen(self.main_screen.grid.cursor_key or names[0])
         with self.batch_update():
             await self.push_screen(DETAIL_SCREEN)
             if self.screen_stack and self.screen_stack[-1] is screen:

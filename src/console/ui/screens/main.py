@@ -42,6 +42,7 @@ from console.ui.widgets.summary import SummaryBar, SummaryFacts
 
 if TYPE_CHECKING:
     from console.ui.app import ConsoleApp
+    from console.ui.screens.detail import DetailScreen
 
 FAILED = (Status.FAIL, Status.UNKNOWN)
 LINKS_DELAY_S = 0.08
@@ -207,22 +208,28 @@ class MainScreen(Screen[None]):
         self.grid.focus()
 
     def action_open_detail(self) -> None:
-        """Open the detail screen of the cursor node (one screen, kept installed: it is costly to build)."""
-        from console.ui.screens.detail import DetailScreen
-
+        """Open the detail screen of the cursor node."""
         key = self.grid.cursor_key
         if key is None:
             return
-        if not self.app.is_screen_installed(DETAIL_SCREEN):
-            self.app.install_screen(DetailScreen(key, self.read_only), DETAIL_SCREEN)
-        else:
-            screen = self.app.get_screen(DETAIL_SCREEN)
-            assert isinstance(screen, DetailScreen)
-            if screen.is_mounted:
-                screen.show_node(key)
-            else:  # still being built: it shows its node when mounted
-                screen.node_name = key
+        self.detail_screen(key)
         self.app.push_screen(DETAIL_SCREEN)
+
+    def detail_screen(self, node: str) -> DetailScreen:
+        """The detail screen (one, kept installed: it is costly to build), set to show ``node``."""
+        from console.ui.screens.detail import DetailScreen
+
+        if not self.app.is_screen_installed(DETAIL_SCREEN):
+            screen = DetailScreen(node, self.read_only)
+            self.app.install_screen(screen, DETAIL_SCREEN)
+            return screen
+        installed = self.app.get_screen(DETAIL_SCREEN)
+        assert isinstance(installed, DetailScreen)
+        if installed.is_mounted:
+            installed.show_node(node)
+        else:  # still being built: it shows its node when mounted
+            installed.node_name = node
+        return installed
 
     def action_mark(self) -> None:
         """Mark or unmark the cursor node, then step down."""
