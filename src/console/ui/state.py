@@ -1,9 +1,10 @@
 """What the console knows about the fleet, fed by sweep events from the engine.
 
-``LiveState`` is the one hand-off point between the thread that receives engine events and the UI loop: the engine's
-subscriber calls ``apply(event)``, which replaces the node's immutable ``NodeRow`` and marks it dirty;
-the UI takes the dirty names with ``take_dirty()`` when it repaints. Rows are never mutated in place,
-so a row the UI holds stays consistent while the engine moves on. No Textual here.
+``LiveState`` is the one hand-off point between the thread that receives engine events (the engine
+process's reader, or the engine thread) and the UI loop: that thread calls ``apply(event)``, which
+replaces the node's immutable ``NodeRow`` and marks it dirty; the UI takes the dirty names with
+``take_dirty()`` when it repaints. Rows are never mutated in place, so a row the UI holds stays
+consistent while the engine moves on. No Textual here.
 
 Rows are compact: a verdict keeps only its findings that are not PASS, and GPUs, links and ports are
 reduced to the figures the screens draw. A node's full verdict is ~650 KB of models and its snapshot
@@ -167,9 +168,14 @@ def view_of(snapshot: NodeSnapshot) -> NodeView:
     )
 
 
-def _prepare(event: NodeDone) -> tuple[NodeVerdict, NodeView]:
-    verdict = event.verdict if event.findings_total is not None else without_passing(event.verdict)
-    return verdict, view_of(event.snapshot)
+Prepared = tuple[NodeVerdict, NodeView, int]
+"""A NodeDone as a row keeps it: the verdict without its PASS findings, the view, how many findings it had."""
+
+
+def _prepare(event: NodeDone) -> Prepared:
+    if event.findings_total is not None:  # the engine process sent it without its PASS findings already
+        return event.verdict, view_of(event.snapshot), event.findings_total
+    return without_passing(event.verdict), view_of(event.snapshot), len(event.verdict.findings)
 
 
 @dataclass(frozen=True)
@@ -353,7 +359,7 @@ class LiveState:
             self._counts[row.status] -= 1
             self._counts[new.status] = self._counts.get(new.status, 0) + 1
 
-    def _apply(self, event: Event, prepared: tuple[NodeVerdict, NodeView] | None = None) -> bool:
+    def _apply(self, event: Event, prepared: Prepared | None = None) -> bool:
         if isinstance(event, SweepStarted):
             return self._sweep_started(event)
         if isinstance(event, SweepDone):
@@ -396,14 +402,14 @@ class LiveState:
                 self._replace(row, running=True, probes_started=0, probes_done=0, probes_total=len(event.probes))
         return True
 
-    def _node_done(self, row: NodeRow, event: NodeDone, prepared: tuple[NodeVerdict, NodeView]) -> bool:
+    def _node_done(self, row: NodeRow, event: NodeDone, prepared: Prepared) -> bool:
         now = self.clock()
         self._replace(
             row,
             verdict=prepared[0],
             view=prepared[1],
             sweep_id=event.sweep_id,
-            findings_total=event.findings_total if event.findings_total is not None else len(event.verdict.findings),
+            findings_total=prepared[2],
             running=False,
             updated_at=now,
         )
