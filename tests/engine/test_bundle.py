@@ -17,8 +17,9 @@ def _spec(pid: str, *argv: str, timeout: float = 10) -> ProbeSpec:
     return ProbeSpec(pid, "x", tuple(argv), timeout, lambda text: text, probes_for("quick")[0].level)
 
 
-def test_script_runs_in_a_real_shell_and_splits_back() -> None:
-    hostile = "; touch /tmp/ic-pwned $(id) `id` \"q' \n"
+def test_script_runs_in_a_real_shell_and_splits_back(tmp_path: Path) -> None:
+    pwned = tmp_path / "ic-pwned"
+    hostile = f"; touch {pwned} $(id) `id` \"q' \n"
     probes = [
         _spec("a.one", "echo", hostile),
         _spec("b.two", "sh", "-c", "echo out; echo err >&2; exit 3"),
@@ -27,7 +28,7 @@ def test_script_runs_in_a_real_shell_and_splits_back() -> None:
     proc = subprocess.run(["sh", "-c", bundle_script(probes)], capture_output=True, timeout=30, check=False)
     sections = split_bundle(proc.stdout, probes)
     assert sections["a.one"].output.decode() == hostile + "\n"  # echo's own newline: sections are byte-exact
-    assert not Path("/tmp/ic-pwned").exists()
+    assert not pwned.exists()
     assert sections["a.one"].exit_status == 0
     assert sections["b.two"].output == b"out\nerr\n" and sections["b.two"].exit_status == 3
     assert sections["c.three"].exit_status == 127

@@ -13,6 +13,7 @@ from console.exitcodes import ExitCode
 from console.sim.faults import FaultKind
 from console.sim.specs import GpuModel
 from console.store import Store
+from tests.harness import slurm_lab
 from tests.multinode.localnodes import local_cluster, per_node_launcher
 from tests.multinode.simcluster import start_cluster
 
@@ -65,7 +66,6 @@ def test_count_without_every_is_a_usage_error(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_via_slurm_sweep_on_a_real_slurm_lab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    slurm_lab = pytest.importorskip("tests.harness.slurm_lab", reason="the Slurm lab harness is not in this checkout")
     with slurm_lab.SlurmLab(2) as lab:
         inventory = local_cluster(tmp_path, list(lab.nodes))
         monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])

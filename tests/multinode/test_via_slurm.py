@@ -28,9 +28,8 @@ from console.sweep.via_slurm import (
     task_outputs,
 )
 from console.transport import LocalTransport
+from tests.harness import slurm_lab
 from tests.multinode.localnodes import local_cluster, per_node_launcher
-
-slurm_lab = pytest.importorskip("tests.harness.slurm_lab", reason="the Slurm lab harness is not in this checkout")
 
 
 def report(node: str, output: str = "6.8.0\n") -> LocalCheckReport:

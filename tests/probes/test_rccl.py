@@ -12,7 +12,7 @@ from hypothesis import given
 
 from console.cli import main
 from console.model.rccl import RcclResult
-from console.probes import ParsedOutput, ParseError, Tool, parse_output, parser_for, rccl
+from console.probes import ParsedOutput, ParseError, Tool, parse_output, rccl
 from console.probes.base import to_text
 from tests.probes.fuzz import FUZZ_SETTINGS, assert_total, mangled_outputs
 
@@ -429,17 +429,6 @@ def test_detect_kinds() -> None:
     assert failure is not None and failure.kind == "unknown" and failure.confidence < 0.95
 
 
-@pytest.fixture
-def every_parser() -> None:
-    """Auto-detection consults every tool's parser; skip while some are not in the tree yet."""
-    for tool in Tool:
-        try:
-            parser_for(tool)
-        except ModuleNotFoundError as exc:
-            pytest.skip(f"auto-detection needs every parser: {exc}")
-
-
-@pytest.mark.usefixtures("every_parser")
 @pytest.mark.parametrize("name", [case.name for case in REAL_CASES])
 def test_auto_detection_picks_rccl(name: str) -> None:
     result = parse_output((SAMPLES / name).read_bytes())
@@ -447,7 +436,6 @@ def test_auto_detection_picks_rccl(name: str) -> None:
     assert result.kind == next(case.kind for case in REAL_CASES if case.name == name)
 
 
-@pytest.mark.usefixtures("every_parser")
 def test_cli_json_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["parse", str(RCCL2223), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)

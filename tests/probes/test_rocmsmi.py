@@ -7,7 +7,6 @@ header, ``--json`` strings), modelled on outputs published in ROCm issues, with 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -327,12 +326,6 @@ def dotted(obj: Any, path: str) -> Any:
     for attr, index, key in _PATH_PART.findall(path):
         obj = getattr(obj, attr) if attr else obj[int(index)] if index else obj[key]
     return obj
-
-
-def all_parsers_present() -> bool:
-    """Auto-detection imports every tool's parser; skip such tests until all of them exist."""
-    names = ("amdsmi", "rvs", "rccl", "transferbench")
-    return all(importlib.util.find_spec(f"console.probes.{name}") is not None for name in names)
 
 
 # (source, kind, ok, summary subset, {dotted path into data: value})
@@ -705,7 +698,6 @@ def test_kind_aliases_are_accepted() -> None:
     assert result.kind == "topology"
 
 
-@pytest.mark.skipif(not all_parsers_present(), reason="auto-detection needs every tool's parser module")
 @pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.iterdir()))
 def test_detection_across_all_parsers_picks_rocm_smi(name: str) -> None:
     assert parse_output(_read(name)).tool is Tool.ROCM_SMI

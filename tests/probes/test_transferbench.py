@@ -11,7 +11,7 @@ from hypothesis import given
 
 from console.cli import main
 from console.model.transferbench import Direction, TransferBenchResult
-from console.probes import ParsedOutput, ParseError, Tool, parse_output, parser_for, transferbench
+from console.probes import ParsedOutput, ParseError, Tool, parse_output, transferbench
 from console.probes.base import to_text
 from tests.probes.fuzz import FUZZ_SETTINGS, assert_total, mangled_outputs
 
@@ -354,17 +354,6 @@ def test_detection() -> None:
     assert transferbench.detect("[ERROR] something unrelated\n") is None
 
 
-@pytest.fixture
-def every_parser() -> None:
-    """Auto-detection consults every tool's parser; skip while some are not in the tree yet."""
-    for tool in Tool:
-        try:
-            parser_for(tool)
-        except ModuleNotFoundError as exc:
-            pytest.skip(f"auto-detection needs every parser: {exc}")
-
-
-@pytest.mark.usefixtures("every_parser")
 @pytest.mark.parametrize(
     ("path", "kind"),
     [(A2A, "a2a"), (P2P, "p2p"), (A2A_SWEEP, "a2asweep"), (NIC_RINGS, "nicrings"), (CONFIG_HIP_ERROR, "unknown")],
@@ -375,7 +364,6 @@ def test_auto_detection_picks_transferbench(path: Path, kind: str) -> None:
     assert (result.tool, result.kind) == (Tool.TRANSFERBENCH, kind)
 
 
-@pytest.mark.usefixtures("every_parser")
 def test_cli_json_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["parse", str(A2A), "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from console.probes import parse_output
 from console.sim.faults import FaultKind, FaultScope, fault_scope
 from console.sim.render.amdsmi_format import Fmt, Q, devices_text, dump_csv, flatten, resolve
 from console.sim.specs import GpuModel
@@ -194,9 +195,6 @@ def test_format_helpers_encode_leaves_per_format() -> None:
 
 
 def _parse(text: str) -> Any:
-    pytest.importorskip("console.probes.amdsmi", reason="the amd-smi parser is not written yet")
-    from console.probes import parse_output
-
     return parse_output(text)
 
 

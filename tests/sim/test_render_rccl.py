@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from console.probes import parse_output
 from console.sim.commands import Delivery, SimContext, SimReply, run_program
 from console.sim.faults import Fault, FaultKind
 from console.sim.models import ClusterSpec, NodeSpec, build_node
@@ -21,9 +22,7 @@ ROW = re.compile(r"^\s*\d+\s+\d+\s+\w+\s+\w+\s+-?\d+(\s+[\d.]+\s+[\d.]+\s+[\d.]+
 
 
 def _parse(text: str):  # type: ignore[no-untyped-def]
-    probes = pytest.importorskip("console.probes", reason="console.probes not importable yet")
-    pytest.importorskip("console.probes.rccl", reason="rccl-tests parser not written yet")
-    return probes.parse_output(text)
+    return parse_output(text)
 
 
 def _rows(text: str) -> list[list[str]]:

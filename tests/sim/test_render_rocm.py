@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from console.probes import parse_output
 from console.sim.faults import FaultKind
 from console.sim.specs import GpuModel
 from tests.sim.simcore_helpers import cluster, fault, run
@@ -117,9 +118,6 @@ def test_rocminfo_lists_cpus_then_gpus_in_kfd_order() -> None:
 
 
 def _parse(text: str, module: str) -> Any:
-    pytest.importorskip(f"console.probes.{module}", reason=f"the {module} parser is not written yet")
-    from console.probes import parse_output
-
     return parse_output(text)
 
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from console.probes import parse_output
 from console.sim.commands import Delivery
 from console.sim.faults import FaultKind
 from console.sim.models import build_node
@@ -21,9 +22,7 @@ RESULT = re.compile(r"^\[RESULT\] \[[ \d]{6,}\.\d+ *\] ")
 
 
 def _parse(text: str):  # type: ignore[no-untyped-def]
-    probes = pytest.importorskip("console.probes", reason="console.probes not importable yet")
-    pytest.importorskip("console.probes.rvs", reason="RVS parser not written yet")
-    return probes.parse_output(text)
+    return parse_output(text)
 
 
 def _lines(text: str) -> list[str]:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from console.probes import parse_output
 from console.sim.faults import FaultKind
 from console.sim.models import ClusterSpec
 from console.sim.render.transferbench import parse_bytes
@@ -22,9 +23,7 @@ TRANSFER = re.compile(
 
 
 def _parse(text: str):  # type: ignore[no-untyped-def]
-    probes = pytest.importorskip("console.probes", reason="console.probes not importable yet")
-    pytest.importorskip("console.probes.transferbench", reason="TransferBench parser not written yet")
-    return probes.parse_output(text)
+    return parse_output(text)
 
 
 def _on_version(spec: ClusterSpec, version: str) -> ClusterSpec:

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from console.probes import Tool, parse_output
 from console.sim.faults import Fault, FaultKind
 from console.sim.models import ClusterSpec
 from console.sim.serve import ServeOptions, plan_cluster
 from console.sim.shims import install_shims
+from tests.harness.sshd_fleet import SshdFleet
 
 from .console_lines import console_wrapper
 
@@ -41,8 +43,7 @@ def run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.Comple
 
 
 def amdsmi_parser():  # type: ignore[no-untyped-def]
-    probes = pytest.importorskip("console.probes")
-    return lambda text: probes.parse_output(text, tool=probes.Tool("amd-smi"))
+    return lambda text: parse_output(text, tool=Tool.AMD_SMI)
 
 
 def group_members(pgid: int) -> list[str]:
@@ -117,8 +118,7 @@ def test_hung_shim_under_the_console_wrapper_dies_with_its_group(tmp_path: Path)
 @pytest.fixture
 def sshd_pair(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Two real sshd nodes logging in root (the project's interpreter lives under /root)."""
-    harness = pytest.importorskip("tests.harness.sshd_fleet")
-    fleet = harness.SshdFleet(2, prefix="shim", login_user="root")
+    fleet = SshdFleet(2, prefix="shim", login_user="root")
     fleet.start()
     try:
         yield fleet
