@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from xml.etree import ElementTree as ET
 
 import pytest
 
@@ -90,6 +91,7 @@ def full_report(demo_cluster: SimCluster, tmp_path_factory: pytest.TempPathFacto
     report = json.loads((out / "report.json").read_text())
     report["_exit"] = code
     report["_exclude"] = (out / "bad").read_text().strip()
+    report["_junit"] = (out / "junit.xml").read_text()
     return report
 
 
@@ -137,3 +139,25 @@ def test_exit_code_and_exclude_list(full_report: dict[str, object]) -> None:
     assert full_report["_exit"] == 1
     assert full_report["_exclude"] == full_report["failed_nodes"]
     assert full_report["failed_nodes"]
+
+
+def test_junit_says_what_the_json_report_says(full_report: dict[str, object]) -> None:
+    root = ET.fromstring(str(full_report["_junit"]))
+    suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
+    nodes = _nodes(full_report)
+    assert set(suites) == set(nodes)
+    for name, node in nodes.items():
+        suite = suites[name]
+        assert {p.get("name"): p.get("value") for p in suite.iter("property")}["verdict"] == node["status"]
+        failed = sorted(
+            (f["check_id"], f["message"])
+            for f in node["findings"]
+            if f["status"] == "FAIL"  # type: ignore[index,union-attr]
+        )
+        in_junit = sorted(
+            (str(case.get("name")).split()[0], case.find("failure").get("message"))  # type: ignore[union-attr]
+            for case in suite.iter("testcase")
+            if case.find("failure") is not None
+        )
+        assert in_junit == failed, name
+        assert int(suite.get("tests") or 0) >= len(node["findings"]), name  # type: ignore[arg-type]

@@ -1,7 +1,8 @@
 """Turning observations into findings: thresholds, pins and fleet-relative comparisons.
 
 Rules that keep "could not check" from reading as healthy:
-* a check whose required probe failed gives UNKNOWN with the probe's reason;
+* a check whose required probe failed gives UNKNOWN with the probe's reason, or SKIP when the node's
+  tool is too old to have that probe at all (its reason says so);
 * a value the tool reported as N/A gives the check's ``on_missing`` status (UNKNOWN by default);
 * a comparison that cannot be made (unset variable, text where a number was expected) is UNKNOWN.
 A check whose probes were not part of this sweep gives no finding at all.
@@ -130,6 +131,7 @@ def evaluate_check(
     if check.requires and not any(p in facts.outcomes for p in check.requires):
         return []
     probe_problem = facts.missing_reason(check.requires)
+    on_problem = Status.SKIP if probe_problem and facts.unsupported(check.requires) else Status.UNKNOWN
     observations = METRICS[check.metric](facts)
     if check.relative_to == "node-median":
         return _relative(check, observations, variables, "node median", run_ids)
@@ -137,7 +139,7 @@ def evaluate_check(
     limits: Limits | None = None
     for obs in observations:
         if obs.value is None:
-            status = Status.UNKNOWN if probe_problem else check.on_missing
+            status = on_problem if probe_problem else check.on_missing
             reason = probe_problem or obs.missing or "not reported"
             findings.append(
                 _finding(check, obs, status, f"{check.title}: {reason}", _evidence(check, obs, None, run_ids))

@@ -16,6 +16,11 @@ from console.model.gpu import GpuRecord, LinkStatus, StackVersions, XgmiLink, me
 from console.probes.base import ParsedOutput
 from console.probes.host import NicPort, OsRelease
 
+# The start of a probe's problem when its tool refused the options as unknown: an older release without
+# that subcommand or flag (``amd-smi xgmi --link-status`` came with ROCm 6.4). The checks that need it
+# then SKIP with that reason: the node is not the problem, and it must not read as unchecked (UNKNOWN).
+UNSUPPORTED = "not supported by the tool on this node"
+
 
 @dataclass(frozen=True)
 class ProbeOutcome:
@@ -31,6 +36,11 @@ class ProbeOutcome:
     def usable(self) -> bool:
         """True when there is parsed output to read."""
         return self.parsed is not None and self.problem is None
+
+    @property
+    def unsupported(self) -> bool:
+        """True when the node's tool does not know this probe's subcommand or options."""
+        return (self.problem or "").startswith(UNSUPPORTED)
 
 
 @dataclass
@@ -68,6 +78,11 @@ class NodeFacts:
             if outcome is not None and not outcome.usable:
                 return f"{probe}: {outcome.problem or 'no output'}"
         return None
+
+    def unsupported(self, probes: list[str]) -> bool:
+        """True when every probe of ``probes`` without usable output was refused by its tool as unknown."""
+        lacking = [o for p in probes if (o := self.outcomes.get(p)) is not None and not o.usable]
+        return bool(lacking) and all(o.unsupported for o in lacking)
 
     def ran(self, probes: list[str]) -> bool:
         """True when every probe in ``probes`` was attempted in this sweep."""

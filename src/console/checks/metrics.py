@@ -89,7 +89,6 @@ for _name, _source, _attr, _probe in (
     ("gpu.vram_total_bytes", "metrics", "vram_total_bytes", "amdsmi.metric"),
     ("gpu.hotspot_temp_c", "metrics", "hotspot_temp_c", "amdsmi.metric"),
     ("gpu.mem_temp_c", "metrics", "mem_temp_c", "amdsmi.metric"),
-    ("gpu.power_cap_w", "metrics", "power_cap_w", "amdsmi.metric"),
     ("gpu.pcie_speed_gts", "pcie", "speed_gts", "amdsmi.metric"),
     ("gpu.pcie_width", "pcie", "width", "amdsmi.metric"),
     ("gpu.pcie_l0_to_recovery", "pcie", "l0_to_recovery_count", "amdsmi.metric"),
@@ -102,6 +101,20 @@ for _name, _source, _attr, _probe in (
     ("gpu.bad_page_threshold_exceeded", "bad_pages", "threshold_exceeded", "amdsmi.static"),
 ):
     _gpu_metric(_name, _source, _attr, _probe)
+
+
+@metric("gpu.power_cap_w")
+def power_cap(facts: NodeFacts) -> list[Observation]:
+    """Configured power cap per GPU: ``static --limit`` states it (the narrowed metric does not), else metric's."""
+    static = facts.parsed("amdsmi.static")
+    details = getattr(getattr(static, "data", None), "details", None) or []
+    caps = {d.bdf: d.power_cap_w for d in details if d.bdf is not None and d.power_cap_w is not None}
+
+    def read(gpu: GpuRecord) -> tuple[Any, str | None]:
+        cap = caps.get(gpu.identity.bdf or "")
+        return (cap, None) if cap is not None else _field(gpu.metrics, "power_cap_w", "no power limits reported")
+
+    return _per_gpu(facts, "amdsmi.static", read)
 
 
 @metric("node.gpu_count")

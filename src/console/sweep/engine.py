@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
@@ -16,6 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from console.checks import METRICS, CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
 from console.checks.evaluate import unreachable_finding
+from console.checks.facts import UNSUPPORTED
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
@@ -92,7 +94,15 @@ def describe(error: TransportError) -> str:
     return redact(f"{error.kind.value}: {error.detail}")
 
 
-def _problem_of(exit_status: int | None, output: bytes, spec: ProbeSpec) -> str | None:
+# How argparse-based tools (amd-smi, rvs wrappers) refuse a subcommand or option they do not have, with
+# usage status 2: the line naming what was refused.
+_USAGE_ERROR = re.compile(rb"^.*error: (?:unrecognized arguments|argument .*invalid choice).*$", re.MULTILINE)
+
+
+def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec) -> str | None:
+    """Why a probe's run gives nothing to judge, from its exit status and output; None when it may be parsed."""
+    if exit_status == 2 and (refusal := _USAGE_ERROR.search(output)) is not None:
+        return f"{UNSUPPORTED}: {refusal.group(0).decode(errors='replace').strip()}"
     if exit_status is None:
         return "no result: the connection or the bundle ended before the probe finished"
     if exit_status == 127 or (exit_status == 126 and b"not found" in output):
@@ -404,13 +414,13 @@ class SweepEngine:
             exit_status = section.exit_status if section else None
             problem: str | None
             if section is not None and section.exit_status is not None:
-                problem = _problem_of(section.exit_status, section.output, spec)
+                problem = probe_problem(section.exit_status, section.output, spec)
             elif result.exit_status is None:
                 problem = "connection lost while the probe ran"
             elif section is None:
                 problem = "no result: the bundle ended before the probe started"
             else:
-                problem = _problem_of(None, section.output, spec)
+                problem = probe_problem(None, section.output, spec)
             runs.append(_ProbeRun(spec, output, exit_status, problem, started, share))
         # A big output costs milliseconds of CPU to parse: in a worker thread, the loop keeps serving
         # deadlines, keepalives and the UI meanwhile (parsers are pure functions). One hand-off per

@@ -1,0 +1,96 @@
+"""The sweep's exit codes as a scheduler prolog reads them, from real sweeps of the simulated cluster.
+
+0 all passed, 1 a node failed, 3 more nodes UNKNOWN than ``--allow-unknown`` lets through, 4 the
+``--deadline`` passed, 130 interrupted. The JSON report must carry the same code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from console.cli import main
+from console.exitcodes import ExitCode
+from console.sim.faults import FaultKind
+from console.sim.launcher import SimCluster
+from console.sim.specs import GpuModel
+from tests.multinode.simcluster import start_cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def one_refused() -> Iterator[SimCluster]:
+    """Four nodes, one refusing SSH: a quarter of the fleet cannot be checked."""
+    with start_cluster(4, GpuModel.MI300X, FaultKind.SSH_REFUSED) as sim:
+        yield sim
+
+
+@pytest.fixture(scope="module")
+def one_hung() -> Iterator[SimCluster]:
+    """Two nodes, amd-smi hanging on one of them."""
+    with start_cluster(2, GpuModel.MI300X, FaultKind.COMMAND_HANG) as sim:
+        yield sim
+
+
+def _sweep(sim: SimCluster, tmp_path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
+    report = tmp_path / "report.json"
+    code = main(
+        ["sweep", "-i", str(sim.inventory_path), "--store", str(tmp_path / "h.db"), "--json", str(report), *extra]
+    )
+    return code, json.loads(report.read_text())
+
+
+@pytest.mark.parametrize(
+    ("allowance", "expected"),
+    [("0", ExitCode.UNKNOWN_EXCEEDED), ("0.24", ExitCode.UNKNOWN_EXCEEDED), ("0.25", ExitCode.OK)],
+)
+def test_unknown_nodes_beyond_the_allowance_exit_3(
+    one_refused: SimCluster, tmp_path: Path, allowance: str, expected: ExitCode
+) -> None:
+    code, report = _sweep(one_refused, tmp_path, "--allow-unknown", allowance)
+    assert report["counts"] == {"PASS": 3, "WARN": 0, "FAIL": 0, "UNKNOWN": 1, "SKIP": 0}
+    assert code == expected and report["exit_code"] == expected
+    assert report["unknown_nodes"] == one_refused.cluster().faults[0].node
+
+
+def test_a_passed_deadline_exits_4_and_keeps_the_verdicts_it_has(one_hung: SimCluster, tmp_path: Path) -> None:
+    started = time.monotonic()
+    code, report = _sweep(one_hung, tmp_path, "--deadline", "4")
+    assert code == ExitCode.DEADLINE and report["exit_code"] == ExitCode.DEADLINE
+    assert time.monotonic() - started < 20, "the deadline did not end the sweep"
+    assert report["outcome"] == "deadline"
+    hung = one_hung.cluster().faults[0].node
+    statuses = {n["node"]: n["status"] for n in report["nodes"]}
+    assert statuses == {"sim001": "PASS", hung: "UNKNOWN"}
+
+
+def test_sigint_ends_the_sweep_with_130_and_a_report(one_hung: SimCluster, tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    report = tmp_path / "report.json"
+    argv = [sys.executable, "-m", "console", "sweep", "-i", str(one_hung.inventory_path)]
+    argv += ["--store", str(tmp_path / "h.db"), "--json", str(report)]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)  # started, connected, and waiting for the hung amd-smi
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    written = json.loads(report.read_text())
+    assert written["outcome"] == "cancelled" and written["exit_code"] == ExitCode.INTERRUPTED
+    hung = one_hung.cluster().faults[0].node
+    nodes = {n["node"]: n for n in written["nodes"]}
+    assert nodes["sim001"]["status"] == "PASS"
+    assert nodes[hung]["status"] == "UNKNOWN" and "cancelled" in nodes[hung]["reason"]
