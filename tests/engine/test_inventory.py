@@ -14,6 +14,7 @@ from console.inventory import (
     from_sinfo,
     load_inventory,
     select_nodes,
+    selection_problem,
 )
 
 CLUSTER = """
@@ -137,6 +138,35 @@ def test_cvs_cluster_json() -> None:
 )
 def test_select_grammar(cluster_file: Path, expr: str | None, expected: int) -> None:
     assert len(select_nodes(load_inventory(cluster_file), expr)) == expected
+
+
+@pytest.mark.parametrize(
+    ("expr", "problem"),
+    [
+        (None, None),
+        ("gpu[001-002] rack=r01", None),
+        ("big !gpu[900-901]", None),  # substrings and inverted terms select what they match
+        ("gpu001,gpu0O2", "not in the inventory: gpu0O2"),
+        ("gpu[003-005]", "not in the inventory: gpu005"),
+        ("gpu[001-004", "malformed hostlist 'gpu[001-004'"),
+    ],
+)
+def test_a_command_line_selection_must_name_real_nodes(
+    cluster_file: Path, expr: str | None, problem: str | None
+) -> None:
+    found = selection_problem(load_inventory(cluster_file), expr)
+    assert found == problem if problem is None else (found or "").startswith(problem)
+
+
+def test_sweep_refuses_a_misspelt_node_instead_of_sweeping_fewer(
+    cluster_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from console.cli import main
+    from console.exitcodes import ExitCode
+
+    argv = ["sweep", "-i", str(cluster_file), "--nodes", "gpu001,gpu0O2", "--store", str(cluster_file.parent / "h.db")]
+    assert main(argv) == ExitCode.USAGE
+    assert "not in the inventory: gpu0O2" in capsys.readouterr().err
 
 
 def test_fold_is_a_slurm_hostlist() -> None:

@@ -34,7 +34,16 @@ from console.actions import (
 )
 from console.checks import CheckConfigError, load_packs
 from console.exitcodes import ExitCode
-from console.inventory import HostlistError, Inventory, InventoryError, expand, fold, load_inventory, select_nodes
+from console.inventory import (
+    HostlistError,
+    Inventory,
+    InventoryError,
+    expand,
+    fold,
+    load_inventory,
+    select_nodes,
+    selection_problem,
+)
 from console.model.findings import Status
 from console.store import Store, default_store_path
 from console.sweep import ProbeSet, SweepEngine
@@ -277,6 +286,9 @@ def run_drift(args: argparse.Namespace) -> int:
         packs = load_packs(list(args.checks))
     except (InventoryError, CheckConfigError) as exc:
         return _fail(str(exc))
+    problem = selection_problem(inventory, args.nodes)
+    if problem is not None:
+        return _fail(f"--nodes: {problem}")
     nodes = select_nodes(inventory, args.nodes)
     if not nodes:
         return _fail(f"no node matches {args.nodes!r}")

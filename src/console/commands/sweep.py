@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from console.actions.pin import effective_pins
 from console.checks import CheckConfigError, load_packs
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
-from console.inventory import Inventory, InventoryError, load_inventory, select_nodes
+from console.inventory import Inventory, InventoryError, load_inventory, select_nodes, selection_problem
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.report.text import log_to_stderr, printable
@@ -155,6 +155,10 @@ def run(args: argparse.Namespace) -> int:
         packs = load_packs(list(args.checks))
     except (InventoryError, CheckConfigError) as exc:
         err.print(f"[red]error:[/] {_shown(str(exc))}")
+        return int(ExitCode.USAGE)
+    problem = selection_problem(inventory, args.nodes)
+    if problem is not None:
+        err.print(f"[red]error:[/] --nodes: {_shown(problem)}")
         return int(ExitCode.USAGE)
     nodes = select_nodes(inventory, args.nodes)
     if not nodes:

@@ -11,7 +11,7 @@ from console.inventory.load import (
     load_inventory,
 )
 from console.inventory.model import GPU_MODELS, Inventory, Node, Pool, SshConfig, StackPin
-from console.inventory.select import select_nodes
+from console.inventory.select import select_nodes, selection_problem
 
 __all__ = [
     "GPU_MODELS",
@@ -31,4 +31,5 @@ __all__ = [
     "from_sinfo",
     "load_inventory",
     "select_nodes",
+    "selection_problem",
 ]

@@ -3,6 +3,9 @@
 The same grammar serves ``--nodes`` on the command line and ``/`` in the TUI: terms separated by
 spaces must all match; a term is a hostlist (``gpu[001-004]``), ``pool=NAME``, ``key=value`` on labels,
 or plain text matched as a substring of the name; a leading ``!`` inverts the term.
+
+On the command line a selection must also be exact (``selection_problem``): a hostlist naming a node
+the inventory does not have is an error, never a smaller sweep that exits 0 for a prolog.
 """
 
 from __future__ import annotations
@@ -44,3 +47,25 @@ def select_nodes(inventory: Inventory, expression: str | None) -> list[Node]:
     if not expression or not expression.strip():
         return list(inventory.nodes)
     return [node for node in inventory.nodes if node_matches(node, expression)]
+
+
+def selection_problem(inventory: Inventory, expression: str | None) -> str | None:
+    """What is wrong with a command-line selection: a malformed hostlist, or names not in the inventory.
+
+    Only hostlist terms are held to this (``gpu[001-004]``, ``a,b``); substrings, pools and labels
+    select what they match, and an inverted term may name anything.
+    """
+    known = {node.name for node in inventory.nodes}
+    unknown: list[str] = []
+    for raw in (expression or "").split():
+        if raw.startswith("!") or "=" in raw or not ("[" in raw or "," in raw):
+            continue
+        try:
+            names = expand(raw)
+        except HostlistError as exc:
+            return f"malformed hostlist {raw!r}: {exc}"
+        unknown += [name for name in names if name not in known]
+    if unknown:
+        shown = ", ".join(unknown[:10]) + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+        return f"not in the inventory: {shown}"
+    return None
