@@ -257,3 +257,12 @@ def test_any_input_gives_a_result_or_a_parse_error(
     fuzz_samples: list[Path], data: st.DataObject, kind: str | None
 ) -> None:
     assert_total(rocminfo.parse, to_text(data.draw(mangled_outputs(fuzz_samples))), kind)
+
+
+def test_cli_prints_node_text_verbatim_not_as_emoji(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Rich reads ':ab:' as the AB-button emoji code: a BDF on bus 0xab must print as it is.
+    path = tmp_path / "rocminfo.txt"
+    path.write_text(SAMPLE.read_text(encoding="utf-8").replace("BDFID:                   9728", "BDFID:        43776"))
+    assert main(["parse", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "0000:ab:00.0" in out and "\N{NEGATIVE SQUARED AB}" not in out

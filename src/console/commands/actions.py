@@ -33,6 +33,7 @@ from console.actions import (
     effective_pins,
 )
 from console.checks import CheckConfigError, load_packs
+from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.inventory import (
     HostlistError,
@@ -126,7 +127,7 @@ def _inventory(args: argparse.Namespace) -> Inventory:
 
 
 def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> int:
-    Console(stderr=True, highlight=False).print(f"[red]error:[/] {escape(message)}")
+    plain_console(stderr=True).print(f"[red]error:[/] {escape(message)}")
     return int(code)
 
 
@@ -153,7 +154,7 @@ def run_action(args: argparse.Namespace) -> int:
 
 
 async def _act(service: ActionService, request: ActionRequest, args: argparse.Namespace) -> int:
-    console = Console(highlight=False, soft_wrap=True)
+    console = plain_console()
     try:
         if not service.read_only:
             await service.refresh(request)
@@ -273,7 +274,7 @@ def _show_pins(inventory: Inventory, store: Store, pool: str | None, as_json: bo
         stored = store.pin(name)
         for field, value in sorted(fields.items()):
             table.add_row(name, field, escape(value), "store" if field in stored else "inventory")
-    Console(highlight=False).print(table)
+    plain_console().print(table)
     return 0
 
 
@@ -320,7 +321,7 @@ async def _drift(engine: SweepEngine, nodes: list[Any]) -> list[DriftRow]:
 
 
 def _print_drift(rows: list[DriftRow], *, show_all: bool) -> None:
-    console = Console(highlight=False)
+    console = plain_console()
     table = Table("node", "field", "verdict", "pinned", "observed", "where / why")
     for row in rows:
         if row.status is Status.PASS and not show_all:
@@ -363,5 +364,5 @@ def run_audit(args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"]))
         table.add_row(str(e["id"]), when, escape(e["user"]), e["action"], escape(fold(e["targets"])),
                       escape(e["outcome"]), escape("\n".join(e["commands"])))  # fmt: skip
-    Console(highlight=False).print(table)
+    plain_console().print(table)
     return 0

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.inventory import InventoryError, load_inventory
 from console.report.text import printable
@@ -56,7 +56,7 @@ def _open(args: argparse.Namespace) -> Store:
 def run_history(args: argparse.Namespace) -> int:
     """Print sweeps (or one node's verdicts)."""
     store = _open(args)
-    console = Console(highlight=False)
+    console = plain_console()
     try:
         if args.node:
             rows = store.node_history(args.node, args.limit)
@@ -159,7 +159,7 @@ def run_diff(args: argparse.Namespace) -> int:
         print(f"error: {exc}")
         return int(ExitCode.USAGE)
     store = _open(args)
-    console = Console(highlight=False)
+    console = plain_console()
     try:
         new_id = args.sweep or store.latest_sweep_id()
         pools = [args.pool] if args.pool else sorted(store.baselines())

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 
 from console.checks import CheckConfigError, load_packs
 from console.commands.sweep import exit_code_for
+from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
 from console.model.findings import Status
@@ -74,7 +74,7 @@ def _inventory(args: argparse.Namespace, name: str) -> Inventory:
 
 def run(args: argparse.Namespace) -> int:
     """Check this node; print the verdict (and JSON); return the documented exit code."""
-    err = Console(stderr=True, highlight=False)
+    err = plain_console(stderr=True)
     name = node_name(args.node)
     try:
         inventory = _inventory(args, name)
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), separators=(",", ":")) + "\n")
     elif args.json:
         Path(args.json).write_text(report.model_dump_json(indent=2) + "\n")
-    out = Console(stderr=args.json == "-", highlight=False, soft_wrap=True)
+    out = plain_console(stderr=args.json == "-")
     verdict = report.verdict
     out.print(f"{escape(name)}: {verdict.status.value} {escape(verdict.reason)}".rstrip())
     for finding in verdict.findings:

@@ -7,10 +7,10 @@ import json
 import sys
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from console.commands.terminal import plain_console
 from console.probes import ParsedOutput, ParseError, Tool, parse_output
 from console.report.text import printable
 
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_summary(result: ParsedOutput) -> None:
-    console = Console(highlight=False)
+    console = plain_console()
     verdict = "[green]OK[/]" if result.ok else "[red]NOT OK[/]"
 
     # Everything below comes from the pasted output: escape Rich markup and make control characters visible,

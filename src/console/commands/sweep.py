@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from console.actions.pin import effective_pins
 from console.checks import CheckConfigError, load_packs
+from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.inventory import Inventory, InventoryError, load_inventory, select_nodes, selection_problem
 from console.model.findings import Status
@@ -149,7 +150,7 @@ class _Progress:
 def run(args: argparse.Namespace) -> int:
     """Load the cluster and checks, sweep, write reports, return the exit code."""
     log_to_stderr()
-    err = Console(stderr=True, highlight=False)
+    err = plain_console(stderr=True)
     try:
         inventory = load_inventory(args.inventory)
         packs = load_packs(list(args.checks))
@@ -238,7 +239,7 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
         write_atomic(args.prom, prometheus_textfile(report))
     if args.exclude_out:
         write_atomic(args.exclude_out, report.failed_nodes + "\n")
-    _print_summary(Console(stderr=args.json == "-", highlight=False, soft_wrap=True), report.nodes, result, code)
+    _print_summary(plain_console(stderr=args.json == "-"), report.nodes, result, code)
     return int(code)
 
 
