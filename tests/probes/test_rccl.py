@@ -290,11 +290,33 @@ def test_failure_lines_are_errors_verbatim(line: str) -> None:
     assert result.errors[1].startswith("incomplete: no footer")
 
 
-def test_two_runs_in_one_log_keep_the_first() -> None:
+def test_two_runs_in_one_log_show_the_first_and_judge_both() -> None:
     result, data = parsed(MI300X_1NODE.read_text() + RCCL2223.read_text())
     assert result.summary["avg_busbw_gbps"] == 110.464
     assert len(data.rows) == 31
-    assert result.warnings == ["the output holds more than one test run; only the first one was read"]
+    assert result.warnings == ["the output holds 2 test runs: figures of the first, every run judged"]
+    assert result.ok
+
+
+def test_a_failure_in_a_later_run_fails_the_log() -> None:
+    second = RCCL2223.read_text()
+    wrong = _wrong_row(second)
+    cut = without_footer(second)
+    for later, expected in ((wrong, "#wrong 7 at"), (cut, "incomplete: no footer")):
+        result, data = parsed(MI300X_1NODE.read_text() + later)
+        assert result.ok is False and len(data.rows) == 31
+        assert [e.split(": ", 1)[1][: len(expected)] for e in result.errors] == [expected]
+        assert result.errors[0].startswith("run 2 (")
+
+
+def _wrong_row(text: str) -> str:
+    """``text`` with the out-of-place #wrong of its last table row set to 7."""
+    lines = text.splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if line.split()[:1] and line.split()[0].isdigit())
+    cells = lines[last].split()
+    cells[8] = "7"  # size count type redop root time algbw busbw #wrong
+    lines[last] = "  ".join(cells) + "\n"
+    return "".join(lines)
 
 
 def test_same_rank_from_several_processes_is_flagged() -> None:

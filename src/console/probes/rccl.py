@@ -174,7 +174,7 @@ class _State:
         self.duplicates = 0
         self.unreadable_rows = 0
         self.rank_conflicts: set[int] = set()
-        self.later_runs = 0
+        self.later_runs: list[_State] = []  # further test runs in the same log, each judged on its own
         self.recognised_lines = 0
 
     def recognised(self) -> bool:
@@ -184,16 +184,21 @@ class _State:
         stripped = line.strip()
         if not stripped:
             return
+        current = self.later_runs[-1] if self.later_runs else self
+        if current.rows and (_PARAMS_LINE.match(stripped) or stripped.startswith("# Collective test starting")):
+            # A script ran several tests into one log: reading on would mix their tables, so each run
+            # gets its own reading, and a failure in any of them fails the log.
+            current = _State()
+            self.later_runs.append(current)
+        current.feed_run(line, stripped)
+
+    def feed_run(self, line: str, stripped: str) -> None:
+        """One non-blank line of this run."""
         if "NCCL INFO" in line:
             self._maybe_library_version(stripped)
             return
         if _FAILURE.search(line):
             _append_once(self.failures, stripped)
-            return
-        if self.rows and (_PARAMS_LINE.match(stripped) or stripped.startswith("# Collective test starting")):
-            # A script ran several tests into one log: reading on would mix their tables.
-            self.later_runs += 1
-        if self.later_runs:
             return
         if _TOOL_WARNING.search(line):
             _append_once(self.warnings, stripped)
@@ -305,9 +310,13 @@ class _State:
                 f"ranks {sorted(self.rank_conflicts)} listed more than once with different processes "
                 "(rccl-tests built without MPI support but started by mpirun/srun?)"
             )
-        if self.later_runs:
-            result.warnings.append("the output holds more than one test run; only the first one was read")
         result.errors = [*self.failures, *_judgement(result)]
+        if self.later_runs:
+            count = len(self.later_runs) + 1
+            result.warnings.append(f"the output holds {count} test runs: figures of the first, every run judged")
+            for number, later in enumerate(self.later_runs, start=2):
+                run = later.result(None)
+                result.errors += [f"run {number} ({run.collective}): {error}" for error in run.errors]
         return result
 
 
