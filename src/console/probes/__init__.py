@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from console.probes.base import Detection, ParsedOutput, ParseError, Tool, to_text
+from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines, strip_log_prefixes, to_text
 
 __all__ = ["Detection", "ParseError", "ParsedOutput", "Tool", "detect", "parse_output", "parser_for"]
 
@@ -30,10 +30,13 @@ def parser_for(tool: Tool) -> ModuleType:
 
 def detect(data: str | bytes) -> Detection | None:
     """Best guess of tool and kind for ``data``; None when no parser recognises it."""
-    text = to_text(data)
+    text = strip_log_prefixes(to_text(data))
+    # srun/mpirun labels are the parsers' own business (rccl-tests keeps one rank's copy by them); the
+    # detectors see the lines without them.
+    unlabelled = "\n".join(clean_lines(text, strip_prefixes=True))
     best: Detection | None = None
     for tool in _MODULES:
-        guess = parser_for(tool).detect(text)
+        guess = parser_for(tool).detect(unlabelled)
         if guess is not None and (best is None or guess.confidence > best.confidence):
             best = guess
     return best
@@ -41,7 +44,7 @@ def detect(data: str | bytes) -> Detection | None:
 
 def parse_output(data: str | bytes, tool: Tool | None = None, kind: str | None = None) -> ParsedOutput:
     """Parse ``data``; detect the tool (and kind) when not given. Raises ``ParseError`` only."""
-    text = to_text(data)
+    text = strip_log_prefixes(to_text(data))
     if tool is None:
         found = detect(text)
         if found is None:

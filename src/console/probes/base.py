@@ -12,6 +12,7 @@ Contract for every ``console.probes.<tool>`` module:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -77,7 +78,7 @@ def to_text(data: str | bytes) -> str:
 
 # srun --label ("  0: "), Open MPI --tag-output ("[1,0]<stdout>:"), kubectl/timestamps are the
 # prefixes seen on real logs; they are stripped only when most lines carry them.
-_SRUN_PREFIX = re.compile(r"^\s*\d+: ")
+_SRUN_PREFIX = re.compile(r"^\s*\d+:(?: |$)")  # a blank labelled line is "  0:" once right-stripped
 _MPI_PREFIX = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr)>:\s?")
 
 
@@ -91,6 +92,37 @@ def strip_launcher_prefixes(lines: list[str]) -> list[str]:
         if hits * 2 >= len(non_empty):
             return [pattern.sub("", line, count=1) for line in lines]
     return lines
+
+
+# kubectl logs --timestamps / journald-style RFC 3339 stamps, and the "host: " label pdsh and clush put
+# on every line. Both come from how the log was fetched, whatever the tool: stripped before any parser.
+_TIMESTAMP_PREFIX = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})? ")
+_HOST_PREFIX = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*):(?: |$)", re.MULTILINE)
+_NOT_HOSTS = {"error", "warning", "warn", "info", "note", "debug", "usage", "gpu", "agent", "name"}
+
+
+def strip_log_prefixes(text: str) -> str:
+    """Remove timestamp and single-host prefixes carried by (nearly) every line of a fetched log."""
+    head = text.lstrip()[:80]
+    if not (_TIMESTAMP_PREFIX.match(head) or _HOST_PREFIX.match(head)):
+        return text  # the common case, decided without a pass over the lines
+    lines = text.split("\n")
+    if _share(lines, lambda line: _TIMESTAMP_PREFIX.match(line) is not None):
+        lines = [_TIMESTAMP_PREFIX.sub("", line, count=1) for line in lines]
+    first = _HOST_PREFIX.match(next((line for line in lines if line.strip()), ""))
+    if first is not None and first.group(1).lower() not in _NOT_HOSTS:
+        label = first.group(1)
+        if _share(lines, lambda line: line == f"{label}:" or line.startswith(f"{label}: "), least=3):
+            lines = [line[len(label) + 2 :] if line.startswith(f"{label}: ") else "" if line == f"{label}:" else line
+                     for line in lines]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _share(lines: list[str], carries: Callable[[str], bool], least: int = 1) -> bool:
+    """True when at least 90 % of the non-empty lines (and ``least`` of them) satisfy ``carries``."""
+    non_empty = [line for line in lines if line.strip()]
+    hits = sum(1 for line in non_empty if carries(line))
+    return hits >= least and hits * 10 >= len(non_empty) * 9
 
 
 def clean_lines(data: str | bytes, *, strip_prefixes: bool = False) -> list[str]:
