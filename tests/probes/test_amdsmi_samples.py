@@ -278,3 +278,26 @@ def test_cli_unreadable_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["parse", str(truncated), "--as", "amd-smi", "--json"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and "truncated or malformed" in captured.err
+
+
+def test_default_view_cells_with_an_na_side_keep_the_other_side() -> None:
+    """A secondary partition prints ``N/A/750 W`` and ``N/A/196592 MB``: the cap and total are still known."""
+    text = (REAL / "amd-smi" / "default-view-mi300x-8gpu-rocm700.txt").read_text()
+    text = text.replace("734/750 W", "N/A/750 W", 1).replace("4976/196592 MB", "N/A/196592 MB", 1)
+    metrics = parse_output(text, tool=Tool.AMD_SMI).data.gpus[0].metrics  # type: ignore[union-attr]
+    assert metrics is not None
+    assert (metrics.power_w, metrics.power_cap_w) == (None, 750.0)
+    assert (metrics.vram_used_bytes, metrics.vram_total_bytes) == (None, 196592 * 2**20)
+    assert metrics.unavailable["power_w"].startswith("N/A")
+
+
+def test_monitor_vram_usage_with_an_na_side_keeps_the_total() -> None:
+    text = (
+        "GPU  XCP  POWER   GPU_T   MEM_T   GFX_CLK   GFX%   MEM%   ENC%   DEC%      VRAM_USAGE\n"
+        "  0    0  750 W   69 °C   52 °C  1278 MHz  100 %   43 %    N/A    0 %     2.0/192.0 GB\n"
+        "  1    1    N/A     N/A     N/A       N/A    N/A    N/A    N/A    N/A      N/A/24.0 GB\n"
+    )
+    gpus = parse_output(text, tool=Tool.AMD_SMI).data.gpus  # type: ignore[union-attr]
+    first, second = (g.metrics for g in gpus)
+    assert first is not None and (first.vram_used_bytes, first.vram_total_bytes) == (2 * 2**30, 192 * 2**30)
+    assert second is not None and (second.vram_used_bytes, second.vram_total_bytes) == (None, 24 * 2**30)

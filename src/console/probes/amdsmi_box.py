@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.model.gpu import GpuProcess, StackVersions
-from console.probes.amdsmi_fields import finite_int, to_int
+from console.probes.amdsmi_fields import finite_int, split_pair, to_int
 from console.probes.amdsmi_tables import cells
 from console.probes.values import na_reason, normalise_bdf, to_bytes
 
@@ -109,7 +109,7 @@ def _first_row(bdf: str, name: str, right: list[str]) -> dict[str, Any]:
     # Mem-Uti, Temp, UEC, Power-Usage ("734/750 W" = usage / cap)
     for key, value in zip(("umc_activity", "hotspot_temperature", "uec", "power"), right, strict=False):
         if key == "power" and "/" in value:
-            usage, _, cap = value.partition("/")
+            usage, cap = split_pair(value)
             unit = cap.split()[-1] if len(cap.split()) > 1 else "W"
             entry["power_usage"], entry["max_power"] = f"{usage.strip()} {unit}", cap.strip()
         else:
@@ -126,7 +126,7 @@ def _second_row(entry: dict[str, Any], row: re.Match[str], right: list[str]) -> 
     # GFX-Uti, Fan, Mem-Usage ("4976/196592 MB" = used / total)
     for key, value in zip(("gfx_activity", "fan", "mem_usage"), right, strict=False):
         if key == "mem_usage" and "/" in value:
-            used, _, total = value.partition("/")
+            used, total = split_pair(value)
             unit = total.split()[-1] if len(total.split()) > 1 else "MB"
             entry["used_vram"], entry["total_vram"] = f"{used.strip()} {unit}", total.strip()
         elif key != "mem_usage":

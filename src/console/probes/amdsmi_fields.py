@@ -94,6 +94,15 @@ def assign_number(target: WithUnavailable, name: str, raw: Any, convert: Convert
         setattr(target, name, values[name])
 
 
+def split_pair(value: str) -> tuple[str, str]:
+    """A ``used/total`` cell split in two, either side possibly ``N/A`` (``N/A/300 W``, ``734/N/A W``)."""
+    text = value.strip()
+    if text[:4].upper() == "N/A/":
+        return text[:3], text[4:]
+    left, _, right = text.partition("/")
+    return left, right
+
+
 def text_of(raw: Any) -> str | None:
     """A string leaf as printed (``{"value": ..}`` objects unwrapped); None for N/A and empty values."""
     if isinstance(raw, Mapping):

@@ -14,7 +14,7 @@ from typing import Any
 
 from console.model.amdsmi import CperRecord, PartitionState, XgmiPortStatus
 from console.model.gpu import LinkStatus, TopologyLink, XgmiLink
-from console.probes.amdsmi_fields import finite_int, to_int
+from console.probes.amdsmi_fields import finite_int, split_pair, to_int
 from console.probes.values import na_reason, normalise_bdf, parse_quantity, to_bytes
 
 _UNITS = {
@@ -99,7 +99,7 @@ def _monitor_entry(header: list[str], values: list[str]) -> dict[str, Any]:
         if column in _MONITOR_VIOLATIONS:
             entry.setdefault("throttle", {})[_MONITOR_VIOLATIONS[column]] = value
         elif column == "VRAM_USAGE" and "/" in value:
-            used, _, rest = value.partition("/")
+            used, rest = split_pair(value)
             total, _, unit = rest.strip().partition(" ")
             entry["vram_used"], entry["vram_total"] = f"{used.strip()} {unit}", f"{total} {unit}"
         else:
