@@ -58,8 +58,9 @@ async def test_local_missing_command_is_exit_127(local: LocalTransport) -> None:
 async def test_local_timeout_kills_the_whole_process_group(local: LocalTransport) -> None:
     started = time.monotonic()
     with pytest.raises(TransportError) as timed_out:
-        await local.run("here", ["sh", "-c", "sleep 4171 & sleep 4172; wait"], timeout_s=1)
+        await local.run("here", ["sh", "-c", "echo before; sleep 4171 & sleep 4172; wait"], timeout_s=1)
     assert timed_out.value.kind is ErrorKind.TIMEOUT
+    assert timed_out.value.partial_stdout == b"before\n"  # what it printed before hanging is kept
     assert time.monotonic() - started < 1.0 + SLACK_S
     assert local_processes_matching("sleep 417") == []
 

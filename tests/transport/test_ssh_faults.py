@@ -141,11 +141,13 @@ async def test_accept_new_records_first_contact_but_never_a_changed_key(fleet: S
 
 
 async def test_hanging_command_times_out_and_leaves_nothing_on_the_node(ssh: SshTransport, fleet: SshdFleet) -> None:
-    hang = asyncio.ensure_future(ssh.run("node06", ["sh", "-c", "sleep 3171 & sleep 3172; wait"], timeout_s=2))
+    command = ["sh", "-c", "echo before; sleep 3171 & sleep 3172; wait"]
+    hang = asyncio.ensure_future(ssh.run("node06", command, timeout_s=2))
     await _wait_for_process(fleet, "node06", "sleep 3171")  # proves the check below can see it
     with pytest.raises(TransportError) as timed_out:
         await hang
     assert timed_out.value.kind is ErrorKind.TIMEOUT
+    assert timed_out.value.partial_stdout == b"before\n"  # what it printed before hanging is kept
     assert "sleep 3171" in timed_out.value.detail
     assert await processes_matching(fleet, "node06", "sleep 317") == []
 

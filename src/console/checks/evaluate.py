@@ -242,3 +242,14 @@ def unreachable_finding(node: str, reason: str) -> Finding:
         subject=Subject(node=node),
         message=f"could not check: {reason}",
     )
+
+
+def connection_lost_finding(node: str, reason: str) -> Finding:
+    """The finding for a node whose connection dropped under a probe, whatever else it answered first."""
+    return Finding(
+        check_id="node.reachable",
+        family="reachability",
+        status=Status.UNKNOWN,
+        subject=Subject(node=node),
+        message=f"connection lost during the sweep: {reason}",
+    )

@@ -32,6 +32,8 @@ from console.sweep.catalog import ProbeSpec
 _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 _BEGIN = re.compile(rb"^@@ic-begin (\S+)\n", re.MULTILINE)
 KILL_GRACE_S = 5
+# Tools that ask the GPU driver, and so can block on a wedged GPU (the rest of a bundle reads files).
+GPU_TOOLS = frozenset({"amd-smi", "rocm-smi", "rocminfo"})
 
 
 @dataclass(frozen=True)
@@ -51,10 +53,6 @@ def bundle_script(probes: Sequence[ProbeSpec]) -> str:
             raise ValueError(f"probe id {spec.id!r} is not a plain word")
         limit = f"-k {KILL_GRACE_S} {spec.timeout_s:g}"
         run = f"timeout --foreground {limit} timeout {limit} {shlex.join(spec.argv)}"
-        if spec.fallback:
-            # The narrow form's complaint about an option it does not know is not evidence: only the
-            # fallback's output is kept when the first form fails.
-            run += f" 2>/dev/null || timeout --foreground {limit} timeout {limit} {shlex.join(spec.fallback)}"
         lines.append(f'echo "@@ic-begin {spec.id}"; {run} 2>&1; echo "\n@@ic-end {spec.id} rc=$?"')
     return "\n".join(lines) + "\n"
 
@@ -65,7 +63,7 @@ def bundle_timeout(probes: Sequence[ProbeSpec]) -> float:
     Not the sum: a node whose first probe hangs must not hold the sweep for every later probe's
     timeout too. Probes still queued when the bundle is given up report "no result".
     """
-    longest = max((spec.timeout_s * (2 if spec.fallback else 1) for spec in probes), default=0.0)
+    longest = max((spec.timeout_s for spec in probes), default=0.0)
     return longest + KILL_GRACE_S + 5
 
 
@@ -95,7 +93,7 @@ def split_bundle(stdout: bytes, probes: Sequence[ProbeSpec]) -> dict[str, Sectio
 
 def group_probes(probes: Sequence[ProbeSpec], channels: int) -> list[list[ProbeSpec]]:
     """Bundles for one node: each long test (RCCL, TransferBench, RVS) alone, the quick probes spread
-    over at most ``channels`` bundles balancing their timeouts.
+    over at most ``channels`` bundles balancing their timeouts; in each, the probes that cannot hang first.
 
     A long test that hangs must not hold the quick probes queued behind it in the same bundle.
     """
@@ -108,4 +106,6 @@ def group_probes(probes: Sequence[ProbeSpec], channels: int) -> list[list[ProbeS
         target = loads.index(min(loads))
         groups[target].append(spec)
         loads[target] += spec.timeout_s
-    return [g for g in groups if g] + alone
+    # Within a bundle, what cannot hang first: a GPU tool waiting on a wedged GPU then holds only the
+    # probes queued behind it, and the node's OS, kernel and stack facts still come back.
+    return [sorted(g, key=lambda p: (p.argv[0] in GPU_TOOLS, p.timeout_s)) for g in groups if g] + alone

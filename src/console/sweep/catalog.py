@@ -10,7 +10,7 @@ import hashlib
 import shlex
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -53,14 +53,18 @@ class ProbeSpec:
     # For long tests (RCCL, TransferBench, RVS) what printed before a hang is evidence: a table without
     # its footer is a failed run, not a missing one.
     judge_partial: bool = False
-    # Run when ``argv`` fails: the same probe for a tool version without the narrower options ``argv`` uses.
+    # Run instead when the node's tool refuses ``argv``'s options as unknown (an older release without the
+    # narrower options): the same probe in the form that release knows.
     fallback: tuple[str, ...] | None = None
 
     @property
     def command_line(self) -> str:
         """What runs on the node, as an operator would type it."""
-        line = shlex.join(self.argv)
-        return f"{line} || {shlex.join(self.fallback)}" if self.fallback else line
+        return shlex.join(self.argv)
+
+    def fallback_spec(self) -> ProbeSpec | None:
+        """This probe in its fallback form (None without one)."""
+        return replace(self, argv=self.fallback, fallback=None) if self.fallback else None
 
 
 def _tool(tool: Tool, kind: str) -> Parser:

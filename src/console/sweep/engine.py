@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from console.checks import METRICS, CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
-from console.checks.evaluate import unreachable_finding
+from console.checks.evaluate import connection_lost_finding, unreachable_finding
 from console.checks.facts import UNSUPPORTED
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
@@ -24,7 +24,7 @@ from console.model.findings import Finding, NodeVerdict, Status, roll_up
 from console.probes.base import ParsedOutput, ParseError
 from console.report.text import redact
 from console.store import ProbeRunRecord, Store
-from console.sweep.bundle import bundle_script, bundle_timeout, group_probes, split_bundle
+from console.sweep.bundle import Section, bundle_script, bundle_timeout, group_probes, split_bundle
 from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, probes_for
 from console.sweep.events import (
     Event,
@@ -42,6 +42,8 @@ Subscriber = Callable[[Event], None]
 # A node may take its probe timeout plus 5 %: the promise is the timeout plus 10 % for the whole sweep,
 # and the other 5 % are for giving up (the kill on the node, a busy event loop, the fleet pass).
 NODE_BUDGET_FACTOR = 1.05
+# How long before a node's budget ends its bundles time out themselves (with what they printed so far).
+DEADLINE_MARGIN_S = 0.25
 # The first few nodes start alone and the rest join at the first verdict (or after the head start):
 # with every node in flight at once, a CPU-bound console and fleet finish them all together, and an
 # operator watching a 1,000-node sweep saw the first verdict only after 15-25 s. Alone, the first wave
@@ -165,6 +167,9 @@ class SweepEngine:
         # Slow-changing probes (versions, firmware) are reused on later passes while the node's stack
         # stamp is unchanged; 0 runs them every time.
         self.steady = SteadyCache(steady_max_age_s)
+        # (node, probe) whose narrow form the node's tool refused: its fallback form is sent from then on,
+        # until the node goes unreachable (a reboot may bring a newer tool that knows the narrow form).
+        self._refused: set[tuple[str, str]] = set()
 
     # events -----------------------------------------------------------------------------------
 
@@ -369,9 +374,26 @@ class SweepEngine:
         self._evaluate_node(node)
 
     async def _run_probes(self, node: Node, probes: list[ProbeSpec], deadline: float | None) -> list[ProbeOutcome]:
+        probes = [self._form_for(node, spec) for spec in probes]
         groups = group_probes(probes, self.bundles_per_node)
         results = await asyncio.gather(*(self._run_bundle(node, group, deadline) for group in groups))
         return [o for group in results for o in group]
+
+    def _form_for(self, node: Node, spec: ProbeSpec) -> ProbeSpec:
+        fallback = spec.fallback_spec() if (node.name, spec.id) in self._refused else None
+        return fallback or spec
+
+    async def _with_fallbacks(self, node: Node, runs: list[_ProbeRun], deadline: float | None) -> list[ProbeOutcome]:
+        """Finish ``runs``; those whose narrow form the tool refused as unknown run again in their full form."""
+        redo = [run.spec for run in runs if run.spec.fallback and (run.problem or "").startswith(UNSUPPORTED)]
+        if not redo:
+            return self._finish_probes(node, runs, await self._parse(runs))
+        self._refused.update((node.name, spec.id) for spec in redo)
+        kept = [run for run in runs if run.spec not in redo]
+        outcomes = self._finish_probes(node, kept, await self._parse(kept))
+        outcomes += await self._run_bundle(node, [self._form_for(node, spec) for spec in redo], deadline)
+        order = {run.spec.id: i for i, run in enumerate(runs)}
+        return sorted(outcomes, key=lambda o: order[o.probe])
 
     def _reused(self, node: Node, spec: ProbeSpec) -> None:
         kept = self._outcomes[node.name][spec.id]
@@ -392,43 +414,40 @@ class SweepEngine:
             self._emit(ProbeStarted(sweep_id=self._sweep_id, node=node.name, probe=spec.id))
         started = time.time()
         script = bundle_script(group)
+        timeout_s, capped = bundle_timeout(group), False
+        if deadline is not None:
+            # The transport times out just before the node's budget ends, so what the bundle printed
+            # until then (the probes ahead of a hung one) comes back with its timeout.
+            left = deadline - asyncio.get_running_loop().time() - DEADLINE_MARGIN_S
+            if left < timeout_s:
+                timeout_s, capped = max(left, 0.1), True
         try:
-            result = await self._by(
-                deadline, self.transport.run_script(node.name, script, timeout_s=bundle_timeout(group))
-            )
+            result = await self._by(deadline, self.transport.run_script(node.name, script, timeout_s=timeout_s))
         except (TransportError, TimeoutError) as exc:
             if isinstance(exc, TimeoutError):
                 failed = self._past_cap()
             elif exc.kind is ErrorKind.TIMEOUT:
-                failed = f"no answer within {bundle_timeout(group):g} s (killed on the node)"
+                failed = self._past_cap() if capped else f"no answer within {timeout_s:g} s (killed on the node)"
+                if exc.partial_stdout:  # the probes that finished before one hung keep their answers
+                    runs = _runs_of(group, split_bundle(exc.partial_stdout, group), started, 0.0, failed)
+                    return await self._with_fallbacks(node, runs, deadline)
             else:
                 failed = describe(exc)
             lost = [_ProbeRun(spec, None, None, failed, started, 0.0) for spec in group]
             return self._finish_probes(node, lost, [_UNPARSED] * len(lost))
         sections = split_bundle(result.stdout, group)
         share = result.duration_s / max(len(group), 1)
-        runs = []
-        for spec in group:
-            section = sections.get(spec.id)
-            output = section.output if section else None
-            exit_status = section.exit_status if section else None
-            problem: str | None
-            if section is not None and section.exit_status is not None:
-                problem = probe_problem(section.exit_status, section.output, spec)
-            elif result.exit_status is None:
-                problem = "connection lost while the probe ran"
-            elif section is None:
-                problem = "no result: the bundle ended before the probe started"
-            else:
-                problem = probe_problem(None, section.output, spec)
-            runs.append(_ProbeRun(spec, output, exit_status, problem, started, share))
+        unfinished = "connection lost while the probe ran" if result.exit_status is None else None
+        return await self._with_fallbacks(node, _runs_of(group, sections, started, share, unfinished), deadline)
+
+    @staticmethod
+    async def _parse(runs: list[_ProbeRun]) -> list[Any]:
         # A big output costs milliseconds of CPU to parse: in a worker thread, the loop keeps serving
         # deadlines, keepalives and the UI meanwhile (parsers are pure functions). One hand-off per
         # bundle, not per probe: each costs a thread wake-up and a loop wake-up.
-        results = (
-            await asyncio.to_thread(_parse_runs, runs) if any(map(_wants_parse, runs)) else [_UNPARSED] * len(runs)
-        )
-        return self._finish_probes(node, runs, results)
+        if not any(map(_wants_parse, runs)):
+            return [_UNPARSED] * len(runs)
+        return await asyncio.to_thread(_parse_runs, runs)
 
     async def _by(self, deadline: float | None, work: Awaitable[T]) -> T:
         """``work``, or TimeoutError at ``deadline`` (loop time; None waits for it).
@@ -512,6 +531,8 @@ class SweepEngine:
         pack = self._pack_for(node)
         run_ids = {probe: o.run_id for probe, o in outcomes.items() if o.run_id is not None}
         findings = evaluate_node(pack, facts, run_ids) if pack is not None else []
+        if (lost := _dropped(outcomes)) is not None:
+            findings.append(connection_lost_finding(node.name, f"{lost.probe}: {lost.problem}"))
         external = [f for group in self._external.get(node.name, {}).values() for f in group]
         self._publish(node, roll_up(node.name, findings + external + (extra or [])), facts)
 
@@ -531,6 +552,7 @@ class SweepEngine:
     def _node_unreachable(self, node: Node, reason: str) -> None:
         self._outcomes.pop(node.name, None)
         self.steady.forget(node.name)
+        self._refused = {key for key in self._refused if key[0] != node.name}
         self.facts.pop(node.name, None)
         facts = NodeFacts(node=node)
         self._publish(node, roll_up(node.name, [unreachable_finding(node.name, reason)]), facts)
@@ -586,6 +608,35 @@ def _judged(run: _ProbeRun, result: Any) -> tuple[Any, str | None]:
         # The test started and stopped answering: judge what it printed, as a failed run.
         return result.model_copy(update={"ok": False, "errors": [*result.errors, problem or ""]}), None
     return result, problem
+
+
+def _runs_of(
+    group: list[ProbeSpec], sections: dict[str, Section], started: float, share: float, unfinished: str | None
+) -> list[_ProbeRun]:
+    """Each probe's run from its section of the bundle's output; ``unfinished`` is why a probe without
+    an end marker has none (None: the bundle itself ended normally, so the probe's own output says)."""
+    runs = []
+    for spec in group:
+        section = sections.get(spec.id)
+        output = section.output if section else None
+        exit_status = section.exit_status if section else None
+        problem: str | None
+        if section is not None and section.exit_status is not None:
+            problem = probe_problem(section.exit_status, section.output, spec)
+        elif unfinished is not None:
+            problem = unfinished
+        elif section is None:
+            problem = "no result: the bundle ended before the probe started"
+        else:
+            problem = probe_problem(None, section.output, spec)
+        runs.append(_ProbeRun(spec, output, exit_status, problem, started, share))
+    return runs
+
+
+def _dropped(outcomes: dict[str, ProbeOutcome]) -> ProbeOutcome | None:
+    """A probe whose connection dropped under it: the node's reachability is in doubt, whatever answered."""
+    signs = (f"{ErrorKind.DISCONNECTED.value}:", "connection lost")
+    return next((o for o in outcomes.values() if (o.problem or "").startswith(signs)), None)
 
 
 def _wants_parse(run: _ProbeRun) -> bool:

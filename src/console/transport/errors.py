@@ -21,14 +21,19 @@ class ErrorKind(StrEnum):
 
 
 class TransportError(Exception):
-    """A node could not run a command; ``detail`` is one line an operator can act on."""
+    """A node could not run a command; ``detail`` is one line an operator can act on.
 
-    def __init__(self, node: str, kind: ErrorKind, detail: str) -> None:
+    ``partial_stdout`` is what a command that timed out had printed before it was killed: a probe
+    bundle keeps the sections of the probes that finished ahead of the one that hung.
+    """
+
+    def __init__(self, node: str, kind: ErrorKind, detail: str, partial_stdout: bytes = b"") -> None:
         self.node = node
         self.kind = kind
         self.detail = " ".join(detail.split())  # one line, whatever the underlying library said
+        self.partial_stdout = partial_stdout
         super().__init__(f"{node}: {kind.value}: {self.detail}")
 
-    def __reduce__(self) -> tuple[type[TransportError], tuple[str, ErrorKind, str]]:
+    def __reduce__(self) -> tuple[type[TransportError], tuple[str, ErrorKind, str, bytes]]:
         # The default pickling replays args=(message,), which this __init__ does not accept.
-        return (type(self), (self.node, self.kind, self.detail))
+        return (type(self), (self.node, self.kind, self.detail, self.partial_stdout))

@@ -53,13 +53,17 @@ class LocalTransport(Transport):
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         started_at, t0, shown = time.time(), time.monotonic(), shlex.join(args)
         process = await self._spawn(node_timeout_argv(args, timeout_s, self._kill_grace_s), stdin is not None)
+        received = bytearray()  # as it arrives: kept when the command times out
         try:
             async with asyncio.timeout(timeout_s):
-                stdout, stderr = await process.communicate(stdin)
+                stdout, stderr = await _communicate(process, stdin, received)
         except TimeoutError:
             await self._kill(process)
             raise TransportError(
-                node, ErrorKind.TIMEOUT, f"{shown[:80]} did not finish within {timeout_s:g} s and was killed"
+                node,
+                ErrorKind.TIMEOUT,
+                f"{shown[:80]} did not finish within {timeout_s:g} s and was killed",
+                partial_stdout=bytes(received),
             ) from None
         except asyncio.CancelledError:
             await self._cleanups.run(self._kill(process))
@@ -143,3 +147,29 @@ def _group_alive(pgid: int) -> bool:
         if int(fields[2]) == pgid and fields[0] != "Z":
             return True
     return False
+
+
+async def _communicate(
+    process: asyncio.subprocess.Process, stdin: bytes | None, received: bytearray
+) -> tuple[bytes, bytes]:
+    """``Process.communicate``, with stdout gathered into ``received`` as it arrives."""
+    assert process.stdout is not None and process.stderr is not None  # both are pipes (_spawn)
+
+    async def feed() -> None:
+        if process.stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            if stdin:
+                process.stdin.write(stdin)
+                await process.stdin.drain()
+            process.stdin.close()
+
+    async def read_stdout() -> bytes:
+        assert process.stdout is not None
+        while chunk := await process.stdout.read(1 << 16):
+            received.extend(chunk)
+        return bytes(received)
+
+    _, stdout, stderr = await asyncio.gather(feed(), read_stdout(), process.stderr.read())
+    await process.wait()
+    return stdout, stderr

@@ -328,6 +328,7 @@ class SshTransport(Transport):
                 session.node,
                 ErrorKind.TIMEOUT,
                 f"{_short(command)} did not finish within {timeout_s:g} s and was killed on the node",
+                partial_stdout=bytes(session.stdout),
             ) from None
         except asyncio.CancelledError:
             session.process.close()
@@ -382,6 +383,10 @@ class _Session:
     peer: Peer
     process: asyncssh.SSHClientProcess[bytes] = field(init=False)
     pgid: int | None = None
+    stdout: bytearray = field(default_factory=bytearray)  # as it arrives: kept when the command times out
+
+
+_CHUNK = 1 << 16
 
 
 async def _collect(session: _Session, stdin: bytes | None) -> tuple[bytes, bytes]:
@@ -399,7 +404,12 @@ async def _collect(session: _Session, stdin: bytes | None) -> tuple[bytes, bytes
         before = await _read_announcement(session)
         return before + await process.stderr.read()
 
-    stdout = asyncio.ensure_future(process.stdout.read())
+    async def read_stdout() -> bytes:
+        while chunk := await process.stdout.read(_CHUNK):
+            session.stdout += chunk
+        return bytes(session.stdout)
+
+    stdout = asyncio.ensure_future(read_stdout())
     stderr = asyncio.ensure_future(read_stderr())
     feeding = asyncio.ensure_future(feed())
     try:
