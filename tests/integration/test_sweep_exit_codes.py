@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -94,3 +95,17 @@ def test_sigint_ends_the_sweep_with_130_and_a_report(one_hung: SimCluster, tmp_p
     nodes = {n["node"]: n for n in written["nodes"]}
     assert nodes["sim001"]["status"] == "PASS"
     assert nodes[hung]["status"] == "UNKNOWN" and "cancelled" in nodes[hung]["reason"]
+
+
+def test_warn_passes_the_gate_unless_asked_to_fail_it(one_refused: SimCluster, tmp_path: Path) -> None:
+    # Pin the pool to a ROCm release its nodes do not run: every reachable node drifts (WARN).
+    inventory = tmp_path / "drifted.toml"
+    text = one_refused.inventory_path.read_text()
+    assert 'rocm = "' in text
+    inventory.write_text(re.sub(r'rocm = "[^"]*"', 'rocm = "9.9.9"', text))
+    swept = [tmp_path / "a.json", tmp_path / "b.json"]
+    base = ["sweep", "-i", str(inventory), "--store", str(tmp_path / "h.db"), "--allow-unknown", "0.25"]
+    assert main([*base, "--json", str(swept[0])]) == ExitCode.OK
+    assert main([*base, "--json", str(swept[1]), "--fail-on-warn"]) == ExitCode.FAILED
+    for path in swept:
+        assert json.loads(path.read_text())["counts"]["WARN"] == 3

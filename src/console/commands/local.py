@@ -55,6 +55,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", metavar="FILE", help="write the verdict and raw outputs as JSON ('-' for stdout)")
     p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
     p.add_argument("--deadline", type=float, metavar="SECONDS", help="give up and exit 4 after this long")
+    p.add_argument("--fail-on-warn", action="store_true", help="exit 1 on a WARN verdict too (e.g. stack drift)")
     p.set_defaults(func=run)
 
 
@@ -102,4 +103,4 @@ def run(args: argparse.Namespace) -> int:
         if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
             where = finding.subject.label()[len(name) :].strip()
             out.print(f"  {finding.status.value:7} {escape((where + ': ' if where else '') + finding.message)}")
-    return int(exit_code_for(result, 0.0))
+    return int(exit_code_for(result, 0.0, fail_on_warn=args.fail_on_warn))

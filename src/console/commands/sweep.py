@@ -62,6 +62,11 @@ def register(sub: Any) -> None:
         metavar="FRACTION",
         help="fraction of nodes that may be UNKNOWN before the exit code is 3 (default 0)",
     )
+    p.add_argument(
+        "--fail-on-warn",
+        action="store_true",
+        help="exit 1 when a node has a WARN verdict too (e.g. its stack drifted from the pool pin)",
+    )
     p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
     p.add_argument(
         "--group-size",
@@ -93,14 +98,14 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
 
 
-def exit_code_for(result: SweepResult, allow_unknown: float) -> ExitCode:
+def exit_code_for(result: SweepResult, allow_unknown: float, *, fail_on_warn: bool = False) -> ExitCode:
     """The documented exit code for a finished sweep."""
     if result.outcome == "deadline":
         return ExitCode.DEADLINE
     if result.outcome == "cancelled":
         return ExitCode.INTERRUPTED
     statuses = [v.status for v in result.verdicts.values()]
-    if Status.FAIL in statuses:
+    if Status.FAIL in statuses or (fail_on_warn and Status.WARN in statuses):
         return ExitCode.FAILED
     unknown = statuses.count(Status.UNKNOWN)
     if statuses and unknown / len(statuses) > allow_unknown:
@@ -216,7 +221,7 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     started = time.time()
     multinode = MultinodeOptions(group_size=args.group_size)
     result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode)
-    code = exit_code_for(result, args.allow_unknown)
+    code = exit_code_for(result, args.allow_unknown, fail_on_warn=args.fail_on_warn)
     outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]
     stacks = {name: facts.stack for name, facts in engine.facts.items()}
     report = build_report(
