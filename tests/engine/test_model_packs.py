@@ -116,3 +116,12 @@ def test_each_models_limits_bite_at_their_own_values(model: GpuModel) -> None:
         ("pcie.speed", Status.FAIL, 2, f"fail if < {pcie_gts}"),
         ("power.cap", Status.WARN, 2, f"warn if < {power_w}"),
     }
+
+
+def test_a_vram_shortfall_reads_in_gib_on_both_sides() -> None:
+    """An MI300X node in a pool declared MI325X: 192 GiB against the MI325X floor, both shown in GiB."""
+    _, facts = _healthy_facts(GpuModel.MI300X)
+    vram = [f for f in _judge(GpuModel.MI325X, facts) if f.check_id == "memory.vram_total"]
+    assert len(vram) == 8 and {f.status for f in vram} == {Status.FAIL}
+    assert vram[0].message == "VRAM total: 192.0 GiB (fail if < 253.4 GiB)"
+    assert vram[0].evidence.expected == "fail if < 253.4 GiB"

@@ -93,7 +93,10 @@ class Limits:
             if cond is None:
                 continue
             variable = cond.operand[1:] if cond.operand.startswith("$") else None
-            rules.append(_Limit(status, cond, cond.resolve(variables), cond.text(variables), variable))
+            operand = cond.resolve(variables)
+            # Byte counts read as GiB, like the value they are compared with ("190.1 GiB (fail if < 190.1 GiB)").
+            text = f"{cond.op} {fmt_value(operand, 'bytes')}" if _is_bytes(check, operand) else cond.text(variables)
+            rules.append(_Limit(status, cond, operand, text, variable))
         passed = "; ".join(f"{rule.status.value.lower()} if {rule.text}" for rule in rules)
         return cls(tuple(rules), passed, rules[0].variable if rules else None)
 
@@ -106,6 +109,10 @@ class Limits:
             if held:
                 return rule.status, f"{rule.status.value.lower()} if {rule.text}", rule.variable
         return Status.PASS, self.passed, self.passed_variable
+
+
+def _is_bytes(check: CheckSpec, operand: Any) -> bool:
+    return check.unit == "bytes" and isinstance(operand, int | float) and not isinstance(operand, bool)
 
 
 def _pin_value(facts: NodeFacts, check: CheckSpec, obs: Observation) -> str | None:
