@@ -12,6 +12,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import jsonschema
+import pytest
 
 from console.inventory import from_hostfile
 from console.model.findings import Evidence, Finding, Status, Subject, roll_up
@@ -142,17 +143,69 @@ def test_junit_carries_each_finding_with_its_message_and_evidence() -> None:
     assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("5", "1", "1", "1")
 
 
+def _bandwidth(node: str, gbps: float) -> Finding:
+    """A measured figure: TransferBench's slowest a2a pair, in the transferbench family as the packs have it."""
+    return _finding(node, Status.PASS, "tb.a2a", None, gbps).model_copy(update={"family": "transferbench"})
+
+
 def test_diff_names_stack_verdict_and_figure_changes(tmp_path: Path) -> None:
     store = Store(tmp_path / "h.sqlite")
     base = store.start_sweep("quick", "", "")
     store.record_node(base, "p", roll_up("n1", [_finding("n1", Status.PASS, observed=32)]), {"rocm": "6.4.1"})
-    store.record_node(base, "p", roll_up("n2", [_finding("n2", Status.PASS, "tb.a2a", None, 46.5)]), {"rocm": "6.4.1"})
+    store.record_node(base, "p", roll_up("n2", [_bandwidth("n2", 46.5)]), {"rocm": "6.4.1"})
     store.record_node(base, "p", roll_up("n3", [_finding("n3", Status.PASS, observed=32)]), {"rocm": "6.4.1"})
     new = store.start_sweep("quick", "", "")
     store.record_node(new, "p", roll_up("n1", [_finding("n1", Status.FAIL, observed=16)]), {"rocm": "6.4.1"})
-    store.record_node(new, "p", roll_up("n2", [_finding("n2", Status.PASS, "tb.a2a", None, 40.0)]), {"rocm": "6.4.1"})
+    store.record_node(new, "p", roll_up("n2", [_bandwidth("n2", 40.0)]), {"rocm": "6.4.1"})
     store.record_node(new, "p", roll_up("n3", [_finding("n3", Status.PASS, observed=32)]), {"rocm": "7.0.2"})
     diffs = {d.node: d for d in diff_sweeps(store, base, new)}
     assert diffs["n1"].verdict == ("PASS", "FAIL") and diffs["n1"].findings[0][1:3] == ("PASS", "FAIL")
     assert diffs["n2"].figures == [("tb.a2a n2", 46.5, 40.0)]
     assert diffs["n3"].stack == {"rocm": ("6.4.1", "7.0.2")}
+
+
+def test_diff_leaves_out_telemetry_unswept_nodes_and_the_stack_of_an_unreachable_one(tmp_path: Path) -> None:
+    store = Store(tmp_path / "h.sqlite")
+    stack = {"rocm": "6.4.1", "kernel": "6.8.0"}
+    base = store.start_sweep("quick", "", "")
+    for node in ("n1", "n2", "n3"):
+        hot = _finding(node, Status.PASS, "thermal.hotspot", 0, 39)
+        store.record_node(base, "p", roll_up(node, [hot, _finding(node, Status.PASS, observed=32)]), stack)
+    new = store.start_sweep("quick", "", "")
+    hotter = _finding("n1", Status.PASS, "thermal.hotspot", 0, 44)  # +13 %: telemetry, not a change
+    store.record_node(new, "p", roll_up("n1", [hotter, _finding("n1", Status.PASS, observed=32)]), stack)
+    lost = _finding("n2", Status.UNKNOWN, "node.reachable", None)
+    store.record_node(new, "p", roll_up("n2", [lost]), {})  # unreachable: no stack to compare
+    # n3 was not in the new sweep at all
+    diffs = {d.node: d for d in diff_sweeps(store, base, new)}
+    assert set(diffs) == {"n2"}
+    assert diffs["n2"].verdict == ("PASS", "UNKNOWN") and diffs["n2"].stack == {}
+
+
+def test_diff_compares_with_the_newest_full_sweep_not_a_drift_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from console.cli import main
+
+    inventory = tmp_path / "c.toml"
+    inventory.write_text('[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "n[1-3]"\n')
+    store_path = tmp_path / "h.sqlite"
+    store = Store(store_path)
+    stack = {"rocm": "6.4.1"}
+    base = store.start_sweep("quick", "", "")
+    for node in ("n1", "n2", "n3"):
+        store.record_node(base, "p", roll_up(node, [_finding(node, Status.PASS, observed=32)]), stack)
+    full = store.start_sweep("quick", "", "")
+    store.record_node(full, "p", roll_up("n1", [_finding("n1", Status.FAIL, observed=16)]), stack)
+    for node in ("n2", "n3"):
+        store.record_node(full, "p", roll_up(node, [_finding(node, Status.PASS, observed=32)]), stack)
+    drift = store.start_sweep("quick:firmware,stack", "", "")
+    store.record_node(drift, "p", roll_up("n3", [_finding("n3", Status.PASS, observed=32)]), {"rocm": "7.0.0"})
+    store.close()
+    assert main(["accept", "-i", str(inventory), "--store", str(store_path), "--sweep", str(base)]) == 0
+    capsys.readouterr()
+    assert main(["diff", "-i", str(inventory), "--store", str(store_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"sweep {full} vs baseline {base}: 1 node(s) changed" in out
+    assert "n1: verdict PASS -> FAIL" in out and "n3" not in out
+    assert main(["diff", "-i", str(inventory), "--store", str(store_path), "--pool", "nosuch"]) == 2

@@ -39,7 +39,7 @@ def register(sub: Any) -> None:
     d.add_argument("--store", type=Path, default=None)
     d.add_argument("-i", "--inventory", required=True, help="cluster file (to know the pools)")
     d.add_argument("--pool", help="pool whose baseline to compare with (default: every pool with one)")
-    d.add_argument("--sweep", type=int, help="sweep to compare (default: the latest)")
+    d.add_argument("--sweep", type=int, help="sweep to compare (default: the pool's newest full sweep, not a drift check)")
     d.add_argument("--json", action="store_true", help="print JSON")
     d.set_defaults(func=run_diff)
 
@@ -161,27 +161,37 @@ def run_diff(args: argparse.Namespace) -> int:
     store = _open(args)
     console = plain_console()
     try:
-        new_id = args.sweep or store.latest_sweep_id()
+        if args.pool and args.pool not in inventory.pools:
+            console.print(f"error: no pool {_shown(args.pool)} in {_shown(inventory.source)}")
+            return int(ExitCode.USAGE)
         pools = [args.pool] if args.pool else sorted(store.baselines())
+        if not pools:
+            console.print("no accepted baseline yet: accept a sweep first (instinct-console accept)")
         out: dict[str, Any] = {}
         for pool in pools:
             base_id = store.baseline(pool)
-            if base_id is None or new_id is None:
-                console.print(f"pool {_shown(pool)}: no accepted baseline")
-                continue
             members = [n.name for n in inventory.nodes if n.pool == pool]
+            # By default the newest full sweep of the pool: not a drift check, not another pool's sweep.
+            new_id = args.sweep or store.latest_full_sweep(members)
+            if base_id is None or new_id is None:
+                console.print(f"pool {_shown(pool)}: " + ("no accepted baseline" if base_id is None else "no sweep"))
+                continue
             diffs = diff_sweeps(store, base_id, new_id, members)
+            swept = {r["node"] for r in store.node_verdicts(new_id)} & set(members)
             out[pool] = {"baseline": base_id, "sweep": new_id, "nodes": [d.__dict__ for d in diffs]}
             if not args.json:
+                missing = len(members) - len(swept)
                 console.print(
                     f"[bold]pool {_shown(pool)}[/]: sweep {new_id} vs baseline {base_id}: {len(diffs)} node(s) changed"
+                    + (f", {missing} not in sweep {new_id}" if missing else "")
                 )
-                for d in diffs:
-                    console.print(f"  {_shown(d.node)}: verdict {d.verdict[0]} -> {d.verdict[1]}")
+                # Verdict changes first: they are what an operator acts on.
+                for d in sorted(diffs, key=lambda d: (d.verdict[0] == d.verdict[1], d.node)):
+                    console.print(f"  {_shown(d.node)}: verdict {d.verdict[0] or '(new node)'} -> {d.verdict[1]}")
                     for key, (a, b) in d.stack.items():
-                        console.print(f"    stack {_shown(key)}: {_shown(str(a))} -> {_shown(str(b))}")
+                        console.print(f"    stack {_shown(key)}: {_shown(a or '(none)')} -> {_shown(b or '(none)')}")
                     for key, a2, b2, message in d.findings:
-                        console.print(f"    {_shown(key)}: {a2} -> {b2}  {_shown(message)}")
+                        console.print(f"    {_shown(key)}: {a2 or '(new)'} -> {b2}  {_shown(message)}")
                     for key, fa, fb in d.figures:
                         console.print(f"    {_shown(key)}: {fa:g} -> {fb:g}")
         if args.json:

@@ -209,6 +209,18 @@ class Store:
         row: sqlite3.Row | None = self.conn.execute("SELECT * FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
         return row
 
+    def latest_full_sweep(self, nodes: list[str]) -> int | None:
+        """Newest sweep that judged any of ``nodes`` with every family of its level (not drift's subset)."""
+        if not nodes:
+            return None
+        marks = ",".join("?" * len(nodes))
+        row = self.conn.execute(
+            "SELECT max(s.id) FROM sweeps s JOIN node_verdicts v ON v.sweep_id = s.id"
+            f" WHERE instr(s.level, ':') = 0 AND v.node IN ({marks})",
+            nodes,
+        ).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
     def latest_sweep_id(self) -> int | None:
         """Id of the newest sweep."""
         row = self.conn.execute("SELECT max(id) FROM sweeps").fetchone()

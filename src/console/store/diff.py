@@ -14,6 +14,9 @@ from console.model.findings import Finding, Status
 from console.store.db import Store
 
 NOISE_FRACTION = 0.05
+# Families whose figures are measured performance. Telemetry (temperatures, power, clocks) moves between
+# any two sweeps; it matters only when it crosses a limit, and then the finding's status changed.
+FIGURE_FAMILIES = frozenset({"rccl", "transferbench", "rvs"})
 
 
 @dataclass
@@ -43,10 +46,14 @@ def _numeric(value: object) -> float | None:
 
 
 def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None = None) -> list[NodeDiff]:
-    """Per-node differences between sweep ``base_id`` and sweep ``new_id`` (only nodes that changed)."""
+    """Per-node differences between sweep ``base_id`` and sweep ``new_id`` (only nodes that changed).
+
+    A node the newer sweep did not reach has no stack to compare (its verdict change says why), and a
+    node it did not sweep at all is not a change.
+    """
     base_rows = {r["node"]: r for r in store.node_verdicts(base_id)}
     new_rows = {r["node"]: r for r in store.node_verdicts(new_id)}
-    names = sorted(set(base_rows) | set(new_rows))
+    names = sorted(new_rows)
     if nodes is not None:
         names = [n for n in names if n in set(nodes)]
     diffs = []
@@ -55,7 +62,8 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
         diff = NodeDiff(node=name, verdict=(old["status"] if old else None, new["status"] if new else None))
         old_stack = json.loads(old["stack"]) if old else {}
         new_stack = json.loads(new["stack"]) if new else {}
-        for key in sorted(set(old_stack) | set(new_stack)):
+        compared = sorted(set(old_stack) | set(new_stack)) if old_stack and new_stack else []
+        for key in compared:
             if old_stack.get(key) != new_stack.get(key):
                 diff.stack[key] = (old_stack.get(key), new_stack.get(key))
         old_findings = {_key(f): f for f in store.findings(base_id, name)}
@@ -66,6 +74,8 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
                 continue
             if before.status != after.status:
                 diff.findings.append((key, before.status.value, after.status.value, after.message))
+                continue
+            if after.family not in FIGURE_FAMILIES:
                 continue
             a, b = _numeric(before.evidence.observed), _numeric(after.evidence.observed)
             if a is not None and b is not None and abs(b - a) > NOISE_FRACTION * max(abs(a), 1e-9):

@@ -201,7 +201,9 @@ class SweepEngine:
         level = ProbeSet(level)
         probes = self._capped(probes_for_families(self.packs, level, families))
         started = time.monotonic()
-        self._sweep_id = self._start_record(level.value, targets)
+        # A sweep of some families only (drift: stack and firmware) is recorded as such: "quick:firmware,stack".
+        recorded = f"{level.value}:{','.join(sorted(families))}" if families else level.value
+        self._sweep_id = self._start_record(recorded, targets)
         self._published = set()
         self._running = True
         self._emit(
