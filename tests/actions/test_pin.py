@@ -144,6 +144,18 @@ async def test_pin_action_stores_the_nodes_stack_and_audits_it(store: Store) -> 
     assert json.loads(entry["inputs"])["pinned"]["rocm"] == "6.4.1"
 
 
+def test_pinning_from_the_odd_node_out_warns(store: Store) -> None:
+    inv = inventory()
+    record(store, inv, "gpu003", {"rocm": "7.0.1", "os": "ubuntu 22.04"})
+    for peer in ("gpu001", "gpu002"):
+        record(store, inv, peer, {"rocm": "7.0.2", "os": "ubuntu 22.04"})
+    notes = ActionService(inv, store).plan(ActionRequest(ActionKind.PIN, (), from_node="gpu003")).notes
+    assert "warning: gpu003 has rocm 7.0.1; 2 of 2 pool peers run 7.0.2" in notes
+    assert not [n for n in notes if n.startswith("warning:") and "os" in n]
+    agreeing = ActionService(inv, store).plan(ActionRequest(ActionKind.PIN, (), from_node="gpu001")).notes
+    assert not [n for n in agreeing if n.startswith("warning:")]
+
+
 async def test_live_facts_win_over_the_stored_stack(store: Store) -> None:
     inv = inventory()
     record(store, inv, "gpu001", {"rocm": "6.3.0"})

@@ -134,6 +134,22 @@ def test_enforce_plan_per_node_os() -> None:
     assert plan.decisions["d"] == "skip: OS not detected yet"
 
 
+def test_enforce_skips_a_node_last_seen_off_its_pin_and_says_which_were_never_checked() -> None:
+    pin = StackPin(rocm="7.0.2", kernel="6.8.0-49-generic")
+    targets = ("same", "drifted", "unseen")
+    stacks = {"same": {"rocm": "7.0.2", "kernel": "6.8.0-49-generic"}, "drifted": {"rocm": "7.0.1"}, "unseen": {}}
+    plan = plan_enforce(
+        ActionRequest(ActionKind.ENFORCE_PIN, targets),
+        dict.fromkeys(targets, pin),
+        dict.fromkeys(targets, "ubuntu"),
+        stacks=stacks,
+    )
+    assert plan.decisions["drifted"] == "skip: off its pin (rocm 7.0.1, pin 7.0.2): a hold would keep the drift"
+    assert [argv[:2] for argv in plan.commands] == [("apt-mark", "hold")] * 2
+    assert plan.where == "same,unseen"
+    assert "never swept, not checked against the pin: unseen (run drift first)" in plan.notes
+
+
 class DeadController:
     """A runner whose every command fails as scontrol/sinfo do when slurmctld is down."""
 

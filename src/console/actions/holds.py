@@ -47,6 +47,9 @@ _PACKAGES: dict[str, tuple[str, ...]] = {
 }
 
 
+HELD_FIELDS = tuple(_PACKAGES)  # pinned fields a hold freezes through their packages (and the kernel)
+
+
 def manager_for(os_id: str | None) -> PackageManager | None:
     """The package manager of an os-release ``ID`` (or an ``ubuntu 22.04`` label); None when unknown."""
     if not os_id or not os_id.split():

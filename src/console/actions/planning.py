@@ -7,13 +7,14 @@ blast-radius cap; a plan whose every target was skipped (not merely already done
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from console.actions import kube, slurm
 from console.actions.caps import CapPolicy, cap_violations
-from console.actions.holds import hold_argv, manager_for, packages_to_hold
+from console.actions.holds import HELD_FIELDS, hold_argv, manager_for, packages_to_hold
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, Decision, Step
 from console.actions.pin import pin_changes
 from console.actions.runner import RunOutput
@@ -132,13 +133,23 @@ def plan_kube(
     return finish(request, decisions, steps=steps, where=KUBERNETES, notes=notes, cap=cap)
 
 
-def plan_pin(request: ActionRequest, *, pool: str, new: StackPin, current: StackPin, source: str) -> ActionPlan:
-    """Store ``new`` as the pin of ``pool``; the notes list every field it changes."""
+def plan_pin(
+    request: ActionRequest,
+    *,
+    pool: str,
+    new: StackPin,
+    current: StackPin,
+    source: str,
+    peers: Sequence[Mapping[str, str]] = (),
+) -> ActionPlan:
+    """Store ``new`` as the pin of ``pool``; the notes list every field it changes, and warn where most of
+    the pool's other nodes (``peers``: their last seen stacks) run something else."""
     node = request.from_node or ""
     if not new.pinned_fields():
         return refused(request, f"no stack known for {node}: sweep it first")
     changes = pin_changes(current, new)
     notes = [f"stack of {node} from {source}", *(changes or ["same as the current pin: nothing changes"])]
+    notes += _odd_one_out(node, new, peers)
     return ActionPlan(
         request=replace(request, pool=pool),
         commands=(),
@@ -148,22 +159,41 @@ def plan_pin(request: ActionRequest, *, pool: str, new: StackPin, current: Stack
     )
 
 
+def _odd_one_out(node: str, new: StackPin, peers: Sequence[Mapping[str, str]]) -> list[str]:
+    """Warnings for the fields where most peers that report one run another version than ``node``."""
+    warnings = []
+    for field, value in new.pinned_fields().items():
+        seen = [peer[field] for peer in peers if peer.get(field)]
+        others = Counter(v for v in seen if v != value)
+        if others and sum(others.values()) * 2 > len(seen):
+            common, count = others.most_common(1)[0]
+            warnings.append(f"warning: {node} has {field} {value}; {count} of {len(seen)} pool peers run {common}")
+    return warnings
+
+
 def plan_enforce(
     request: ActionRequest,
     pins: Mapping[str, StackPin],
     os_ids: Mapping[str, str | None],
     unreadable: Mapping[str, str] | None = None,
+    stacks: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ActionPlan:
     """One hold command per target, chosen by its OS (``os_ids``) for the packages its pin (``pins``) names.
 
     ``unreadable`` says why a node's OS could not be read, for the nodes whose OS is not known otherwise.
+    A hold freezes what is installed, so a node whose last observed stack (``stacks``) is off its pin in
+    a field the hold would freeze is skipped: holding it would keep the drift. A node never swept is held,
+    and the plan says it was not checked.
     """
     decisions: dict[str, Decision] = {}
     steps = []
     for target in request.targets:
         os_id = os_ids.get(target)
         manager = manager_for(os_id)
-        packages = packages_to_hold(pins.get(target, StackPin()), manager) if manager else []
+        pin = pins.get(target, StackPin())
+        packages = packages_to_hold(pin, manager) if manager else []
+        stack = (stacks or {}).get(target, {})
+        drifted = _held_drift(pin, stack)
         if manager is None:
             note = f"skip: OS {os_id!r} has no known package manager" if os_id else "skip: OS not detected yet"
             if not os_id and unreadable and target in unreadable:
@@ -171,12 +201,25 @@ def plan_enforce(
             decisions[target] = Decision(False, note)
         elif not packages:
             decisions[target] = Decision(False, "no-op: the pool pin names no packaged field", no_op=True)
+        elif drifted:
+            decisions[target] = Decision(False, f"skip: off its pin ({drifted}): a hold would keep the drift")
         else:
             decisions[target] = Decision(True, f"hold {len(packages)} packages with {manager.value}")
             steps.append(Step(target, hold_argv(manager, packages), (target,)))
-    notes = ["a hold freezes the installed versions: apply it to nodes that match their pin (see drift)"]
+    notes = ["a hold freezes the installed versions: nodes last seen off their pin are skipped"]
+    unseen = [t for t in request.targets if decisions[t].act and not (stacks or {}).get(t)]
+    if unseen:
+        notes.append(f"never swept, not checked against the pin: {fold(unseen)} (run drift first)")
     where = fold(s.targets[0] for s in steps) or "nodes"
     return finish(request, decisions, steps=tuple(steps), where=where, notes=notes)
+
+
+def _held_drift(pin: StackPin, stack: Mapping[str, str]) -> str:
+    """The fields a hold would freeze that ``stack`` has at another version than ``pin`` ('' when none)."""
+    pinned = pin.pinned_fields()
+    held = [field for field in (*HELD_FIELDS, "kernel") if field in pinned]
+    off = [field for field in held if stack.get(field) not in (None, pinned[field])]
+    return ", ".join(f"{field} {stack[field]}, pin {pinned[field]}" for field in off)
 
 
 def recheck(shown: ActionPlan, fresh: ActionPlan) -> str | None:

@@ -217,7 +217,8 @@ class ActionService:
         pool_of = {n.name: n.pool for n in self.inventory.nodes}
         os_ids = {t: self._os_ids.get(t) or self._stack_of(t)[0].get("os") for t in targets}
         node_pins = {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets}
-        return plan_enforce(request, node_pins, os_ids, self._unreadable)
+        stacks = {t: self._stack_of(t)[0] for t in targets}
+        return plan_enforce(request, node_pins, os_ids, self._unreadable, stacks)
 
     def _pools(self, names: Iterable[str]) -> dict[str, list[str]]:
         """Pool -> members for the cap; without an inventory, every node the scheduler knows is one pool."""
@@ -252,7 +253,8 @@ class ActionService:
             return refused(request, f"{node} is not a node of pool {pool}")
         stack, source = self._stack_of(node)
         new = fingerprint(stack, request.image_digest)
-        return plan_pin(request, pool=pool, new=new, current=self.pins()[pool], source=source)
+        peers = [self._stack_of(n)[0] for n, p in pool_of.items() if p == pool and n != node]
+        return plan_pin(request, pool=pool, new=new, current=self.pins()[pool], source=source, peers=peers)
 
     def _enforce_targets(self, request: ActionRequest) -> tuple[str, ...]:
         if request.kind is not ActionKind.ENFORCE_PIN or request.targets or not request.pool:

@@ -39,7 +39,9 @@ def register(sub: Any) -> None:
     d.add_argument("--store", type=Path, default=None)
     d.add_argument("-i", "--inventory", required=True, help="cluster file (to know the pools)")
     d.add_argument("--pool", help="pool whose baseline to compare with (default: every pool with one)")
-    d.add_argument("--sweep", type=int, help="sweep to compare (default: the pool's newest full sweep, not a drift check)")
+    d.add_argument(
+        "--sweep", type=int, help="sweep to compare (default: the pool's newest full sweep, not a drift check)"
+    )
     d.add_argument("--json", action="store_true", help="print JSON")
     d.set_defaults(func=run_diff)
 
