@@ -210,3 +210,32 @@ def test_holds_follow_the_pinned_fields() -> None:
         f"kernel-devel-{release}",
     )
     assert packages_to_hold(StackPin(os="ubuntu 22.04", firmware={"PM": "1"}), PackageManager.APT) == []
+
+
+def test_a_stored_pin_overriding_the_inventory_is_said_and_can_be_cleared(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from console.cli import main
+    from console.inventory import load_inventory
+
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(
+        '[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "gpu[001-002]"\npin = { rocm = "7.0.3" }\n'
+    )
+    db = tmp_path / "h.sqlite"
+    store = Store(db)
+    store.set_pin("p", {"rocm": "7.0.2", "os": "ubuntu 22.04"}, "gpu001", "alice")
+    store.close()
+    assert main(["pin", "-i", str(cluster), "--store", str(db)]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "pool p: rocm 7.0.2 (stored by 'pin --from-node') overrides the inventory's 7.0.3" in err
+    assert "'pin --clear --pool p'" in err
+    assert main(["pin", "-i", str(cluster), "--store", str(db), "--clear", "--pool", "p", "--yes"]) == 0
+    assert "rocm: 7.0.2 -> 7.0.3" in capsys.readouterr().out
+    store = Store(db)
+    assert store.pin("p") == {}
+    entry = store.audit_log(1)[0]
+    assert entry["action"] == "unpin" and json.loads(entry["inputs"])["dropped"]["rocm"] == "7.0.2"
+    assert entry["user"] and not entry["user"].isdigit()  # a login name, not a uid
+    assert effective_pins(load_inventory(str(cluster)), store)["p"].rocm == "7.0.3"
+    store.close()

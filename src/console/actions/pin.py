@@ -54,6 +54,20 @@ def effective_pins(inventory: Inventory, store: Store | None) -> dict[str, Stack
     return pins
 
 
+def pin_overrides(inventory: Inventory, store: Store | None) -> list[str]:
+    """Where a pin stored with ``pin --from-node`` overrides a different value of the inventory's pin."""
+    lines = []
+    for name, pool in inventory.pools.items():
+        stored = store.pin(name) if store is not None else {}
+        for field, value in sorted(pool.pin.pinned_fields().items()):
+            if field in stored and stored[field] != value:
+                lines.append(
+                    f"pool {name}: {field} {stored[field]} (stored by 'pin --from-node') overrides the inventory's"
+                    f" {value}; 'pin --clear --pool {name}' goes back to the inventory's pin"
+                )
+    return lines
+
+
 def pin_changes(old: StackPin, new: StackPin) -> list[str]:
     """``rocm: 6.4.0 -> 6.4.1`` lines for every field that a new pin sets, drops or changes."""
     before, after = old.pinned_fields(), new.pinned_fields()

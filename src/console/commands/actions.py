@@ -32,6 +32,7 @@ from console.actions import (
     drift_report,
     effective_pins,
 )
+from console.actions.pin import pin_overrides
 from console.checks import CheckConfigError, load_packs
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
@@ -95,6 +96,7 @@ def register(sub: Any) -> None:
     p.add_argument("--apply", action="store_true", help="with --enforce: run the holds (default: dry run)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.add_argument("--dry-run", action="store_true", help="show the plan only")
+    p.add_argument("--clear", action="store_true", help="drop the pin stored for --pool: the inventory's applies")
     p.set_defaults(func=run_pin)
 
     p = _parser(sub, "drift", "sweep the stack and firmware, judge each pinned field against its pool", DRIFT_EXIT_HELP)
@@ -246,6 +248,8 @@ def run_pin(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     store = Store(args.store or default_store_path())
     try:
+        if args.clear:
+            return _clear_pin(inventory, store, args)
         if args.enforce is None and not args.from_node:
             return _show_pins(inventory, store, args.pool, args.json)
         if args.enforce is not None:
@@ -259,6 +263,32 @@ def run_pin(args: argparse.Namespace) -> int:
         return asyncio.run(_act(service, request, args))
     finally:
         store.close()
+
+
+def _clear_pin(inventory: Inventory, store: Store, args: argparse.Namespace) -> int:
+    if not args.pool or args.pool not in inventory.pools:
+        return _fail(f"--clear needs --pool, one of: {', '.join(inventory.pools)}")
+    stored = store.pin(args.pool)
+    console = plain_console()
+    if not stored:
+        console.print(f"pool {escape(args.pool)}: no stored pin; the inventory's applies already")
+        return int(ExitCode.OK)
+    console.print(f"[bold]unpin[/] pool {escape(args.pool)}: drop the stored pin, the inventory's applies again")
+    listed = inventory.pools[args.pool].pin.pinned_fields()
+    for field, value in sorted(stored.items()):
+        console.print(f"  {escape(field)}: {escape(value)} -> {escape(listed.get(field, '(unpinned)'))}")
+    if args.dry_run or args.read_only:
+        console.print("dry run: nothing was changed")
+        return int(ExitCode.OK)
+    stop = _confirm(console, args.yes)
+    if stop is not None:
+        return stop
+    dropped = store.clear_pin(args.pool)
+    audit_id = store.audit(
+        "unpin", [args.pool], inputs={"dropped": dropped}, commands=[], output="", outcome=f"unpinned {args.pool}"
+    )
+    console.print(f"[green]unpinned pool {escape(args.pool)}[/] [dim](audit #{audit_id})[/]")
+    return int(ExitCode.OK)
 
 
 def _show_pins(inventory: Inventory, store: Store, pool: str | None, as_json: bool) -> int:
@@ -275,7 +305,14 @@ def _show_pins(inventory: Inventory, store: Store, pool: str | None, as_json: bo
         for field, value in sorted(fields.items()):
             table.add_row(name, field, escape(value), "store" if field in stored else "inventory")
     plain_console().print(table)
+    _warn_overrides(inventory, store)
     return 0
+
+
+def _warn_overrides(inventory: Inventory, store: Store) -> None:
+    err = plain_console(stderr=True)
+    for line in pin_overrides(inventory, store):
+        err.print(f"[yellow]warning:[/] {escape(line)}")
 
 
 def run_drift(args: argparse.Namespace) -> int:
@@ -295,6 +332,7 @@ def run_drift(args: argparse.Namespace) -> int:
         return _fail(f"no node matches {args.nodes!r}")
     store = Store(args.store or default_store_path())
     try:
+        _warn_overrides(inventory, store)
         pins = effective_pins(inventory, store)
         engine = SweepEngine(inventory, transport_for(inventory, accept_new=args.accept_new), packs, store, pins=pins)
         rows = asyncio.run(_drift(engine, nodes))

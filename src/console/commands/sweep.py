@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from console.actions.pin import effective_pins
+from console.actions.pin import effective_pins, pin_overrides
 from console.checks import CheckConfigError, load_packs
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
@@ -180,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         return int(ExitCode.USAGE)
     store = Store(args.store or default_store_path())
     # A pin stored with `pin --from-node` wins over the inventory's, field by field.
+    for line in pin_overrides(inventory, store):
+        err.print(f"[yellow]warning:[/] {_shown(line)}")
     pins = effective_pins(inventory, store)
     engine = SweepEngine(inventory, transport, packs, store, pins=pins, probe_timeout_cap_s=args.probe_timeout)
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import sqlite3
 import time
 import zlib
@@ -119,11 +120,14 @@ def _unpack(blob: bytes | None) -> bytes:
 
 
 def current_user() -> str:
-    """Who is acting, for the audit log (login name, else uid)."""
+    """Who is acting, for the audit log: the login name (the sudoer's under sudo), else the uid."""
     for var in ("SUDO_USER", "USER", "LOGNAME"):
         if os.environ.get(var):
             return os.environ[var]
-    return str(os.getuid())
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # a uid without a passwd entry (containers)
+        return str(os.getuid())
 
 
 @dataclass(frozen=True)
@@ -405,6 +409,13 @@ class Store:
                 "INSERT INTO pins (pool, field, value, from_node, set_at, set_by) VALUES (?, ?, ?, ?, ?, ?)",
                 [(pool, k, v, from_node, now, user) for k, v in sorted(fields.items())],
             )
+
+    def clear_pin(self, pool: str) -> dict[str, str]:
+        """Drop the stored pin of ``pool`` (the inventory's applies again); returns what was stored."""
+        with self.transaction() as conn:
+            dropped = {r["field"]: r["value"] for r in conn.execute("SELECT * FROM pins WHERE pool = ?", (pool,))}
+            conn.execute("DELETE FROM pins WHERE pool = ?", (pool,))
+        return dropped
 
     def pin(self, pool: str) -> dict[str, str]:
         """Stored pin of ``pool`` (field -> value)."""
