@@ -102,6 +102,32 @@ def test_downtrained_pcie_fails_on_that_gpu_with_source() -> None:
     assert "AMD system acceptance" in (failed[0].evidence.source or "")
 
 
+def test_a_deferred_ecc_error_fails_that_gpu_alone() -> None:
+    gpus = [_gpu(i) for i in range(8)]
+    gpus[5] = gpus[5].model_copy(update={"ecc": EccCounts(correctable=0, uncorrectable=0, deferred=2)})
+    failed = [(f.check_id, f.subject.gpu) for f in _findings(gpus) if f.status is Status.FAIL]
+    assert failed == [("ecc.deferred", 5)]
+
+
+@pytest.mark.parametrize(("peers", "judged"), [(3, False), (4, True)])
+def test_fleet_relative_checks_need_min_fleet_nodes(peers: int, judged: bool) -> None:
+    pack = load_packs()["MI350X"]
+    check = next(c for c in pack.checks if c.id == "rccl.busbw_fleet")
+    assert check.min_fleet == 4
+    facts = []
+    for i, bw in enumerate([367.0, 366.0, 368.0, 300.0][-peers:]):
+        node = Node(name=f"n{i}", pool="p", gpu_model="MI350X", gpu_count=8, address=f"n{i}")
+        parsed = ParsedOutput(
+            tool=Tool.RCCL_TESTS,
+            kind="all_reduce_perf",
+            ok=True,
+            summary={"inplace_busbw_at_max_size_gbps": bw, "wrong_total": 0},
+        )
+        facts.append(build_facts(node, StackPin(), {"rccl.all_reduce": ProbeOutcome("rccl.all_reduce", parsed)}))
+    found = [f for f in evaluate_fleet(pack, facts) if f.check_id == check.id]
+    assert (len(found) == peers) if judged else not found
+
+
 def test_missing_gpu_fails_the_count() -> None:
     failed = [f for f in _findings([_gpu(i) for i in range(7)]) if f.status is Status.FAIL]
     assert [f.check_id for f in failed] == ["inventory.gpu_count"]

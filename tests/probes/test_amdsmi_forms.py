@@ -63,12 +63,12 @@ METRIC_7X = {
             "ecc": {
                 "total_correctable_count": 5,
                 "total_uncorrectable_count": 1,
-                "total_deferred_count": 0,
+                "total_deferred_count": 3,
                 "cache_correctable_count": 2,
                 "cache_uncorrectable_count": 0,
             },
             "ecc_blocks": {
-                "UMC": {"correctable_count": 3, "uncorrectable_count": 1, "deferred_count": 0},
+                "UMC": {"correctable_count": 3, "uncorrectable_count": 1, "deferred_count": 3},
                 "SDMA": {"correctable_count": 0, "uncorrectable_count": 0, "deferred_count": 0},
             },
             "mem_usage": {"total_vram": _vu(196592, "MB"), "used_vram": _vu(4976, "MB"), "free_vram": "N/A"},
@@ -111,7 +111,8 @@ def test_7x_metric_json_value_objects_na_and_xcp() -> None:
     assert "TVIOL" not in violations  # N/A only: nothing to report
     ecc = result.gpus[0].ecc
     assert ecc is not None and (ecc.correctable, ecc.uncorrectable, ecc.cache_correctable) == (5, 1, 2)
-    assert {b.block: b.uncorrectable for b in ecc.blocks} == {"UMC": 1, "SDMA": 0}
+    assert ecc.deferred == 3  # its own count, not another's: a deferred error FAILs the GPU
+    assert {b.block: (b.uncorrectable, b.deferred) for b in ecc.blocks} == {"UMC": (1, 3), "SDMA": (0, 0)}
     assert parsed.summary["uncorrectable_total"] == 1
     busy = {(e.engine, e.xcp): e.percents for e in result.engines}
     assert busy[("gfx_busy_inst", 0)] == [96, 98, None] and busy[("gfx_busy_inst", 1)] == [None] * 3
