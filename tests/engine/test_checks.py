@@ -245,3 +245,13 @@ def test_user_dir_overrides_and_disables_by_id(tmp_path: Path) -> None:
     assert pack.pack.values()["pcie_gts"] == 16
     assert not next(c for c in pack.checks if c.id == "ecc.correctable").enabled
     assert builtin_checks_dir().is_dir()
+
+
+def test_a_figure_missing_from_a_failed_run_is_explained_by_the_tools_own_error() -> None:
+    pack = load_packs()["MI300X"]
+    error = "gpu001: Test NCCL failure common.cu:1285 'unhandled cuda error'"
+    parsed = ParsedOutput(tool=Tool.RCCL_TESTS, kind="all_reduce_perf", ok=False, errors=[error], summary={})
+    facts = build_facts(NODE, StackPin(), {"rccl.all_reduce": ProbeOutcome("rccl.all_reduce", parsed)})
+    busbw = [f for f in evaluate_node(pack, facts) if f.check_id == "rccl.busbw"]
+    assert len(busbw) == 1 and busbw[0].status is Status.UNKNOWN
+    assert busbw[0].message.endswith(error) and "summary" not in busbw[0].message

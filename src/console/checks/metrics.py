@@ -380,8 +380,9 @@ def _summary_metric(probe: str, key: str) -> Metric:
         if not isinstance(parsed, ParsedOutput):
             return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
         value = parsed.summary.get(key)
-        missing = None if value is not None else f"{key} not in {probe} output"
         detail = "; ".join(parsed.errors[:2]) or None
+        # Without the figure, the tool's own complaint says why (a crash, no table); else that it is absent.
+        missing = None if value is not None else (detail or f"not in the {probe} output")
         return [Observation(_node(facts), value, missing, probe, detail=detail)]
 
     return extract
