@@ -17,7 +17,7 @@ from console.actions.pin import effective_pins, pin_overrides
 from console.checks import CheckConfigError, load_packs
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
-from console.inventory import Inventory, InventoryError, load_inventory, select_nodes, selection_problem
+from console.inventory import Inventory, InventoryError, fold, load_inventory, select_nodes, selection_problem
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.report.text import log_to_stderr, printable
@@ -48,6 +48,9 @@ def register(sub: Any) -> None:
     p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
     p.add_argument("--prom", metavar="FILE", help="write a Prometheus node_exporter textfile")
     p.add_argument("--exclude-out", metavar="FILE", help="write a hostlist of failed nodes (for sbatch --exclude)")
+    p.add_argument(
+        "--exclude-unknown", action="store_true", help="with --exclude-out: list nodes that could not be checked too"
+    )
     p.add_argument("--deadline", type=float, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument(
         "--probe-timeout",
@@ -245,7 +248,10 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     if args.prom:
         write_atomic(args.prom, prometheus_textfile(report))
     if args.exclude_out:
-        write_atomic(args.exclude_out, report.failed_nodes + "\n")
+        excluded = [n.node for n in report.nodes if n.status is Status.FAIL]
+        if args.exclude_unknown:
+            excluded += [n.node for n in report.nodes if n.status is Status.UNKNOWN]
+        write_atomic(args.exclude_out, fold(excluded) + "\n")
     _print_summary(plain_console(stderr=args.json == "-"), report.nodes, result, code)
     return int(code)
 
