@@ -209,3 +209,17 @@ def test_diff_compares_with_the_newest_full_sweep_not_a_drift_check(
     assert f"sweep {full} vs baseline {base}: 1 node(s) changed" in out
     assert "n1: verdict PASS -> FAIL" in out and "n3" not in out
     assert main(["diff", "-i", str(inventory), "--store", str(store_path), "--pool", "nosuch"]) == 2
+
+
+@pytest.mark.parametrize("command", [["history"], ["audit"], ["diff", "-i", "INV"], ["accept", "-i", "INV"]])
+def test_reading_commands_do_not_create_a_mistyped_history_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    from console.cli import main
+
+    inventory = tmp_path / "c.toml"
+    inventory.write_text('[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "n1"\n')
+    missing = tmp_path / "typo.sqlite"
+    argv = [str(inventory) if word == "INV" else word for word in command]
+    assert main([*argv, "--store", str(missing)]) == 2
+    assert "no history database at" in capsys.readouterr().err and not missing.exists()

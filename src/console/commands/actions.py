@@ -375,7 +375,10 @@ def _print_drift(rows: list[DriftRow], *, show_all: bool) -> None:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Print the audit log, newest first."""
-    store = Store(args.store or default_store_path())
+    path = Path(args.store or default_store_path())
+    if not path.exists():
+        return _fail(f"no history database at {path} (nothing was audited there; or --store)")
+    store = Store(path)
     try:
         rows = store.audit_log(args.limit)
     finally:

@@ -51,13 +51,23 @@ def _shown(text: str) -> str:
     return escape(printable(text))
 
 
-def _open(args: argparse.Namespace) -> Store:
-    return Store(args.store or default_store_path())
+def _open(args: argparse.Namespace) -> Store | None:
+    """The history database to read; None (said on stderr) when there is none at that path.
+
+    Reading must not create one: a mistyped --store would show an empty history instead of an error.
+    """
+    path = Path(args.store or default_store_path())
+    if not path.exists():
+        plain_console(stderr=True).print(f"error: no history database at {_shown(str(path))} (sweep first, or --store)")
+        return None
+    return Store(path)
 
 
 def run_history(args: argparse.Namespace) -> int:
     """Print sweeps (or one node's verdicts)."""
     store = _open(args)
+    if store is None:
+        return int(ExitCode.USAGE)
     console = plain_console()
     try:
         if args.node:
@@ -138,6 +148,8 @@ def run_accept(args: argparse.Namespace) -> int:
         print(f"error: {exc}")
         return int(ExitCode.USAGE)
     store = _open(args)
+    if store is None:
+        return int(ExitCode.USAGE)
     try:
         sweep_id = args.sweep or store.latest_sweep_id()
         if sweep_id is None or store.sweep(sweep_id) is None:
@@ -161,6 +173,8 @@ def run_diff(args: argparse.Namespace) -> int:
         print(f"error: {exc}")
         return int(ExitCode.USAGE)
     store = _open(args)
+    if store is None:
+        return int(ExitCode.USAGE)
     console = plain_console()
     try:
         if args.pool and args.pool not in inventory.pools:
