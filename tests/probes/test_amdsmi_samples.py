@@ -301,3 +301,14 @@ def test_monitor_vram_usage_with_an_na_side_keeps_the_total() -> None:
     first, second = (g.metrics for g in gpus)
     assert first is not None and (first.vram_used_bytes, first.vram_total_bytes) == (2 * 2**30, 192 * 2**30)
     assert second is not None and (second.vram_used_bytes, second.vram_total_bytes) == (None, 24 * 2**30)
+
+
+def test_a_table_row_cut_short_is_an_error_not_a_missing_gpu() -> None:
+    text = (REAL / "amd-smi" / "monitor-putm-mi350x.txt").read_text().rstrip("\n")
+    cut = text.rsplit("MHz", 2)[0] + "MHz\n"  # the last row loses its last two cells
+    parsed = parse_output(cut, tool=Tool.AMD_SMI)
+    assert parsed.ok is False and parsed.summary["gpu_count"] == 7
+    assert parsed.errors[0].startswith("monitor row has 6 cells, header 9: 7")
+    csv = "gpu,power_usage,hotspot_temperature\n0,250 W,55 C\n1,251 W\n"
+    parsed = parse_output(csv, tool=Tool.AMD_SMI)
+    assert parsed.ok is False and parsed.errors == ["CSV row does not fit its header: 1,251 W"]

@@ -107,7 +107,7 @@ def _read_all(text: str) -> tuple[AmdSmiResult, Triage]:
     lines = clean_lines(text, strip_prefixes=True)
     found = triage(lines)
     try:
-        result = _read_payload(lines)
+        result = _read_payload(lines, found)
     except RecursionError:
         raise ParseError("amd-smi JSON is nested too deeply to read") from None
     if result is None:
@@ -142,7 +142,8 @@ def _nothing_found(lines: list[str]) -> str:
     return "expected amd-smi output: JSON, 'GPU: N' blocks, a monitor/xgmi/topology table, CSV or 'AMDSMI Tool:'"
 
 
-def _read_payload(lines: list[str]) -> AmdSmiResult | None:
+def _read_payload(lines: list[str], found: Triage) -> AmdSmiResult | None:
+    """The output's content; rows of a table that do not fit its header are errors in ``found``."""
     documents = find_json_documents("\n".join(lines))
     if documents and is_amdsmi_json(documents):
         return _from_json(read_payload(documents))
@@ -153,11 +154,12 @@ def _read_payload(lines: list[str]) -> AmdSmiResult | None:
     if any(is_topology_title(line) for line in lines):
         return _from_topology_tables(lines)
     if any(is_monitor_header(line) for line in lines):
-        entries = parse_monitor(lines)
+        entries = parse_monitor(lines, found.errors)
         watch = any("timestamp" in entry for entry in entries)
         return _from_entries(entries, AmdSmiForm.TABLE, watch=watch, kind="monitor") if entries else None
     if any(is_csv_header(line) for line in lines):
         table = parse_csv(lines)
+        found.errors += [f"CSV row does not fit its header: {line}" for line in table.skipped]
         watch = table.watch or any("timestamp" in row for row in table.rows)
         return _from_entries(list(table.rows), AmdSmiForm.CSV, watch=watch) if table.rows else None
     document = parse_text(lines)

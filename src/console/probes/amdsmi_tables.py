@@ -75,8 +75,11 @@ def is_monitor_header(line: str) -> bool:
     return len(tokens) > start and tokens[start] == "GPU" and len(known) >= 3
 
 
-def parse_monitor(lines: list[str]) -> list[dict[str, Any]]:
-    """Rows of every monitor table (watch mode repeats the header) as metric-shaped entries."""
+def parse_monitor(lines: list[str], misfits: list[str] | None = None) -> list[dict[str, Any]]:
+    """Rows of every monitor table (watch mode repeats the header) as metric-shaped entries.
+
+    A GPU row with more or fewer cells than its header (cut off, or garbled) goes to ``misfits``.
+    """
     rows: list[dict[str, Any]] = []
     header: list[str] | None = None
     for line in lines:
@@ -87,7 +90,8 @@ def parse_monitor(lines: list[str]) -> list[dict[str, Any]]:
         if header is None or not values or not values[0].isdigit():
             continue
         if len(values) != len(header):
-            header = None if values[0] == "GPU" else header
+            if misfits is not None:
+                misfits.append(f"monitor row has {len(values)} cells, header {len(header)}: {line.strip()}")
             continue
         rows.append(_monitor_entry(header, values))
     return rows
