@@ -10,9 +10,12 @@ from pathlib import Path
 
 from console.checks.facts import UNSUPPORTED
 from console.model.findings import Status
+from console.sim.commands import context_for, run_program
 from console.sim.faults import FaultKind
 from console.sim.launcher import start_sim_cluster
+from console.sim.models import example_cluster
 from console.sim.specs import GpuModel
+from console.store import Store
 from console.sweep.engine import SweepEngine
 from console.sweep.events import ProbeStarted
 from tests.multinode.simcluster import engine_for, start_cluster
@@ -88,3 +91,34 @@ def test_a_hung_amd_smi_keeps_the_host_facts_of_its_bundles(tmp_path: Path) -> N
         "amd-smi answers",
     }
     assert engine.facts[hung].stack.get("kernel")  # the node's stack is known though its GPU tool hung
+
+
+def test_a_gpu_gone_since_an_earlier_sweep_is_named_by_slot_and_address(tmp_path: Path) -> None:
+    store_path = tmp_path / "h.db"
+    with start_cluster(2, GpuModel.MI300X, FaultKind.GPU_MISSING) as sim:
+        fault = sim.cluster().faults[0]
+        # An earlier sweep saw all eight: the amd-smi list of a healthy MI300X node of the same make.
+        healthy = example_cluster(nodes_per_model={GpuModel.MI300X: 1}, with_faults=False)
+        listing = run_program(context_for(healthy, healthy.nodes[0].name), ["amd-smi", "list", "--json"]).stdout
+        store = Store(store_path)
+        earlier = store.start_sweep("quick", "", fault.node)
+        run_id = store.add_probe_run(
+            earlier, fault.node, "amdsmi.list", command="amd-smi list --json", exit_status=0,
+            started_at=0.0, duration_s=0.1, stdout=listing.encode(), stderr=b"", problem=None,
+        )  # fmt: skip
+        store.close()
+        engine = engine_for(sim, store_path)
+
+        async def once() -> None:
+            await engine.run()
+            await engine.close()
+
+        asyncio.run(once())
+    gone = [f for f in engine.verdicts[fault.node].findings if f.check_id == "inventory.gpu_missing"]
+    assert len(gone) == 1 and gone[0].status is Status.FAIL
+    assert gone[0].subject.gpu == fault.gpu and gone[0].subject.gpu_bdf
+    assert (
+        gone[0].message == f"GPU {fault.gpu} ({gone[0].subject.gpu_bdf}) was listed in sweep {earlier} and is gone now"
+    )
+    assert gone[0].evidence.probe_run_id == run_id
+    assert not [f for f in engine.verdicts["sim001"].findings if f.check_id == "inventory.gpu_missing"]

@@ -46,7 +46,13 @@ class Case:
 
 
 CASES = (
-    Case("command hangs", "sim005", Status.UNKNOWN, ("no answer within",), sim=FaultKind.COMMAND_HANG),
+    Case(
+        "command hangs",
+        "sim005",
+        Status.UNKNOWN,
+        ("timed out on the node", "no answer within"),
+        sim=FaultKind.COMMAND_HANG,
+    ),
     Case("garbage output", "sim011", Status.UNKNOWN, ("unreadable output",), sim=FaultKind.GARBAGE_OUTPUT),
     Case("trickling output", "sim017", Status.PASS, (), sim=FaultKind.SLOW_TRICKLE),
     Case("tool missing", "sim023", Status.UNKNOWN, ("amd-smi: command not found",), sim=FaultKind.TOOL_MISSING),

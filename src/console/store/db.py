@@ -282,6 +282,15 @@ class Store:
         row = self.conn.execute("SELECT stdout, stderr FROM probe_runs WHERE id = ?", (run_id,)).fetchone()
         return (_unpack(row["stdout"]), _unpack(row["stderr"])) if row else None
 
+    def previous_good_run(self, node: str, probe: str, *, before_sweep: int) -> sqlite3.Row | None:
+        """Newest run of ``probe`` on ``node`` before sweep ``before_sweep`` that exited 0 without a problem."""
+        row: sqlite3.Row | None = self.conn.execute(
+            "SELECT * FROM probe_runs WHERE node = ? AND probe = ? AND sweep_id < ? AND exit_status = 0"
+            " AND problem IS NULL ORDER BY id DESC LIMIT 1",
+            (node, probe, before_sweep),
+        ).fetchone()
+        return row
+
     def latest_probe_run(self, node: str, probe: str) -> sqlite3.Row | None:
         """Newest stored run of ``probe`` on ``node``."""
         row: sqlite3.Row | None = self.conn.execute(

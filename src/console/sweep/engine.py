@@ -36,6 +36,7 @@ from console.sweep.events import (
     SweepStarted,
 )
 from console.sweep.steady import DEFAULT_MAX_AGE_S, SteadyCache, stamp_of
+from console.sweep.vanished import vanished_gpus
 from console.transport import ErrorKind, Transport, TransportError
 
 Subscriber = Callable[[Event], None]
@@ -535,6 +536,7 @@ class SweepEngine:
         findings = evaluate_node(pack, facts, run_ids) if pack is not None else []
         if (lost := _dropped(outcomes)) is not None:
             findings.append(connection_lost_finding(node.name, f"{lost.probe}: {lost.problem}"))
+        findings += vanished_gpus(self.store, node, facts, self._sweep_id)
         external = [f for group in self._external.get(node.name, {}).values() for f in group]
         self._publish(node, roll_up(node.name, findings + external + (extra or [])), facts)
 
