@@ -8,6 +8,7 @@ import pytest
 
 from console.checks import (
     CheckConfigError,
+    NodeFacts,
     ProbeOutcome,
     build_facts,
     builtin_checks_dir,
@@ -114,17 +115,9 @@ def test_fleet_relative_checks_need_min_fleet_nodes(peers: int, judged: bool) ->
     pack = load_packs()["MI350X"]
     check = next(c for c in pack.checks if c.id == "rccl.busbw_fleet")
     assert check.min_fleet == 4
-    facts = []
-    for i, bw in enumerate([367.0, 366.0, 368.0, 300.0][-peers:]):
-        node = Node(name=f"n{i}", pool="p", gpu_model="MI350X", gpu_count=8, address=f"n{i}")
-        parsed = ParsedOutput(
-            tool=Tool.RCCL_TESTS,
-            kind="all_reduce_perf",
-            ok=True,
-            summary={"inplace_busbw_at_max_size_gbps": bw, "wrong_total": 0},
-        )
-        facts.append(build_facts(node, StackPin(), {"rccl.all_reduce": ProbeOutcome("rccl.all_reduce", parsed)}))
-    found = [f for f in evaluate_fleet(pack, facts) if f.check_id == check.id]
+    found = [
+        f for f in evaluate_fleet(pack, _rccl_pool([367.0, 366.0, 368.0, 300.0][-peers:])) if f.check_id == check.id
+    ]
     assert (len(found) == peers) if judged else not found
 
 
@@ -166,10 +159,10 @@ def test_rocm_drift_from_pin_warns() -> None:
     assert (drift[0].evidence.expected, drift[0].evidence.source_kind) == ("== 6.4.2", SourceKind.PIN)
 
 
-def test_fleet_relative_flags_the_outlier() -> None:
-    pack = load_packs()["MI350X"]
+def _rccl_pool(busbw: list[float]) -> list[NodeFacts]:
+    """MI350X nodes n0, n1, ... with one RCCL all_reduce result each (in-place busbw at the largest size)."""
     facts = []
-    for i, bw in enumerate([367.0, 366.0, 368.0, 365.0, 300.0]):
+    for i, bw in enumerate(busbw):
         node = Node(name=f"n{i}", pool="p", gpu_model="MI350X", gpu_count=8, address=f"n{i}")
         parsed = ParsedOutput(
             tool=Tool.RCCL_TESTS,
@@ -178,7 +171,14 @@ def test_fleet_relative_flags_the_outlier() -> None:
             summary={"inplace_busbw_at_max_size_gbps": bw, "wrong_total": 0},
         )
         facts.append(build_facts(node, StackPin(), {"rccl.all_reduce": ProbeOutcome("rccl.all_reduce", parsed)}))
-    fleet = [f for f in evaluate_fleet(pack, facts) if f.status is not Status.PASS]
+    return facts
+
+
+def test_fleet_relative_flags_the_outlier() -> None:
+    pack = load_packs()["MI350X"]
+    fleet = [
+        f for f in evaluate_fleet(pack, _rccl_pool([367.0, 366.0, 368.0, 365.0, 300.0])) if f.status is not Status.PASS
+    ]
     assert [(f.subject.node, f.status) for f in fleet] == [("n4", Status.FAIL)]
     assert "pool median" in fleet[0].message
     assert fleet[0].evidence.source_kind is SourceKind.FLEET

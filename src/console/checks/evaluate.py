@@ -240,23 +240,13 @@ def evaluate_fleet(pack: CheckPack, pool_facts: Iterable[NodeFacts]) -> list[Fin
     return findings
 
 
-def unreachable_finding(node: str, reason: str) -> Finding:
-    """The single finding for a node that could not be checked at all."""
+def unreachable_finding(node: str, reason: str, *, lead: str = "could not check") -> Finding:
+    """The single finding for a node that could not be checked at all (or, with another ``lead``, whose
+    connection dropped under a probe after others had answered)."""
     return Finding(
         check_id="node.reachable",
         family="reachability",
         status=Status.UNKNOWN,
         subject=Subject(node=node),
-        message=f"could not check: {reason}",
-    )
-
-
-def connection_lost_finding(node: str, reason: str) -> Finding:
-    """The finding for a node whose connection dropped under a probe, whatever else it answered first."""
-    return Finding(
-        check_id="node.reachable",
-        family="reachability",
-        status=Status.UNKNOWN,
-        subject=Subject(node=node),
-        message=f"connection lost during the sweep: {reason}",
+        message=f"{lead}: {reason}",
     )

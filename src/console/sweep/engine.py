@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from console.checks import METRICS, CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
-from console.checks.evaluate import connection_lost_finding, unreachable_finding
+from console.checks.evaluate import unreachable_finding
 from console.checks.facts import UNSUPPORTED
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
@@ -535,7 +535,8 @@ class SweepEngine:
         run_ids = {probe: o.run_id for probe, o in outcomes.items() if o.run_id is not None}
         findings = evaluate_node(pack, facts, run_ids) if pack is not None else []
         if (lost := _dropped(outcomes)) is not None:
-            findings.append(connection_lost_finding(node.name, f"{lost.probe}: {lost.problem}"))
+            reason = f"{lost.probe}: {lost.problem}"
+            findings.append(unreachable_finding(node.name, reason, lead="connection lost during the sweep"))
         findings += vanished_gpus(self.store, node, facts, self._sweep_id)
         external = [f for group in self._external.get(node.name, {}).values() for f in group]
         self._publish(node, roll_up(node.name, findings + external + (extra or [])), facts)
