@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,14 @@ def test_no_textual_import_statement_outside_ui() -> None:
             if stripped.startswith(("import textual", "from textual")):
                 offenders.append(f"{path}: {stripped}")
     assert not offenders, offenders
+
+
+def test_the_console_paints_at_120_fps_unless_told_otherwise() -> None:
+    """Textual reads TEXTUAL_FPS once, at import: console.ui sets its default before importing Textual."""
+    code = "import console.ui, textual.constants as c; print(c.MAX_FPS)"
+    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"}
+    own = subprocess.run([str(BIN / "python"), "-c", code], capture_output=True, text=True, env=env, check=True)
+    told = subprocess.run(
+        [str(BIN / "python"), "-c", code], capture_output=True, text=True, env={**env, "TEXTUAL_FPS": "30"}, check=True
+    )
+    assert (own.stdout.strip(), told.stdout.strip()) == ("120", "30")
