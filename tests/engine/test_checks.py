@@ -255,3 +255,26 @@ def test_a_figure_missing_from_a_failed_run_is_explained_by_the_tools_own_error(
     busbw = [f for f in evaluate_node(pack, facts) if f.check_id == "rccl.busbw"]
     assert len(busbw) == 1 and busbw[0].status is Status.UNKNOWN
     assert busbw[0].message.endswith(error) and "summary" not in busbw[0].message
+
+
+def test_node_relative_checks_judge_each_link_against_the_nodes_own_median() -> None:
+    """The real MI300X a2a sample passes; a pair cut to 0.82x the median FAILs, one at 0.945x WARNs."""
+    from console.probes import parse_output
+
+    sample = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "transferbench"
+    parsed = parse_output((sample / "a2a-64M-8CU-mi300x-v160-full.txt").read_text(), tool=Tool.TRANSFERBENCH)
+    facts = build_facts(NODE, StackPin(), {"tb.a2a": ProbeOutcome("tb.a2a", parsed)})
+
+    def judged() -> dict[tuple[int | None, int | None], Status]:
+        found = [f for f in evaluate_node(load_packs()["MI300X"], facts) if f.check_id == "tb.a2a_link"]
+        return {(f.subject.gpu, f.subject.peer): f.status for f in found}
+
+    before = judged()
+    assert len(before) == 56 and set(before.values()) == {Status.PASS}
+    cells = {(e.src_index, e.dst_index): e for e in parsed.data.matrix if e.src_type == e.dst_type == "GPU"}
+    cells[(3, 4)].gbps, cells[(5, 6)].gbps = 0.82 * 46.7, 0.945 * 46.7
+    after = judged()
+    assert {pair: status for pair, status in after.items() if status is not Status.PASS} == {
+        (3, 4): Status.FAIL,
+        (5, 6): Status.WARN,
+    }
