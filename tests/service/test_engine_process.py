@@ -183,3 +183,26 @@ def test_an_event_the_console_cannot_take_is_reported_once_and_the_rest_still_ar
         assert isinstance(taken[-1], SweepDone) and bridge.running  # three NodeDone failed; the rest came
     finally:
         bridge.stop()
+
+
+def test_the_probe_timeout_reaches_the_engine_process(packs: dict[str, CheckPack], tmp_path: Path) -> None:
+    """tui --probe-timeout: the engine process caps a node whose amd-smi hangs, as the sweep command does."""
+    from console.sim.faults import FaultKind
+    from console.sim.specs import GpuModel
+    from tests.multinode.simcluster import start_cluster
+
+    events: list[Event] = []
+    with start_cluster(2, GpuModel.MI300X, FaultKind.COMMAND_HANG) as sim:
+        hung = sim.cluster().faults[0].node
+        spec = EngineSpec(load_inventory(sim.inventory_path), packs, tmp_path / "h.sqlite", probe_timeout_cap_s=3)
+        bridge = ProcessBridge(spec, events.append)
+        bridge.start()
+        try:
+            started = time.monotonic()
+            assert bridge.request(StartSweep("quick")).result(60) is None
+            took = time.monotonic() - started
+        finally:
+            bridge.stop()
+    verdicts = {e.verdict.node: e.verdict for e in events if isinstance(e, NodeDone)}
+    assert took < 15 and verdicts[hung].status is Status.UNKNOWN
+    assert "probe timeout" in verdicts[hung].reason and verdicts["sim001"].status is Status.PASS

@@ -39,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-sweep", action="store_true", help="open without sweeping (S starts a sweep)")
     p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
     p.add_argument(
+        "--probe-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="cap every probe's timeout; a node still busy after this long is UNKNOWN (default: per probe)",
+    )
+    p.add_argument(
         "--engine",
         choices=["process", "thread"],
         default="process",
@@ -84,18 +90,24 @@ def run(args: argparse.Namespace) -> int:
     except (InventoryError, CheckConfigError) as exc:
         print(f"instinct-console tui: {exc}", file=sys.stderr)
         return int(ExitCode.USAGE)
-    from console.ui import run_tui
+    from console.ui import engine_factory_for, run_tui
     from console.ui.theme import ThemeError
 
     store = Store(args.store or default_store_path())
     in_process = args.engine == "thread"
-    spec = EngineSpec(inventory, packs, store.path, accept_new=args.accept_new, read_only=args.read_only)
+    cap = args.probe_timeout
+    spec = EngineSpec(
+        inventory, packs, store.path, accept_new=args.accept_new, read_only=args.read_only, probe_timeout_cap_s=cap
+    )
+    factory = None
+    if in_process:
+        factory = engine_factory_for(inventory, packs, transport_for(inventory, accept_new=args.accept_new), cap)
     try:
         return run_tui(
             inventory,
             packs,
             store,
-            transport_for(inventory, accept_new=args.accept_new) if in_process else None,
+            engine_factory=factory,
             engine_spec=None if in_process else spec,
             level=args.probes,
             read_only=args.read_only,

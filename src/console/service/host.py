@@ -117,7 +117,7 @@ async def open_pipes(commands: BinaryIO, wire: BinaryIO) -> tuple[asyncio.Stream
 def _engine_factory(spec: EngineSpec) -> EngineFactory:
     def build(store: Store | None) -> SweepEngine:
         transport = transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
-        return SweepEngine(spec.inventory, transport, spec.packs, store)
+        return SweepEngine(spec.inventory, transport, spec.packs, store, probe_timeout_cap_s=spec.probe_timeout_cap_s)
 
     return build
 

@@ -38,6 +38,7 @@ class EngineSpec:
     accept_new: bool = False
     read_only: bool = False
     local: bool = False
+    probe_timeout_cap_s: float | None = None  # --probe-timeout: a node still busy after it is UNKNOWN
 
 
 def encode(message: Any) -> bytes:

@@ -21,11 +21,13 @@ from console.ui.app import ConsoleApp
 from console.ui.bridge import EngineFactory
 
 
-def engine_factory_for(inventory: Inventory, packs: dict[str, CheckPack], transport: Transport) -> EngineFactory:
+def engine_factory_for(
+    inventory: Inventory, packs: dict[str, CheckPack], transport: Transport, probe_timeout_cap_s: float | None = None
+) -> EngineFactory:
     """Build the engine on its own thread, with that thread's connection to the history database."""
 
     def build(store: Store | None) -> SweepEngine:
-        return SweepEngine(inventory, transport, packs, store)
+        return SweepEngine(inventory, transport, packs, store, probe_timeout_cap_s=probe_timeout_cap_s)
 
     return build
 
