@@ -215,9 +215,9 @@ class ActionService:
             return refused(request, problem) if problem else self._plan_kube(request, self._kube_nodes)
         pins = self.pins()
         pool_of = {n.name: n.pool for n in self.inventory.nodes}
-        os_ids = {t: self._os_ids.get(t) or self._stack_of(t)[0].get("os") for t in targets}
-        node_pins = {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets}
         stacks = {t: self._stack_of(t)[0] for t in targets}
+        os_ids = {t: self._os_ids.get(t) or stacks[t].get("os") for t in targets}
+        node_pins = {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets}
         return plan_enforce(request, node_pins, os_ids, self._unreadable, stacks)
 
     def _pools(self, names: Iterable[str]) -> dict[str, list[str]]:

@@ -40,13 +40,14 @@ from console.inventory import (
     HostlistError,
     Inventory,
     InventoryError,
+    SelectionError,
     expand,
     fold,
     load_inventory,
-    select_nodes,
-    selection_problem,
+    select_exactly,
 )
 from console.model.findings import Status
+from console.report.text import printable
 from console.store import Store, default_store_path
 from console.sweep import ProbeSet, SweepEngine
 from console.sweep.connect import transport_for
@@ -305,14 +306,15 @@ def _show_pins(inventory: Inventory, store: Store, pool: str | None, as_json: bo
         for field, value in sorted(fields.items()):
             table.add_row(name, field, escape(value), "store" if field in stored else "inventory")
     plain_console().print(table)
-    _warn_overrides(inventory, store)
+    warn_pin_overrides(inventory, store)
     return 0
 
 
-def _warn_overrides(inventory: Inventory, store: Store) -> None:
+def warn_pin_overrides(inventory: Inventory, store: Store) -> None:
+    """Say on stderr where a stored pin overrides the inventory's (pin, drift and sweep)."""
     err = plain_console(stderr=True)
     for line in pin_overrides(inventory, store):
-        err.print(f"[yellow]warning:[/] {escape(line)}")
+        err.print(f"[yellow]warning:[/] {escape(printable(line))}")  # pin values come from nodes' stacks
 
 
 def run_drift(args: argparse.Namespace) -> int:
@@ -324,15 +326,13 @@ def run_drift(args: argparse.Namespace) -> int:
         packs = load_packs(list(args.checks))
     except (InventoryError, CheckConfigError) as exc:
         return _fail(str(exc))
-    problem = selection_problem(inventory, args.nodes)
-    if problem is not None:
-        return _fail(f"--nodes: {problem}")
-    nodes = select_nodes(inventory, args.nodes)
-    if not nodes:
-        return _fail(f"no node matches {args.nodes!r}")
+    try:
+        nodes = select_exactly(inventory, args.nodes)
+    except SelectionError as exc:
+        return _fail(str(exc))
     store = Store(args.store or default_store_path())
     try:
-        _warn_overrides(inventory, store)
+        warn_pin_overrides(inventory, store)
         pins = effective_pins(inventory, store)
         engine = SweepEngine(inventory, transport_for(inventory, accept_new=args.accept_new), packs, store, pins=pins)
         rows = asyncio.run(_drift(engine, nodes))

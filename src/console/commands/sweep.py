@@ -13,11 +13,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from console.actions.pin import effective_pins, pin_overrides
+from console.actions.pin import effective_pins
 from console.checks import CheckConfigError, load_packs
+from console.commands.actions import warn_pin_overrides
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
-from console.inventory import Inventory, InventoryError, fold, load_inventory, select_nodes, selection_problem
+from console.inventory import Inventory, InventoryError, SelectionError, fold, load_inventory, select_exactly
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.report.text import log_to_stderr, printable
@@ -165,13 +166,10 @@ def run(args: argparse.Namespace) -> int:
     except (InventoryError, CheckConfigError) as exc:
         err.print(f"[red]error:[/] {_shown(str(exc))}")
         return int(ExitCode.USAGE)
-    problem = selection_problem(inventory, args.nodes)
-    if problem is not None:
-        err.print(f"[red]error:[/] --nodes: {_shown(problem)}")
-        return int(ExitCode.USAGE)
-    nodes = select_nodes(inventory, args.nodes)
-    if not nodes:
-        err.print(f"[red]error:[/] no node matches {escape(args.nodes or '')!r}")
+    try:
+        nodes = select_exactly(inventory, args.nodes)
+    except SelectionError as exc:
+        err.print(f"[red]error:[/] {_shown(str(exc))}")
         return int(ExitCode.USAGE)
     if args.count is not None and args.every is None:
         err.print("[red]error:[/] --count needs --every")
@@ -183,8 +181,7 @@ def run(args: argparse.Namespace) -> int:
         return int(ExitCode.USAGE)
     store = Store(args.store or default_store_path())
     # A pin stored with `pin --from-node` wins over the inventory's, field by field.
-    for line in pin_overrides(inventory, store):
-        err.print(f"[yellow]warning:[/] {_shown(line)}")
+    warn_pin_overrides(inventory, store)
     pins = effective_pins(inventory, store)
     engine = SweepEngine(inventory, transport, packs, store, pins=pins, probe_timeout_cap_s=args.probe_timeout)
     try:

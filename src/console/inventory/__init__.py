@@ -11,7 +11,7 @@ from console.inventory.load import (
     load_inventory,
 )
 from console.inventory.model import GPU_MODELS, Inventory, Node, Pool, SshConfig, StackPin
-from console.inventory.select import select_nodes, selection_problem
+from console.inventory.select import SelectionError, select_exactly, select_nodes, selection_problem
 
 __all__ = [
     "GPU_MODELS",
@@ -20,6 +20,7 @@ __all__ = [
     "InventoryError",
     "Node",
     "Pool",
+    "SelectionError",
     "SshConfig",
     "StackPin",
     "expand",
@@ -30,6 +31,7 @@ __all__ = [
     "from_mapping",
     "from_sinfo",
     "load_inventory",
+    "select_exactly",
     "select_nodes",
     "selection_problem",
 ]

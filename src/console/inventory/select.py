@@ -49,6 +49,21 @@ def select_nodes(inventory: Inventory, expression: str | None) -> list[Node]:
     return [node for node in inventory.nodes if node_matches(node, expression)]
 
 
+class SelectionError(ValueError):
+    """A ``--nodes`` selection that names unknown nodes, is malformed, or matches nothing."""
+
+
+def select_exactly(inventory: Inventory, expression: str | None) -> list[Node]:
+    """``select_nodes`` for the command line; SelectionError says what is wrong with the selection."""
+    problem = selection_problem(inventory, expression)
+    if problem is not None:
+        raise SelectionError(f"--nodes: {problem}")
+    nodes = select_nodes(inventory, expression)
+    if not nodes:
+        raise SelectionError(f"no node matches {expression or ''!r}")
+    return nodes
+
+
 def selection_problem(inventory: Inventory, expression: str | None) -> str | None:
     """What is wrong with a command-line selection: a malformed hostlist, or names not in the inventory.
 

@@ -111,10 +111,13 @@ def strip_log_prefixes(text: str) -> str:
         lines = [_TIMESTAMP_PREFIX.sub("", line, count=1) for line in lines]
     first = _HOST_PREFIX.match(next((line for line in lines if line.strip()), ""))
     if first is not None and first.group(1).lower() not in _NOT_HOSTS:
-        label = first.group(1)
-        if _share(lines, lambda line: line == f"{label}:" or line.startswith(f"{label}: "), least=3):
-            lines = [line[len(label) + 2 :] if line.startswith(f"{label}: ") else "" if line == f"{label}:" else line
-                     for line in lines]  # fmt: skip
+        mark = f"{first.group(1)}: "  # a blank line of the host's is the label alone, right-stripped
+
+        def labelled(line: str) -> bool:
+            return line.startswith(mark) or line == mark[:-1]
+
+        if _share(lines, labelled, least=3):
+            lines = [line[len(mark) :] if labelled(line) else line for line in lines]
     return "\n".join(lines)
 
 

@@ -422,7 +422,7 @@ class Store:
     def clear_pin(self, pool: str) -> dict[str, str]:
         """Drop the stored pin of ``pool`` (the inventory's applies again); returns what was stored."""
         with self.transaction() as conn:
-            dropped = {r["field"]: r["value"] for r in conn.execute("SELECT * FROM pins WHERE pool = ?", (pool,))}
+            dropped = self.pin(pool)
             conn.execute("DELETE FROM pins WHERE pool = ?", (pool,))
         return dropped
 
