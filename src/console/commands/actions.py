@@ -34,6 +34,7 @@ from console.actions import (
 )
 from console.actions.pin import pin_overrides
 from console.checks import CheckConfigError, load_packs
+from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.inventory import (
@@ -60,7 +61,8 @@ DRIFT_EXIT_HELP = """exit codes:
   0    every pinned field matches its pool's pin
   1    drift: a field differs from the pin (WARN) or breaks a rule (FAIL)
   2    usage or configuration error
-  3    no drift seen, but some fields could not be checked (UNKNOWN)"""
+  3    no drift seen, but some fields could not be checked (UNKNOWN)
+  130  interrupted (Ctrl-C or SIGTERM)"""
 _COLOURS = {Status.FAIL: "red", Status.WARN: "yellow", Status.UNKNOWN: "magenta", Status.PASS: "green"}
 
 
@@ -335,8 +337,10 @@ def run_drift(args: argparse.Namespace) -> int:
         warn_pin_overrides(inventory, store)
         pins = effective_pins(inventory, store)
         engine = SweepEngine(inventory, transport_for(inventory, accept_new=args.accept_new), packs, store, pins=pins)
-        rows = asyncio.run(_drift(engine, nodes))
+        rows, outcome = run_interruptible(_drift(engine, nodes))
         unreachable = {n.name: engine.verdicts[n.name].reason for n in nodes if n.name not in engine.facts}
+    except KeyboardInterrupt:
+        return _fail("interrupted", ExitCode.INTERRUPTED)
     finally:
         store.close()
     rows += [DriftRow(node=n, field="node", status=Status.UNKNOWN, message=why) for n, why in unreachable.items()]
@@ -344,18 +348,20 @@ def run_drift(args: argparse.Namespace) -> int:
         print(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
     else:
         _print_drift(rows, show_all=args.all)
+    if outcome == "cancelled":  # Ctrl-C or SIGTERM: what was judged is shown, the exit says it is partial
+        return int(ExitCode.INTERRUPTED)
     statuses = {row.status for row in rows}
     if statuses & {Status.FAIL, Status.WARN}:
         return int(ExitCode.FAILED)
     return int(ExitCode.UNKNOWN_EXCEEDED if Status.UNKNOWN in statuses else ExitCode.OK)
 
 
-async def _drift(engine: SweepEngine, nodes: list[Any]) -> list[DriftRow]:
+async def _drift(engine: SweepEngine, nodes: list[Any]) -> tuple[list[DriftRow], str]:
     try:
-        await engine.run(nodes, level=ProbeSet.QUICK, families={"stack", "firmware"})
+        result = await engine.run(nodes, level=ProbeSet.QUICK, families={"stack", "firmware"})
     finally:
         await engine.transport.close()
-    return drift_report(engine.facts.values(), engine.pins, engine.packs)
+    return drift_report(engine.facts.values(), engine.pins, engine.packs), result.outcome
 
 
 def _print_drift(rows: list[DriftRow], *, show_all: bool) -> None:

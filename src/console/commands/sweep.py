@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shlex
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from console.actions.pin import effective_pins
 from console.checks import CheckConfigError, load_packs
 from console.commands.actions import warn_pin_overrides
+from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.inventory import Inventory, InventoryError, SelectionError, fold, load_inventory, select_exactly
@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with _Progress(err) as progress:
             engine.subscribe(progress)
-            return asyncio.run(_sweeps(engine, nodes, args, err))
+            return run_interruptible(_sweeps(engine, nodes, args, err))
     except KeyboardInterrupt:
         err.print("interrupted")
         return int(ExitCode.INTERRUPTED)
@@ -212,7 +212,13 @@ async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespac
         def skipped(ticks: int) -> None:
             err.print(f"skipped {ticks} tick(s): the sweep before was still running")
 
-        runs = Periodic(lambda: _sweep(engine, nodes, args), args.every, args.count, on_skip=skipped)
+        async def once() -> int:
+            code = await _sweep(engine, nodes, args)
+            if code == ExitCode.INTERRUPTED:
+                runs.stop()  # Ctrl-C or SIGTERM cancelled this sweep (the engine caught it): no next tick
+            return code
+
+        runs = Periodic(once, args.every, args.count, on_skip=skipped)
         return (await runs.run())[-1]
     finally:
         await engine.transport.close()

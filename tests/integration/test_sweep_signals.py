@@ -1,0 +1,130 @@
+"""SIGTERM ends a headless command the way Ctrl-C does: the sweep cancelled, recorded so, exit 130.
+
+systemd, Kubernetes, a Slurm job's time limit and ``timeout(1)`` all stop a process with SIGTERM. The
+CLI runs as its own process against the simulated cluster; one node's amd-smi hangs, so the sweep is
+still running once the healthy node's verdict is in the store, which is the state the test waits for
+before it sends the signal.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from console.exitcodes import ExitCode
+from console.sim.faults import FaultKind
+from console.sim.launcher import SimCluster
+from console.sim.specs import GpuModel
+from tests.multinode.simcluster import start_cluster
+
+WAIT_S = 60.0
+EXIT_S = 30.0  # the transport kills the hung amd-smi on the node (bounded) before the process exits
+
+
+@pytest.fixture(scope="module")
+def one_hung() -> Iterator[SimCluster]:
+    """Two nodes, amd-smi hanging on one of them."""
+    with start_cluster(2, GpuModel.MI300X, FaultKind.COMMAND_HANG) as sim:
+        yield sim
+
+
+def _start(*args: str | Path, log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen([sys.executable, "-m", "console", *map(str, args)], stdout=out, stderr=subprocess.STDOUT)
+
+
+def sweeps(db: Path) -> list[tuple[int, str, float | None, int]]:
+    """(id, status, finished_at, verdicts) of every sweep committed so far; [] before the store exists."""
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        return conn.execute(
+            "SELECT s.id, s.status, s.finished_at, (SELECT count(*) FROM node_verdicts v WHERE v.sweep_id = s.id)"
+            " FROM sweeps s ORDER BY s.id"
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []  # schema not written yet
+    finally:
+        conn.close()
+
+
+def wait_for_running_sweep(proc: subprocess.Popen[bytes], db: Path, log: Path) -> int:
+    """Wait until a sweep is recorded as running with the healthy node judged; its id."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        seen = sweeps(db)
+        if seen and seen[-1][1] == "running" and seen[-1][3] >= 1:
+            return seen[-1][0]
+        assert proc.poll() is None, log.read_text(errors="replace")
+        assert time.monotonic() < deadline, f"no running sweep with a verdict after {WAIT_S} s: {seen}"
+        time.sleep(0.02)
+
+
+def stopped(proc: subprocess.Popen[bytes], log: Path) -> int:
+    try:
+        return proc.wait(EXIT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"still running {EXIT_S} s after the signal:\n{log.read_text(errors='replace')}") from None
+
+
+def test_sigterm_cancels_the_sweep_records_it_and_exits_130(one_hung: SimCluster, tmp_path: Path) -> None:
+    db, report, log = tmp_path / "h.db", tmp_path / "report.json", tmp_path / "sweep.log"
+    proc = _start("sweep", "-i", one_hung.inventory_path, "--store", db, "--json", report, log=log)
+    try:
+        sweep_id = wait_for_running_sweep(proc, db, log)
+        proc.send_signal(signal.SIGTERM)
+        code = stopped(proc, log)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert code == ExitCode.INTERRUPTED, log.read_text(errors="replace")
+    ((recorded, status, finished_at, verdicts),) = sweeps(db)
+    assert (recorded, status, verdicts) == (sweep_id, "cancelled", 2) and finished_at is not None
+    written = json.loads(report.read_text())
+    assert written["outcome"] == "cancelled" and written["exit_code"] == ExitCode.INTERRUPTED
+    hung = one_hung.cluster().faults[0].node
+    nodes = {n["node"]: n for n in written["nodes"]}
+    assert nodes["sim001"]["status"] == "PASS"
+    assert nodes[hung]["status"] == "UNKNOWN" and "cancelled" in nodes[hung]["reason"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_ends_a_periodic_sweep_instead_of_its_next_tick(
+    one_hung: SimCluster, tmp_path: Path, signum: signal.Signals
+) -> None:
+    db, log = tmp_path / "h.db", tmp_path / "sweep.log"
+    proc = _start("sweep", "-i", one_hung.inventory_path, "--store", db, "--every", "0.5", log=log)
+    try:
+        sweep_id = wait_for_running_sweep(proc, db, log)
+        proc.send_signal(signum)
+        code = stopped(proc, log)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert code == ExitCode.INTERRUPTED, log.read_text(errors="replace")
+    assert [(s[0], s[1]) for s in sweeps(db)] == [(sweep_id, "cancelled")], "no sweep may start after the signal"
+
+
+def test_sigterm_ends_drift_with_130_and_the_sweep_cancelled(one_hung: SimCluster, tmp_path: Path) -> None:
+    db, log = tmp_path / "h.db", tmp_path / "drift.log"
+    proc = _start("drift", "-i", one_hung.inventory_path, "--store", db, log=log)
+    try:
+        sweep_id = wait_for_running_sweep(proc, db, log)
+        proc.send_signal(signal.SIGTERM)
+        code = stopped(proc, log)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert code == ExitCode.INTERRUPTED, log.read_text(errors="replace")
+    assert [(s[0], s[1]) for s in sweeps(db)] == [(sweep_id, "cancelled")]
