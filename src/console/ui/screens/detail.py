@@ -194,6 +194,11 @@ class DetailScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Fill the findings tab, preselect the worst finding, follow theme changes."""
+        if not self.is_attached or self._pruning:
+            # The app quit while the screen was being built (pushed by the prebuild or a quick enter):
+            # Textual detaches or prunes it, so widgets not mounted yet never will be, and still sends
+            # Mount. It is never shown. (The same test as Textual's own Signal.publish.)
+            return
         self._head(self.row)
         self._fill_findings(self.row, preselect=True, first_paint=True)
         self._stale.discard("findings")
@@ -228,6 +233,11 @@ class DetailScreen(Screen[None]):
 
     def refresh_node(self) -> None:
         """The node changed: repaint the header and the tab on screen, the others when next shown."""
+        if not self.is_mounted:
+            # push_screen puts the screen on the stack at once and builds it later, on its own task (the
+            # app prebuilds it from a timer's task): an update between the two finds no widgets yet.
+            # on_mount paints the row as it is by then, so there is nothing to repaint.
+            return
         self._head(self.row)
         self._stale = set(TABS)
         self._fill_tab(self.active_tab)
