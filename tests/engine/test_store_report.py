@@ -195,6 +195,7 @@ def test_diff_compares_with_the_newest_full_sweep_not_a_drift_check(
     base = store.start_sweep("quick", "", "")
     for node in ("n1", "n2", "n3"):
         store.record_node(base, "p", roll_up(node, [_finding(node, Status.PASS, observed=32)]), stack)
+    store.finish_sweep(base, "done", {})  # accept takes only a finished sweep
     full = store.start_sweep("quick", "", "")
     store.record_node(full, "p", roll_up("n1", [_finding("n1", Status.FAIL, observed=16)]), stack)
     for node in ("n2", "n3"):

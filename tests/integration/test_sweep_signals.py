@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,10 +19,8 @@ from console.exitcodes import ExitCode
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster
 from console.sim.specs import GpuModel
+from tests.integration.processes import start_console, stopped, sweeps, wait_for_running_sweep
 from tests.multinode.simcluster import start_cluster
-
-WAIT_S = 60.0
-EXIT_S = 30.0  # the transport kills the hung amd-smi on the node (bounded) before the process exits
 
 
 @pytest.fixture(scope="module")
@@ -36,51 +30,9 @@ def one_hung() -> Iterator[SimCluster]:
         yield sim
 
 
-def _start(*args: str | Path, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "console", *map(str, args)], stdout=out, stderr=subprocess.STDOUT)
-
-
-def sweeps(db: Path) -> list[tuple[int, str, float | None, int]]:
-    """(id, status, finished_at, verdicts) of every sweep committed so far; [] before the store exists."""
-    if not db.exists():
-        return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-    try:
-        return conn.execute(
-            "SELECT s.id, s.status, s.finished_at, (SELECT count(*) FROM node_verdicts v WHERE v.sweep_id = s.id)"
-            " FROM sweeps s ORDER BY s.id"
-        ).fetchall()
-    except sqlite3.OperationalError:
-        return []  # schema not written yet
-    finally:
-        conn.close()
-
-
-def wait_for_running_sweep(proc: subprocess.Popen[bytes], db: Path, log: Path) -> int:
-    """Wait until a sweep is recorded as running with the healthy node judged; its id."""
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        seen = sweeps(db)
-        if seen and seen[-1][1] == "running" and seen[-1][3] >= 1:
-            return seen[-1][0]
-        assert proc.poll() is None, log.read_text(errors="replace")
-        assert time.monotonic() < deadline, f"no running sweep with a verdict after {WAIT_S} s: {seen}"
-        time.sleep(0.02)
-
-
-def stopped(proc: subprocess.Popen[bytes], log: Path) -> int:
-    try:
-        return proc.wait(EXIT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-        raise AssertionError(f"still running {EXIT_S} s after the signal:\n{log.read_text(errors='replace')}") from None
-
-
 def test_sigterm_cancels_the_sweep_records_it_and_exits_130(one_hung: SimCluster, tmp_path: Path) -> None:
     db, report, log = tmp_path / "h.db", tmp_path / "report.json", tmp_path / "sweep.log"
-    proc = _start("sweep", "-i", one_hung.inventory_path, "--store", db, "--json", report, log=log)
+    proc = start_console("sweep", "-i", one_hung.inventory_path, "--store", db, "--json", report, log=log)
     try:
         sweep_id = wait_for_running_sweep(proc, db, log)
         proc.send_signal(signal.SIGTERM)
@@ -104,7 +56,7 @@ def test_a_signal_ends_a_periodic_sweep_instead_of_its_next_tick(
     one_hung: SimCluster, tmp_path: Path, signum: signal.Signals
 ) -> None:
     db, log = tmp_path / "h.db", tmp_path / "sweep.log"
-    proc = _start("sweep", "-i", one_hung.inventory_path, "--store", db, "--every", "0.5", log=log)
+    proc = start_console("sweep", "-i", one_hung.inventory_path, "--store", db, "--every", "0.5", log=log)
     try:
         sweep_id = wait_for_running_sweep(proc, db, log)
         proc.send_signal(signum)
@@ -118,7 +70,7 @@ def test_a_signal_ends_a_periodic_sweep_instead_of_its_next_tick(
 
 def test_sigterm_ends_drift_with_130_and_the_sweep_cancelled(one_hung: SimCluster, tmp_path: Path) -> None:
     db, log = tmp_path / "h.db", tmp_path / "drift.log"
-    proc = _start("drift", "-i", one_hung.inventory_path, "--store", db, log=log)
+    proc = start_console("drift", "-i", one_hung.inventory_path, "--store", db, log=log)
     try:
         sweep_id = wait_for_running_sweep(proc, db, log)
         proc.send_signal(signal.SIGTERM)

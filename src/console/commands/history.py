@@ -155,11 +155,17 @@ def run_accept(args: argparse.Namespace) -> int:
         if sweep_id is None or store.sweep(sweep_id) is None:
             print("error: no such sweep")
             return int(ExitCode.USAGE)
-        pools = set(args.pool or []) or _pools_of_sweep(store, sweep_id)
-        for pool in sorted(pools):
-            store.accept(pool, sweep_id, current_user())
-        store.audit("accept", sorted(pools), inputs={"sweep": sweep_id}, commands=[], output="", outcome="ok")
-        print(f"sweep {sweep_id} accepted as baseline of {', '.join(sorted(pools))}")
+        refusal = store.baseline_refusal(sweep_id)  # interrupted, cancelled, cut by its deadline, still running
+        if refusal is not None:
+            plain_console(stderr=True).print(f"error: {_shown(refusal)}")
+            return int(ExitCode.USAGE)
+        pools = sorted(set(args.pool or []) or _pools_of_sweep(store, sweep_id))
+        user = current_user()
+        with store.audited("accept", pools, inputs={"sweep": sweep_id}, user=user) as entry:
+            for pool in pools:
+                store.accept(pool, sweep_id, user)
+            entry.finish(f"sweep {sweep_id} is the baseline of {', '.join(pools)}")
+        print(f"sweep {sweep_id} accepted as baseline of {', '.join(pools)}")
         return 0
     finally:
         store.close()

@@ -1,14 +1,17 @@
-"""SQLite history: sweeps, raw probe output, findings, node verdicts, baselines, pins and the audit log.
+"""SQLite history: sweeps, raw probe output, findings, node verdicts, baselines, pins, the audit log and
+the console's drains.
 
 Every verdict is committed as it arrives (one transaction per node), in WAL mode, so a console
-killed mid-sweep loses nothing that was finished. The file and its directory are owner-only.
+killed mid-sweep loses nothing that was finished. Each sweep records the process that runs it, and
+opening the database marks "interrupted" the sweeps whose process died before finishing them
+(``console.store.upgrade``). The audit log is written ahead (``console.store.audit``). The file and
+its directory are owner-only.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import pwd
 import sqlite3
 import time
 import zlib
@@ -19,8 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from console.model.findings import Finding, NodeVerdict, Status, Subject
+from console.store.audit import AuditLog
+from console.store.drains import DrainLedger
+from console.store.owner import ProcessOwner
+from console.store.upgrade import INTERRUPTED, end_orphaned_sweeps, upgrade
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # what _SCHEMA creates; console.store.upgrade brings it to the current version
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -119,17 +126,6 @@ def _unpack(blob: bytes | None) -> bytes:
     return zlib.decompress(blob) if blob else b""
 
 
-def current_user() -> str:
-    """Who is acting, for the audit log: the login name (the sudoer's under sudo), else the uid."""
-    for var in ("SUDO_USER", "USER", "LOGNAME"):
-        if os.environ.get(var):
-            return os.environ[var]
-    try:
-        return pwd.getpwuid(os.getuid()).pw_name
-    except KeyError:  # a uid without a passwd entry (containers)
-        return str(os.getuid())
-
-
 @dataclass(frozen=True)
 class ProbeRunRecord:
     """One probe run to keep: what ran, how it ended, and its raw output."""
@@ -144,7 +140,7 @@ class ProbeRunRecord:
     stderr: bytes = b""
 
 
-class Store:
+class Store(AuditLog, DrainLedger):
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
     def __init__(self, path: str | Path) -> None:
@@ -162,6 +158,8 @@ class Store:
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.executescript(_SCHEMA)
         self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        upgrade(self.conn)
+        end_orphaned_sweeps(self.conn)
         for suffix in ("", "-wal", "-shm"):
             side = Path(f"{self.path}{suffix}")
             if side.exists():
@@ -190,10 +188,10 @@ class Store:
     # sweeps -----------------------------------------------------------------------------------
 
     def start_sweep(self, level: str, inventory: str, nodes: str, parent_id: int | None = None) -> int:
-        """Record a new sweep; returns its id."""
+        """Record a new sweep, owned by this process; returns its id."""
         cur = self.conn.execute(
-            "INSERT INTO sweeps (started_at, level, inventory, nodes, parent_id) VALUES (?, ?, ?, ?, ?)",
-            (time.time(), level, inventory, nodes, parent_id),
+            "INSERT INTO sweeps (started_at, level, inventory, nodes, parent_id, owner) VALUES (?, ?, ?, ?, ?, ?)",
+            (time.time(), level, inventory, nodes, parent_id, ProcessOwner.current().to_text()),
         )
         return int(cur.lastrowid or 0)
 
@@ -203,6 +201,26 @@ class Store:
             "UPDATE sweeps SET finished_at = ?, status = ?, summary = ? WHERE id = ?",
             (time.time(), status, json.dumps(summary), sweep_id),
         )
+
+    def baseline_refusal(self, sweep_id: int) -> str | None:
+        """Why sweep ``sweep_id`` may not become a baseline (one line), or None: it finished its work."""
+        row = self.sweep(sweep_id)
+        if row is None:
+            return f"no sweep {sweep_id} in {self.path}"
+        status = row["status"]
+        if status == "done":
+            return None
+        if status == "running":
+            owner = ProcessOwner.from_text(row["owner"])
+            if owner is not None and owner.alive():
+                return f"sweep {sweep_id} is still running ({owner.describe()}): not a baseline until it finishes"
+            return f"sweep {sweep_id} never finished (its process cannot be checked from here): not a baseline"
+        why = {
+            INTERRUPTED: "was interrupted: its process ended before the sweep finished",
+            "cancelled": "was cancelled before it finished",
+            "deadline": "ran out of its deadline before it finished",
+        }.get(status, f"ended {status}, not done")
+        return f"sweep {sweep_id} {why}: not a baseline; sweep again and accept that one"
 
     def sweeps(self, limit: int = 20) -> list[sqlite3.Row]:
         """Most recent sweeps first."""
@@ -429,37 +447,3 @@ class Store:
     def pin(self, pool: str) -> dict[str, str]:
         """Stored pin of ``pool`` (field -> value)."""
         return {r["field"]: r["value"] for r in self.conn.execute("SELECT * FROM pins WHERE pool = ?", (pool,))}
-
-    # audit ------------------------------------------------------------------------------------
-
-    def audit(
-        self,
-        action: str,
-        targets: list[str],
-        *,
-        inputs: dict[str, Any],
-        commands: list[str],
-        output: str,
-        outcome: str,
-        user: str | None = None,
-    ) -> int:
-        """Append one action to the audit log."""
-        cur = self.conn.execute(
-            "INSERT INTO audit (at, user, action, targets, inputs, commands, output, outcome)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                time.time(),
-                user or current_user(),
-                action,
-                json.dumps(targets),
-                json.dumps(inputs),
-                json.dumps(commands),
-                output,
-                outcome,
-            ),
-        )
-        return int(cur.lastrowid or 0)
-
-    def audit_log(self, limit: int = 50) -> list[sqlite3.Row]:
-        """Newest audit entries first."""
-        return list(self.conn.execute("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,)))

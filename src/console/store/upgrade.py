@@ -1,0 +1,113 @@
+"""Schema version 2 and the clean-up every opening of the history database does.
+
+Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
+when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
+the drains the console made (``drains``). A database of version 1 is upgraded in place the first
+time a version-2 console opens it; its audit rows were all written after the fact, so each is
+finished when it was written. Fresh databases take the same path.
+
+A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
+"interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
+cannot be checked from this host, is left alone.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from console.store.owner import ProcessOwner
+
+SCHEMA_VERSION = 2
+INTERRUPTED = "interrupted"
+
+_DRAINS = """
+CREATE TABLE IF NOT EXISTS drains (
+    id INTEGER PRIMARY KEY,
+    node TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    user TEXT NOT NULL,
+    at REAL NOT NULL,
+    sweep_id INTEGER,
+    findings TEXT NOT NULL DEFAULT '[]',
+    audit_id INTEGER REFERENCES audit(id),
+    ended_at REAL,
+    ended_by TEXT
+)"""
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
+    "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
+)
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
+def _version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    try:
+        return int(row[0]) if row else 0
+    except ValueError:
+        return 0
+
+
+def upgrade(conn: sqlite3.Connection) -> None:
+    """Bring the database to version 2: one transaction, safe when several consoles open it at once."""
+    if _version(conn) >= SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Checked again inside the lock: another console may have upgraded it meanwhile.
+        if "owner" not in _columns(conn, "sweeps"):
+            conn.execute("ALTER TABLE sweeps ADD COLUMN owner TEXT")
+        audit = _columns(conn, "audit")
+        if "owner" not in audit:
+            conn.execute("ALTER TABLE audit ADD COLUMN owner TEXT")
+        if "finished_at" not in audit:
+            conn.execute("ALTER TABLE audit ADD COLUMN finished_at REAL")
+            conn.execute("UPDATE audit SET finished_at = at")
+        conn.execute(_DRAINS)
+        for index in _INDEXES:
+            conn.execute(index)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def end_orphaned_sweeps(conn: sqlite3.Connection) -> list[int]:
+    """Mark "interrupted" every running sweep whose owning process is gone; returns their ids."""
+    running = conn.execute(
+        "SELECT id, owner, started_at FROM sweeps WHERE finished_at IS NULL AND status = 'running'"
+    ).fetchall()
+    ended = []
+    for sweep_id, owner_text, started_at in running:
+        owner = ProcessOwner.from_text(owner_text)
+        if owner is None or owner.alive() is not False:
+            continue  # still running, or written by a console that did not record owners: cannot tell
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            by_status = "SELECT status, count(*) FROM node_verdicts WHERE sweep_id = ? GROUP BY status"
+            counts = dict(conn.execute(by_status, (sweep_id,)).fetchall())
+            # When it stopped: the last thing it recorded (its verdicts and probe runs are kept).
+            last = conn.execute(
+                "SELECT max(t) FROM (SELECT max(updated_at) AS t FROM node_verdicts WHERE sweep_id = ?"
+                " UNION ALL SELECT max(started_at + duration_s) FROM probe_runs WHERE sweep_id = ?)",
+                (sweep_id, sweep_id),
+            ).fetchone()[0]
+            summary = {
+                "counts": counts,
+                "interrupted": f"its process ({owner.describe()}) ended before the sweep finished",
+            }
+            conn.execute(
+                "UPDATE sweeps SET status = ?, finished_at = ?, summary = ? WHERE id = ? AND finished_at IS NULL",
+                (INTERRUPTED, last or started_at, json.dumps(summary), sweep_id),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        ended.append(sweep_id)
+    return ended
