@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from console import __version__
+from console.commands.arguments import OneLineParser
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.runtime import tune_gc
 
@@ -22,7 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = ("tui", "demo", "sweep", "local", "parse", "h
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="instinct-console",
         description="Health console for AMD Instinct GPU clusters.",
         epilog=EXIT_CODE_HELP,

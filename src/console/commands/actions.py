@@ -34,6 +34,7 @@ from console.actions import (
 )
 from console.actions.pin import pin_overrides
 from console.checks import CheckConfigError, load_packs
+from console.commands.arguments import share, whole
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
@@ -85,8 +86,8 @@ def register(sub: Any) -> None:
         p.add_argument("--force", action="store_true", help="act on nodes held by others and past the cap")
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         p.add_argument("--dry-run", action="store_true", help="show the plan only")
-        p.add_argument("--cap", type=int, help="most nodes per pool the console may hold out at once")
-        p.add_argument("--cap-fraction", type=float, default=0.10, help="cap as a fraction of the pool (default 0.10)")
+        p.add_argument("--cap", type=whole(0), help="most nodes per pool the console may hold out at once")
+        p.add_argument("--cap-fraction", type=share, default=0.10, help="cap as a fraction of the pool (default 0.10)")
         if kind in (ActionKind.CORDON, ActionKind.UNCORDON):
             p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
         p.set_defaults(func=run_action, kind=kind)

@@ -19,6 +19,7 @@ from typing import Any
 from rich.markup import escape
 
 from console.checks import CheckConfigError, load_packs
+from console.commands.arguments import seconds
 from console.commands.sweep import exit_code_for
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
@@ -54,7 +55,7 @@ def register(sub: Any) -> None:
     p.add_argument("--probes", choices=node_levels, default="quick", help="probe set (default quick)")
     p.add_argument("--json", metavar="FILE", help="write the verdict and raw outputs as JSON ('-' for stdout)")
     p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
-    p.add_argument("--deadline", type=float, metavar="SECONDS", help="give up and exit 4 after this long")
+    p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument("--fail-on-warn", action="store_true", help="exit 1 on a WARN verdict too (e.g. stack drift)")
     p.set_defaults(func=run)
 

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from console.actions.pin import effective_pins
 from console.checks import CheckConfigError, load_packs
 from console.commands.actions import warn_pin_overrides
+from console.commands.arguments import seconds, whole
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
@@ -52,10 +53,10 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--exclude-unknown", action="store_true", help="with --exclude-out: list nodes that could not be checked too"
     )
-    p.add_argument("--deadline", type=float, metavar="SECONDS", help="give up and exit 4 after this long")
+    p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument(
         "--probe-timeout",
-        type=float,
+        type=seconds,
         metavar="SECONDS",
         help="cap every probe's timeout; a node still busy after this long is UNKNOWN (default: per probe)",
     )
@@ -90,8 +91,8 @@ def register(sub: Any) -> None:
         metavar="CMD",
         help="with --via-slurm: the command that runs instinct-console on the nodes (default instinct-console)",
     )
-    p.add_argument("--every", type=float, metavar="SECONDS", help="sweep again every SECONDS; busy ticks are skipped")
-    p.add_argument("--count", type=int, metavar="N", help="with --every: stop after N sweeps")
+    p.add_argument("--every", type=seconds, metavar="SECONDS", help="sweep again every SECONDS; busy ticks are skipped")
+    p.add_argument("--count", type=whole(1), metavar="N", help="with --every: stop after N sweeps")
     p.set_defaults(func=run)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from console.commands.arguments import OneLineParser, seconds
 from console.exitcodes import ExitCode
 
 EPILOG = """keys: ? in the console lists every key; ctrl+p opens the command palette.
@@ -40,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
     p.add_argument(
         "--probe-timeout",
-        type=float,
+        type=seconds,
         metavar="SECONDS",
         help="cap every probe's timeout; a node still busy after this long is UNKNOWN (default: per probe)",
     )
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the console as ``instinct-console tui ARGS`` would (the demo calls this)."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="instinct-console tui", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     add_arguments(parser)

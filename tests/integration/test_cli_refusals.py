@@ -1,0 +1,68 @@
+"""Inputs the command line refuses before doing anything: exit 2 and one line on stderr naming the input.
+
+Run as an operator runs them (a process, its stderr and exit status as a shell or a prolog sees them),
+so a Python traceback cannot hide behind a caught ``SystemExit``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NODES = ("n1", "n2", "n3", "n4")
+
+
+def _run(argv: list[str], cwd: Path, stdout: int = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_STATE_HOME": str(cwd / "state"), "XDG_CONFIG_HOME": str(cwd / "config")}
+    return subprocess.run(
+        [sys.executable, "-m", "console", *argv],
+        cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Path:
+    """Four nodes whose SSH port refuses at once: a command that wrongly went on to sweep ends quickly."""
+    hosts = "".join(f'[hosts.{name}]\naddress = "127.0.0.1"\nport = 1\n' for name in NODES)
+    (tmp_path / "cluster.toml").write_text(
+        f'[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "{",".join(NODES)}"\n{hosts}'
+    )
+    return tmp_path
+
+
+def _refused(argv: list[str], cwd: Path, *named: str) -> str:
+    """Run ``argv``; it must exit 2 with one line on stderr holding every string in ``named``."""
+    done = _run(argv, cwd)
+    line = done.stderr.strip()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "\n" not in line, done.stderr
+    for text in named:
+        assert text in line, line
+    return line
+
+
+SWEEP = ["sweep", "-i", "cluster.toml", "--store", "h.db"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        ([*SWEEP, "--every", "0"], ["--every", "0"]),
+        ([*SWEEP, "--every", "-5"], ["--every", "-5"]),
+        ([*SWEEP, "--every", "60", "--count", "0"], ["--count", "0"]),
+        ([*SWEEP, "--probe-timeout", "0"], ["--probe-timeout", "0"]),
+        ([*SWEEP, "--deadline", "-1"], ["--deadline", "-1"]),
+        ([*SWEEP, "--deadline", "nan"], ["--deadline", "nan"]),
+        (["check-local", "--model", "mi300x", "--node", "n1", "--deadline", "0"], ["--deadline", "0"]),
+        (["tui", "-i", "cluster.toml", "--probe-timeout", "-2"], ["--probe-timeout", "-2"]),
+        (["drain", "n1", "--reason", "x", "--dry-run", "--store", "h.db", "--cap", "-3"], ["--cap", "-3"]),
+        (["drain", "n1", "--reason", "x", "--dry-run", "--store", "h.db", "--cap-fraction", "2"], ["--cap-fraction"]),
+        (["drain", "n1", "--reason", "x", "--dry-run", "--store", "h.db", "--cap-fraction", "0"], ["--cap-fraction"]),
+    ],
+)
+def test_out_of_range_options_are_usage_errors(cluster: Path, argv: list[str], named: list[str]) -> None:
+    _refused(argv, cluster, *named)
