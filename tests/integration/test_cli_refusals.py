@@ -66,3 +66,11 @@ SWEEP = ["sweep", "-i", "cluster.toml", "--store", "h.db"]
 )
 def test_out_of_range_options_are_usage_errors(cluster: Path, argv: list[str], named: list[str]) -> None:
     _refused(argv, cluster, *named)
+
+
+@pytest.mark.parametrize("allowance", ["5", "-0.5"])
+def test_allow_unknown_beyond_the_selection_says_how_many_nodes_it_has(cluster: Path, allowance: str) -> None:
+    line = _refused([*SWEEP, "--allow-unknown", allowance], cluster, f"--allow-unknown {allowance}")
+    assert "4 selected nodes" in line and "0.25 lets one of them" in line
+    line = _refused([*SWEEP, "--nodes", "n[1-3]", "--allow-unknown", allowance], cluster, "3 selected nodes")
+    assert "0.334 lets one of them" in line  # rounded up: 0.333 would not let 1 of 3 through

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import time
 from pathlib import Path
@@ -171,6 +172,14 @@ def run(args: argparse.Namespace) -> int:
         nodes = select_exactly(inventory, args.nodes)
     except SelectionError as exc:
         err.print(f"[red]error:[/] {_shown(str(exc))}")
+        return int(ExitCode.USAGE)
+    if not 0 <= args.allow_unknown <= 1:
+        # Meant as a count, it would let every node go unchecked: say what one node of this selection is.
+        one = math.ceil(1000 / len(nodes)) / 1000  # rounded up: 1/3 as 0.333 would not let one through
+        err.print(
+            f"[red]error:[/] --allow-unknown {args.allow_unknown:g}: give a fraction of the {len(nodes)} selected"
+            f" nodes, from 0 to 1 ({one:g} lets one of them be UNKNOWN)"
+        )
         return int(ExitCode.USAGE)
     if args.count is not None and args.every is None:
         err.print("[red]error:[/] --count needs --every")
