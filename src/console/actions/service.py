@@ -4,7 +4,9 @@
 ownership, caps and idempotence, with no side effect. ``execute`` reads the scheduler again and
 re-plans before running anything: it never acts on a node the shown plan did not act on, it refuses
 when the fresh state would break a cap or ownership rule, and it skips nodes that meanwhile reached
-the wanted state. Every execution, refused or not, is appended to the audit log.
+the wanted state. Every execution, refused or not, is in the audit log, written ahead: the intent
+(who, targets, inputs, the exact commands) is committed before the first command runs, and the
+outcome with the commands' output updates that row after the last.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -49,7 +52,7 @@ from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, SlurmConfig, SshConfig, StackPin
 from console.probes.base import ParseError
 from console.probes.host import parse_os_release
-from console.store import Store, current_user
+from console.store import AuditEntry, Store, current_user
 
 _SLURM = "slurm"
 NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an inventory
@@ -268,7 +271,7 @@ class ActionService:
         if self.read_only:
             plan = refused(plan.request, READ_ONLY)
         if plan.refused:
-            return self._audit(plan, [], [], ActionResult(False, f"refused: {plan.refused}", dict(plan.decisions)))
+            return self._audit(plan, ActionResult(False, f"refused: {plan.refused}", dict(plan.decisions)))
         kind = plan.request.kind
         if kind in SLURM_KINDS:
             return await self._execute_slurm(plan)
@@ -279,33 +282,35 @@ class ActionService:
         return await self._execute_enforce(plan)
 
     def _stale(self, fresh: ActionPlan, why: str) -> ActionResult:
-        return self._audit(fresh, [], [], ActionResult(False, f"refused: {why}", dict(fresh.decisions)))
+        return self._audit(fresh, ActionResult(False, f"refused: {why}", dict(fresh.decisions)))
 
     async def _execute_slurm(self, plan: ActionPlan) -> ActionResult:
         try:
             fresh = self._plan_slurm(plan.request, await self._read_slurm())
         except slurm.SlurmError as exc:
-            return self._audit(plan, [], [], ActionResult(False, f"failed: {exc}", dict(plan.decisions)))
+            return self._audit(plan, ActionResult(False, f"failed: {exc}", dict(plan.decisions)))
         why = recheck(plan, fresh)
         if why is not None:
             return self._stale(fresh, why)
-        outputs = [await self.runner.run(s.where, s.argv) for s in fresh.steps]
-        try:
-            after = await self._read_slurm()
-        except slurm.SlurmError:
-            after = {}
-        per_target = dict(fresh.decisions)
-        for step, out in zip(fresh.steps, outputs, strict=True):
-            for target in step.targets:
-                now = slurm.describe(after[target]) if target in after else "state not read"
-                per_target[target] = f"{PAST[plan.request.kind]}: now {now}" if out.ok else f"failed: {explain(out)}"
-        return self._finished(fresh, list(fresh.steps), outputs, per_target)
+        with self._audited(fresh, fresh.steps) as entry:
+            outputs = [await self.runner.run(s.where, s.argv) for s in fresh.steps]
+            try:
+                after = await self._read_slurm()
+            except slurm.SlurmError:
+                after = {}
+            per_target = dict(fresh.decisions)
+            for step, out in zip(fresh.steps, outputs, strict=True):
+                for target in step.targets:
+                    now = slurm.describe(after[target]) if target in after else "state not read"
+                    done = f"{PAST[plan.request.kind]}: now {now}"
+                    per_target[target] = done if out.ok else f"failed: {explain(out)}"
+            return self._finished(entry, fresh, outputs, per_target)
 
     async def _execute_kube(self, plan: ActionPlan) -> ActionResult:
         try:
             nodes = await self._read_kube()
         except Exception as exc:  # the client raises ApiException, urllib3 and config errors alike
-            return self._audit(plan, [], [], ActionResult(False, f"failed: {_one_line(exc)}", dict(plan.decisions)))
+            return self._audit(plan, ActionResult(False, f"failed: {_one_line(exc)}", dict(plan.decisions)))
         self._kube_nodes = nodes
         fresh = self._plan_kube(plan.request, nodes)
         why = recheck(plan, fresh)
@@ -315,19 +320,20 @@ class ActionService:
         # Send the bodies the operator saw (not the fresh plan's, whose timestamp differs).
         steps = [s for s in plan.steps if s.targets[0] in fresh.acting_on]
         outputs: list[RunOutput] = []
-        for step in steps:
-            target = step.targets[0]
-            # Pinned to the version just read: a node changed since then is refused by the server (409).
-            body = kube.with_resource_version(json.loads(step.argv[-1]), nodes[target])
-            try:
-                answer = await asyncio.to_thread(self._kube().patch_node, target, body, kube.PATCH_CONTENT_TYPE)
-            except Exception as exc:
-                outputs.append(RunOutput(KUBERNETES, step.argv, None, "", "", _one_line(exc)))
-                per_target[target] = f"failed: {_one_line(exc)}"
-                continue
-            outputs.append(RunOutput(KUBERNETES, step.argv, 0, json.dumps(answer, sort_keys=True), ""))
-            per_target[target] = f"{PAST[plan.request.kind]}: now {kube.describe_node(answer)}"
-        return self._finished(fresh, steps, outputs, per_target)
+        with self._audited(fresh, steps) as entry:
+            for step in steps:
+                target = step.targets[0]
+                # Pinned to the version just read: a node changed since then is refused by the server (409).
+                body = kube.with_resource_version(json.loads(step.argv[-1]), nodes[target])
+                try:
+                    answer = await asyncio.to_thread(self._kube().patch_node, target, body, kube.PATCH_CONTENT_TYPE)
+                except Exception as exc:
+                    outputs.append(RunOutput(KUBERNETES, step.argv, None, "", "", _one_line(exc)))
+                    per_target[target] = f"failed: {_one_line(exc)}"
+                    continue
+                outputs.append(RunOutput(KUBERNETES, step.argv, 0, json.dumps(answer, sort_keys=True), ""))
+                per_target[target] = f"{PAST[plan.request.kind]}: now {kube.describe_node(answer)}"
+            return self._finished(entry, fresh, outputs, per_target)
 
     def _execute_pin(self, plan: ActionPlan) -> ActionResult:
         fresh = self._plan_pin(plan.request)
@@ -335,46 +341,47 @@ class ActionService:
             return self._stale(fresh, fresh.refused)
         pool, node = fresh.request.pool or "", fresh.request.from_node or ""
         fields = fingerprint(self._stack_of(node)[0], plan.request.image_digest).pinned_fields()
-        self.store.set_pin(pool, fields, node, self.user)
-        done = f"pinned pool {pool} to the stack of {node} ({len(fields)} fields)"
-        return self._audit(fresh, [], [], ActionResult(True, done, {node: done}), pinned=fields)
+        with self._audited(fresh, [], pinned=fields) as entry:
+            self.store.set_pin(pool, fields, node, self.user)
+            done = f"pinned pool {pool} to the stack of {node} ({len(fields)} fields)"
+            return self._record(entry, [], ActionResult(True, done, {node: done}))
 
     async def _execute_enforce(self, plan: ActionPlan) -> ActionResult:
         per_target = dict(plan.decisions)
         outputs: list[RunOutput] = []
-        for step in plan.steps:
-            target = step.targets[0]
-            # The hold command was chosen for the OS seen when planning: confirm it before running it.
-            _, os_id, probe = await self._os_id(target)
-            outputs.append(probe)
-            manager = manager_for(os_id)
-            if manager is None or hold_argv(manager, [])[0] != step.argv[0]:
-                why = (
-                    f"cannot read /etc/os-release: {probe.message()}"
-                    if not probe.ok
-                    else f"{target} now runs {os_id or 'an unknown OS'}, not one for {step.argv[0]}"
-                )
-                outputs.append(RunOutput(target, step.argv, None, "", "", why))
-                per_target[target] = f"failed: {why}"
-                continue
-            out = await self.runner.run(step.where, step.argv)
-            outputs.append(out)
-            per_target[target] = f"held: {' '.join(step.argv[2:])}" if out.ok else f"failed: {explain(out)}"
-        return self._finished(plan, list(plan.steps), outputs, per_target)
+        with self._audited(plan, plan.steps) as entry:
+            for step in plan.steps:
+                target = step.targets[0]
+                # The hold command was chosen for the OS seen when planning: confirm it before running it.
+                _, os_id, probe = await self._os_id(target)
+                outputs.append(probe)
+                manager = manager_for(os_id)
+                if manager is None or hold_argv(manager, [])[0] != step.argv[0]:
+                    why = (
+                        f"cannot read /etc/os-release: {probe.message()}"
+                        if not probe.ok
+                        else f"{target} now runs {os_id or 'an unknown OS'}, not one for {step.argv[0]}"
+                    )
+                    outputs.append(RunOutput(target, step.argv, None, "", "", why))
+                    per_target[target] = f"failed: {why}"
+                    continue
+                out = await self.runner.run(step.where, step.argv)
+                outputs.append(out)
+                per_target[target] = f"held: {' '.join(step.argv[2:])}" if out.ok else f"failed: {explain(out)}"
+            return self._finished(entry, plan, outputs, per_target)
 
     def _finished(
-        self, plan: ActionPlan, steps: list[Step], outputs: list[RunOutput], per_target: dict[str, str]
+        self, entry: AuditEntry, plan: ActionPlan, outputs: list[RunOutput], per_target: dict[str, str]
     ) -> ActionResult:
         failed = [o for o in outputs if not o.ok and o.argv != OS_RELEASE_ARGV]
         result = ActionResult(not failed, outcome(plan.request.kind, plan, failed), per_target)
-        return self._audit(plan, steps, outputs, result)
+        return self._record(entry, outputs, result)
 
     # audit ----------------------------------------------------------------------------------------
 
-    def _audit(
-        self, plan: ActionPlan, steps: list[Step], outputs: list[RunOutput], result: ActionResult, **extra: Any
-    ) -> ActionResult:
-        """Append who, when, targets, inputs, the exact commands, their output and the outcome."""
+    @contextmanager
+    def _audited(self, plan: ActionPlan, steps: Iterable[Step], **extra: Any) -> Iterator[AuditEntry]:
+        """The store's one write-ahead path: who, targets, inputs and the exact commands before they run."""
         request = plan.request
         inputs = {
             "reason": request.reason,
@@ -388,16 +395,25 @@ class ActionService:
             "decisions": plan.decisions,
             **extra,
         }
-        audit_id = self.store.audit(
+        with self.store.audited(
             request.kind.value,
             list(request.targets) or [t for t in (request.from_node,) if t],
             inputs=inputs,
             commands=[step.shown() for step in steps],
-            output="\n".join(out.transcript() for out in outputs),
-            outcome=result.outcome,
             user=self.user,
-        )
-        return replace(result, audit_id=audit_id)
+        ) as entry:
+            yield entry
+
+    @staticmethod
+    def _record(entry: AuditEntry, outputs: list[RunOutput], result: ActionResult) -> ActionResult:
+        """The outcome and everything the commands printed, for the audit row written when the action ends."""
+        entry.finish(result.outcome, "\n".join(out.transcript() for out in outputs))
+        return replace(result, audit_id=entry.id)
+
+    def _audit(self, plan: ActionPlan, result: ActionResult) -> ActionResult:
+        """An execution that ran nothing (refused, the scheduler unreadable): intent and outcome at once."""
+        with self._audited(plan, []) as entry:
+            return self._record(entry, [], result)
 
     async def close(self) -> None:
         """Close the runner's connections."""
