@@ -16,6 +16,7 @@ from console import __version__
 from console.commands.arguments import OneLineParser
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.runtime import tune_gc
+from console.store.db import StoreError
 
 # Order is the order shown in --help.
 COMMAND_MODULES: tuple[str, ...] = ("tui", "demo", "sweep", "local", "parse", "history", "sim", "actions")
@@ -41,15 +42,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     tune_gc()
-    func = getattr(args, "func", None)
-    if func is None:
-        # No subcommand: open the console on the default inventory (the TUI), once it exists.
-        if "tui" in COMMAND_MODULES:
-            tui_args = parser.parse_args(["tui", *(argv or sys.argv[1:])])
-            return int(tui_args.func(tui_args))
-        parser.print_help()
-        return int(ExitCode.USAGE)
+    if getattr(args, "func", None) is None:
+        if "tui" not in COMMAND_MODULES:
+            parser.print_help()
+            return int(ExitCode.USAGE)
+        # No subcommand: open the console on the default inventory (the TUI), its errors handled as below.
+        args = parser.parse_args(["tui", *(argv or sys.argv[1:])])
+    func = args.func
     try:
         return int(func(args))
+    except StoreError as exc:
+        print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
+        return int(ExitCode.USAGE)
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)

@@ -31,6 +31,7 @@ def cluster(tmp_path: Path) -> Path:
     (tmp_path / "cluster.toml").write_text(
         f'[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "{",".join(NODES)}"\n{hosts}'
     )
+    (tmp_path / "notes.txt").write_text("not a database\n")
     return tmp_path
 
 
@@ -74,3 +75,21 @@ def test_allow_unknown_beyond_the_selection_says_how_many_nodes_it_has(cluster: 
     assert "4 selected nodes" in line and "0.25 lets one of them" in line
     line = _refused([*SWEEP, "--nodes", "n[1-3]", "--allow-unknown", allowance], cluster, "3 selected nodes")
     assert "0.334 lets one of them" in line  # rounded up: 0.333 would not let 1 of 3 through
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        ([*SWEEP[:3], "--store", "notes.txt"], ["notes.txt", "not an SQLite database"]),
+        (["history", "--store", "notes.txt"], ["notes.txt", "not an SQLite database"]),
+        (["audit", "--store", "notes.txt", "--json"], ["notes.txt", "not an SQLite database"]),
+        (
+            [*SWEEP[:3], "--store", "notes.txt/history.sqlite"],
+            ["notes.txt/history.sqlite", "cannot create or open", "File exists: notes.txt"],
+        ),
+    ],
+)
+def test_a_store_that_is_no_database_or_cannot_be_made_is_a_usage_error(
+    cluster: Path, argv: list[str], named: list[str]
+) -> None:
+    _refused(argv, cluster, *named)

@@ -140,11 +140,28 @@ class ProbeRunRecord:
     stderr: bytes = b""
 
 
+class StoreError(Exception):
+    """A history database that cannot be opened or is not one; the message names the file."""
+
+
 class Store(AuditLog, DrainLedger):
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
     def __init__(self, path: str | Path) -> None:
+        """Open (or create) the database at ``path``; StoreError says why it cannot be used."""
         self.path = Path(path)
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            if exc.sqlite_errorname == "SQLITE_NOTADB":
+                raise StoreError(f"{self.path}: not an SQLite database, so not a history database") from None
+            raise StoreError(f"{self.path}: cannot use it as the history database: {exc}") from None
+        except OSError as exc:
+            # The file or a directory above it: "File exists: notes.txt" when a plain file is in the way.
+            why = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
+            raise StoreError(f"{self.path}: cannot create or open the history database: {why}") from None
+
+    def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fresh = not self.path.exists()
         if fresh:
@@ -153,6 +170,7 @@ class Store(AuditLog, DrainLedger):
             os.close(fd)
         self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
         self.conn.row_factory = sqlite3.Row
+        # The first statement that reads the file: a text file passed as --store fails here.
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
