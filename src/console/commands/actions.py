@@ -287,11 +287,10 @@ def _clear_pin(inventory: Inventory, store: Store, args: argparse.Namespace) -> 
     stop = _confirm(console, args.yes)
     if stop is not None:
         return stop
-    dropped = store.clear_pin(args.pool)
-    audit_id = store.audit(
-        "unpin", [args.pool], inputs={"dropped": dropped}, commands=[], output="", outcome=f"unpinned {args.pool}"
-    )
-    console.print(f"[green]unpinned pool {escape(args.pool)}[/] [dim](audit #{audit_id})[/]")
+    with store.audited("unpin", [args.pool], inputs={"dropped": stored}) as entry:
+        store.clear_pin(args.pool)
+        entry.finish(f"unpinned {args.pool}")
+    console.print(f"[green]unpinned pool {escape(args.pool)}[/] [dim](audit #{entry.id})[/]")
     return int(ExitCode.OK)
 
 
@@ -381,29 +380,29 @@ def _print_drift(rows: list[DriftRow], *, show_all: bool) -> None:
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    """Print the audit log, newest first."""
+    """Print the audit log, newest first; an intent without an outcome shows as in progress or unknown."""
     path = Path(args.store or default_store_path())
     if not path.exists():
         return _fail(f"no history database at {path} (nothing was audited there; or --store)")
     store = Store(path)
     try:
-        rows = store.audit_log(args.limit)
+        entries = [
+            {
+                "id": r["id"],
+                "at": r["at"],
+                "finished_at": r["finished_at"],
+                "user": r["user"],
+                "action": r["action"],
+                "targets": json.loads(r["targets"]),
+                "inputs": json.loads(r["inputs"]),
+                "commands": json.loads(r["commands"]),
+                "output": r["output"],
+                "outcome": store.shown_outcome(r),
+            }
+            for r in store.audit_log(args.limit)
+        ]
     finally:
         store.close()
-    entries = [
-        {
-            "id": r["id"],
-            "at": r["at"],
-            "user": r["user"],
-            "action": r["action"],
-            "targets": json.loads(r["targets"]),
-            "inputs": json.loads(r["inputs"]),
-            "commands": json.loads(r["commands"]),
-            "output": r["output"],
-            "outcome": r["outcome"],
-        }
-        for r in rows
-    ]
     if args.json:
         print(json.dumps(entries, indent=2))
         return 0
