@@ -93,3 +93,32 @@ def test_a_store_that_is_no_database_or_cannot_be_made_is_a_usage_error(
     cluster: Path, argv: list[str], named: list[str]
 ) -> None:
     _refused(argv, cluster, *named)
+
+
+@pytest.mark.parametrize(
+    ("condition", "field"),
+    [
+        ('fail_if = "> abc"', "fail_if"),
+        ('fail_if = "> nan"', "fail_if"),
+        ('warn_if = "< inf"', "warn_if"),
+        ('fail_if = "== -inf"', "fail_if"),
+        ('fail_if = ">= true"', "fail_if"),
+    ],
+)
+def test_a_threshold_that_is_no_finite_number_is_refused_with_pack_check_and_field(
+    cluster: Path, condition: str, field: str
+) -> None:
+    checks = cluster / "checks"
+    checks.mkdir()
+    (checks / "site.toml").write_text(
+        '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "site.gpus"\ntitle = "t"\nfamily = "inventory"\n'
+        f'metric = "node.gpu_count"\n{condition}\nsource = "site runbook"\nsource_kind = "estimate"\n'
+    )
+    _refused([*SWEEP, "--checks", "checks"], cluster, "site.toml", "id=site.gpus", field)
+
+
+def test_a_variable_that_is_no_finite_number_is_refused_with_pack_and_name(cluster: Path) -> None:
+    checks = cluster / "checks"
+    checks.mkdir()
+    (checks / "site.toml").write_text('[pack]\nmodel = "MI300X"\n[pack.vars]\npower_cap_w = nan\n')
+    _refused([*SWEEP, "--checks", "checks"], cluster, "site.toml", "pack.vars", "power_cap_w")

@@ -9,6 +9,7 @@ checks where vendors publish nothing); ``compare = "pin"`` compares a stack fiel
 from __future__ import annotations
 
 import functools
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -27,6 +28,7 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "!=": operator.ne,
 }
 _CONDITION = re.compile(r"^\s*(<=|>=|==|!=|<|>)\s*(\S.*?)\s*$")
+_ORDERING = ("<", "<=", ">", ">=")
 
 
 class Condition(BaseModel):
@@ -38,24 +40,28 @@ class Condition(BaseModel):
 
     @classmethod
     def parse(cls, text: str) -> Condition:
-        """Read ``"< 32"`` style text; ValueError names what is wrong."""
+        """Read ``"< 32"`` style text; ValueError names what is wrong.
+
+        A literal operand must be usable: ``<``, ``<=``, ``>``, ``>=`` take a number (or a ``$variable``),
+        and no operand may be NaN or infinite, which would never (or always) hold on any node.
+        """
         match = _CONDITION.match(text)
         if match is None:
             raise ValueError(f"condition {text!r} must be '<op> <value>' with op one of {' '.join(_OPS)}")
-        return cls(op=match.group(1), operand=match.group(2))
+        op, operand = match.group(1), match.group(2)
+        if not operand.startswith("$"):
+            value = _literal(operand)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"condition {text!r}: {operand} is not a finite number")
+            if op in _ORDERING and not isinstance(value, float):
+                raise ValueError(f"condition {text!r}: {op} needs a number or a $variable, not {operand!r}")
+        return cls(op=op, operand=operand)
 
     def resolve(self, variables: dict[str, Any]) -> Any:
         """The operand as a number, bool or string; ``$name`` is looked up in ``variables``."""
-        raw = self.operand
-        if raw.startswith("$"):
-            return variables.get(raw[1:])
-        lowered = raw.lower()
-        if lowered in ("true", "false"):
-            return lowered == "true"
-        try:
-            return float(raw)
-        except ValueError:
-            return raw.strip("\"'")
+        if self.operand.startswith("$"):
+            return variables.get(self.operand[1:])
+        return _literal(self.operand)
 
     def holds(self, value: Any, variables: dict[str, Any]) -> bool | None:
         """Whether ``value <op> operand``; None when they cannot be compared (e.g. unset variable)."""
@@ -79,6 +85,17 @@ class Condition(BaseModel):
         operand = self.resolve(variables)
         shown = _fmt(operand) if operand is not None else self.operand
         return f"{self.op} {shown}"
+
+
+def _literal(raw: str) -> float | bool | str:
+    """A written operand: ``true``/``false``, a number, else a string (quotes around it dropped)."""
+    lowered = raw.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        return float(raw)
+    except ValueError:
+        return raw.strip("\"'")
 
 
 def _fmt(value: Any) -> str:
@@ -162,6 +179,16 @@ class PackInfo(BaseModel):
     model: str
     description: str = ""
     vars: dict[str, SourcedValue | Scalar] = Field(default_factory=dict)
+
+    @field_validator("vars")
+    @classmethod
+    def _finite(cls, variables: dict[str, SourcedValue | Scalar]) -> dict[str, SourcedValue | Scalar]:
+        # A NaN or infinite threshold behind a $variable would never (or always) hold, as in a condition.
+        for name, variable in variables.items():
+            value = variable.value if isinstance(variable, SourcedValue) else variable
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{name} = {value} is not a finite number")
+        return variables
 
     def values(self) -> dict[str, Scalar]:
         """Variables as plain values."""
