@@ -51,6 +51,7 @@ from console.inventory import (
 from console.model.findings import Status
 from console.report.text import printable
 from console.store import Store, default_store_path
+from console.store.hostkeys import HostKeyAudit
 from console.sweep import ProbeSet, SweepEngine
 from console.sweep.connect import transport_for
 
@@ -336,7 +337,9 @@ def run_drift(args: argparse.Namespace) -> int:
     try:
         warn_pin_overrides(inventory, store)
         pins = effective_pins(inventory, store)
-        engine = SweepEngine(inventory, transport_for(inventory, accept_new=args.accept_new), packs, store, pins=pins)
+        transport = transport_for(inventory, accept_new=args.accept_new)
+        engine = SweepEngine(inventory, transport, packs, store, pins=pins)
+        engine.subscribe(HostKeyAudit(store, transport))  # keys --accept-new wrote to known_hosts
         rows, outcome = run_interruptible(_drift(engine, nodes))
         unreachable = {n.name: engine.verdicts[n.name].reason for n in nodes if n.name not in engine.facts}
     except KeyboardInterrupt:

@@ -25,13 +25,14 @@ from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.report.text import log_to_stderr, printable
 from console.store import Store, default_store_path
+from console.store.hostkeys import HostKeyAudit
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.connect import transport_for
 from console.sweep.events import Event
 from console.sweep.multinode import MultinodeOptions
 from console.sweep.periodic import Periodic
-from console.sweep.via_slurm import SlurmJobSettings, slurm_transport
+from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport, slurm_transport
 from console.transport import Transport
 
 
@@ -194,6 +195,8 @@ def run(args: argparse.Namespace) -> int:
     warn_pin_overrides(inventory, store)
     pins = effective_pins(inventory, store)
     engine = SweepEngine(inventory, transport, packs, store, pins=pins, probe_timeout_cap_s=args.probe_timeout)
+    # Host keys --accept-new writes to known_hosts go to the audit log as the sweep goes.
+    engine.subscribe(HostKeyAudit(store, transport.submit if isinstance(transport, SlurmJobTransport) else transport))
     try:
         with _Progress(err) as progress:
             engine.subscribe(progress)
