@@ -8,7 +8,10 @@ that open it, so headless commands never load Textual.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -50,9 +53,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(["tui", *(argv or sys.argv[1:])])
     func = args.func
     try:
-        return int(func(args))
+        code = int(func(args))
+        # Output still buffered for a reader that left (`| head -1`) fails here, not in the interpreter's exit.
+        sys.stdout.flush()
+        return code
     except StoreError as exc:
         print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
         return int(ExitCode.USAGE)
+    except BrokenPipeError:
+        return _reader_gone()
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)
+
+
+def _reader_gone() -> int:
+    """Stop quietly, as a tool killed by SIGPIPE does, when the reader of stdout went away."""
+    # What is left in stdout's buffer goes nowhere, or the interpreter's own flush at exit would fail again.
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 128 + signal.SIGPIPE

@@ -1,17 +1,21 @@
 """Inputs the command line refuses before doing anything: exit 2 and one line on stderr naming the input.
 
 Run as an operator runs them (a process, its stderr and exit status as a shell or a prolog sees them),
-so a Python traceback cannot hide behind a caught ``SystemExit``.
+so a Python traceback cannot hide behind a caught ``SystemExit``. Output to a reader that went away
+(``| head -1``) ends quietly, as a tool killed by SIGPIPE does.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from console.store import Store
 
 NODES = ("n1", "n2", "n3", "n4")
 
@@ -122,3 +126,19 @@ def test_a_variable_that_is_no_finite_number_is_refused_with_pack_and_name(clust
     checks.mkdir()
     (checks / "site.toml").write_text('[pack]\nmodel = "MI300X"\n[pack.vars]\npower_cap_w = nan\n')
     _refused([*SWEEP, "--checks", "checks"], cluster, "site.toml", "pack.vars", "power_cap_w")
+
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "amd-smi" / "metric-power-json-rocm610-list.json"
+
+
+@pytest.mark.parametrize("command", [["parse", "--json", str(FIXTURE)], ["history", "--json", "--store", "h.db"]])
+def test_json_to_a_reader_that_went_away_ends_quietly(tmp_path: Path, command: list[str]) -> None:
+    Store(tmp_path / "h.db").close()
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command writes anything: `| head -0`
+    try:
+        done = _run(command, tmp_path, stdout=write)
+    finally:
+        os.close(write)
+    assert done.stderr == ""
+    assert done.returncode == 128 + signal.SIGPIPE
