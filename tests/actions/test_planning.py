@@ -25,6 +25,7 @@ STATES = {
     "down": SlurmNode(name="down", base="DOWN", reason="Not responding", reason_user="slurm"),
     "down_ours": SlurmNode(name="down_ours", base="DOWN", flags=("DRAIN",), reason=OURS, reason_user="root"),
 }
+OWNED = frozenset({"ours", "ours_busy", "down_ours"})  # the nodes the console's drain records hold
 
 
 def test_reason_tag_and_cleaning() -> None:
@@ -59,12 +60,12 @@ def test_reason_tag_and_cleaning() -> None:
     ],
 )
 def test_slurm_decisions(kind: ActionKind, node: str, force: bool, act: bool, starts: str) -> None:
-    decision = decide(kind, node, STATES, force)
+    decision = decide(kind, node, STATES, force, owned=OWNED)
     assert decision.act is act and decision.note.startswith(starts), decision.note
 
 
 def test_unread_state_acts_and_says_it_will_check_again() -> None:
-    decision = decide(ActionKind.RESUME, "x", None, False)
+    decision = decide(ActionKind.RESUME, "x", None, False, owned=frozenset())
     assert decision.act and "checked again when executing" in decision.note
 
 
@@ -75,10 +76,10 @@ def drain(*targets: str, force: bool = False) -> ActionRequest:
 def test_cap_counts_nodes_the_console_already_holds() -> None:
     pools = {"p": [f"n{i:02d}" for i in range(30)] + ["ours", "ours_busy", "idle", "theirs"]}  # 34 nodes: cap 3
     states = dict(STATES)
-    plan = plan_slurm(drain("idle"), states, where="local", caps=CapPolicy(), pools=pools)
+    plan = plan_slurm(drain("idle"), states, where="local", caps=CapPolicy(), pools=pools, owned=OWNED)
     assert plan.refused is None  # 2 held + 1 = 3
     plan = plan_slurm(
-        drain("idle", "busy"), states, where="local", caps=CapPolicy(), pools={"p": [*pools["p"], "busy"]}
+        drain("idle", "busy"), states, where="local", caps=CapPolicy(), pools={"p": [*pools["p"], "busy"]}, owned=OWNED
     )
     assert (
         plan.refused is not None
@@ -98,16 +99,20 @@ def test_cap_policy() -> None:
 
 
 def test_recheck_refuses_a_plan_that_would_now_do_more() -> None:
-    shown = plan_slurm(drain("idle"), STATES, where="local", caps=CapPolicy(minimum=5), pools={"p": list(STATES)})
+    shown = plan_slurm(
+        drain("idle"), STATES, where="local", caps=CapPolicy(minimum=5), pools={"p": list(STATES)}, owned=OWNED
+    )
     fresh = plan_slurm(
-        drain("idle", "busy"), STATES, where="local", caps=CapPolicy(minimum=5), pools={"p": list(STATES)}
+        drain("idle", "busy"), STATES, where="local", caps=CapPolicy(minimum=5), pools={"p": list(STATES)}, owned=OWNED
     )
     assert recheck(shown, fresh) is not None and "also act on busy" in (recheck(shown, fresh) or "")
     assert recheck(fresh, shown) is None
 
 
 def test_outcome_lines() -> None:
-    plan = plan_slurm(drain("idle", "theirs", "ours"), STATES, where="local", caps=CapPolicy(minimum=9), pools={})
+    plan = plan_slurm(
+        drain("idle", "theirs", "ours"), STATES, where="local", caps=CapPolicy(minimum=9), pools={}, owned=OWNED
+    )
     assert outcome(ActionKind.DRAIN, plan, []) == "drained idle; skipped theirs"
     failed = RunOutput("head", ("scontrol",), 1, "", "slurm_update error: Invalid user id\n")
     assert outcome(ActionKind.DRAIN, plan, [failed]) == (

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -90,17 +91,21 @@ def plan_slurm(
     where: str,
     caps: CapPolicy,
     pools: Mapping[str, Sequence[str]],
+    owned: AbstractSet[str],
 ) -> ActionPlan:
-    """One ``scontrol update`` for every target that needs it; ``states`` None: not read yet."""
+    """One ``scontrol update`` for every target that needs it; ``states`` None: not read yet.
+
+    ``owned``: the nodes the console holds drained by its own records (see ``slurm.decide``).
+    """
     if request.kind is ActionKind.DRAIN and not slurm.clean_reason(request.reason):
         return refused(request, "a reason is required to drain (Slurm refuses DRAIN without one)")
-    decisions = {t: slurm.decide(request.kind, t, states, request.force) for t in request.targets}
+    decisions = {t: slurm.decide(request.kind, t, states, request.force, owned=owned) for t in request.targets}
     acting = tuple(t for t, d in decisions.items() if d.act)
     reason = slurm.tag_reason(request.reason, request.sweep_id) if request.kind is ActionKind.DRAIN else None
     steps = (Step(where, slurm.update_argv(fold(acting), request.kind, reason), acting),) if acting else ()
     cap = None
     if request.kind is ActionKind.DRAIN:
-        held = frozenset(n for n, s in (states or {}).items() if s.draining_flag and slurm.is_ours(s.reason))
+        held = frozenset(owned)
         cap = CapCheck(caps, pools, held)
     notes = [] if states is not None else [NOT_READ]
     return finish(request, decisions, steps=steps, where=where, notes=notes, cap=cap)

@@ -156,7 +156,23 @@ class ActionService:
     async def _read_slurm(self) -> dict[str, SlurmNode]:
         self._slurm, self._slurm_reader = await slurm.read_states(self.runner, self.slurm_where, self._slurm_reader)
         self._unreadable.pop(_SLURM, None)
+        # A node resumed (or drained again) outside the console since its drain: the console's record ends.
+        self.store.reconcile_drains(
+            {name: (node.reason if node.draining_flag else None, node.state) for name, node in self._slurm.items()}
+        )
         return self._slurm
+
+    def _owned(self, states: Mapping[str, SlurmNode] | None) -> frozenset[str]:
+        """Nodes the console drained (its open drain records) that Slurm shows drained with the reason it set."""
+        if states is None:
+            return frozenset()
+        return frozenset(
+            record.node
+            for record in self.store.drains(open_only=True)
+            if record.node in states
+            and states[record.node].draining_flag
+            and states[record.node].reason == record.reason
+        )
 
     def _kube(self) -> kube.KubeNodeApi:
         if self._kube_api is None:
@@ -234,7 +250,8 @@ class ActionService:
 
     def _plan_slurm(self, request: ActionRequest, states: dict[str, SlurmNode] | None) -> ActionPlan:
         pools = self._pools(states or request.targets)
-        return plan_slurm(request, states, where=self.slurm_where, caps=self.caps, pools=pools)
+        owned = self._owned(states)
+        return plan_slurm(request, states, where=self.slurm_where, caps=self.caps, pools=pools, owned=owned)
 
     def _plan_kube(self, request: ActionRequest, nodes: dict[str, dict[str, Any]] | None) -> ActionPlan:
         if request.kind is ActionKind.CORDON:
@@ -292,8 +309,14 @@ class ActionService:
         why = recheck(plan, fresh)
         if why is not None:
             return self._stale(fresh, why)
+        kind = plan.request.kind
         with self._audited(fresh, fresh.steps) as entry:
+            if kind is ActionKind.DRAIN:  # recorded with the intent: a drain that happens is never unclaimed
+                reason = slurm.tag_reason(fresh.request.reason, fresh.request.sweep_id)
+                sweep_id = fresh.request.sweep_id
+                self.store.record_drains(fresh.acting_on, reason, user=self.user, sweep_id=sweep_id, audit_id=entry.id)
             outputs = [await self.runner.run(s.where, s.argv) for s in fresh.steps]
+            self._end_drains(kind, entry.id, fresh.steps, outputs)
             try:
                 after = await self._read_slurm()
             except slurm.SlurmError:
@@ -302,9 +325,17 @@ class ActionService:
             for step, out in zip(fresh.steps, outputs, strict=True):
                 for target in step.targets:
                     now = slurm.describe(after[target]) if target in after else "state not read"
-                    done = f"{PAST[plan.request.kind]}: now {now}"
+                    done = f"{PAST[kind]}: now {now}"
                     per_target[target] = done if out.ok else f"failed: {explain(out)}"
             return self._finished(entry, fresh, outputs, per_target)
+
+    def _end_drains(self, kind: ActionKind, audit_id: int, steps: Iterable[Step], outputs: list[RunOutput]) -> None:
+        """End the drain records a failed drain or a done resume/undrain leaves without a drain behind them."""
+        for step, out in zip(steps, outputs, strict=True):
+            if kind is ActionKind.DRAIN and not out.ok:
+                self.store.end_drains(step.targets, f"the drain failed (audit #{audit_id}): {explain(out)}")
+            elif kind is not ActionKind.DRAIN and out.ok:
+                self.store.end_drains(step.targets, f"{PAST[kind]} by the console (audit #{audit_id})")
 
     async def _execute_kube(self, plan: ActionPlan) -> ActionResult:
         try:

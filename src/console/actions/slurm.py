@@ -1,9 +1,11 @@
 """Drain, resume and undrain through ``scontrol update``, with ownership tags and idempotence.
 
-The console tags every reason it sets: ``instinct-console: <reason> [sweep N]``. Like LBNL NHC with
-its ``NHC:`` prefix, it resumes only nodes whose reason carries its tag unless the operator forces
-it, never overwrites a reason someone else set, and treats draining a drained node or resuming an
-idle one as a no-op (Slurm itself would refuse the latter with "Invalid node state specified").
+The console tags every reason it sets: ``instinct-console: <reason> [sweep N]``, and records each
+drain it makes in the history database. Unless the operator forces it, it resumes (or undrains) only
+the nodes it drained itself, per those records and still drained with the reason it set: anyone can
+type the tag, so a tagged reason alone is not the console's. It never overwrites a reason someone
+else set, and treats draining a drained node or resuming an idle one as a no-op (Slurm itself would
+refuse the latter with "Invalid node state specified").
 
 Reasons reach ``scontrol`` as one argv word ``Reason="<text>"``: no shell sees them locally, and over
 SSH the runner quotes every word. ``scontrol`` strips one leading and one trailing double quote from a
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 
 from console.actions.model import ActionKind, Decision
 from console.actions.runner import CommandRunner
@@ -98,26 +101,40 @@ async def read_states(runner: CommandRunner, where: str, first_reader: int = 0) 
     raise SlurmError(f"cannot read node states on {where}: " + "; ".join(problems[-2:]))
 
 
-def decide(kind: ActionKind, name: str, states: Mapping[str, SlurmNode] | None, force: bool) -> Decision:
-    """Ownership and idempotence for one node; ``states`` None means the scheduler was not read yet."""
+def decide(
+    kind: ActionKind, name: str, states: Mapping[str, SlurmNode] | None, force: bool, *, owned: AbstractSet[str]
+) -> Decision:
+    """Ownership and idempotence for one node; ``states`` None means the scheduler was not read yet.
+
+    ``owned``: the nodes the console drained itself (its drain records) that Slurm still shows drained
+    with the reason it set.
+    """
     if states is None:
         return Decision(True, f"{kind.value} (scheduler state not read yet: checked again when executing)")
     node = states.get(name)
     if node is None:
         return Decision(False, "skip: not a node of this Slurm cluster")
+    ours = name in owned
     if kind is ActionKind.DRAIN:
-        if node.draining_flag and is_ours(node.reason):
+        if node.draining_flag and ours:
             return Decision(False, f"no-op: already {node.state} by the console ({node.reason})", no_op=True)
-        if node.reason and not is_ours(node.reason):
+        if node.reason and not ours:
             if force:
                 return Decision(True, f"drain, replacing the reason of {describe(node)} (forced)")
-            return Decision(False, f"skip: {describe(node)}; not overwritten without --force")
+            return Decision(False, f"skip: {_not_ours(node)}; not overwritten without --force")
         return Decision(True, f"drain (now {node.state})")
     wanted = node.resumable if kind is ActionKind.RESUME else node.draining_flag
     if not wanted:
         return Decision(False, f"no-op: {node.state}, nothing to {kind.value}", no_op=True)
-    if is_ours(node.reason):
+    if ours:
         return Decision(True, f"{kind.value} ({describe(node)})")
     if force:
         return Decision(True, f"{kind.value} {describe(node)} (forced)")
-    return Decision(False, f"skip: {describe(node)}; the console {kind.value}s only its own drains without --force")
+    return Decision(False, f"skip: {_not_ours(node)}; the console {kind.value}s only its own drains without --force")
+
+
+def _not_ours(node: SlurmNode) -> str:
+    """A node held by someone else, said plainly; a copied tag is named as such."""
+    if is_ours(node.reason):
+        return f"{node.state} with the console's tag, but not drained by this console (no record of it): {node.reason}"
+    return describe(node)

@@ -122,15 +122,18 @@ class DrainLedger:
         """End the open records that Slurm, as just read, no longer bears out; returns them as ended.
 
         ``seen``: node -> (its reason while the DRAIN flag is set, else None; its state as shown). Nodes
-        Slurm did not list are left alone, and so are records whose drain is still being made.
+        Slurm did not list are left alone, and so are nodes an audited action is still acting on (the
+        console's own drain being made, or its resume, whose record it ends itself).
         """
         ended = []
+        busy: set[str] | None = None
         for record in self.drains(open_only=True):
-            if record.node not in seen:
+            if record.node not in seen or seen[record.node][0] == record.reason:
+                continue
+            busy = self._busy_nodes() if busy is None else busy
+            if record.node in busy:
                 continue
             drained_with, state = seen[record.node]
-            if drained_with == record.reason or self._in_flight(record):
-                continue
             if drained_with is None:
                 why = f"no longer drained in Slurm (resumed outside the console), seen {state}"
             else:
@@ -142,12 +145,12 @@ class DrainLedger:
             ended.append(replace(record, ended_at=now, ended_by=why))
         return ended
 
-    def _in_flight(self, record: DrainRecord) -> bool:
-        """The drain's audited action has only its intent written and its process still runs."""
-        if record.audit_id is None:
-            return False
-        row = self.conn.execute("SELECT finished_at, owner FROM audit WHERE id = ?", (record.audit_id,)).fetchone()
-        if row is None or row["finished_at"] is not None:
-            return False
-        owner = ProcessOwner.from_text(row["owner"])
-        return owner is not None and owner.alive() is not False
+    def _busy_nodes(self) -> set[str]:
+        """Targets of audited actions with only their intent written whose process still runs (or cannot be
+        checked from here)."""
+        busy: set[str] = set()
+        for row in self.conn.execute("SELECT targets, owner FROM audit WHERE finished_at IS NULL"):
+            owner = ProcessOwner.from_text(row["owner"])
+            if owner is not None and owner.alive() is not False:
+                busy.update(json.loads(row["targets"]))
+        return busy

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS drains (
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
     "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
+    "CREATE INDEX IF NOT EXISTS audit_unfinished ON audit(id) WHERE finished_at IS NULL",
 )
 
 
