@@ -9,7 +9,7 @@ import pytest
 
 from console.actions import ActionKind, ActionRequest, ActionService, CapPolicy, RunOutput, bare_inventory
 from console.actions.caps import cap_violations
-from console.actions.planning import explain, outcome, plan_enforce, plan_slurm, recheck
+from console.actions.planning import NOT_READ, explain, outcome, plan_enforce, plan_slurm, recheck
 from console.actions.slurm import clean_reason, decide, is_ours, tag_reason, update_argv
 from console.actions.slurm_state import SlurmNode
 from console.inventory import StackPin
@@ -73,37 +73,47 @@ def drain(*targets: str, force: bool = False) -> ActionRequest:
     return ActionRequest(ActionKind.DRAIN, targets, reason="ecc", force=force)
 
 
-def test_cap_counts_nodes_the_console_already_holds() -> None:
-    pools = {"p": [f"n{i:02d}" for i in range(30)] + ["ours", "ours_busy", "idle", "theirs"]}  # 34 nodes: cap 3
+def test_cap_counts_every_node_out_of_service_whoever_took_it_out() -> None:
+    pools = {"p": [f"n{i:02d}" for i in range(36)] + ["ours", "ours_busy", "idle", "theirs"]}  # 40 nodes: cap 4
     states = dict(STATES)
     plan = plan_slurm(drain("idle"), states, where="local", caps=CapPolicy(), pools=pools, owned=OWNED)
-    assert plan.refused is None  # 2 held + 1 = 3
+    assert plan.refused is None  # 2 by the console + 1 by others + 1 = 4
     plan = plan_slurm(
         drain("idle", "busy"), states, where="local", caps=CapPolicy(), pools={"p": [*pools["p"], "busy"]}, owned=OWNED
     )
     assert (
         plan.refused is not None
-        and "(2 already, 2 new)" in plan.refused
-        and "cap 3 = max(2, 10% of 35)" in plan.refused
+        and "(3 already: 2 by the console, 1 by others; 2 new)" in plan.refused
+        and "cap 4 = max(2, 10% of 41)" in plan.refused
     )
     assert plan.commands == () and plan.steps == ()
+
+
+def test_the_cap_is_checked_once_the_state_is_read() -> None:
+    plan = plan_slurm(drain("a", "b"), None, where="local", caps=CapPolicy(), pools={"p": ["a", "b"]}, owned=OWNED)
+    assert plan.refused is None and plan.notes == (NOT_READ,)
 
 
 def test_cap_policy() -> None:
     assert CapPolicy().cap("p", 5) == 2 and CapPolicy().cap("p", 100) == 10 and CapPolicy().cap("p", 39) == 3
     assert CapPolicy(fixed=7).cap("p", 100) == 7 and CapPolicy(per_pool={"p": 1}, fixed=7).cap("p", 100) == 1
+    # One node of a pool always stays in service, whatever cap is asked for.
+    assert CapPolicy().cap("p", 2) == 1 and CapPolicy(fixed=5).cap("p", 3) == 2 and CapPolicy().cap("p", 1) == 0
+    assert CapPolicy(fixed=5).describe("p", 3) == "cap 2 (5 set for pool p), leaving 1 of 3 in service"
     with pytest.raises(ValueError):
         CapPolicy(fraction=1.5)
     assert cap_violations(CapPolicy(), {"a": ["x", "y", "z"]}, held=["x", "y"], adding=["x"]) == []
-    assert cap_violations(CapPolicy(), {"a": ["x", "y", "z"], "b": ["w"]}, held=[], adding=["w"]) == []
+    assert cap_violations(CapPolicy(), {"a": ["x", "y", "z"], "b": ["w"]}, held=[], adding=["w"]) == [
+        "pool b: 1 nodes would be out of service (0 already: 0 by the console, 0 by others; 1 new), over the"
+        " cap 0 = max(2, 10% of 1), leaving 1 of 1 in service"
+    ]
 
 
 def test_recheck_refuses_a_plan_that_would_now_do_more() -> None:
-    shown = plan_slurm(
-        drain("idle"), STATES, where="local", caps=CapPolicy(minimum=5), pools={"p": list(STATES)}, owned=OWNED
-    )
+    pools = {"p": [*STATES, *(f"n{i}" for i in range(10))]}  # 5 of its 17 nodes are out: cap 9 leaves room
+    shown = plan_slurm(drain("idle"), STATES, where="local", caps=CapPolicy(minimum=9), pools=pools, owned=OWNED)
     fresh = plan_slurm(
-        drain("idle", "busy"), STATES, where="local", caps=CapPolicy(minimum=5), pools={"p": list(STATES)}, owned=OWNED
+        drain("idle", "busy"), STATES, where="local", caps=CapPolicy(minimum=9), pools=pools, owned=OWNED
     )
     assert recheck(shown, fresh) is not None and "also act on busy" in (recheck(shown, fresh) or "")
     assert recheck(fresh, shown) is None

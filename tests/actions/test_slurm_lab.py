@@ -125,7 +125,9 @@ async def test_cap_refuses_more_than_the_pool_allows_unless_forced(lab: SlurmLab
     assert result.ok
     plan, result = await act(svc, request(ActionKind.DRAIN, "gpu002", "gpu003", reason="two more"))
     assert plan.refused is not None
-    assert "pool mi300x: 3 nodes would be out of service by the console (1 already, 2 new)" in plan.refused
+    assert "pool mi300x: 3 nodes would be out of service (1 already: 1 by the console, 0 by others; 2 new)" in (
+        plan.refused
+    )
     assert "cap 2 = max(2, 10% of 6)" in plan.refused and "--force" in plan.refused
     assert not result.ok
     assert lab.state("gpu002") == lab.state("gpu003") == "idle"

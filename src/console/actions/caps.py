@@ -1,7 +1,9 @@
-"""Blast-radius caps: how many nodes of a pool the console may hold out of service at once.
+"""Blast-radius caps: how many nodes of a pool may be out of service at once when the console takes more out.
 
-The default lets the console drain at most 10 % of a pool or 2 nodes, whichever is larger; an
-operator may set a fixed cap per pool. A request that would go over is refused unless forced.
+The default allows 10 % of a pool or 2 nodes, whichever is larger; an operator may set a fixed cap
+per pool. Every cap leaves at least one node of the pool in service (a pool of two loses one node at
+most). Nodes already out count against it whoever took them out: a drain by an operator or another
+tool, a node down. A request that would go over is refused unless forced.
 """
 
 from __future__ import annotations
@@ -26,26 +28,40 @@ class CapPolicy:
         if self.minimum < 0 or (self.fixed or 0) < 0 or any(v < 0 for v in self.per_pool.values()):
             raise ValueError("caps must not be negative")
 
-    def cap(self, pool: str, size: int) -> int:
-        """Most nodes of ``pool`` (``size`` nodes) the console may hold out of service."""
+    def _asked(self, pool: str, size: int) -> int:
         if pool in self.per_pool:
             return self.per_pool[pool]
         if self.fixed is not None:
             return self.fixed
         return max(self.minimum, math.floor(size * self.fraction))
 
+    def cap(self, pool: str, size: int) -> int:
+        """Most nodes of ``pool`` (``size`` nodes) that may be out of service: one always stays in."""
+        return min(self._asked(pool, size), max(size - 1, 0))
+
     def describe(self, pool: str, size: int) -> str:
         """How the cap of ``pool`` was reached, for refusal messages."""
+        asked, cap = self._asked(pool, size), self.cap(pool, size)
         if pool in self.per_pool or self.fixed is not None:
-            return f"cap {self.cap(pool, size)} set for pool {pool}"
-        return f"cap {self.cap(pool, size)} = max({self.minimum}, {self.fraction:.0%} of {size})"
+            text = f"cap {cap} set for pool {pool}" if asked == cap else f"cap {cap} ({asked} set for pool {pool})"
+        else:
+            text = f"cap {cap} = max({self.minimum}, {self.fraction:.0%} of {size})"
+        return text if asked == cap else f"{text}, leaving 1 of {size} in service"
 
 
 def cap_violations(
-    policy: CapPolicy, pools: Mapping[str, Sequence[str]], held: Iterable[str], adding: Iterable[str]
+    policy: CapPolicy,
+    pools: Mapping[str, Sequence[str]],
+    held: Iterable[str],
+    adding: Iterable[str],
+    *,
+    by_console: Iterable[str] = (),
 ) -> list[str]:
-    """One message per pool where the console's held nodes plus ``adding`` would exceed the cap."""
-    held_set, adding_set = set(held), set(adding)
+    """One message per pool where the nodes already out (``held``) plus ``adding`` would exceed the cap.
+
+    ``by_console``: which of ``held`` the console took out itself (the rest are others').
+    """
+    held_set, adding_set, console_set = set(held), set(adding), set(by_console)
     messages = []
     for pool, members in sorted(pools.items()):
         member_set = set(members)
@@ -55,9 +71,10 @@ def cap_violations(
         total = len((held_set & member_set) | new)
         cap = policy.cap(pool, len(member_set))
         if total > cap:
-            already = len((held_set & member_set) - new)
+            already = (held_set & member_set) - new
+            mine = len(already & console_set)
             messages.append(
-                f"pool {pool}: {total} nodes would be out of service by the console ({already} already, "
-                f"{len(new)} new), over the {policy.describe(pool, len(member_set))}"
+                f"pool {pool}: {total} nodes would be out of service ({len(already)} already: {mine} by the console, "
+                f"{len(already) - mine} by others; {len(new)} new), over the {policy.describe(pool, len(member_set))}"
             )
     return messages

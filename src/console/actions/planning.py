@@ -40,11 +40,12 @@ _SLURM_REFUSALS = ("Invalid user id", "Access/permission denied")  # slurmctld: 
 
 @dataclass(frozen=True)
 class CapCheck:
-    """What the cap needs: the policy, pool members, and the nodes the console already holds out."""
+    """What the cap needs: the policy, pool members, the nodes already out and which of them are the console's."""
 
     policy: CapPolicy
     pools: Mapping[str, Sequence[str]]
     held: frozenset[str]
+    by_console: frozenset[str] = frozenset()
 
 
 def refused(request: ActionRequest, why: str) -> ActionPlan:
@@ -65,7 +66,7 @@ def finish(
     acting = [t for t, d in decisions.items() if d.act]
     why = None
     if cap is not None and acting:
-        violations = cap_violations(cap.policy, cap.pools, cap.held, acting)
+        violations = cap_violations(cap.policy, cap.pools, cap.held, acting, by_console=cap.by_console)
         if violations and request.force:
             notes.append("cap overridden (--force): " + "; ".join(violations))
         elif violations:
@@ -104,9 +105,10 @@ def plan_slurm(
     reason = slurm.tag_reason(request.reason, request.sweep_id) if request.kind is ActionKind.DRAIN else None
     steps = (Step(where, slurm.update_argv(fold(acting), request.kind, reason), acting),) if acting else ()
     cap = None
-    if request.kind is ActionKind.DRAIN:
-        held = frozenset(owned)
-        cap = CapCheck(caps, pools, held)
+    if request.kind is ActionKind.DRAIN and states is not None:  # unread: what is out is unknown, checked later
+        # Out of service for any reason, by anyone: what the pool has left is what the cap protects.
+        held = frozenset(n for n, s in (states or {}).items() if s.out_of_service)
+        cap = CapCheck(caps, pools, held, by_console=held & owned)
     notes = [] if states is not None else [NOT_READ]
     return finish(request, decisions, steps=steps, where=where, notes=notes, cap=cap)
 
@@ -131,9 +133,9 @@ def plan_kube(
             decisions[target] = kube.decide(cordon, nodes.get(target) if nodes is not None else None, request.force)
     steps = tuple(Step(KUBERNETES, kube.request_argv(t, body), (t,)) for t, d in decisions.items() if d.act)
     cap = None
-    if cordon:
+    if cordon and nodes is not None:  # unread: checked when executing
         held = frozenset(n for n, obj in (nodes or {}).items() if kube.ours(obj) and kube.cordoned(obj))
-        cap = CapCheck(caps, pools, held)
+        cap = CapCheck(caps, pools, held, by_console=held)
     notes = ["each PATCH carries the resourceVersion read just before it: a node changed meanwhile is refused (409)"]
     return finish(request, decisions, steps=steps, where=KUBERNETES, notes=notes, cap=cap)
 

@@ -70,9 +70,14 @@ class SlurmNode(Model):
         return self.base
 
     @property
-    def resumable(self) -> bool:
-        """RESUME would change something (drained, draining, down or failed); on others Slurm refuses it."""
+    def out_of_service(self) -> bool:
+        """Drained, draining, down or failed, whoever did it: it counts against a pool's drain cap."""
         return self.draining_flag or "FAIL" in self.flags or self.base == "DOWN"
+
+    @property
+    def resumable(self) -> bool:
+        """RESUME would change something (the node is out of service); on others Slurm refuses it."""
+        return self.out_of_service
 
 
 def _base_and_flags(words: list[str]) -> tuple[str, tuple[str, ...]]:
