@@ -87,7 +87,11 @@ def register(sub: Any) -> None:
         p.add_argument("--force", action="store_true", help="act on nodes held by others and past the cap")
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         p.add_argument("--dry-run", action="store_true", help="show the plan only")
-        p.add_argument("--cap", type=whole(0), help="most nodes per pool the console may hold out at once")
+        p.add_argument(
+            "--cap",
+            type=whole(0),
+            help="most nodes per pool out of service at once, whoever took them out; one always stays in",
+        )
         p.add_argument("--cap-fraction", type=share, default=0.10, help="cap as a fraction of the pool (default 0.10)")
         if kind in (ActionKind.CORDON, ActionKind.UNCORDON):
             p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
