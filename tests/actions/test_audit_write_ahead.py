@@ -46,7 +46,7 @@ async def test_drain_and_resume_write_their_intent_before_scontrol_runs(lab: Slu
     svc = ActionService(bare_inventory(), store, runner)
     ids = []
     for kind, fields in ((ActionKind.DRAIN, {"reason": "hbm"}), (ActionKind.RESUME, {})):
-        request = ActionRequest(kind, ("gpu001",), **fields)  # type: ignore[arg-type]
+        request = ActionRequest(kind, ("gpu001",), **fields)
         await svc.refresh(request)
         result = await svc.execute(svc.plan(request))
         assert result.ok, result.outcome

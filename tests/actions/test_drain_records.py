@@ -27,7 +27,7 @@ def service(store: Store) -> ActionService:
 
 
 async def act(svc: ActionService, kind: ActionKind, *targets: str, **fields: object):  # type: ignore[no-untyped-def]
-    request = ActionRequest(kind, targets, **fields)  # type: ignore[arg-type]
+    request = ActionRequest(kind, targets, **fields)
     await svc.refresh(request)
     plan = svc.plan(request)
     return plan, await svc.execute(plan)

@@ -113,7 +113,7 @@ def test_accept_refuses_a_deadline_cut_or_cancelled_sweep_and_takes_a_finished_o
 def _owned_by(db: Path, sweep_id: int, **change: str) -> None:
     store = Store(db)
     try:
-        owner = json.loads(store.sweep(sweep_id)["owner"])  # type: ignore[index]
+        owner = json.loads(store.sweep(sweep_id)["owner"])
         store.conn.execute("UPDATE sweeps SET owner = ? WHERE id = ?", (json.dumps({**owner, **change}), sweep_id))
     finally:
         store.close()
@@ -124,7 +124,7 @@ def test_a_sweep_of_an_earlier_boot_is_interrupted_one_of_another_host_is_left_a
     store = Store(db)
     try:
         ids = [store.start_sweep("quick", "inv", f"gpu00{i}") for i in (1, 2, 3)]
-        mine = json.loads(store.sweep(ids[2])["owner"])  # type: ignore[index]
+        mine = json.loads(store.sweep(ids[2])["owner"])
     finally:
         store.close()
     assert mine["pid"] == os.getpid() and mine["host"] == socket.gethostname()
@@ -132,6 +132,6 @@ def test_a_sweep_of_an_earlier_boot_is_interrupted_one_of_another_host_is_left_a
     _owned_by(db, ids[1], host="another-host")  # on shared storage: nothing here can tell
     store = Store(db)
     try:
-        assert [store.sweep(i)["status"] for i in ids] == ["interrupted", "running", "running"]  # type: ignore[index]
+        assert [store.sweep(i)["status"] for i in ids] == ["interrupted", "running", "running"]
     finally:
         store.close()
