@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -80,3 +82,17 @@ async def processes_matching(fleet: SshdFleet, node: str, needle: str) -> list[s
     async with SshTransport({node: SshTarget(node, node)}, settings_for(fleet)) as observer:
         listing = await observer.run(node, ["ps", "-eo", "args"], timeout_s=10)
     return [line for line in listing.stdout.decode().splitlines() if needle in line and "ps -eo" not in line]
+
+
+async def gone_within(seconds: float, still_there: Callable[[], Awaitable[list[str]]]) -> float:
+    """Wait until ``still_there()`` finds nothing; how long that took (fails past ``seconds``)."""
+    started = time.monotonic()
+    while found := await still_there():
+        assert time.monotonic() - started < seconds, f"still running after {seconds} s: {found}"
+        await asyncio.sleep(0.1)
+    return time.monotonic() - started
+
+
+async def local_matching(needle: str) -> list[str]:
+    """``local_processes_matching`` for ``gone_within``."""
+    return local_processes_matching(needle)

@@ -22,7 +22,7 @@ from console.model.findings import NodeVerdict
 from console.sweep.bundle import split_bundle
 from console.sweep.catalog import PROBES_BY_ID, ProbeSet
 from console.sweep.engine import SweepEngine, SweepResult
-from console.transport import CommandResult, ErrorKind, LocalTransport, Transport, TransportError
+from console.transport import CommandResult, ErrorKind, LocalTransport, OutputSink, Transport, TransportError
 
 # The begin marker each probe of a bundle script echoes (console.sweep.bundle).
 _SCRIPT_PROBE = re.compile(r'echo "@@ic-begin ([A-Za-z0-9_.-]+)"')
@@ -58,15 +58,23 @@ class _Recorder(Transport):
         self.stdout: list[bytes] = []
 
     async def run(
-        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+        self,
+        node: str,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdin: bytes | None = None,
+        sink: OutputSink | None = None,
     ) -> CommandResult:
         """Pass through (the engine runs bundles with ``run_script``)."""
-        return await self.inner.run(node, argv, timeout_s=timeout_s, stdin=stdin)
+        return await self.inner.run(node, argv, timeout_s=timeout_s, stdin=stdin, sink=sink)
 
-    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
+    async def run_script(
+        self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
+    ) -> CommandResult:
         """Run the bundle and keep its output (or timeout markers for its probes)."""
         try:
-            result = await self.inner.run_script(node, script, timeout_s=timeout_s)
+            result = await self.inner.run_script(node, script, timeout_s=timeout_s, sink=sink)
         except TransportError as exc:
             status = "124" if exc.kind is ErrorKind.TIMEOUT else ""
             ends = "".join(

@@ -31,7 +31,15 @@ from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.connect import transport_for
 from console.sweep.engine import describe
 from console.sweep.local_check import LocalCheckReport, level_for_node
-from console.transport import CommandResult, ErrorKind, LocalTransport, Transport, TransportError
+from console.transport import (
+    CappedOutput,
+    CommandResult,
+    ErrorKind,
+    LocalTransport,
+    OutputSink,
+    Transport,
+    TransportError,
+)
 
 LOCAL = "local"
 # Python start-up, check loading and the JSON on top of the slowest probe of the level.
@@ -171,16 +179,29 @@ class SlurmJobTransport(Transport):
         return runnable_nodes(result.stdout.decode("utf-8", "replace"), names)
 
     async def run(
-        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+        self,
+        node: str,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdin: bytes | None = None,
+        sink: OutputSink | None = None,
     ) -> CommandResult:
         """Only the gathered bundles can be served: a single command has no Slurm task behind it."""
         raise TransportError(node, ErrorKind.PROTOCOL, "the Slurm job ran node-local probes only")
 
-    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
-        """Every probe output the node reported; the engine keeps the sections of the bundle it asked for."""
+    async def run_script(
+        self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
+    ) -> CommandResult:
+        """Every probe output the node reported, through ``sink`` like a live command's (the engine keeps
+        the sections of the bundle it asked for)."""
         await self.check_reachable(node)
         output, duration = self._outputs[node]
-        return CommandResult(node, "check-local (Slurm job)", 0, output, b"", time.time(), duration)
+        kept = sink if sink is not None else CappedOutput(len(output))
+        kept.feed(output)
+        return CommandResult(
+            node, "check-local (Slurm job)", 0, kept.value(), b"", time.time(), duration, kept.dropped_bytes
+        )
 
     async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
         """UNREACHABLE, with the reason, for a node the job did not report on."""

@@ -3,7 +3,7 @@
 Everything the sweep engine needs is exported here; the other modules are internals.
 """
 
-from console.transport.base import CommandResult, Transport
+from console.transport.base import CappedOutput, CommandResult, OutputSink, Transport
 from console.transport.errors import ErrorKind, TransportError
 from console.transport.hostkeys import AcceptedHostKey
 from console.transport.local import LocalTransport
@@ -12,9 +12,11 @@ from console.transport.ssh import SshTransport
 
 __all__ = [
     "AcceptedHostKey",
+    "CappedOutput",
     "CommandResult",
     "ErrorKind",
     "LocalTransport",
+    "OutputSink",
     "SshSettings",
     "SshTarget",
     "SshTransport",

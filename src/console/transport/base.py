@@ -6,6 +6,56 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+# What one command may print into the console's memory by default, whatever the node sends: a probe's
+# largest real output (amd-smi metric of 8 GPUs, an RVS log) is a few MiB.
+DEFAULT_MAX_OUTPUT_BYTES = 16 << 20
+# stderr carries the wrapper's announcement and error lines, never data.
+MAX_STDERR_BYTES = 1 << 20
+
+
+class OutputSink(Protocol):
+    """Where a command's stdout goes as it arrives; it decides what to keep, so memory stays bounded."""
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next piece of output."""
+        ...
+
+    def value(self) -> bytes:
+        """Everything kept so far."""
+        ...
+
+    @property
+    def dropped_bytes(self) -> int:
+        """How many bytes arrived and were not kept."""
+        ...
+
+
+class CappedOutput:
+    """Keeps the first ``limit`` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int = DEFAULT_MAX_OUTPUT_BYTES) -> None:
+        if limit < 0:
+            raise ValueError(f"an output limit must not be negative, got {limit}")
+        self.limit = limit
+        self._kept = bytearray()
+        self._dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Keep what fits under the limit, count the rest."""
+        room = self.limit - len(self._kept)
+        if room > 0:
+            self._kept += chunk[:room]
+        self._dropped += max(0, len(chunk) - max(room, 0))
+
+    def value(self) -> bytes:
+        """The kept bytes."""
+        return bytes(self._kept)
+
+    @property
+    def dropped_bytes(self) -> int:
+        """Bytes past the limit."""
+        return self._dropped
+
 
 @dataclass(frozen=True)
 class CommandResult:
@@ -14,6 +64,8 @@ class CommandResult:
     ``exit_status`` is the command's exit code, or minus the signal number that killed it.
     ``command`` is the argv as a shell would show it (``shlex.join``), not the timeout wrapper.
     ``started_at`` is wall-clock (``time.time()``); ``duration_s`` is measured on a monotonic clock.
+    ``dropped_bytes`` counts stdout the output sink did not keep (past its limit): such an output is
+    cut and must never be read as complete.
     """
 
     node: str
@@ -23,6 +75,7 @@ class CommandResult:
     stderr: bytes
     started_at: float
     duration_s: float
+    dropped_bytes: int = 0
 
     @property
     def ok(self) -> bool:
@@ -37,13 +90,26 @@ class Transport(Protocol):
     """
 
     async def run(
-        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+        self,
+        node: str,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdin: bytes | None = None,
+        sink: OutputSink | None = None,
     ) -> CommandResult:
-        """Run ``argv`` (no shell) on ``node``; kill it and raise ``TIMEOUT`` after ``timeout_s``."""
+        """Run ``argv`` (no shell) on ``node``; kill it and raise ``TIMEOUT`` after ``timeout_s``.
+
+        stdout goes through ``sink`` (by default the first ``DEFAULT_MAX_OUTPUT_BYTES``); the result's
+        stdout, and a TIMEOUT's ``partial_stdout``, are what the sink kept. A timed-out or cancelled
+        command's whole session is killed on the node: SIGTERM, then SIGKILL after the grace.
+        """
         ...
 
-    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
-        """Run ``script`` with ``sh -c`` on ``node``, with the same timeout and kill rules as ``run``."""
+    async def run_script(
+        self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
+    ) -> CommandResult:
+        """Run ``script`` with ``sh -c`` on ``node``, with the same timeout, output and kill rules as ``run``."""
         ...
 
     async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:

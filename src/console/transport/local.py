@@ -1,8 +1,9 @@
 """LocalTransport: the same API on the node itself (Slurm prolog, HealthCheckProgram), no SSH.
 
 Commands run exactly as on a remote node: under ``timeout -k <grace> <T>`` (so they end even if the
-console is killed first), in a session and process group of their own, which the console SIGTERMs
-and then SIGKILLs when its own timeout fires or the call is cancelled.
+console is killed first), in a session of their own, every process of which the console SIGTERMs and
+then SIGKILLs when its own timeout fires or the call is cancelled (a command's own process groups,
+such as the one GNU ``timeout`` makes for each probe of a bundle, stay in that session).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from console.transport.base import CommandResult, Transport
+from console.transport.base import MAX_STDERR_BYTES, CappedOutput, CommandResult, OutputSink, Transport
 from console.transport.cleanup import Cleanups
 from console.transport.errors import ErrorKind, TransportError
 from console.transport.wrap import checked_argv, node_timeout_argv
@@ -32,9 +33,10 @@ log = logging.getLogger(__name__)
 class LocalTransport(Transport):
     """Runs commands on this host for the node it is; other node names are a programming error."""
 
-    def __init__(self, node: str | None = None, *, kill_grace_s: float = 5.0) -> None:
+    def __init__(self, node: str | None = None, *, kill_grace_s: float = 5.0, max_output_bytes: int = 16 << 20) -> None:
         self.node = node or socket.gethostname()
         self._kill_grace_s = kill_grace_s
+        self._max_output_bytes = max_output_bytes
         self._cleanups = Cleanups()
 
     async def __aenter__(self) -> LocalTransport:
@@ -44,43 +46,57 @@ class LocalTransport(Transport):
         await self.close()
 
     async def run(
-        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+        self,
+        node: str,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdin: bytes | None = None,
+        sink: OutputSink | None = None,
     ) -> CommandResult:
-        """Run ``argv`` here; kill its process group and raise ``TIMEOUT`` after ``timeout_s``."""
+        """Run ``argv`` here; kill its session and raise ``TIMEOUT`` after ``timeout_s``.
+
+        The kill of a timed-out command goes on in the background (``close`` finishes it): the caller
+        has its answer at the timeout, not a grace period later.
+        """
         self._check_node(node)
         args = checked_argv(argv)
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
         started_at, t0, shown = time.time(), time.monotonic(), shlex.join(args)
         process = await self._spawn(node_timeout_argv(args, timeout_s, self._kill_grace_s), stdin is not None)
-        received = bytearray()  # as it arrives: kept when the command times out
+        received = sink if sink is not None else CappedOutput(self._max_output_bytes)
         try:
             async with asyncio.timeout(timeout_s):
                 stdout, stderr = await _communicate(process, stdin, received)
         except TimeoutError:
-            await self._kill(process)
+            self._cleanups.start(self._kill(process))
             raise TransportError(
                 node,
                 ErrorKind.TIMEOUT,
                 f"{shown[:80]} did not finish within {timeout_s:g} s and was killed",
-                partial_stdout=bytes(received),
+                partial_stdout=received.value(),
             ) from None
         except asyncio.CancelledError:
             await self._cleanups.run(self._kill(process))
             raise
-        return CommandResult(node, shown, process.returncode, stdout, stderr, started_at, time.monotonic() - t0)
+        return CommandResult(
+            node, shown, process.returncode, stdout, stderr, started_at, time.monotonic() - t0, received.dropped_bytes
+        )
 
-    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
+    async def run_script(
+        self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
+    ) -> CommandResult:
         """Run ``script`` with ``sh -c`` here, wrapped like ``run``."""
-        return await self.run(node, ["sh", "-c", script], timeout_s=timeout_s)
+        return await self.run(node, ["sh", "-c", script], timeout_s=timeout_s, sink=sink)
 
     async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
         """This host is always reachable from itself."""
         self._check_node(node)
 
     async def close(self) -> None:
-        """Wait (bounded) for process groups still being killed."""
-        await self._cleanups.drain(self._kill_grace_s + _REAP_WAIT_S)
+        """Finish the kills still under way at once (SIGKILL, no more grace), bounded."""
+        await self._cleanups.drain(_REAP_WAIT_S * 2)
 
     def _check_node(self, node: str) -> None:
         if node != self.node:
@@ -96,7 +112,7 @@ class LocalTransport(Transport):
                 stdin=asyncio.subprocess.PIPE if with_stdin else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # its own process group (pgid == pid), which we may kill whole
+                start_new_session=True,  # its own session (sid == pgid == pid), which we may kill whole
             )
         )
         try:
@@ -113,30 +129,31 @@ class LocalTransport(Transport):
         await self._kill(process)
 
     async def _kill(self, process: asyncio.subprocess.Process) -> None:
-        """SIGTERM the process group, SIGKILL what is left after the grace, and reap the leader."""
-        pgid = process.pid
-        _signal_group(pgid, signal.SIGTERM)
+        """SIGTERM every process of the session, SIGKILL what is left after the grace, reap the leader."""
+        sid = process.pid
+        _signal_session(sid, signal.SIGTERM)
         deadline = time.monotonic() + self._kill_grace_s
-        while _group_alive(pgid) and time.monotonic() < deadline:
-            await asyncio.sleep(_POLL_S)
-        if _group_alive(pgid):
-            _signal_group(pgid, signal.SIGKILL)
+        while session_members(sid) and time.monotonic() < deadline and not self._cleanups.hurried:
+            await self._cleanups.pause(_POLL_S)
+        _signal_session(sid, signal.SIGKILL)
         # Python 3.11 returns from wait() only once every pipe is closed; a process that left the
-        # group (setsid) may hold them for ever.
+        # session (setsid) may hold them for ever.
         try:
             await asyncio.wait_for(process.wait(), _REAP_WAIT_S)
         except TimeoutError:
-            log.warning("process group %d is dead but something outside it still holds its output pipes", pgid)
+            log.warning("session %d is dead but something outside it still holds its output pipes", sid)
 
 
-def _signal_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signum)
+def _signal_session(sid: int, signum: int) -> None:
+    for pid in session_members(sid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs. Zombies do not count: an orphan's zombie may never
-    be reaped where PID 1 does not reap, and it holds no resources anyway."""
+def session_members(sid: int) -> list[int]:
+    """Live processes of session ``sid``. Zombies do not count: an orphan's zombie may never be reaped
+    where PID 1 does not reap, and it holds no resources anyway."""
+    members = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -144,15 +161,15 @@ def _group_alive(pgid: int) -> bool:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue  # gone meanwhile
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+        if int(fields[3]) == sid and fields[0] != "Z":
+            members.append(int(entry.name))
+    return members
 
 
 async def _communicate(
-    process: asyncio.subprocess.Process, stdin: bytes | None, received: bytearray
+    process: asyncio.subprocess.Process, stdin: bytes | None, received: OutputSink
 ) -> tuple[bytes, bytes]:
-    """``Process.communicate``, with stdout gathered into ``received`` as it arrives."""
+    """``Process.communicate``, with stdout fed to ``received`` as it arrives and stderr capped."""
     assert process.stdout is not None and process.stderr is not None  # both are pipes (_spawn)
 
     async def feed() -> None:
@@ -167,9 +184,16 @@ async def _communicate(
     async def read_stdout() -> bytes:
         assert process.stdout is not None
         while chunk := await process.stdout.read(1 << 16):
-            received.extend(chunk)
-        return bytes(received)
+            received.feed(chunk)
+        return received.value()
 
-    _, stdout, stderr = await asyncio.gather(feed(), read_stdout(), process.stderr.read())
+    async def read_stderr() -> bytes:
+        assert process.stderr is not None
+        kept = CappedOutput(MAX_STDERR_BYTES)
+        while chunk := await process.stderr.read(1 << 16):
+            kept.feed(chunk)
+        return kept.value()
+
+    _, stdout, stderr = await asyncio.gather(feed(), read_stdout(), read_stderr())
     await process.wait()
     return stdout, stderr

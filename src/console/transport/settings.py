@@ -35,7 +35,9 @@ class SshSettings:
     max_channels_per_node: concurrent sessions per connection; stay under sshd's MaxSessions (10),
         leaving room for the kill channel of a timed-out command.
     stagger_s: a burst of max_handshakes first connects is spread over this long.
-    kill_grace_s: after SIGTERM to a timed-out command's process group, wait this long for SIGKILL.
+    kill_grace_s: after SIGTERM to a timed-out command's session, wait this long for SIGKILL.
+    max_output_bytes: stdout a command may leave in memory when its caller gives no output sink of its
+        own; the rest is counted (``CommandResult.dropped_bytes``), not kept.
     ssh_config: client config files read once per host; () reads ``~/.ssh/config`` if it exists.
     use_agent: offer the keys of the agent at ``SSH_AUTH_SOCK`` too.
     """
@@ -51,6 +53,7 @@ class SshSettings:
     max_channels_per_node: int = 8
     stagger_s: float = 0.5
     kill_grace_s: float = 5.0
+    max_output_bytes: int = 16 << 20
     ssh_config: tuple[str, ...] = ()
     use_agent: bool = True
 

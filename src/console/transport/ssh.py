@@ -19,7 +19,7 @@ from pathlib import Path
 
 import asyncssh
 
-from console.transport.base import CommandResult, Transport
+from console.transport.base import MAX_STDERR_BYTES, CappedOutput, CommandResult, OutputSink, Transport
 from console.transport.cleanup import Cleanups
 from console.transport.credentials import Credentials
 from console.transport.errors import ErrorKind, TransportError
@@ -28,12 +28,13 @@ from console.transport.hostkeys import AcceptedHostKey, HostKeyCheck, KnownHosts
 from console.transport.peer import Peer
 from console.transport.settings import SshSettings, SshTarget
 from console.transport.sshconfig import ConfigResolver, Endpoint
-from console.transport.wrap import announced_pgid, checked_argv, remote_command, signal_group_command
+from console.transport.wrap import announced_pgid, checked_argv, remote_command, signal_session_command
 
 log = logging.getLogger(__name__)
 
 KILL_SLACK_S = 5.0  # the whole kill sequence's deadline beyond the grace
 KILL_FIRST_POLL_S = 0.1  # then 0.2, 0.4, ... until the grace is used up
+KILL_OPEN_PAUSES_S = (0.05, 0.2, 0.5)  # a kill channel refused (MaxSessions) is asked for again
 OPEN_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.4)
 ANNOUNCE_WAIT_S = 5.0  # how long a cancelled command may take to announce its process group
 _JUMP_CHANNELS = 1 << 16  # tunnels are direct-tcpip channels, which sshd's MaxSessions does not count
@@ -111,7 +112,13 @@ class SshTransport(Transport):
 
     # -- the Transport API ------------------------------------------------------------------------
     async def run(
-        self, node: str, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None
+        self,
+        node: str,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdin: bytes | None = None,
+        sink: OutputSink | None = None,
     ) -> CommandResult:
         """Run ``argv`` on ``node`` (each argument shell-quoted); see ``Transport.run``."""
         args = checked_argv(argv)
@@ -121,8 +128,9 @@ class SshTransport(Transport):
         peer, endpoint = self._peer(node)
         started_at, t0 = time.time(), time.monotonic()
         await self._connection(node, peer, endpoint)  # connect before taking slots: a slow handshake holds none
+        output = sink if sink is not None else CappedOutput(self._settings.max_output_bytes)
         async with peer.channels, self._commands:
-            session = await self._start(node, peer, endpoint, command)
+            session = await self._start(node, peer, endpoint, command, output)
             stdout, stderr = await self._finish(session, shown, timeout_s, stdin)
         status = session.process.returncode
         if status is None:  # asyncssh's way of saying the connection went away mid-command
@@ -132,11 +140,15 @@ class SshTransport(Transport):
                 ErrorKind.DISCONNECTED,
                 "connection lost while the command ran; the node's own timeout stops it if it still runs",
             )
-        return CommandResult(node, shown, status, stdout, stderr, started_at, time.monotonic() - t0)
+        return CommandResult(
+            node, shown, status, stdout, stderr, started_at, time.monotonic() - t0, output.dropped_bytes
+        )
 
-    async def run_script(self, node: str, script: str, *, timeout_s: float) -> CommandResult:
+    async def run_script(
+        self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
+    ) -> CommandResult:
         """Run ``script`` with ``sh -c`` on ``node``, wrapped like ``run``."""
-        return await self.run(node, ["sh", "-c", script], timeout_s=timeout_s)
+        return await self.run(node, ["sh", "-c", script], timeout_s=timeout_s, sink=sink)
 
     async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
         """The node's SSH connection: the live one, else one opened now (its TCP part within ``timeout_s``).
@@ -152,9 +164,10 @@ class SshTransport(Transport):
             await peer.connection(lambda: self._open(node, endpoint, tcp_timeout_s=timeout_s), fresh=True)
 
     async def close(self) -> None:
-        """Let pending kills finish (bounded), then close node connections before the jumps they ride on."""
+        """Finish pending kills at once (SIGKILL, no more grace; bounded), then close node connections
+        before the jumps they ride on."""
         self._closed = True
-        await self._cleanups.drain(self._settings.kill_grace_s + KILL_SLACK_S)
+        await self._cleanups.drain(KILL_SLACK_S)
         await asyncio.gather(*(peer.close() for peer in self._peers.values()))
         await asyncio.gather(*(peer.close() for peer in self._jumps.values()))
 
@@ -268,7 +281,7 @@ class SshTransport(Transport):
         return self._options[key]
 
     # -- commands ---------------------------------------------------------------------------------
-    async def _start(self, node: str, peer: Peer, endpoint: Endpoint, command: str) -> _Session:
+    async def _start(self, node: str, peer: Peer, endpoint: Endpoint, command: str, output: OutputSink) -> _Session:
         """Open the session, retrying what is safe to retry because nothing has run yet.
 
         A connection that died while idle is replaced. A refused channel is retried after a pause:
@@ -279,7 +292,7 @@ class SshTransport(Transport):
         while True:
             conn = await self._connection(node, peer, endpoint)
             try:
-                return await self._open_session(_Session(node, conn, peer), command)
+                return await self._open_session(_Session(node, conn, peer, output), command)
             except Exception as exc:
                 dead = conn.is_closed()
                 if dead:
@@ -317,18 +330,22 @@ class SshTransport(Transport):
     async def _finish(
         self, session: _Session, command: str, timeout_s: float, stdin: bytes | None
     ) -> tuple[bytes, bytes]:
-        """Collect the output; on timeout or cancellation, kill the command's process group on the node."""
+        """Collect the output; on timeout or cancellation, kill the command's session on the node.
+
+        A timed-out command's kill goes on in the background: the caller has its answer (and what the
+        command printed) at the timeout, not a grace period later; ``close`` finishes the kills.
+        """
         try:
             async with asyncio.timeout(timeout_s):
                 return await _collect(session, stdin)
         except TimeoutError:
             session.process.close()
-            await self._kill(session)
+            self._cleanups.start(self._kill(session))
             raise TransportError(
                 session.node,
                 ErrorKind.TIMEOUT,
                 f"{_short(command)} did not finish within {timeout_s:g} s and was killed on the node",
-                partial_stdout=bytes(session.stdout),
+                partial_stdout=session.stdout.value(),
             ) from None
         except asyncio.CancelledError:
             session.process.close()
@@ -339,39 +356,52 @@ class SshTransport(Transport):
             raise _session_error(session.node, exc) from exc
 
     async def _kill(self, session: _Session) -> None:
-        """SIGTERM the command's process group, then SIGKILL it if it outlives the grace.
+        """SIGTERM every process of the command's session, then SIGKILL what outlives the grace.
 
-        Each step is a short ``kill`` on a new channel of the same connection, outside the node's
+        Each step is a short ``pkill`` on a new channel of the same connection, outside the node's
         channel semaphore (the cap leaves sshd room for it, and the timed-out session is closed
-        already). Polls with growing pauses, so a command that honours SIGTERM costs no grace time.
+        already). Polls with growing pauses, so a command that honours SIGTERM costs no grace time;
+        once the transport closes, the grace ends at once and SIGKILL follows.
         """
-        node, pgid = session.node, session.pgid
-        if pgid is None:
-            log.warning("%s: command stopped before announcing its process group; the node's timeout ends it", node)
+        node, sid = session.node, session.pgid
+        if sid is None:
+            log.warning("%s: command stopped before announcing its session; the node's timeout ends it", node)
             return
         if session.conn.is_closed():
-            log.warning("%s: connection lost; the node's own timeout stops process group %d", node, pgid)
+            log.warning("%s: connection lost; the node's own timeout stops session %d", node, sid)
             return
         grace = self._settings.kill_grace_s
         try:
             async with asyncio.timeout(grace + KILL_SLACK_S):
-                await _signal_group(session.conn, pgid, "TERM")
+                await _signal_session(session.conn, sid, "TERM")
                 waited, pause = 0.0, KILL_FIRST_POLL_S
-                while waited < grace:
+                while waited < grace and not self._cleanups.hurried:
                     step = min(pause, grace - waited)
-                    await asyncio.sleep(step)
+                    await self._cleanups.pause(step)
                     waited, pause = waited + step, pause * 2
-                    if not await _signal_group(session.conn, pgid, "0"):
-                        return  # the group is gone
-                await _signal_group(session.conn, pgid, "KILL")
+                    if not await _signal_session(session.conn, sid, "0"):
+                        return  # every process of the session is gone
+                await _signal_session(session.conn, sid, "KILL")
         except (asyncssh.Error, OSError) as exc:  # TimeoutError included
-            log.warning("%s: could not kill process group %d: %s", node, pgid, exc or type(exc).__name__)
+            log.warning("%s: could not kill session %d: %s", node, sid, exc or type(exc).__name__)
 
 
-async def _signal_group(conn: asyncssh.SSHClientConnection, pgid: int, signal_name: str) -> bool:
-    """Send a signal to a process group on the node; whether some process received it."""
-    done = await conn.run(signal_group_command(pgid, signal_name), check=False)
-    return done.exit_status == 0
+async def _signal_session(conn: asyncssh.SSHClientConnection, sid: int, signal_name: str) -> bool:
+    """Send a signal to every process of a session on the node; whether some process was there.
+
+    The channel is asked for again when refused: a burst of kills next to running commands can meet
+    sshd's MaxSessions, and a kill that is never sent leaves the command running.
+    """
+    pauses = iter(KILL_OPEN_PAUSES_S)
+    while True:
+        try:
+            done = await conn.run(signal_session_command(sid, signal_name), check=False)
+            return done.exit_status == 0
+        except asyncssh.ChannelOpenError:
+            pause = next(pauses, None)
+            if pause is None:
+                raise
+            await asyncio.sleep(pause)
 
 
 @dataclass
@@ -381,9 +411,9 @@ class _Session:
     node: str
     conn: asyncssh.SSHClientConnection
     peer: Peer
+    stdout: OutputSink  # as it arrives: what it keeps is returned when the command times out
     process: asyncssh.SSHClientProcess[bytes] = field(init=False)
-    pgid: int | None = None
-    stdout: bytearray = field(default_factory=bytearray)  # as it arrives: kept when the command times out
+    pgid: int | None = None  # the session id too: the wrapper runs as sshd's session leader
 
 
 _CHUNK = 1 << 16
@@ -401,13 +431,16 @@ async def _collect(session: _Session, stdin: bytes | None) -> tuple[bytes, bytes
             process.stdin.write_eof()
 
     async def read_stderr() -> bytes:
-        before = await _read_announcement(session)
-        return before + await process.stderr.read()
+        kept = CappedOutput(MAX_STDERR_BYTES)
+        kept.feed(await _read_announcement(session))
+        while chunk := await process.stderr.read(_CHUNK):
+            kept.feed(chunk)
+        return kept.value()
 
     async def read_stdout() -> bytes:
         while chunk := await process.stdout.read(_CHUNK):
-            session.stdout += chunk
-        return bytes(session.stdout)
+            session.stdout.feed(chunk)
+        return session.stdout.value()
 
     stdout = asyncio.ensure_future(read_stdout())
     stderr = asyncio.ensure_future(read_stderr())
@@ -428,7 +461,8 @@ async def _read_announcement(session: _Session) -> bytes:
         session.pgid = announced_pgid(line)
         if session.pgid is not None:
             break
-        before += line  # the login shell's own noise, if any
+        if len(before) < MAX_STDERR_BYTES:
+            before += line  # the login shell's own noise, if any
     return before
 
 

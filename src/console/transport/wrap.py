@@ -5,10 +5,16 @@ Every command runs as::
     exec sh -c 'echo "@@ic-pgid $$" >&2; exec timeout -k <grace> <T> "$@"' sh <argv, each shlex-quoted>
 
 so nothing reaches the remote shell unquoted, the node enforces the timeout itself even if the
-console vanishes, and the console learns the process group it may kill: each ``exec`` keeps the
-same process, the session leader sshd started, so ``$$`` is the group of ``timeout`` and of the
-command. The leading ``exec`` matters: dash would otherwise fork, and turn a death by signal into
-status 128+N plus a "Terminated" line, unlike the same command run locally.
+console vanishes, and the console learns the session it may kill: each ``exec`` keeps the same
+process, the session leader sshd started (sshd calls ``setsid`` for every channel), so ``$$`` is the
+session id and the process group of ``timeout``. The leading ``exec`` matters: dash would otherwise
+fork, and turn a death by signal into status 128+N plus a "Terminated" line, unlike the same command
+run locally.
+
+The console kills the whole *session*, not only that process group: a command may start process
+groups of its own (GNU ``timeout`` does, for each probe of a bundle), and those stay in the session.
+Killing only the first group left a probe that ignores SIGTERM running for ever, re-parented to
+PID 1. Only a process that calls ``setsid`` itself leaves the session; no probe the console runs does.
 
 ``<T>`` is the console's timeout plus ``NODE_TIMEOUT_MARGIN_S``: the console's own kill (which
 reports TIMEOUT) normally comes first, and the node's is the backstop for a lost connection.
@@ -78,8 +84,25 @@ def signal_group_command(pgid: int, signal_name: str) -> str:
     No ``--`` before the negative pid: dash's builtin ``kill`` rejects it, and ``-SIG -pgid`` means
     the same to dash, bash and zsh.
     """
-    if pgid <= 1:
-        raise ValueError(f"refusing to signal process group {pgid}")
+    _check_target(pgid, signal_name)
+    return f"kill -{signal_name} -{pgid}"
+
+
+def signal_session_command(sid: int, signal_name: str) -> str:
+    """Signal every process of session ``sid`` on the node; ``0`` asks whether any still runs.
+
+    ``pkill``/``pgrep -s`` (procps, on every distribution the console targets) reach the process
+    groups a command made inside its session; where they are missing, the session leader's own
+    group is the best the shell can do. The exit status is 0 when some process was found.
+    """
+    _check_target(sid, signal_name)
+    if signal_name == "0":
+        return f"pgrep -s {sid} >/dev/null || kill -0 -{sid}"
+    return f"pkill -{signal_name} -s {sid} || kill -{signal_name} -{sid}"
+
+
+def _check_target(target: int, signal_name: str) -> None:
+    if target <= 1:
+        raise ValueError(f"refusing to signal process group or session {target}")
     if not signal_name.isalnum():
         raise ValueError(f"not a signal name: {signal_name!r}")
-    return f"kill -{signal_name} -{pgid}"
