@@ -7,7 +7,10 @@ process asks the simulator once per node for the reply to every command the swee
 files and writes one script per program that acts the reply out the way the simulator's shim does:
 
 * normal and garbled replies: stdout, stderr, the tool's exit status;
-* hang: the tool waits on a child ``sleep`` forever, so a kill must take the whole process group;
+* hang: the tool waits on a child ``sleep`` forever, so a kill must take the whole process group; one
+  that ignores SIGTERM traps it (and its ``sleep`` inherits that), so only SIGKILL ends either;
+* killed: part of the output, then the tool dies by its signal (SIGSEGV by default);
+* filler: the output, then that many more bytes, made as they are written;
 * trickle: the output arrives in chunks spread over the reply's duration;
 * drop: half the output, then the tool kills the sshd process serving its own connection, so the
   client sees a real mid-command disconnect;
@@ -23,7 +26,7 @@ import shutil
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from console.sim.commands import Delivery, SimReply, context_for, run_program
+from console.sim.commands import FILLER_LINE, Delivery, SimReply, context_for, run_program
 from console.sim.models import ClusterSpec
 
 TRICKLE_CHUNKS = 6
@@ -31,6 +34,7 @@ SLEEP_MIN_S = 0.05  # shorter simulated durations are not worth a sleep process
 # Absolute paths: the replay tools themselves (cat among them) come first on the node's PATH.
 CAT, SLEEP = "/bin/cat", "/bin/sleep"
 UNKNOWN_COMMAND_STATUS = 64
+FILLER = FILLER_LINE.strip()
 
 # Walk up from the tool to the sshd processes of its session and SIGKILL them (pid 1 is the node's
 # listening sshd, which must live on). The [priv] monitor belongs to root and refuses; killing the
@@ -55,8 +59,9 @@ def _act(reply: SimReply, stem: Path) -> str:
     out.write_bytes(reply.stdout.encode("utf-8", "surrogateescape"))
     err.write_bytes(reply.stderr.encode("utf-8", "surrogateescape"))
     q_out, q_err = shlex.quote(str(out)), shlex.quote(str(err))
+    trap = "trap '' TERM INT HUP\n" if reply.ignores_term else ""
     if reply.delivery is Delivery.HANG:
-        return f"{SLEEP} 3600\nexit 0\n"
+        return f"{trap}{CAT} {q_out}; {CAT} {q_err} >&2\n{SLEEP} 3600\nexit 0\n"
     if reply.delivery is Delivery.TRICKLE:
         lines = reply.stdout.splitlines(keepends=True)
         size = max(1, -(-len(lines) // TRICKLE_CHUNKS))
@@ -69,7 +74,9 @@ def _act(reply: SimReply, stem: Path) -> str:
         return "\n".join([*steps, f"{CAT} {q_err} >&2", f"exit {reply.exit_status}"]) + "\n"
     wait = f"{SLEEP} {reply.duration_s:.3f}\n" if reply.duration_s >= SLEEP_MIN_S else ""
     drop = _DROP_CONNECTION if reply.delivery is Delivery.DROP else ""
-    return f"{wait}{CAT} {q_out}; {CAT} {q_err} >&2\n{drop}exit {reply.exit_status}\n"
+    filler = f"/usr/bin/yes {FILLER} | /usr/bin/head -c {reply.filler_bytes}\n" if reply.filler_bytes else ""
+    killed = f"kill -{int(reply.kill_signal)} $$\n" if reply.delivery is Delivery.KILLED else ""
+    return f"{trap}{wait}{CAT} {q_out}\n{filler}{CAT} {q_err} >&2\n{drop}{killed}exit {reply.exit_status}\n"
 
 
 def install_replay_tools(bin_dir: Path, replies: dict[tuple[str, ...], SimReply], exec_log: Path) -> list[Path]:

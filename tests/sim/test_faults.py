@@ -16,10 +16,15 @@ from tests.sim.simcore_helpers import NODE, cluster, fault
 NAMES = [f"n{i:02d}" for i in range(1, 25)]
 
 
+def _acts(node: SimNode, kind: FaultKind, program: str = "amd-smi") -> bool:
+    """Whether a behaviour fault of ``kind`` acts on ``program`` on ``node``."""
+    return [(b.kind, b.program) for b in node.behaviours] == [(kind, program)]
+
+
 def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     assert set(EFFECTS) == set(FaultKind)
     assert sorted(DEMO_ORDER) == sorted(FaultKind)
-    assert len(FaultKind) == 29
+    assert len(FaultKind) == 38
 
 
 @pytest.mark.parametrize(
@@ -116,13 +121,22 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.RCCL_HANG: (None, None, {}, lambda n: n.rccl_hang),
     FaultKind.TRANSFERBENCH_PAIR_SLOW: (1, 4, {}, lambda n: _link(n) == (LinkState.UP, 0, 0.6)),
     FaultKind.NIC_PORT_DOWN: (None, None, {"nic": "2"}, lambda n: [nic.up for nic in n.nics].count(False) == 1),
-    FaultKind.TOOL_MISSING: (None, None, {"program": "rvs"}, lambda n: n.missing_tools == ["rvs"]),
+    FaultKind.NIC_MISSING: (None, None, {}, lambda n: len(n.nics) == 7),
+    FaultKind.NIC_SLOW: (None, None, {"nic": "1"}, lambda n: [nic.rate_gbps for nic in n.nics].count(200) == 1),
+    FaultKind.TOOL_MISSING: (None, None, {"program": "rvs"}, lambda n: _acts(n, FaultKind.TOOL_MISSING, "rvs")),
     FaultKind.DRIVER_NOT_LOADED: (None, None, {}, lambda n: not n.driver_loaded),
-    FaultKind.COMMAND_HANG: (None, None, {}, lambda n: n.hang_programs == ["amd-smi"]),
-    FaultKind.GARBAGE_OUTPUT: (None, None, {}, lambda n: n.garbage_programs == ["amd-smi"]),
-    FaultKind.SLOW_TRICKLE: (None, None, {}, lambda n: n.trickle_programs == ["amd-smi"]),
+    FaultKind.COMMAND_HANG: (None, None, {}, lambda n: _acts(n, FaultKind.COMMAND_HANG)),
+    FaultKind.IGNORES_SIGTERM: (None, None, {"args": "list"}, lambda n: _acts(n, FaultKind.IGNORES_SIGTERM)),
+    FaultKind.COMMAND_KILLED: (None, None, {}, lambda n: _acts(n, FaultKind.COMMAND_KILLED)),
+    FaultKind.GARBAGE_OUTPUT: (None, None, {}, lambda n: _acts(n, FaultKind.GARBAGE_OUTPUT)),
+    FaultKind.EMPTY_OUTPUT: (None, None, {}, lambda n: _acts(n, FaultKind.EMPTY_OUTPUT)),
+    FaultKind.TRUNCATED_OUTPUT: (None, None, {}, lambda n: _acts(n, FaultKind.TRUNCATED_OUTPUT)),
+    FaultKind.HUGE_OUTPUT: (None, None, {"mb": 1}, lambda n: _acts(n, FaultKind.HUGE_OUTPUT)),
+    FaultKind.NON_UTF8_OUTPUT: (None, None, {}, lambda n: _acts(n, FaultKind.NON_UTF8_OUTPUT)),
+    FaultKind.EXIT_CODE: (None, None, {"status": 3}, lambda n: _acts(n, FaultKind.EXIT_CODE)),
+    FaultKind.SLOW_TRICKLE: (None, None, {}, lambda n: _acts(n, FaultKind.SLOW_TRICKLE)),
     FaultKind.SSH_REFUSED: (None, None, {}, lambda n: n.ssh_refused),
-    FaultKind.SSH_DROP_MID_COMMAND: (None, None, {}, lambda n: n.drop_programs == ["amd-smi"]),
+    FaultKind.SSH_DROP_MID_COMMAND: (None, None, {}, lambda n: _acts(n, FaultKind.SSH_DROP_MID_COMMAND)),
     FaultKind.AUTH_FAILURE: (None, None, {}, lambda n: n.auth_failure),
     FaultKind.HOST_KEY_CHANGED: (None, None, {}, lambda n: n.host_key_changed),
 }

@@ -198,8 +198,17 @@ async def test_channel_limit_per_connection_like_maxsessions(fleet: Fleet) -> No
         sleepers[0].close()
         await sleepers[0].wait_closed()
         assert (await conn.run("echo again", timeout=5)).stdout == "again\n"
-    # Closing the connection ends the sleeps (once the server has seen the disconnect).
-    await eventually(lambda: len(fleet.server.nodes["sim001"].processes) == 0)
+    # As under sshd, closing the channels signals nothing: a session without a terminal gets no SIGHUP,
+    # and a sleep that writes nothing never meets SIGPIPE. Only a kill aimed at their sessions ends them.
+    runtime = fleet.server.nodes["sim001"]
+    await eventually(lambda: not runtime.connections)
+    sessions = {proc.sid for proc in runtime.processes}
+    assert len(sessions) == 10 and all(proc.argv == ["sleep", "30"] for proc in runtime.processes)
+    async with await fleet.connect("sim001") as conn:
+        for sid in sessions:
+            assert (await conn.run(f"pkill -KILL -s {sid}", timeout=5)).exit_status == 0
+        assert (await conn.run(f"pgrep -s {min(sessions)}", timeout=5)).exit_status == 1
+    await eventually(lambda: len(runtime.processes) == 0)
 
 
 async def test_interactive_shell_runs_lines(fleet: Fleet) -> None:

@@ -8,6 +8,7 @@ import re
 import shlex
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
@@ -186,8 +187,52 @@ async def test_timeout_expiry_exits_124_and_kills_the_program() -> None:
     ("options", "status"), [("-s KILL", 137), ("--preserve-status", 143), ("-k 1 --signal=INT", 124)]
 )
 async def test_timeout_status_follows_gnu(options: str, status: int) -> None:
-    end, _, _ = await run(f"timeout {options} 0.1 amd-smi", {"amd-smi": HANG})
-    assert end.status == status
+    # Not the session's last command: timeout runs in a process group of its own, as coreutils' does.
+    end, out, _ = await run(f"timeout {options} 0.1 amd-smi; echo rc=$?", {"amd-smi": HANG})
+    assert out.stdout.endswith(f"rc={status}\n") and end.status == 0
+
+
+async def test_timeout_leading_the_session_kills_itself_with_its_group_like_gnu() -> None:
+    """`sh -c 'timeout -s KILL 0.1 sleep 10'` under setsid ends by SIGKILL: coreutils signals its group."""
+    end, _, _ = await run("timeout -s KILL 0.1 amd-smi", {"amd-smi": HANG})
+    assert end == SessionEnd(status=None, signal=signal.SIGKILL)
+
+
+async def test_timeout_kills_a_probe_that_ignores_sigterm_after_its_grace() -> None:
+    """`timeout -k 0.3 0.1 <ignores TERM>` exits 137 after 0.4 s, and the probe is gone (coreutils)."""
+    stubborn = SimReply(stdout="partial\n", delivery=Delivery.HANG, ignores_term=True)
+    shell, _ = make_shell({"amd-smi": stubborn})
+    out = Capture()
+    start = time.monotonic()
+    end = await asyncio.wait_for(shell.run_session("timeout -k 0.3 0.1 amd-smi; echo rc=$?", out), timeout=5)
+    assert 0.4 <= time.monotonic() - start < 2
+    assert out.stdout == "partial\nrc=137\n" and end.status == 0
+    assert len(shell.processes) == 0
+
+
+async def test_a_probe_ignoring_sigterm_outlives_a_group_term_but_not_a_session_kill() -> None:
+    """The console's kill path: SIGTERM to the whole session leaves the stubborn probe; SIGKILL ends it."""
+    stubborn = SimReply(stdout="", delivery=Delivery.HANG, ignores_term=True)
+    shell, _ = make_shell({"amd-smi": stubborn})
+    hung = asyncio.create_task(shell.run_session(console_bundle([("amdsmi.list", ["amd-smi", "list"])]), Capture()))
+    await eventually_true(lambda: any(p.argv == ["amd-smi", "list"] for p in shell.processes))
+    sid = next(iter(shell.processes)).sid
+    assert (await shell.run_session(f"pkill -TERM -s {sid}", Capture())).status == 0
+    await asyncio.sleep(0.05)
+    # sh is gone; timeout caught the TERM, passed it on and waits (its -k 5 armed); the probe ignored it.
+    assert sorted(p.argv[0] for p in shell.processes) == ["amd-smi", "timeout"]
+    assert (await shell.run_session(f"pgrep -s {sid}", Capture())).status == 0
+    assert (await shell.run_session(f"pkill -KILL -s {sid}", Capture())).status == 0
+    await asyncio.wait_for(hung, timeout=2)
+    assert len(shell.processes) == 0
+    assert (await shell.run_session(f"pgrep -s {sid}", Capture())).status == 1
+
+
+async def eventually_true(condition: Callable[[], bool], timeout_s: float = 3.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.01)
 
 
 async def test_group_kill_ends_a_hung_wrapped_probe() -> None:
@@ -236,16 +281,19 @@ async def test_timeout_in_a_bundle_leads_its_own_group_like_gnu_timeout() -> Non
     assert len(shell.processes) == 0
 
 
-async def test_closing_the_channel_kills_the_session() -> None:
+async def test_closing_the_channel_signals_nothing_and_the_next_write_is_sigpipe() -> None:
+    """sshd gives a session without a terminal no SIGHUP: its processes outlive the channel, and one
+    that writes afterwards dies of SIGPIPE (here the shell, at its echo after the sleep)."""
     shell, _ = make_shell({"amd-smi": HANG})
-    session = asyncio.create_task(shell.run_session("sleep 100; amd-smi", Capture()))
+    session = asyncio.create_task(shell.run_session("sleep 0.2; echo after; amd-smi", Capture()))
     await asyncio.sleep(0.05)
     assert len(shell.processes) == 2  # the shell and its sleep
     session.cancel()
     with pytest.raises(asyncio.CancelledError):
         await session
     await asyncio.sleep(0)
-    assert len(shell.processes) == 0
+    assert len(shell.processes) == 2  # still there: nobody signalled them
+    await eventually_true(lambda: len(shell.processes) == 0)  # echo met the closed channel: SIGPIPE
 
 
 async def test_drop_writes_part_then_drops_the_connection() -> None:

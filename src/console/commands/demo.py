@@ -35,6 +35,11 @@ def register(sub: Any) -> None:
     p.add_argument("--store", type=Path, help="history database (default: inside the demo's temporary state)")
     p.add_argument("--json", metavar="FILE", help="headless: write the JSON report")
     p.add_argument("--read-only", action="store_true", help="TUI: hide actions that change the cluster")
+    p.add_argument(
+        "--scenario",
+        type=Path,
+        help="serve this scenario file (docs/simulator.md) instead of the demo's own nodes and faults",
+    )
     p.set_defaults(func=run)
 
 
@@ -49,12 +54,16 @@ def run(args: argparse.Namespace) -> int:
     """Start the simulator, run the console against it, stop the simulator."""
     # Imported here: every other command (a prolog's sweep) would pay ~0.3 s for the simulator's models.
     from console.sim.launcher import SimClusterError, start_sim_cluster
+    from console.sim.scenario import ScenarioError
 
     try:
         sim = start_sim_cluster(
             nodes=args.nodes, models=DEMO_MODELS, pools=4, faults="demo", seed=args.seed,
-            time_factor=args.time_factor,
+            time_factor=args.time_factor, scenario=args.scenario,
         )  # fmt: skip
+    except ScenarioError as exc:
+        print(f"instinct-console demo: {exc}", file=sys.stderr)
+        return int(ExitCode.USAGE)
     except SimClusterError as exc:
         print(f"instinct-console demo: cannot start the simulated cluster: {exc}", file=sys.stderr)
         return int(ExitCode.USAGE)
@@ -73,4 +82,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             argv += ["--json", args.json]
         print(f"demo: {sim.ready_line}", file=sys.stderr)
+        if args.scenario:
+            print(
+                f"demo: change faults live: instinct-console sim inject|repair --state-dir {sim.state_dir} ...",
+                file=sys.stderr,
+            )
         return main(argv)

@@ -13,9 +13,21 @@ The inventory TOML, known_hosts and client key are written to the state director
 $XDG_STATE_HOME/instinct-console/sim). One "ready:" line is printed once every node listens;
 Ctrl-C or SIGTERM stops the simulator.
 
+With --scenario FILE the nodes, pools, stacks and faults come from a scenario TOML (docs/simulator.md)
+instead of --nodes/--model/--pools/--faults. While it runs, the simulator re-reads that file and
+the live faults of `sim inject`/`sim repair`, applies what changed to the nodes it serves, and
+writes what it injected to <state-dir>/injected.json.
+
 exit codes:
   0  stopped by Ctrl-C or SIGTERM
-  2  bad options, or an address or port already in use"""
+  2  bad options or scenario, or an address or port already in use"""
+
+CHANGE_EPILOG = """The running simulator of --state-dir picks the change up within half a second, rebuilds the
+node's state at its next command and records it in <state-dir>/injected.json.
+
+exit codes:
+  0  the change is written
+  2  bad options (an unknown fault kind, a node the simulator does not serve)"""
 
 
 def register(sub: Any) -> None:
@@ -48,15 +60,38 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, default=22022, help="SSH port; first port with --listen ports (0: any)")
     p.add_argument("--user", default="node", help="login user the nodes accept (default node)")
     p.add_argument("--max-sessions", type=int, default=10, help="channels per connection, like sshd (default 10)")
+    p.add_argument("--scenario", type=Path, default=None, help="scenario TOML: nodes, stacks and faults (watched)")
     p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)  # set by start_sim_cluster
     p.set_defaults(func=serve_command)
+    for name, what in (("inject", "add a fault to nodes of a running simulator"), ("repair", "remove faults")):
+        change = actions.add_parser(
+            name,
+            help=what,
+            description=f"{what[0].upper()}{what[1:]} (live: no restart).",
+            epilog=CHANGE_EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        change.add_argument("nodes", help="hostlist of nodes, e.g. sim[003-005]")
+        change.add_argument("--kind", required=name == "inject", help="fault kind (repair: all kinds if omitted)")
+        change.add_argument("--gpu", type=int, default=None, help="GPU slot, for GPU and link faults")
+        change.add_argument("--peer", type=int, default=None, help="second GPU slot, for link faults")
+        change.add_argument(
+            "--param", action="append", default=[], metavar="KEY=VALUE", help="fault parameter (repeatable)"
+        )
+        change.add_argument("--state-dir", type=Path, default=None, help="the running simulator's state directory")
+        change.set_defaults(func=change_command)
+    shown = actions.add_parser(
+        "faults", help="what a running simulator injects now", description="Print <state-dir>/injected.json."
+    )
+    shown.add_argument("--state-dir", type=Path, default=None, help="the running simulator's state directory")
+    shown.set_defaults(func=faults_command)
 
 
 def serve_command(args: argparse.Namespace) -> int:
     """Validate the options and serve in the foreground (see the exit codes in ``--help``)."""
     from pydantic import ValidationError
 
-    from console.sim.serve import ListenMode, ServeOptions, default_state_dir, parse_models, run_serve
+    from console.sim.serve import ListenMode, ServeOptions, default_state_dir, parse_models, plan_cluster, run_serve
 
     listen = ListenMode(args.listen)
     try:
@@ -75,6 +110,7 @@ def serve_command(args: argparse.Namespace) -> int:
             user=args.user,
             max_sessions=args.max_sessions,
             parent_pid=args.parent_pid,
+            scenario=args.scenario,
         )
     except ValidationError as exc:
         error = exc.errors()[0]
@@ -84,4 +120,74 @@ def serve_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"instinct-console sim serve: {exc}", file=sys.stderr)
         return 2
+    try:
+        plan_cluster(options)  # a scenario that cannot be served is refused before anything listens
+    except ValueError as exc:
+        print(f"instinct-console sim serve: {exc}", file=sys.stderr)
+        return 2
     return run_serve(options)
+
+
+def change_command(args: argparse.Namespace) -> int:
+    """``sim inject`` / ``sim repair``: edit the live-fault overlay the running simulator watches."""
+    from pydantic import ValidationError
+
+    from console.inventory.hostlist import expand
+    from console.sim.faults import Fault, FaultKind
+    from console.sim.models import ClusterSpec
+    from console.sim.scenario import read_live_faults, write_live_faults
+    from console.sim.serve import CLUSTER_FILE, default_state_dir
+
+    command = f"instinct-console sim {args.sim_command}"
+    state_dir = args.state_dir or default_state_dir()
+    try:
+        served = {node.name for node in ClusterSpec.load(state_dir / CLUSTER_FILE).nodes}
+        nodes = expand(args.nodes)
+        unknown = sorted(set(nodes) - served)
+        if unknown:
+            raise ValueError(f"not served by the simulator in {state_dir}: {', '.join(unknown)}")
+        live = read_live_faults(state_dir)
+        if args.sim_command == "inject":
+            params = dict(_param(text) for text in args.param)
+            kind = FaultKind(args.kind)
+            live += [Fault(kind=kind, node=n, gpu=args.gpu, peer=args.peer, params=params) for n in nodes]
+        else:
+            kinds = {FaultKind(args.kind)} if args.kind else set(FaultKind)
+            live = [f for f in live if not (f.node in nodes and f.kind in kinds)]
+        write_live_faults(state_dir, live)
+    except (OSError, ValueError, ValidationError) as exc:
+        print(f"{command}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def faults_command(args: argparse.Namespace) -> int:
+    """``sim faults``: the generation and faults the running simulator serves."""
+    from console.sim.scenario import read_injected
+    from console.sim.serve import default_state_dir
+
+    generation, faults = read_injected(args.state_dir or default_state_dir())
+    print(f"generation {generation}: {len(faults)} faults")
+    for fault in faults:
+        print(f"  {fault.describe()}")
+    return 0
+
+
+def _param(text: str) -> tuple[str, str | int | float | bool]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise ValueError(f"--param {text!r}: expected KEY=VALUE")
+    for convert in (int, float):
+        try:
+            return key, convert(value)
+        except ValueError:
+            pass
+    return key, {"true": True, "false": False}.get(value.lower(), value)
+
+
+def _one_line(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        error = errors()[0]
+        return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+    return " ".join(str(exc).split())

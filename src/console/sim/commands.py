@@ -9,8 +9,10 @@ and dispatches on ``program_name(argv)`` itself when it serves several programs.
 them lazily (``_lazy``) so render modules may import this module without an import cycle, and a
 module that does not exist yet answers like a missing program.
 
-Behaviour faults are applied here, after the handler ran, so every program gets them the same way:
-missing tool (``sh: 1: X: not found``, exit 127), hang, dropped connection, trickled or garbled output.
+Behaviour faults are applied here, after the handler ran, so every program gets them the same way,
+to the whole program or to the subcommands a fault names: missing tool (``sh: 1: X: not found``,
+exit 127), hang (optionally ignoring SIGTERM), death by a signal, dropped connection, trickled,
+garbled, empty, cut, huge or non-UTF-8 output, and a non-zero exit status.
 
 Also a small entry point for shims: ``python -m console.sim.commands <cluster.json> <node> [--state-dir D]
 [--json] -- <argv...>`` runs the program and behaves like it (prints, sleeps, hangs, exits with its status).
@@ -24,6 +26,8 @@ import importlib
 import json
 import os
 import random
+import resource
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -31,8 +35,10 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
-from console.sim.models import ClusterSpec, SimNode, build_node, jitter_rng
+from console.sim.faults import FaultKind
+from console.sim.models import ClusterSpec, SimBehaviour, SimNode, build_node, jitter_rng
 
 
 class Delivery(StrEnum):
@@ -43,17 +49,27 @@ class Delivery(StrEnum):
     DROP = "drop"  # the connection drops after part of the output
     TRICKLE = "trickle"  # output arrives slowly in small chunks over duration_s
     GARBAGE = "garbage"  # output is corrupted bytes
+    KILLED = "killed"  # the program dies by ``kill_signal`` after printing ``stdout``
 
 
 @dataclass(frozen=True)
 class SimReply:
-    """What a program printed and how it ended. ``duration_s`` is already divided by the time factor."""
+    """What a program printed and how it ended. ``duration_s`` is already divided by the time factor.
+
+    Text may carry bytes that are not UTF-8 as lone surrogates (``surrogateescape``); they reach the
+    client as those bytes. ``filler_bytes`` more bytes of output follow ``stdout``, made as they are
+    sent (a 200 MB answer is never held in memory). ``ignores_term``: the program ignores SIGTERM,
+    SIGINT and SIGHUP, as tools that trap them do; only SIGKILL ends it.
+    """
 
     stdout: str
     stderr: str = ""
     exit_status: int = 0
     duration_s: float = 0.0
     delivery: Delivery = Delivery.NORMAL
+    filler_bytes: int = 0
+    ignores_term: bool = False
+    kill_signal: int = signal.SIGSEGV
 
 
 @dataclass
@@ -137,6 +153,11 @@ PROGRAMS: dict[str, Handler] = {
 TRICKLE_SIMULATED_S = 90.0
 
 
+# Signals a behaviour fault may name for command_killed (``signal = "SEGV"``).
+_SIGNALS = {s.name.removeprefix("SIG"): s for s in signal.Signals}
+FILLER_LINE = "0123456789abcdef" * 4 + "\n"
+
+
 def run_program(ctx: SimContext, argv: list[str]) -> SimReply:
     """Run ``argv`` on ``ctx.node`` and return what the client would receive."""
     if not argv:
@@ -144,20 +165,56 @@ def run_program(ctx: SimContext, argv: list[str]) -> SimReply:
     program = program_name(argv)
     node = ctx.node
     handler = PROGRAMS.get(program)
-    if handler is None or program in node.missing_tools:
+    behaviour = node.behaviour_for(program, argv)
+    if handler is None or (behaviour is not None and behaviour.kind is FaultKind.TOOL_MISSING):
         return not_found(argv)
     reply = handler(ctx, argv)
-    if program in node.hang_programs:
-        return replace(reply, stdout="", stderr="", delivery=Delivery.HANG)
-    if program in node.drop_programs:
-        lines = reply.stdout.splitlines(keepends=True)
+    return misbehave(reply, behaviour, ctx) if behaviour is not None else reply
+
+
+def misbehave(reply: SimReply, behaviour: SimBehaviour, ctx: SimContext) -> SimReply:
+    """``reply`` as the behaviour fault makes the program deliver it."""
+    kind, params = behaviour.kind, behaviour.params
+    text = reply.stdout
+    if kind in (FaultKind.COMMAND_HANG, FaultKind.IGNORES_SIGTERM):
+        ignores = kind is FaultKind.IGNORES_SIGTERM or bool(params.get("ignore_term", False))
+        shown = text[: len(text) // 2] if params.get("partial", False) else ""
+        return replace(reply, stdout=shown, stderr="", delivery=Delivery.HANG, ignores_term=ignores)
+    if kind is FaultKind.SSH_DROP_MID_COMMAND:
+        lines = text.splitlines(keepends=True)
         return replace(reply, stdout="".join(lines[: len(lines) // 2]), exit_status=255, delivery=Delivery.DROP)
-    if program in node.garbage_programs:
-        return replace(reply, stdout=garble(reply.stdout, ctx.rng), delivery=Delivery.GARBAGE)
-    if program in node.trickle_programs:
-        slow = max(reply.duration_s, ctx.duration(TRICKLE_SIMULATED_S))
+    if kind is FaultKind.GARBAGE_OUTPUT:
+        return replace(reply, stdout=garble(text, ctx.rng), delivery=Delivery.GARBAGE)
+    if kind is FaultKind.SLOW_TRICKLE:
+        slow = max(reply.duration_s, ctx.duration(float(params.get("seconds", TRICKLE_SIMULATED_S))))
         return replace(reply, duration_s=slow, delivery=Delivery.TRICKLE)
+    if kind is FaultKind.COMMAND_KILLED:
+        sig = _SIGNALS.get(str(params.get("signal", "SEGV")).upper().removeprefix("SIG"), signal.SIGSEGV)
+        return replace(reply, stdout=text[: len(text) // 2], delivery=Delivery.KILLED, kill_signal=sig)
+    if kind is FaultKind.EMPTY_OUTPUT:
+        return replace(reply, stdout="", stderr="")
+    if kind is FaultKind.TRUNCATED_OUTPUT:
+        # Cut mid-line, as a tool that died or a full disk leaves it, but with a clean exit.
+        return replace(reply, stdout=text[: max(1, len(text) // 2 - 3)])
+    if kind is FaultKind.HUGE_OUTPUT:
+        size = int(float(params.get("mb", 200)) * 2**20)
+        return replace(reply, filler_bytes=size)
+    if kind is FaultKind.NON_UTF8_OUTPUT:
+        return replace(reply, stdout=not_utf8(text))
+    if kind is FaultKind.EXIT_CODE:
+        status = int(params.get("status", 1))
+        return replace(
+            reply, exit_status=status, stderr=reply.stderr + f"{behaviour.program}: failed (status {status})\n"
+        )
     return reply
+
+
+def not_utf8(text: str) -> str:
+    """``text`` with bytes that are not UTF-8 in it (a wrong locale, a corrupted file): every 11th character
+    becomes a lone 0xff byte, which the client receives as such."""
+    if not text:
+        return "\udcff\udcfe"
+    return "".join("\udcff" if i % 11 == 5 else char for i, char in enumerate(text))
 
 
 _NOISE = "\x00\x1b\x7f\ufffd\u00ff\u2592#@%&\t"
@@ -209,28 +266,38 @@ def context_for(cluster: ClusterSpec, node: str, state_dir: Path | None = None) 
 
 def _deliver(reply: SimReply) -> int:
     """Act out ``reply`` on this process's stdout/stderr; returns the exit status."""
-    out, err = sys.stdout, sys.stderr
+    out, err = sys.stdout.buffer, sys.stderr.buffer
+
+    def write(stream: Any, text: str) -> None:
+        stream.write(text.encode("utf-8", "surrogateescape"))
+        stream.flush()
+
+    if reply.ignores_term:
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
     if reply.delivery is Delivery.HANG:
         # What a hung tool printed before it stopped (a table without its footer) still reaches the client.
-        out.write(reply.stdout)
-        err.write(reply.stderr)
-        out.flush()
-        err.flush()
+        write(out, reply.stdout)
+        write(err, reply.stderr)
         while True:
             time.sleep(3600)
     if reply.delivery is Delivery.TRICKLE:
         lines = reply.stdout.splitlines(keepends=True) or [""]
         pause = reply.duration_s / len(lines)
         for line in lines:
-            out.write(line)
-            out.flush()
+            write(out, line)
             time.sleep(pause)
     else:
         time.sleep(reply.duration_s)
-        out.write(reply.stdout)
-    err.write(reply.stderr)
-    out.flush()
-    err.flush()
+        write(out, reply.stdout)
+    chunk = (FILLER_LINE * 1024).encode()
+    for offset in range(0, reply.filler_bytes, len(chunk)):
+        out.write(chunk[: reply.filler_bytes - offset])
+    write(err, reply.stderr)
+    if reply.delivery is Delivery.KILLED:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file left behind on the node
+        signal.signal(reply.kill_signal, signal.SIG_DFL)
+        os.kill(os.getpid(), reply.kill_signal)
     return reply.exit_status
 
 

@@ -1,8 +1,10 @@
 """How each fault kind changes a node's state, with the default strength of every effect.
 
 Every effect leaves evidence a parser can see: a counter, a state word, a version string or a
-reduced value; behaviour faults (hang, garbage, trickle, drop, missing tool) name the program they
-hit with ``params["program"]`` (default ``amd-smi``, which every sweep runs).
+reduced value. Behaviour faults (``BEHAVIOUR_KINDS``: hang, kill, garbage, empty, cut, huge, ...)
+name the program they hit with ``params["program"]`` (default ``amd-smi``, which every sweep runs) and,
+optionally, the arguments that select one of its subcommands with ``params["args"]``; the program
+runner (``console.sim.commands``) acts them out.
 """
 
 from __future__ import annotations
@@ -10,8 +12,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from console.sim.faults import Fault, FaultKind
-from console.sim.models import LinkState, SimBadPage, SimGpu, SimNode
+from console.sim.faults import BEHAVIOUR_KINDS, Fault, FaultKind
+from console.sim.models import LinkState, SimBadPage, SimBehaviour, SimGpu, SimNode
 from console.sim.specs import STACK_PRESETS
 
 Effect = Callable[[SimNode, Fault, random.Random], None]
@@ -232,12 +234,27 @@ def _nic_down(node: SimNode, fault: Fault, rng: random.Random) -> None:
         node.nics[_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics)].up = False
 
 
-def _program_list(attribute: str) -> Effect:
-    def effect(node: SimNode, fault: Fault, rng: random.Random) -> None:
-        programs: list[str] = getattr(node, attribute)
-        programs.append(_str(fault, "program", DEFAULT_PROGRAM))
+def _nic_missing(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if node.nics:
+        node.nics.pop(_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics))
 
-    return effect
+
+def _nic_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if node.nics:
+        nic = node.nics[_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics)]
+        nic.rate_gbps = _int(fault, "rate_gbps", nic.rate_gbps // 2)
+
+
+def _behaviour(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    args = _str(fault, "args", "")
+    node.behaviours.append(
+        SimBehaviour(
+            kind=fault.kind,
+            program=_str(fault, "program", DEFAULT_PROGRAM),
+            args=tuple(args.split()),
+            params=dict(fault.params),
+        )
+    )
 
 
 def _flag(attribute: str, value: bool) -> Effect:
@@ -268,15 +285,13 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.RCCL_HANG: _rccl_hang,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,
     FaultKind.NIC_PORT_DOWN: _nic_down,
-    FaultKind.TOOL_MISSING: _program_list("missing_tools"),
+    FaultKind.NIC_MISSING: _nic_missing,
+    FaultKind.NIC_SLOW: _nic_slow,
     FaultKind.DRIVER_NOT_LOADED: _flag("driver_loaded", False),
-    FaultKind.COMMAND_HANG: _program_list("hang_programs"),
-    FaultKind.GARBAGE_OUTPUT: _program_list("garbage_programs"),
-    FaultKind.SLOW_TRICKLE: _program_list("trickle_programs"),
     FaultKind.SSH_REFUSED: _flag("ssh_refused", True),
-    FaultKind.SSH_DROP_MID_COMMAND: _program_list("drop_programs"),
     FaultKind.AUTH_FAILURE: _flag("auth_failure", True),
     FaultKind.HOST_KEY_CHANGED: _flag("host_key_changed", True),
+    **{kind: _behaviour for kind in BEHAVIOUR_KINDS},
 }
 
 

@@ -40,15 +40,45 @@ class FaultKind(StrEnum):
     RCCL_HANG = "rccl_hang"
     TRANSFERBENCH_PAIR_SLOW = "transferbench_pair_slow"
     NIC_PORT_DOWN = "nic_port_down"
+    NIC_MISSING = "nic_missing"
+    NIC_SLOW = "nic_slow"
     TOOL_MISSING = "tool_missing"
     DRIVER_NOT_LOADED = "driver_not_loaded"
     COMMAND_HANG = "command_hang"
+    IGNORES_SIGTERM = "ignores_sigterm"
+    COMMAND_KILLED = "command_killed"
     GARBAGE_OUTPUT = "garbage_output"
+    EMPTY_OUTPUT = "empty_output"
+    TRUNCATED_OUTPUT = "truncated_output"
+    HUGE_OUTPUT = "huge_output"
+    NON_UTF8_OUTPUT = "non_utf8_output"
+    EXIT_CODE = "exit_code"
     SLOW_TRICKLE = "slow_trickle"
     SSH_REFUSED = "ssh_refused"
     SSH_DROP_MID_COMMAND = "ssh_drop_mid_command"
     AUTH_FAILURE = "auth_failure"
     HOST_KEY_CHANGED = "host_key_changed"
+
+
+# Faults that act on how one program (optionally only some of its subcommands) answers, not on the
+# hardware it reports: ``params["program"]`` (default ``amd-smi``) and ``params["args"]`` (words that must
+# all be among its arguments, e.g. ``"list"`` or ``"xgmi -l"``; default: every invocation).
+BEHAVIOUR_KINDS = frozenset(
+    {
+        FaultKind.TOOL_MISSING,
+        FaultKind.COMMAND_HANG,
+        FaultKind.IGNORES_SIGTERM,
+        FaultKind.COMMAND_KILLED,
+        FaultKind.GARBAGE_OUTPUT,
+        FaultKind.EMPTY_OUTPUT,
+        FaultKind.TRUNCATED_OUTPUT,
+        FaultKind.HUGE_OUTPUT,
+        FaultKind.NON_UTF8_OUTPUT,
+        FaultKind.EXIT_CODE,
+        FaultKind.SLOW_TRICKLE,
+        FaultKind.SSH_DROP_MID_COMMAND,
+    }
+)
 
 
 class FaultScope(StrEnum):
@@ -144,14 +174,28 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.SSH_DROP_MID_COMMAND,
     FaultKind.AUTH_FAILURE,
     FaultKind.HOST_KEY_CHANGED,
+    FaultKind.NIC_MISSING,
+    FaultKind.NIC_SLOW,
+    FaultKind.IGNORES_SIGTERM,
+    FaultKind.COMMAND_KILLED,
+    FaultKind.EMPTY_OUTPUT,
+    FaultKind.TRUNCATED_OUTPUT,
+    FaultKind.NON_UTF8_OUTPUT,
+    FaultKind.EXIT_CODE,
+    FaultKind.HUGE_OUTPUT,
 )
+
+
+# A fault drawn for a demo or at random hits amd-smi whole, except where that would be a burden rather
+# than a fault: 200 MB from every amd-smi subcommand of a node, each sweep.
+_DRAWN_PARAMS: dict[FaultKind, dict[str, JsonScalar]] = {FaultKind.HUGE_OUTPUT: {"args": "static"}}
 
 
 def make_fault(kind: FaultKind, node: str, rng: random.Random, gpus: int = 8) -> Fault:
     """A fault of ``kind`` on ``node`` with its GPU (and peer) drawn from ``rng``."""
     scope = fault_scope(kind)
     if scope is FaultScope.NODE:
-        return Fault(kind=kind, node=node)
+        return Fault(kind=kind, node=node, params=dict(_DRAWN_PARAMS.get(kind, {})))
     gpu, peer = rng.sample(range(gpus), 2)
     return Fault(kind=kind, node=node, gpu=gpu, peer=peer if scope is FaultScope.LINK else None)
 

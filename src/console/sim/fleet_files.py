@@ -30,6 +30,7 @@ class PoolPlan:
     nodes: list[str]
     labels: dict[str, str] = field(default_factory=dict)
     pin: dict[str, str] = field(default_factory=dict)
+    nic_rate_gbps: int | None = None  # the fabric's speed, when a scenario gives one
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ def inventory_toml(
             f"gpu_count = {pool.gpu_count}",
             f"nodes = {_string(fold(pool.nodes))}",
             f"labels = {_inline_table(pool.labels)}",
+            *([f"nic_rate_gbps = {pool.nic_rate_gbps}"] if pool.nic_rate_gbps else []),
             "",
             "[pools.pin]",
             *(f"{_key(k)} = {_string(v)}" for k, v in pool.pin.items()),

@@ -21,7 +21,9 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from console.sim.faults import Fault
 from console.sim.models import ClusterSpec
+from console.sim.scenario import load_scenario, read_injected
 
 READY_PREFIX = "ready: "
 ASYNCSSH_BLOCK = "127.2"  # loopback block of the address plan for asyncssh simulators
@@ -74,6 +76,19 @@ class SimCluster:
         """The served cluster, with the address and port every node listens on."""
         return ClusterSpec.load(self.cluster_path)
 
+    def injected(self) -> tuple[int, list[Fault]]:
+        """The generation and the faults the simulator serves now (what it recorded last)."""
+        return read_injected(self.state_dir)
+
+    def wait_for_generation(self, generation: int, timeout_s: float = 10.0) -> list[Fault]:
+        """Wait until the simulator has applied a change (its generation reached ``generation``)."""
+        deadline = time.monotonic() + timeout_s
+        while (current := self.injected())[0] < generation:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise SimClusterError(f"the simulator is at generation {current[0]}, not {generation}")
+            time.sleep(0.05)
+        return current[1]
+
     def stop(self, timeout_s: float = 10.0) -> None:
         """SIGTERM the simulator and wait for it (SIGKILL after ``timeout_s``); removes a temporary state dir."""
         if self.proc.poll() is None:
@@ -109,12 +124,16 @@ def start_sim_cluster(
     port: int = 22022,
     max_sessions: int = 10,
     timeout_s: float = 60.0,
+    scenario: Path | None = None,
 ) -> SimCluster:
     """Start ``instinct-console sim serve`` with these options and return once every node listens.
 
     Without ``state_dir`` a temporary directory is used (removed by ``stop``); without ``address_base``
-    a free ``127.2.B.0`` block is picked (address mode) or ``127.0.0.1`` is used (port mode).
+    a free ``127.2.B.0`` block is picked (address mode) or ``127.0.0.1`` is used (port mode). With a
+    ``scenario`` file, it gives the nodes and faults (``nodes``, ``models``, ``faults`` are not used).
     """
+    if scenario is not None:
+        nodes = len(load_scenario(scenario).node_names())
     owns_state = state_dir is None
     state = Path(tempfile.mkdtemp(prefix="ic-sim-")) if state_dir is None else state_dir
     state.mkdir(parents=True, exist_ok=True)
@@ -129,6 +148,8 @@ def start_sim_cluster(
     ]  # fmt: skip
     if pools is not None:
         argv += ["--pools", str(pools)]
+    if scenario is not None:
+        argv += ["--scenario", str(scenario)]
     out_path, log_path = state / "serve.out", state / "serve.log"
     with out_path.open("wb") as out, log_path.open("wb") as log:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=log)

@@ -35,6 +35,7 @@ __all__ = [
     "LinkState",
     "NodeSpec",
     "SimBadPage",
+    "SimBehaviour",
     "SimEcc",
     "SimGpu",
     "SimNic",
@@ -59,6 +60,7 @@ class NodeSpec(Model):
     stack: StackSpec
     address: str = "127.0.0.1"
     port: int = Field(22, ge=1, le=65535)
+    nic_rate_gbps: int | None = Field(None, gt=0, description="every backend NIC's link rate (default 400)")
 
     @property
     def spec(self) -> GpuModelSpec:
@@ -202,6 +204,20 @@ class SimNic(Model):
     mac: str
 
 
+class SimBehaviour(Model):
+    """How one program (or some of its subcommands) misbehaves on a node: a behaviour fault, resolved."""
+
+    kind: FaultKind
+    program: str
+    args: tuple[str, ...] = Field((), description="words that must all be among the arguments; () matches all")
+    params: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    def matches(self, program: str, argv: list[str]) -> bool:
+        """Whether this behaviour applies to ``argv`` (whose program's basename is ``program``)."""
+        # Words, not arguments: ``args = "-c %n %i"`` names `stat -L -c "%n %i" /sys/module/amdgpu` too.
+        return program == self.program and set(self.args) <= set(" ".join(argv[1:]).split())
+
+
 class SimNode(Model):
     """Everything the renderers need to answer a command on one node."""
 
@@ -220,11 +236,7 @@ class SimNode(Model):
     kernel_cmdline: str
     boot_id: str
     driver_loaded: bool = True
-    missing_tools: list[str] = Field(default_factory=list)
-    hang_programs: list[str] = Field(default_factory=list)
-    garbage_programs: list[str] = Field(default_factory=list)
-    trickle_programs: list[str] = Field(default_factory=list)
-    drop_programs: list[str] = Field(default_factory=list)
+    behaviours: list[SimBehaviour] = Field(default_factory=list)
     ssh_refused: bool = False
     auth_failure: bool = False
     host_key_changed: bool = False
@@ -241,6 +253,10 @@ class SimNode(Model):
     def gpu_by_slot(self, slot: int) -> SimGpu | None:
         """The GPU in physical slot ``slot``; None if it is missing from the bus."""
         return next((gpu for gpu in self.gpus if gpu.slot == slot), None)
+
+    def behaviour_for(self, program: str, argv: list[str]) -> SimBehaviour | None:
+        """The first behaviour fault acting on ``argv`` (``program`` is its basename), if any."""
+        return next((b for b in self.behaviours if b.matches(program, argv)), None)
 
     def has_fault(self, kind: FaultKind) -> bool:
         """Whether a fault of ``kind`` is injected on this node."""
@@ -329,7 +345,7 @@ _CPU = {
 }
 
 
-def _build_nics(model: GpuModel, gpus: list[SimGpu], rng: random.Random) -> list[SimNic]:
+def _build_nics(model: GpuModel, gpus: list[SimGpu], rng: random.Random, rate_gbps: int | None) -> list[SimNic]:
     device_fmt, netdev_fmt = _NIC_FAMILY[model]
     count = 4 if model is GpuModel.MI250X else len(gpus)
     nics = []
@@ -346,6 +362,7 @@ def _build_nics(model: GpuModel, gpus: list[SimGpu], rng: random.Random) -> list
                 numa_node=gpu.numa_node,
                 guid=f"{_hex(rng, 4)}:{_hex(rng, 4)}:{_hex(rng, 4)}:{_hex(rng, 4)}",
                 mac="7c:c2:55:" + ":".join(mac_tail[k : k + 2] for k in (0, 2, 4)),
+                rate_gbps=rate_gbps or 400,
             )
         )
     return nics
@@ -370,7 +387,7 @@ def build_node(cluster: ClusterSpec, name: str) -> SimNode:
         stack=node_spec.stack.model_copy(deep=True),
         expected_stack=node_spec.stack.model_copy(deep=True),
         gpus=gpus,
-        nics=_build_nics(node_spec.gpu_model, gpus, rng),
+        nics=_build_nics(node_spec.gpu_model, gpus, rng, node_spec.nic_rate_gbps),
         cpu_model=cpu_model,
         cpu_sockets=2,
         cores_per_socket=cores,

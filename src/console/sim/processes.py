@@ -1,8 +1,10 @@
 """Fake processes of one simulated node: pids, process groups, sessions and ``kill``.
 
 Every running simulated program is an asyncio task tied to a ``SimProcess`` with a pid that looks
-real, so the console's ``echo "@@ic-pgid $$"`` and ``kill -TERM -- -<pgid>`` work like on a Linux
-node. Killing a process cancels its task; the process then counts as ended by that signal.
+real, so the console's ``echo "@@ic-pgid $$"``, ``kill -TERM -- -<pgid>`` and ``pkill -s <sid>`` work
+like on a Linux node. Killing a process cancels its task; the process then counts as ended by that
+signal. As on Linux, a process may ignore a signal (a tool that traps SIGTERM) or catch it (GNU
+``timeout`` passes it on to its command); nothing but SIGKILL ends those.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import random
 import signal
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
+from signal import Signals
 from typing import Any
 
 # Signals whose default action does not end a process (or that the simulator does not model:
@@ -42,6 +45,8 @@ class SimProcess:
     argv: list[str]
     task: asyncio.Task[int] | None = field(default=None, repr=False)
     signal: signal.Signals | None = None
+    ignores: set[Signals] = field(default_factory=set)  # SIG_IGN: delivered, changes nothing
+    catch: Callable[[Signals], None] | None = field(default=None, repr=False)  # a handler of its own
 
     @property
     def is_session_leader(self) -> bool:
@@ -93,13 +98,37 @@ class ProcessTable:
         victims = [self._live[target]] if target in self._live else []
         if target < 0:
             victims = [proc for proc in self._live.values() if proc.pgid == -target]
+        self.deliver(victims, sig)
+        return bool(victims)
+
+    def kill_session(self, sid: int, sig: signal.Signals) -> bool:
+        """``pkill -SIG -s sid``: every process of the session; False if none was there."""
+        victims = self.session_members(sid)
+        self.deliver(victims, sig)
+        return bool(victims)
+
+    def session_members(self, sid: int) -> list[SimProcess]:
+        """Live processes of session ``sid`` (``pgrep -s``)."""
+        return [proc for proc in self._live.values() if proc.sid == sid and proc.signal is None]
+
+    @staticmethod
+    def deliver(victims: list[SimProcess], sig: signal.Signals) -> None:
+        """What each process does with ``sig``: nothing, its own handler, or it ends."""
         for proc in victims:
             if sig in HARMLESS_SIGNALS or proc.signal is not None:
+                continue
+            if sig is not signal.SIGKILL and sig in proc.ignores:
+                continue
+            if sig is not signal.SIGKILL and proc.catch is not None:
+                proc.catch(sig)
                 continue
             proc.signal = sig
             if proc.task is not None:
                 proc.task.cancel()
-        return bool(victims)
+
+    def end_all(self) -> None:
+        """The node powers off: every process ends (the simulator stops)."""
+        self.deliver(list(self._live.values()), signal.SIGKILL)
 
     def __iter__(self) -> Iterator[SimProcess]:
         return iter(list(self._live.values()))

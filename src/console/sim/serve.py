@@ -31,6 +31,16 @@ from console.sim.faults import Fault, demo_faults, random_faults
 from console.sim.fleet_files import PoolPlan, SshSettings, inventory_toml
 from console.sim.hostkeys import HostKeyStore, client_key, known_hosts_line
 from console.sim.models import ClusterSpec, NodeSpec
+from console.sim.scenario import (
+    LIVE_FAULTS_FILE,
+    Scenario,
+    ScenarioError,
+    group_of,
+    load_scenario,
+    read_live_faults,
+    record_injected,
+    stack_for,
+)
 from console.sim.server import DEFAULT_MAX_SESSIONS, DEFAULT_USER, Endpoint, SimServer
 from console.sim.specs import DEFAULT_STACK, GPU_SPECS, GpuModel, stack_preset
 
@@ -68,6 +78,8 @@ class ServeOptions(Model):
     max_sessions: int = Field(DEFAULT_MAX_SESSIONS, ge=1)
     name: str = "sim"
     parent_pid: int | None = Field(None, description="stop when this process (the launcher) dies")
+    scenario: Path | None = Field(None, description="scenario TOML: nodes, pools, stacks and faults (watched)")
+    watch_interval_s: float = Field(0.5, gt=0, description="how often the scenario and live faults are re-read")
 
     @field_validator("faults")
     @classmethod
@@ -163,6 +175,8 @@ def _faults(spec: str, names: list[str], seed: int) -> list[Fault]:
 
 def plan_cluster(options: ServeOptions) -> ClusterPlan:
     """Names, pools, stacks, endpoints and faults of the cluster ``options`` describe (deterministic)."""
+    if options.scenario is not None:
+        return plan_scenario(load_scenario(options.scenario), options)
     width = max(3, len(str(options.nodes)))
     names = [f"sim{i:0{width}d}" for i in range(1, options.nodes + 1)]
     endpoints = node_endpoints(options.nodes, options.listen, options.address_base, options.port)
@@ -196,6 +210,52 @@ def plan_cluster(options: ServeOptions) -> ClusterPlan:
         faults=_faults(options.faults, names, options.seed),
     )
     return ClusterPlan(cluster=cluster, pools=pools, endpoints=dict(zip(names, endpoints, strict=True)))
+
+
+def plan_scenario(scenario: Scenario, options: ServeOptions) -> ClusterPlan:
+    """The cluster a scenario file describes: its nodes in file order, a pool per name it gives."""
+    names = scenario.node_names()
+    endpoints = node_endpoints(len(names), options.listen, options.address_base, options.port)
+    groups = group_of(scenario)
+    pools: dict[str, PoolPlan] = {}
+    specs: list[NodeSpec] = []
+    for name, (address, port) in zip(names, endpoints, strict=True):
+        group = groups[name]
+        stack = stack_for(group)
+        pool_name = group.pool or group.model.value.lower()
+        pool = pools.get(pool_name)
+        if pool is None:
+            pool = pools[pool_name] = PoolPlan(
+                name=pool_name,
+                gpu_model=group.model.value,
+                gpu_count=GPU_SPECS[group.model].gpus_per_node,
+                nodes=[],
+                labels=dict(group.labels),
+                pin={"rocm": stack.rocm, "amdgpu_driver": stack.amdgpu_driver},
+                nic_rate_gbps=group.nic_rate_gbps,
+            )
+        elif pool.gpu_model != group.model.value:
+            raise ScenarioError(f"pool {pool_name} mixes {pool.gpu_model} and {group.model.value} nodes")
+        pool.nodes.append(name)
+        specs.append(
+            NodeSpec(
+                name=name,
+                gpu_model=group.model,
+                pool=pool_name,
+                stack=stack,
+                address=address,
+                port=port or 22,
+                nic_rate_gbps=group.nic_rate_gbps,
+            )
+        )
+    cluster = ClusterSpec(
+        name=scenario.name,
+        seed=scenario.seed,
+        time_factor=scenario.time_factor,
+        nodes=specs,
+        faults=scenario.all_faults(),
+    )
+    return ClusterPlan(cluster=cluster, pools=list(pools.values()), endpoints=dict(zip(names, endpoints, strict=True)))
 
 
 def raise_open_file_limit() -> int:
@@ -261,6 +321,8 @@ async def serve(options: ServeOptions, on_ready: Callable[[ServedCluster], None]
         for spec in plan.cluster.nodes:
             spec.address, spec.port = bound[spec.name]
         _write_files(options, state_dir, plan=plan, keys=keys, key_path=key_path, bound=bound)
+        watcher = _FaultWatcher(options, state_dir, plan.cluster, server)
+        watching = asyncio.create_task(watcher.run(stop))
         on_ready(
             ServedCluster(
                 cluster=plan.cluster,
@@ -274,8 +336,83 @@ async def serve(options: ServeOptions, on_ready: Callable[[ServedCluster], None]
             )
         )
         await stop.wait()
+        await watching
     finally:
         await server.stop()
+
+
+class _FaultWatcher:
+    """Re-reads the scenario file and the live-fault overlay; applies what changed to the served nodes.
+
+    The node list is fixed at start (endpoints, keys and the inventory are written once); faults,
+    stacks and NIC speeds may change while it runs. Every applied state is recorded as a new
+    generation in ``injected.json``.
+    """
+
+    def __init__(self, options: ServeOptions, state_dir: Path, cluster: ClusterSpec, server: SimServer) -> None:
+        self.options = options
+        self.state_dir = state_dir
+        self.cluster = cluster
+        self.server = server
+        self.planned_faults = list(cluster.faults)  # what the plan gave, before any live change
+        self.generation = 1
+        # A new run starts from its plan: live changes of an earlier run of this state dir are dropped.
+        (state_dir / LIVE_FAULTS_FILE).unlink(missing_ok=True)
+        self._seen = self._stamps()
+        record_injected(state_dir, self.generation, cluster.faults)
+
+    def _stamps(self) -> tuple[float | None, float | None]:
+        def mtime(path: Path | None) -> float | None:
+            try:
+                return path.stat().st_mtime_ns if path is not None else None
+            except OSError:
+                return None
+
+        return mtime(self.options.scenario), mtime(self.state_dir / LIVE_FAULTS_FILE)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), self.options.watch_interval_s)
+            except TimeoutError:
+                self.apply_if_changed()
+
+    def apply_if_changed(self) -> None:
+        stamps = self._stamps()
+        if stamps == self._seen:
+            return
+        self._seen = stamps
+        try:
+            updated = self._read()
+        except (ScenarioError, ValueError, OSError) as exc:
+            # A half-written or wrong file must not stop the fleet: keep serving the last good state.
+            print(f"instinct-console sim serve: not applied: {exc}", file=sys.stderr, flush=True)
+            return
+        self.cluster = updated
+        self.server.apply(updated)
+        updated.save(self.state_dir / CLUSTER_FILE)
+        self.generation += 1
+        record_injected(self.state_dir, self.generation, updated.faults)
+
+    def _read(self) -> ClusterSpec:
+        """The served cluster with the scenario's current nodes' stacks and faults, plus the live overlay."""
+        base, faults = self.cluster, self.planned_faults
+        nodes = base.nodes
+        if self.options.scenario is not None:
+            planned = plan_scenario(load_scenario(self.options.scenario), self.options).cluster
+            if [n.name for n in planned.nodes] != [n.name for n in base.nodes]:
+                raise ScenarioError("the scenario's nodes changed: restart sim serve to serve other nodes")
+            fresh = {n.name: n for n in planned.nodes}
+            nodes = [
+                n.model_copy(update={"stack": fresh[n.name].stack, "nic_rate_gbps": fresh[n.name].nic_rate_gbps})
+                for n in base.nodes
+            ]
+            faults = planned.faults
+        live = read_live_faults(self.state_dir)
+        missing = sorted({f.node for f in live} - {n.name for n in nodes})
+        if missing:
+            raise ScenarioError(f"{LIVE_FAULTS_FILE}: no node {', '.join(missing)} in this simulator")
+        return base.model_copy(update={"nodes": nodes, "faults": [*faults, *live]})
 
 
 def _write_files(

@@ -81,6 +81,10 @@ class SimNodeRuntime:
         self._node: SimNode | None = None
         self._invocations: Iterator[int] = iter(())
 
+    def forget_state(self) -> None:
+        """Build the node's state again from the cluster at its next command (faults changed live)."""
+        self._node = None
+
     @property
     def node(self) -> SimNode:
         """The node's simulated state, built once from the cluster file."""
@@ -126,6 +130,8 @@ class _Session(asyncssh.SSHServerSession[str]):
         self._pending: list[str] = []
         self._pending_fd = 1
         self._flush_due = False
+        self._writable = asyncio.Event()  # cleared while asyncssh's send buffer is over its high mark
+        self._writable.set()
 
     # asyncssh callbacks ----------------------------------------------------------
     def connection_made(self, chan: asyncssh.SSHServerChannel[str]) -> None:
@@ -163,7 +169,14 @@ class _Session(asyncssh.SSHServerSession[str]):
     def connection_lost(self, exc: Exception | None) -> None:
         if self._task is not None:
             self._task.cancel()
+        self._writable.set()  # nobody reads any more: writers learn it from the closed channel
         self._owner.session_closed()
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
 
     # ShellOutput -----------------------------------------------------------------
     def write(self, fd: int, text: str) -> None:
@@ -195,6 +208,12 @@ class _Session(asyncssh.SSHServerSession[str]):
                 chan.write(text)
         except BrokenPipeError:
             pass
+
+    async def drain(self) -> None:
+        """Send what is pending and wait while the client is behind (a huge output costs a window, not
+        all of it in memory)."""
+        self._flush()
+        await self._writable.wait()
 
     def drop_connection(self) -> None:
         """The ssh_drop_mid_command fault: the TCP connection dies under the running command."""
@@ -304,6 +323,7 @@ class SimServer:
             for spec in cluster.nodes
         }
         self._acceptors: dict[str, asyncssh.SSHAcceptor] = {}
+        self._endpoints: dict[str, Endpoint] = {}
 
     async def start(self, endpoints: Mapping[str, Endpoint]) -> dict[str, Endpoint]:
         """Listen for every node on its endpoint (port 0: any free port); returns where each one listens.
@@ -319,7 +339,35 @@ class SimServer:
         bound = dict(endpoints)
         for name, acceptor in self._acceptors.items():
             bound[name] = (endpoints[name][0], acceptor.get_port())
+        self._endpoints = bound  # where a node listens again after a live change
         return bound
+
+    def apply(self, cluster: ClusterSpec) -> None:
+        """Serve ``cluster``'s faults and stacks from now on (same nodes): each node's state is rebuilt at
+        its next command, and connection faults change what its listener does."""
+        self.cluster = cluster
+        faults = ConnectionFaults.of(cluster)
+        for name, runtime in self.nodes.items():
+            runtime.cluster = cluster
+            runtime.forget_state()
+            before, after = runtime.faults, faults.get(name, ConnectionFaults())
+            runtime.faults = after
+            if (before.refused, before.host_key_changed) != (after.refused, after.host_key_changed):
+                asyncio.get_running_loop().create_task(self._relisten(name))
+
+    async def _relisten(self, name: str) -> None:
+        """The node's sshd went down, came back, or came back with another host key."""
+        runtime = self.nodes[name]
+        acceptor = self._acceptors.pop(name, None)
+        if acceptor is not None:
+            acceptor.close()
+            await acceptor.wait_closed()
+        for conn in list(runtime.connections):
+            conn.abort()
+        if not runtime.faults.refused and name in self._endpoints:
+            if runtime.faults.host_key_changed:
+                self.keys.load(self.nodes, [name])
+            self._acceptors[name] = await self._listen(name, self._endpoints[name])
 
     async def _listen(self, name: str, endpoint: Endpoint) -> asyncssh.SSHAcceptor:
         runtime = self.nodes[name]
@@ -332,7 +380,9 @@ class SimServer:
             server_host_keys=[key],
             reuse_address=True,
             encoding="utf-8",
-            errors="replace",
+            # Output that is not UTF-8 (a garbled tool, a wrong locale) travels as lone surrogates inside
+            # the simulator and leaves as the very bytes a real node would send.
+            errors="surrogateescape",
             allow_scp=False,
             agent_forwarding=False,
             x11_forwarding=False,
@@ -347,4 +397,5 @@ class SimServer:
         for runtime in self.nodes.values():
             for conn in list(runtime.connections):
                 conn.abort()
+            runtime.processes.end_all()  # the simulated machines go off with the simulator
         await asyncio.gather(*(acceptor.wait_closed() for acceptor in acceptors))

@@ -7,11 +7,15 @@ and bundles of ``echo``/``timeout``/``echo rc=$?`` lines) and what an operator t
 ``console.sim.commands.run_program``, and its ``SimReply`` is acted out: durations slept, output
 trickled, a hang that lasts until killed, a connection dropped mid-output.
 
-Process semantics follow Linux, dash and GNU coreutils where the console depends on them: each session
-is its own process group whose id is the shell's ``$$``; the last command of ``sh -c`` replaces the
-shell (dash's exec optimisation); ``timeout`` that is not a session leader moves to its own process
-group, so a group kill aimed at the parent shell does not reach it; the channel closes only when every
-process still holding its output has ended.
+Process semantics follow Linux, OpenSSH, dash and GNU coreutils where the console depends on them:
+each session is its own process group whose id is the shell's ``$$``; the last command of ``sh -c``
+replaces the shell (dash's exec optimisation); ``timeout`` that is not a session leader moves to its
+own process group, so a group kill aimed at the parent shell does not reach it, passes a signal it
+receives on to its command's group, and SIGKILLs that group (itself included) ``-k`` later; the
+channel closes only when every process still holding its output has ended. A channel the client
+closes sends no signal (sshd gives a session without a terminal no SIGHUP): its processes live on,
+and one that writes afterwards dies of SIGPIPE, so a hung probe stays until something kills it.
+``pkill``/``pgrep -s`` reach every process of a session, whatever group it moved to.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol
 
-from console.sim.commands import Delivery, SimReply
+from console.sim.commands import FILLER_LINE, Delivery, SimReply
 from console.sim.processes import ProcessTable, SimProcess
 from console.sim.shell_syntax import (
     AndOr,
@@ -40,7 +44,7 @@ ProgramRunner = Callable[[list[str]], SimReply]
 
 SHELLS = frozenset({"sh", "dash", "bash"})
 # Builtins that also exist as /bin programs, so ``/bin/kill`` behaves like ``kill``.
-PATH_UTILITIES = frozenset({"echo", "true", "false", "kill"})
+PATH_UTILITIES = frozenset({"echo", "true", "false", "kill", "pkill", "pgrep"})
 # A trickled output arrives in at most this many chunks, whatever its length.
 MAX_TRICKLE_CHUNKS = 40
 DEFAULT_ENV = {
@@ -63,6 +67,34 @@ class ShellOutput(Protocol):
     def drop_connection(self) -> None:
         """Abort the whole connection now, as a network failure would."""
 
+    async def drain(self) -> None:
+        """Wait until the client has taken what was written (flow control for big outputs)."""
+
+
+class _BrokenPipe(Exception):
+    """A write to a channel the client closed: the writer dies of SIGPIPE."""
+
+
+class _Channel:
+    """A session's channel as its processes see it: once the client closes it, a write is SIGPIPE."""
+
+    def __init__(self, out: ShellOutput) -> None:
+        self.out = out
+        self.closed = False
+
+    def write(self, fd: int, text: str) -> None:
+        if self.closed:
+            raise _BrokenPipe
+        self.out.write(fd, text)
+
+    def drop_connection(self) -> None:
+        self.out.drop_connection()
+
+    async def drain(self) -> None:
+        if self.closed:
+            raise _BrokenPipe
+        await self.out.drain()
+
 
 @dataclass(frozen=True)
 class SessionEnd:
@@ -83,7 +115,7 @@ class _Exit(Exception):
 class _Io:
     """A process's view of the channel: fd 1 and 2 mapped to the channel's stdout, stderr or nowhere."""
 
-    def __init__(self, out: ShellOutput, fds: Mapping[int, int | None] | None = None) -> None:
+    def __init__(self, out: _Channel, fds: Mapping[int, int | None] | None = None) -> None:
         self.out = out
         self.fds: dict[int, int | None] = dict(fds or {1: 1, 2: 2})
 
@@ -252,15 +284,18 @@ class NodeShell:
     async def run_session(self, command: str, out: ShellOutput) -> SessionEnd:
         """Run ``command`` as sshd would (``$SHELL -c command`` in a new session) and wait for it to end.
 
-        Cancelling this coroutine (the channel closed) kills every process the session started.
+        Cancelling this coroutine (the client closed the channel) signals nothing: the session's
+        processes run on, and the next one to write to the closed channel dies of SIGPIPE.
         """
         session = _Session(self.processes)
+        channel = _Channel(out)
         leader = self.processes.spawn(["sh", "-c", command], parent=None)
-        session.start(leader, self._program(session, leader, ["sh", "-c", command], _Io(out), dict(self.env)))
+        session.start(leader, self._program(session, leader, ["sh", "-c", command], _Io(channel), dict(self.env)))
         try:
             await session.wait_all()
-        finally:
-            session.cancel_all()
+        except asyncio.CancelledError:
+            channel.closed = True
+            raise
         task = leader.task
         assert task is not None
         if task.cancelled():
@@ -271,6 +306,14 @@ class NodeShell:
 
     async def _program(self, session: _Session, proc: SimProcess, argv: list[str], io: _Io, env: dict[str, str]) -> int:
         """What process ``proc`` does when it runs ``argv`` (shells, timeout and sleep are simulated here)."""
+        try:
+            return await self._run_program(session, proc, argv, io, env)
+        except _BrokenPipe:
+            _die(proc, signal.SIGPIPE)
+
+    async def _run_program(
+        self, session: _Session, proc: SimProcess, argv: list[str], io: _Io, env: dict[str, str]
+    ) -> int:
         name = os.path.basename(argv[0])
         if name in SHELLS:
             return await self._sh(session, proc, argv, io, env)
@@ -281,7 +324,7 @@ class NodeShell:
         if name in PATH_UTILITIES:
             frame = _Frame(proc, ParamLookup(name, [], proc.pid, env), io)
             return await self._builtins[name](self, session, frame, argv, io)
-        return await self._deliver(self.runner(argv), io)
+        return await self._deliver(proc, self.runner(argv), io)
 
     async def _run_child(self, session: _Session, frame: _Frame, argv: list[str], io: _Io, in_place: bool) -> int:
         """Run ``argv`` in a child process of the frame's shell, or in the shell's own process (exec)."""
@@ -294,20 +337,33 @@ class NodeShell:
         assert status is not None
         return status
 
-    async def _deliver(self, reply: SimReply, io: _Io) -> int:
+    async def _deliver(self, proc: SimProcess, reply: SimReply, io: _Io) -> int:
         """Act out a program's reply on the channel."""
+        if reply.ignores_term:
+            proc.ignores.update({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
         if reply.delivery is Delivery.TRICKLE:
             await self._trickle(reply, io)
         else:
             await asyncio.sleep(reply.duration_s)
             io.write(1, reply.stdout)
+        await self._filler(reply.filler_bytes, io)
         io.write(2, reply.stderr)
         if reply.delivery is Delivery.HANG:
             await asyncio.Event().wait()
         if reply.delivery is Delivery.DROP:
             io.out.drop_connection()
             await asyncio.Event().wait()  # the connection teardown cancels this process
+        if reply.delivery is Delivery.KILLED:
+            _die(proc, signal.Signals(reply.kill_signal))
         return reply.exit_status
+
+    @staticmethod
+    async def _filler(size: int, io: _Io) -> None:
+        """``size`` bytes of output, made and sent a chunk at a time, at the pace the client reads."""
+        chunk = FILLER_LINE * 1024
+        for offset in range(0, size, len(chunk)):
+            io.write(1, chunk[: size - offset])
+            await io.out.drain()
 
     @staticmethod
     async def _trickle(reply: SimReply, io: _Io) -> None:
@@ -335,7 +391,13 @@ class NodeShell:
         return 0
 
     async def _timeout(self, session: _Session, proc: SimProcess, argv: list[str], io: _Io, env: dict[str, str]) -> int:
-        """GNU ``timeout [-k D] [-s SIG] [--foreground] [--preserve-status] DURATION CMD...``."""
+        """GNU ``timeout [-k D] [-s SIG] [--foreground] [--preserve-status] DURATION CMD...``.
+
+        As coreutils does it: at the timeout (or on a TERM, INT, HUP or QUIT of its own) it signals its
+        command and, without ``--foreground``, its whole process group, then ignores that signal
+        itself; with ``-k`` it sends SIGKILL the same way that much later, which without
+        ``--foreground`` ends ``timeout`` too (its parent sees 137).
+        """
         try:
             options, duration, command = _timeout_args(argv[1:])
         except ValueError as exc:
@@ -343,28 +405,45 @@ class NodeShell:
             return EXIT_TIMEOUT_FAILED
         if not options.foreground:
             self.processes.new_group(proc)
+        received: asyncio.Queue[signal.Signals] = asyncio.Queue()
+        proc.catch = received.put_nowait
         child = self.processes.spawn(command, parent=proc)
-        session.start(child, self._program(session, child, command, io, env))
-        try:
-            status = await session.wait(child, timeout=duration or None)
-        except asyncio.CancelledError:
-            # timeout passes the signal it received on to its command, then dies of it.
-            if proc.signal is not None:
-                self.processes.kill(child.pid, proc.signal)
-            raise
-        timed_out = status is None
-        if timed_out:
-            self.processes.kill(child.pid, options.signal)
-            status = await session.wait(child, timeout=options.kill_after)
-            if status is None:
-                self.processes.kill(child.pid, signal.SIGKILL)
-                status = await session.wait(child)
-        assert status is not None
+        task = session.start(child, self._program(session, child, command, io, env))
+        loop = asyncio.get_running_loop()
+        alarm = loop.time() + duration if duration else None  # GNU's alarm; -k re-arms it for SIGKILL
+        term_signal, kill_after, timed_out = options.signal, options.kill_after, False
+        while not task.done():
+            waiter = asyncio.ensure_future(received.get())
+            left = None if alarm is None else max(0.0, alarm - loop.time())
+            try:
+                done, _ = await asyncio.wait({task, waiter}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+            if task in done:
+                break
+            if waiter in done:
+                sig = waiter.result()
+            else:
+                timed_out, sig, alarm = True, term_signal, None
+            if kill_after is not None:
+                alarm, term_signal, kill_after = loop.time() + kill_after, signal.SIGKILL, None
+            self._timeout_signal(proc, child, sig, options.foreground)
+        status = process_status(child)
         if child.signal is not None and not timed_out:
             _die(proc, child.signal)
-        if timed_out and not options.preserve_status and child.signal is not signal.SIGKILL:
+        if timed_out and child.signal is signal.SIGKILL:
+            return status  # killed after ignoring the first signal: 137, whatever --preserve-status says
+        if timed_out and not options.preserve_status:
             return EXIT_TIMEDOUT
         return status
+
+    def _timeout_signal(self, proc: SimProcess, child: SimProcess, sig: signal.Signals, foreground: bool) -> None:
+        """coreutils' ``cleanup``: the command, then (unless ``--foreground``) the whole group, itself included."""
+        self.processes.kill(child.pid, sig)
+        if not foreground:
+            if sig is not signal.SIGKILL:
+                proc.ignores.add(sig)  # what it sends its own group must not come back to it
+            self.processes.kill(-proc.pgid, sig)
 
     # -- the shell language -----------------------------------------------
 
@@ -498,6 +577,42 @@ class NodeShell:
         await asyncio.sleep(0)  # let the victims see their cancellation before we report back
         return status
 
+    async def _b_pkill(self, session: _Session, frame: _Frame, argv: list[str], io: _Io) -> int:
+        """procps ``pkill [-SIG | --signal SIG] -s SID``: signal every process of a session (1: none)."""
+        return await self._by_session(frame, argv, io, send=True)
+
+    async def _b_pgrep(self, session: _Session, frame: _Frame, argv: list[str], io: _Io) -> int:
+        """procps ``pgrep -s SID``: the pids of a session's processes, one a line (1: none)."""
+        return await self._by_session(frame, argv, io, send=False)
+
+    async def _by_session(self, frame: _Frame, argv: list[str], io: _Io, send: bool) -> int:
+        name, args = os.path.basename(argv[0]), argv[1:]
+        sig, sid = signal.SIGTERM, None
+        try:
+            while args:
+                arg, args = args[0], args[1:]
+                if arg in ("-s", "--session") and args:
+                    sid, args = int(args[0]), args[1:]
+                elif arg == "--signal" and args and send:
+                    sig, args = parse_signal(args[0]), args[1:]
+                elif arg.startswith("-") and send:
+                    sig = parse_signal(arg[1:])
+                else:
+                    raise ValueError(arg)
+        except ValueError as exc:
+            io.write(2, f"{name}: bad argument: {exc}\n")
+            return 2
+        if sid is None:
+            io.write(2, f"{name}: no matching criteria specified\n")
+            return 2
+        members = self.processes.session_members(sid if sid else frame.proc.sid)
+        if send:
+            self.processes.deliver(members, sig)
+            await asyncio.sleep(0)  # let the victims see their cancellation before we report back
+        else:
+            io.write(1, "".join(f"{proc.pid}\n" for proc in members))
+        return 0 if members else 1
+
     async def _b_cd(self, session: _Session, frame: _Frame, argv: list[str], io: _Io) -> int:
         return 0
 
@@ -511,6 +626,8 @@ class NodeShell:
         "export": _b_export,
         "unset": _b_unset,
         "kill": _b_kill,
+        "pkill": _b_pkill,
+        "pgrep": _b_pgrep,
         "cd": _b_cd,
     }
 

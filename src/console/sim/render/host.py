@@ -353,10 +353,14 @@ def _nic_kind(nic: SimNic) -> _NicKind:
     return _NIC_KINDS["mlx5"]
 
 
-def _ibv_port_block(nic: SimNic) -> list[str]:
+# ibverbs' speed_str() per-lane words for the rates the fabrics run (4 lanes a port).
+_LANE_SPEED = {25: "25.0 Gbps (32)", 50: "50.0 Gbps (64)", 100: "100.0 Gbps (128)", 200: "200.0 Gbps (256)"}
+
+
+def _ibv_port_block(nic: SimNic, verbose: bool = False) -> list[str]:
     state = "PORT_ACTIVE (4)" if nic.up else "PORT_DOWN (1)"
     mtu = "4096 (5)" if nic.up else "1024 (3)"
-    return [
+    lines = [
         f"\t\tport:\t{nic.port}",
         f"\t\t\tstate:\t\t\t{state}",
         "\t\t\tmax_mtu:\t\t4096 (5)",
@@ -366,10 +370,26 @@ def _ibv_port_block(nic: SimNic) -> list[str]:
         "\t\t\tport_lmc:\t\t0x00",
         "\t\t\tlink_layer:\t\tEthernet",
     ]
+    if verbose and nic.up:
+        lane = nic.rate_gbps // 4
+        lines += [
+            "\t\t\tmax_msg_sz:\t\t0x40000000",
+            "\t\t\tport_cap_flags:\t\t0x04010000",
+            "\t\t\tactive_width:\t\t4X (2)",
+            f"\t\t\tactive_speed:\t\t{_LANE_SPEED.get(lane, f'{lane:.1f} Gbps (0)')}",
+            "\t\t\tphys_state:\t\tLINK_UP (5)",
+        ]
+    elif verbose:
+        lines += [
+            "\t\t\tactive_width:\t\t4X (2)",
+            "\t\t\tactive_speed:\t\tinvalid speed (0)",
+            "\t\t\tphys_state:\t\tDISABLED (3)",
+        ]
+    return lines
 
 
-def ibv_devinfo(nics: list[SimNic]) -> str:
-    """``ibv_devinfo`` for ``nics`` (one port each)."""
+def ibv_devinfo(nics: list[SimNic], verbose: bool = False) -> str:
+    """``ibv_devinfo`` (``-v``: with the port's width, speed and physical state) for ``nics`` (one port each)."""
     lines: list[str] = []
     for nic in nics:
         kind = _nic_kind(nic)
@@ -386,7 +406,7 @@ def ibv_devinfo(nics: list[SimNic]) -> str:
         if kind.board:
             lines.append(f"\tboard_id:\t\t\t{kind.board}")
         lines.append("\tphys_port_cnt:\t\t\t1")
-        lines += _ibv_port_block(nic)
+        lines += _ibv_port_block(nic, verbose)
         lines.append("")
     return "\n".join(lines) + "\n" if lines else ""
 
@@ -408,7 +428,7 @@ def _ibv_devinfo(ctx: SimContext, args: list[str]) -> SimReply:
             return _fail(f"IB device '{device}' wasn't found\n", 255)
     if not nics:
         return _fail("No IB devices found\n", 255)
-    return _ok(ibv_devinfo(nics))
+    return _ok(ibv_devinfo(nics, verbose="-v" in args or "--verbose" in args))
 
 
 def rdma_link(nics: list[SimNic]) -> str:
