@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from console.sweep.bundle import GPU_TOOLS, bundle_script, bundle_timeout, group_probes, split_bundle
+from console.sweep.bundle import (
+    GPU_TOOLS,
+    BundleOutput,
+    bundle_script,
+    bundle_timeout,
+    group_probes,
+    node_grace_s,
+    split_bundle,
+)
 from console.sweep.catalog import PROBES, ProbeSpec, probes_for
 
 
@@ -58,7 +66,7 @@ def test_grouping_and_timeout() -> None:
     quick = probes_for("quick")
     groups = group_probes(quick, 4)
     assert len(groups) == 4 and sorted(p.id for g in groups for p in g) == sorted(p.id for p in quick)
-    assert bundle_timeout(quick) == max(p.timeout_s for p in quick) + 10
+    assert bundle_timeout(quick) == pytest.approx(max(p.timeout_s for p in quick) * 1.1)  # the promise: T + 10 %
     assert all(shlex.split(bundle_script(g)) for g in groups)
     for group in groups:  # what cannot hang ahead of the GPU tools that can
         on_gpu = [p.argv[0] in GPU_TOOLS for p in group]
@@ -72,4 +80,56 @@ def test_a_fallback_is_not_part_of_the_bundle() -> None:
     assert "metric --json" not in bundle_script([spec]) and spec.command_line == "amd-smi metric -v --json"
     full = spec.fallback_spec()
     assert full is not None and (full.id, full.argv, full.fallback) == ("probe", ("amd-smi", "metric", "--json"), None)
-    assert bundle_timeout([spec]) == spec.timeout_s + 10
+    assert bundle_timeout([spec]) == pytest.approx(spec.timeout_s * 1.1)
+
+
+def _fed(stream: bytes, limit: int, chunk: int) -> BundleOutput:
+    output = BundleOutput(limit)
+    for start in range(0, len(stream), chunk):
+        output.feed(stream[start : start + chunk])
+    return output
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 1 << 20])
+def test_bundle_output_keeps_each_section_up_to_its_limit_whatever_the_chunks(chunk: int) -> None:
+    probes = [_spec("a", "x"), _spec("b", "x"), _spec("c", "x")]
+    stream = (
+        b"motd\n@@ic-begin a\nsmall\n@@ic-end a rc=0\n"
+        b"@@ic-begin b\n" + b"y" * 5000 + b"\n@@ic-end a rc=0\n" + b"z" * 100 + b"\n@@ic-end b rc=0\n"
+        b"@@ic-begin c\nlast"
+    )
+    output = _fed(stream, 1000, chunk)
+    sections = split_bundle(output.value(), probes, output.dropped)
+    assert sections["a"].output == b"small" and sections["a"].dropped_bytes == 0
+    # b printed a fake end marker of a inside its output: it is b's text, counted against b's limit.
+    assert len(sections["b"].output) == 1000 and sections["b"].exit_status == 0
+    assert sections["b"].dropped_bytes == 5000 + 1 + len(b"@@ic-end a rc=0\n") + 100 - 1000
+    assert sections["c"].output == b"last" and sections["c"].exit_status is None
+    assert output.dropped_bytes == sections["b"].dropped_bytes
+
+
+def test_bundle_output_of_a_huge_section_stays_within_its_limit() -> None:
+    output = BundleOutput(1 << 16)
+    output.feed(b"@@ic-begin big\n")
+    block = b"0123456789abcdef" * 4096
+    for _ in range(3200):  # 200 MiB, a 64 KiB block at a time
+        output.feed(block)
+    output.feed(b"\n@@ic-end big rc=0\n")
+    assert len(output.value()) < (1 << 16) + 64
+    assert output.dropped["big"] == 3200 * len(block) - (1 << 16)  # the newline before the end marker is its own
+
+
+def test_node_grace_is_a_twentieth_of_the_timeout_within_half_a_second_and_five() -> None:
+    assert [node_grace_s(t) for t in (1, 10, 30, 300, 3600)] == [0.5, 0.5, 1.5, 5.0, 5.0]
+
+
+def test_a_probe_ignoring_sigterm_is_killed_by_the_nodes_own_timeout_within_its_grace() -> None:
+    """The node ends a stubborn probe at T + grace by itself, before the console's T + 10 %."""
+    probes = [_spec("stubborn", "sh", "-c", "trap '' TERM; sleep 5; echo late", timeout=1), _spec("next", "echo", "n")]
+    started = __import__("time").monotonic()
+    proc = subprocess.run(["sh", "-c", bundle_script(probes)], capture_output=True, timeout=30, check=False)
+    elapsed = __import__("time").monotonic() - started
+    sections = split_bundle(proc.stdout, probes)
+    assert sections["stubborn"].exit_status == 137 and b"late" not in sections["stubborn"].output
+    assert sections["next"].output == b"n\n"
+    assert 1.0 + node_grace_s(1) * 0.9 <= elapsed < bundle_timeout(probes) + 1.0

@@ -19,8 +19,9 @@ RECORDER = """#!/bin/sh
 printf '%s\\0' "$SSH_ORIGINAL_COMMAND" >> "$IC_NODE_DIR/sshd-commands.log"
 exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"
 """
-_TIMEOUTS = r"timeout --foreground -k \S+ \S+ timeout -k \S+ \S+ "
+_TIMEOUTS = r"timeout -k \S+ \S+ "
 # A probe line, its argv captured; a probe with a fallback runs it after `2>/dev/null ||`.
+_KILL = re.compile(r"pkill -(TERM|KILL) -s \d+ \|\| kill -\1 -\d+|pgrep -s \d+ >/dev/null \|\| kill -0 -\d+")
 _PROBE_LINE = re.compile(_TIMEOUTS + r"(.*?)(?: 2>/dev/null \|\| " + _TIMEOUTS + r".*?)? 2>&1;")
 
 
@@ -48,7 +49,8 @@ def classify(command: str) -> tuple[str, list[tuple[str, ...]]]:
     """What a recorded command line is, and the probe argvs it runs.
 
     ``("bundle", argvs)``: the console's wrapper running a probe bundle; ``("kill", [])``: the console
-    killing a timed-out process group; ``("run", [argv])``: the wrapper running one plain argv;
+    killing (or looking for what is left of) a timed-out command's session; ``("run", [argv])``: the
+    wrapper running one plain argv;
     ``("unknown", [])``: anything else.
     """
     words = shlex.split(command)
@@ -58,6 +60,6 @@ def classify(command: str) -> tuple[str, list[tuple[str, ...]]]:
         if argv[:2] == ["sh", "-c"] and len(argv) == 3 and "@@ic-begin" in argv[2]:
             return "bundle", [tuple(shlex.split(m.group(1))) for m in _PROBE_LINE.finditer(argv[2])]
         return "run", [tuple(argv)]
-    if words[:2] == ["sh", "-c"] and len(words) == 3 and words[2].startswith("kill -TERM -"):
+    if words[:2] == ["sh", "-c"] and len(words) == 3 and _KILL.fullmatch(words[2]):
         return "kill", []
     return "unknown", []

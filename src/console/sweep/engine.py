@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import signal
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from console.checks import METRICS, CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
-from console.checks.evaluate import unreachable_finding
+from console.checks.evaluate import unanswered_probe_finding, unreachable_finding
 from console.checks.facts import UNSUPPORTED
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
@@ -24,7 +25,15 @@ from console.model.findings import Finding, NodeVerdict, Status, roll_up
 from console.probes.base import ParsedOutput, ParseError
 from console.report.text import redact
 from console.store import ProbeRunRecord, Store
-from console.sweep.bundle import Section, bundle_script, bundle_timeout, group_probes, split_bundle
+from console.sweep.bundle import (
+    DEFAULT_MAX_PROBE_OUTPUT,
+    BundleOutput,
+    Section,
+    bundle_script,
+    bundle_timeout,
+    group_probes,
+    split_bundle,
+)
 from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, probes_for
 from console.sweep.events import (
     Event,
@@ -102,8 +111,15 @@ def describe(error: TransportError) -> str:
 _USAGE_ERROR = re.compile(rb"^.*error: (?:unrecognized arguments|argument .*invalid choice).*$", re.MULTILINE)
 
 
-def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec) -> str | None:
-    """Why a probe's run gives nothing to judge, from its exit status and output; None when it may be parsed."""
+def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec, dropped_bytes: int = 0) -> str | None:
+    """Why a probe's run gives nothing to judge, from its exit status and output; None when it may be parsed.
+
+    A cut output is never judged, whatever it says: the part that was not kept may hold the failure.
+    Timeouts, signals and a missing tool are problems; any other status is read with the output.
+    """
+    if dropped_bytes:
+        kept = len(output)
+        return f"output cut: {_mib(kept + dropped_bytes)} printed, the console keeps {_mib(kept)} of one probe's output"
     if exit_status == 2 and (refusal := _USAGE_ERROR.search(output)) is not None:
         return f"{UNSUPPORTED}: {refusal.group(0).decode(errors='replace').strip()}"
     if exit_status is None:
@@ -112,7 +128,37 @@ def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec) -> st
         return f"{spec.argv[0]}: command not found on the node"
     if exit_status == 124:
         return f"timed out on the node after {spec.timeout_s:g} s"
-    return None
+    if exit_status == 128 + signal.SIGKILL:
+        # GNU timeout's -k: the probe ignored SIGTERM at its timeout; else the kernel (out of memory).
+        return (
+            f"killed on the node (SIGKILL): it ignored SIGTERM at its {spec.timeout_s:g} s timeout, "
+            "or ran out of memory"
+        )
+    if exit_status > 128 and (name := _signal_name(exit_status - 128)) is not None:
+        return f"{spec.argv[0]} was killed by {name} on the node"
+    return None  # another status is read with the output (``_judged``): the tool may say why it failed
+
+
+def exit_problem(spec: ProbeSpec, exit_status: int, output: bytes) -> str:
+    """A quick probe whose tool said it failed without its parser recognising why: its own last words."""
+    return f"{spec.argv[0]} exited with status {exit_status}: {_last_line(output)}"
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+def _signal_name(number: int) -> str | None:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return None
+
+
+def _last_line(output: bytes) -> str:
+    """The tool's own last words (what an operator would read first), one line, bounded."""
+    lines = [line.strip() for line in output[-4096:].decode("utf-8", errors="replace").splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "no output"
 
 
 def probes_for_families(packs: dict[str, CheckPack], level: ProbeSet, families: set[str] | None) -> list[ProbeSpec]:
@@ -141,8 +187,11 @@ class SweepEngine:
         pins: dict[str, StackPin] | None = None,
         probe_timeout_cap_s: float | None = None,
         steady_max_age_s: float = DEFAULT_MAX_AGE_S,
+        max_probe_output_bytes: int = DEFAULT_MAX_PROBE_OUTPUT,
     ) -> None:
         self.inventory = inventory
+        # What one probe's output may cost in memory, whatever a node sends; a cut output is UNKNOWN.
+        self.max_probe_output_bytes = max_probe_output_bytes
         # An operator (or a test) may cap every probe's timeout, e.g. for a prolog with a hard budget.
         # The cap is then also the most the engine spends on one node, connecting included: work still
         # running at the cap is given up, and its commands are killed on the node in the background.
@@ -424,21 +473,24 @@ class SweepEngine:
             left = deadline - asyncio.get_running_loop().time() - DEADLINE_MARGIN_S
             if left < timeout_s:
                 timeout_s, capped = max(left, 0.1), True
+        output = BundleOutput(self.max_probe_output_bytes)
+        run = self.transport.run_script(node.name, script, timeout_s=timeout_s, sink=output)
         try:
-            result = await self._by(deadline, self.transport.run_script(node.name, script, timeout_s=timeout_s))
+            result = await self._by(deadline, run)
         except (TransportError, TimeoutError) as exc:
             if isinstance(exc, TimeoutError):
                 failed = self._past_cap()
             elif exc.kind is ErrorKind.TIMEOUT:
                 failed = self._past_cap() if capped else f"no answer within {timeout_s:g} s (killed on the node)"
                 if exc.partial_stdout:  # the probes that finished before one hung keep their answers
-                    runs = _runs_of(group, split_bundle(exc.partial_stdout, group), started, 0.0, failed)
+                    sections = split_bundle(exc.partial_stdout, group, output.dropped)
+                    runs = _runs_of(group, sections, started, 0.0, failed)
                     return await self._with_fallbacks(node, runs, deadline)
             else:
                 failed = describe(exc)
             lost = [_ProbeRun(spec, None, None, failed, started, 0.0) for spec in group]
             return self._finish_probes(node, lost, [_UNPARSED] * len(lost))
-        sections = split_bundle(result.stdout, group)
+        sections = split_bundle(result.stdout, group, output.dropped)
         share = result.duration_s / max(len(group), 1)
         unfinished = "connection lost while the probe ran" if result.exit_status is None else None
         return await self._with_fallbacks(node, _runs_of(group, sections, started, share, unfinished), deadline)
@@ -534,6 +586,11 @@ class SweepEngine:
         pack = self._pack_for(node)
         run_ids = {probe: o.run_id for probe, o in outcomes.items() if o.run_id is not None}
         findings = evaluate_node(pack, facts, run_ids) if pack is not None else []
+        for outcome in outcomes.values():
+            if not outcome.usable:
+                spec = PROBES_BY_ID.get(outcome.probe)
+                family, command = (spec.family, spec.command_line) if spec else ("probe", outcome.probe)
+                findings.append(unanswered_probe_finding(facts, outcome, family, command))
         if (lost := _dropped(outcomes)) is not None:
             reason = f"{lost.probe}: {lost.problem}"
             findings.append(unreachable_finding(node.name, reason, lead="connection lost during the sweep"))
@@ -603,15 +660,26 @@ _UNPARSED = object()
 
 
 def _judged(run: _ProbeRun, result: Any) -> tuple[Any, str | None]:
-    """(parsed output or None, problem) of a run given its parse result."""
+    """(parsed output or None, problem) of a run given its parse result.
+
+    A non-zero exit is judged only where the output says what failed: a long test's table (a failed
+    run), or a tool error its parser recognised (amd-smi saying the driver is not loaded). Anything
+    else that exited non-zero is UNKNOWN with the tool's own last line, however complete it looks.
+    """
     problem = run.problem
+    failed = run.exit_status is not None and run.exit_status not in run.spec.ok_exit and problem is None
     if isinstance(result, ParseError):
+        if failed:
+            return None, exit_problem(run.spec, run.exit_status or 0, run.output or b"")
         return None, problem or f"unreadable output: {result.reason}"
     if result is _UNPARSED:
         return None, problem
-    if run.exit_status == 124 and isinstance(result, ParsedOutput):
-        # The test started and stopped answering: judge what it printed, as a failed run.
-        return result.model_copy(update={"ok": False, "errors": [*result.errors, problem or ""]}), None
+    stopped = run.exit_status not in (None, 0)
+    if stopped and isinstance(result, ParsedOutput) and (run.spec.judge_partial or not result.ok):
+        said = problem or f"{run.spec.argv[0]} exited with status {run.exit_status}"
+        return result.model_copy(update={"ok": False, "errors": [*result.errors, said]}), None
+    if failed:
+        return None, exit_problem(run.spec, run.exit_status or 0, run.output or b"")
     return result, problem
 
 
@@ -626,8 +694,8 @@ def _runs_of(
         output = section.output if section else None
         exit_status = section.exit_status if section else None
         problem: str | None
-        if section is not None and section.exit_status is not None:
-            problem = probe_problem(section.exit_status, section.output, spec)
+        if section is not None and (section.exit_status is not None or section.dropped_bytes):
+            problem = probe_problem(section.exit_status, section.output, spec, section.dropped_bytes)
         elif unfinished is not None:
             problem = unfinished
         elif section is None:
@@ -645,13 +713,25 @@ def _dropped(outcomes: dict[str, ProbeOutcome]) -> ProbeOutcome | None:
 
 
 def _wants_parse(run: _ProbeRun) -> bool:
-    # A long test that timed out on the node is judged on what it printed (a table without its footer).
-    timed_out = run.exit_status == 124 and run.spec.judge_partial and bool(run.output)
-    return (run.problem is None or timed_out) and run.output is not None
+    # A long test that timed out or was killed on the node is judged on what it printed (a table
+    # without its footer fails). A cut output never is.
+    stopped = run.exit_status in (124, 128 + signal.SIGKILL) and run.spec.judge_partial and bool(run.output)
+    cut = (run.problem or "").startswith("output cut")
+    return (run.problem is None or stopped) and not cut and run.output is not None
 
 
 def _parse(spec: ProbeSpec, output: bytes) -> Any:
-    return spec.parse(output.decode("utf-8", errors="replace"))
+    try:
+        text = output.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # Every tool the console runs prints ASCII or UTF-8: other bytes mean a corrupted output (a
+        # wrong locale, a broken pipe, a failing disk), and a version read through them is not a version.
+        bad = output[exc.start : exc.start + 4].hex(" ")
+        raise ParseError(f"not UTF-8 text: bytes {bad} at offset {exc.start}", output) from None
+    if (nul := output.find(b"\0")) >= 0:
+        # No text tool prints a NUL byte: the output was corrupted on its way.
+        raise ParseError(f"a NUL byte at offset {nul}: the output is corrupted", output)
+    return spec.parse(text)
 
 
 def _parse_runs(runs: list[_ProbeRun]) -> list[Any]:
