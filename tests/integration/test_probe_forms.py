@@ -29,7 +29,7 @@ def _runs(store: Path, node: str, sweep: int) -> list[tuple[str, str, int | None
         return list(db.execute(query, (node, sweep)))
 
 
-def test_an_older_amd_smi_gets_the_full_metric_form_and_skips_link_status(tmp_path: Path) -> None:
+def test_an_older_amd_smi_gets_the_full_metric_form_and_says_it_cannot_see_links(tmp_path: Path) -> None:
     # The simulator's MI250X nodes run ROCm 6.2.2: amd-smi 24.6 knows neither 'metric -v' nor 'xgmi -l'.
     store = tmp_path / "h.db"
     asked: list[tuple[int, str]] = []  # (sweep, node) of every start of the metric probe
@@ -49,7 +49,8 @@ def test_an_older_amd_smi_gets_the_full_metric_form_and_skips_link_status(tmp_pa
             return counts
 
         first, second = asyncio.run(twice())
-    assert first[Status.PASS] == second[Status.PASS] == 2
+    # A quick sweep cannot tell the links are up on this amd-smi: UNKNOWN, never PASS (issue 16).
+    assert first[Status.UNKNOWN] == second[Status.UNKNOWN] == 2
     # Refused in its narrow form, the metric is asked again in full; the next sweep asks in full at once.
     assert sorted(asked) == [(1, "sim001"), (1, "sim001"), (1, "sim002"), (1, "sim002"), (2, "sim001"), (2, "sim002")]
     for sweep in (1, 2):
@@ -62,8 +63,25 @@ def test_an_older_amd_smi_gets_the_full_metric_form_and_skips_link_status(tmp_pa
     with sqlite3.connect(store) as db:
         query = "SELECT status, message FROM findings WHERE check_id = 'xgmi.link_up' AND sweep_id = 2"
         link_up = set(db.execute(query))
-    assert {status for status, _ in link_up} == {"SKIP"}
-    assert all("unrecognized arguments: -l" in message for _, message in link_up)
+    # One finding for the node, in amd-smi's own words, with where the links are measured instead.
+    [(verdict, message)] = link_up
+    assert verdict == "UNKNOWN" and "unrecognized arguments: -l" in message and "tb.a2a" in message
+
+
+def test_an_older_amd_smi_node_passes_where_transferbench_measures_its_links(tmp_path: Path) -> None:
+    with start_sim_cluster(2, "mi250x", faults="none", time_factor=400) as sim:
+        engine: SweepEngine = engine_for(sim, tmp_path / "h.db")
+
+        async def standard() -> dict[str, object]:
+            result = await engine.run(level="standard")
+            await engine.close()
+            return dict(result.verdicts)
+
+        verdicts = asyncio.run(standard())
+    for verdict in verdicts.values():
+        assert verdict.status is Status.PASS, verdict.reason  # type: ignore[attr-defined]
+        link_up = [f for f in verdict.findings if f.check_id == "xgmi.link_up"]  # type: ignore[attr-defined]
+        assert [f.status for f in link_up] == [Status.SKIP] and "tb.a2a measures this instead" in link_up[0].message
 
 
 def test_a_hung_amd_smi_keeps_the_host_facts_of_its_bundles(tmp_path: Path) -> None:

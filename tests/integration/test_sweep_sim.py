@@ -39,10 +39,19 @@ EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.RCCL_HANG: (Status.FAIL, "rccl"),
     FaultKind.TRANSFERBENCH_PAIR_SLOW: (Status.FAIL, "transferbench"),
     FaultKind.NIC_PORT_DOWN: (Status.FAIL, "nic"),
+    FaultKind.NIC_MISSING: (Status.FAIL, "nic"),
+    FaultKind.NIC_SLOW: (Status.FAIL, "nic"),
     FaultKind.TOOL_MISSING: (Status.UNKNOWN, "inventory"),
     FaultKind.DRIVER_NOT_LOADED: (Status.FAIL, "inventory"),
     FaultKind.COMMAND_HANG: (Status.UNKNOWN, "inventory"),  # amd-smi hangs; the long tests still answer
+    FaultKind.IGNORES_SIGTERM: (Status.UNKNOWN, "inventory"),
+    FaultKind.COMMAND_KILLED: (Status.UNKNOWN, "inventory"),
     FaultKind.GARBAGE_OUTPUT: (Status.UNKNOWN, "inventory"),
+    FaultKind.EMPTY_OUTPUT: (Status.UNKNOWN, "inventory"),
+    FaultKind.TRUNCATED_OUTPUT: (Status.UNKNOWN, "inventory"),
+    FaultKind.HUGE_OUTPUT: (Status.UNKNOWN, "inventory"),
+    FaultKind.NON_UTF8_OUTPUT: (Status.UNKNOWN, "inventory"),
+    FaultKind.EXIT_CODE: (Status.UNKNOWN, "inventory"),
     FaultKind.SLOW_TRICKLE: (Status.PASS, ""),
     FaultKind.SSH_REFUSED: (Status.UNKNOWN, "reachability"),
     FaultKind.SSH_DROP_MID_COMMAND: (Status.UNKNOWN, "reachability"),
@@ -57,13 +66,18 @@ REASON_WORDS: dict[FaultKind, tuple[str, ...]] = {
     FaultKind.TOOL_MISSING: ("not found",),
     # The hung probe's own on-node timeout, or the node's budget, whichever the bundle reached first.
     FaultKind.COMMAND_HANG: ("timed out on the node", "no answer"),
+    FaultKind.IGNORES_SIGTERM: ("killed on the node (sigkill)", "no answer"),
+    FaultKind.COMMAND_KILLED: ("sigsegv",),
+    FaultKind.HUGE_OUTPUT: ("output cut",),
+    FaultKind.NON_UTF8_OUTPUT: ("not utf-8",),
+    FaultKind.EXIT_CODE: ("exited with status",),
 }
 
 
 @pytest.fixture(scope="module")
 def demo_cluster() -> Iterator[SimCluster]:
-    # 48 nodes give the demo fault set room for every kind in the catalogue, one per node.
-    with start_sim_cluster(nodes=48, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
+    # 60 nodes give the demo fault set room for every kind in the catalogue, one per node.
+    with start_sim_cluster(nodes=60, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
         yield sim
 
 

@@ -136,7 +136,9 @@ def test_hostile_tool_output_is_inert_on_the_terminal_and_in_reports(recorded: S
     plain = console(*args)
     forced = console(*args, env={**os.environ, "FORCE_COLOR": "1", "COLUMNS": "160"})  # Rich colours on
     _assert_no_marker()
-    assert plain.returncode == 0 and forced.returncode == 0, plain.stderr.decode(errors="replace")  # WARN only
+    # A release file with escape sequences in it is not a release, nor is an os-release that is not
+    # UTF-8: those probes are UNKNOWN (exit 3), their text quoted in the reason, never obeyed.
+    assert plain.returncode == 3 and forced.returncode == 3, plain.stderr.decode(errors="replace")
     _assert_inert(plain.stdout + plain.stderr)
     colours = forced.stdout + forced.stderr
     _assert_inert(colours.replace(b"\x1b[", b""))  # Rich's own SGR colours are the only escapes allowed
@@ -147,7 +149,8 @@ def test_hostile_tool_output_is_inert_on_the_terminal_and_in_reports(recorded: S
 
     report = json.loads((tmp_path / "report.json").read_text())
     messages = [f["message"] for n in report["nodes"] for f in n["findings"]]
-    assert any("6.4.9\x9b31m[bold red]P" in m for m in messages), "the JSON report keeps the data as read"
+    assert any("not a ROCm release: '6.4.9\\x9b31m[bold red]P" in m for m in messages), "quoted, escaped"
+    assert any("not UTF-8 text" in m for m in messages)
     ET.fromstring((tmp_path / "junit.xml").read_bytes())
     _assert_inert((tmp_path / "nodes.prom").read_bytes())
     history = console("history", "--store", tmp_path / "h.sqlite", "--node", "sim002")

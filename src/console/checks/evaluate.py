@@ -1,9 +1,13 @@
 """Turning observations into findings: thresholds, pins and fleet-relative comparisons.
 
 Rules that keep "could not check" from reading as healthy:
-* a check whose required probe failed gives UNKNOWN with the probe's reason, or SKIP when the node's
-  tool is too old to have that probe at all (its reason says so);
-* a value the tool reported as N/A gives the check's ``on_missing`` status (UNKNOWN by default);
+* a check whose required probe ran and did not answer is never PASS: what would have passed is
+  UNKNOWN with the probe's reason (a FAIL or WARN seen in the data that did come back stays);
+  ``requires_any`` checks need only one of their alternative sources;
+* a probe the node's tool does not know (an older amd-smi) makes the check UNKNOWN with the tool's own
+  words, or SKIP when ``when_unsupported`` names a probe that answered and judges the same thing;
+* a value the tool reported as N/A gives the check's ``on_missing`` status (UNKNOWN by default), and
+  so does a check whose probe answered but reported nothing for it at all;
 * a comparison that cannot be made (unset variable, text where a number was expected) is UNKNOWN.
 A check whose probes were not part of this sweep gives no finding at all.
 """
@@ -15,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from console.checks.facts import NodeFacts
+from console.checks.facts import NodeFacts, ProbeOutcome
 from console.checks.metrics import METRICS, Observation
 from console.checks.spec import CheckPack, CheckSpec, Condition, SourcedValue
 from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
@@ -137,11 +141,22 @@ def evaluate_check(
         return []
     if check.requires and not any(p in facts.outcomes for p in check.requires):
         return []
-    probe_problem = facts.missing_reason(check.requires)
-    on_problem = Status.SKIP if probe_problem and facts.unsupported(check.requires) else Status.UNKNOWN
+    probe_problem, on_problem = _blocked(check, facts)
     observations = METRICS[check.metric](facts)
+    if probe_problem and (check.relative_to == "node-median" or all(o.value is None for o in observations)):
+        # Nothing of what it reads came back: one finding for the node, not the same reason per GPU or link.
+        obs = Observation(facts.subject(), None, probe=check.requires[0] if check.requires else None)
+        message = f"{check.title}: {probe_problem}"
+        return [_finding(check, obs, on_problem, message, _evidence(check, obs, None, run_ids))]
     if check.relative_to == "node-median":
-        return _relative(check, observations, variables, "node median", run_ids)
+        return _relative(check, observations, variables, "node median", run_ids, facts)
+    if not observations:
+        # The probe answered but said nothing about what this check reads (no XGMI error counts at all):
+        # said as a finding, never silently absent.
+        obs = Observation(facts.subject(), None, probe=check.requires[0] if check.requires else None)
+        status = on_problem if probe_problem else check.on_missing
+        message = f"{check.title}: {probe_problem or 'not reported by ' + (obs.probe or 'the probes')}"
+        return [_finding(check, obs, status, message, _evidence(check, obs, None, run_ids))]
     findings: list[Finding] = []
     limits: Limits | None = None
     for obs in observations:
@@ -157,12 +172,21 @@ def evaluate_check(
             if expected is None:
                 continue
             status = Status.PASS if str(obs.value) == expected else check.on_mismatch
+            if status is Status.PASS and probe_problem:
+                message = f"{check.title}: {probe_problem}"
+                findings.append(_finding(check, obs, on_problem, message, _evidence(check, obs, None, run_ids)))
+                continue
             message = f"{check.title}: {obs.value}" + ("" if status is Status.PASS else f" (pool pin {expected})")
             evidence = _evidence(check, obs, f"== {expected}", run_ids, kind=SourceKind.PIN)
             findings.append(_finding(check, obs, status, message, evidence))
             continue
         limits = limits or Limits.of(check, variables)
         status, expected, var = limits.judge(check, obs.value)
+        if status is Status.PASS and probe_problem:
+            # Judged on what the other probes said, while one it needs did not answer: not healthy.
+            message = f"{check.title}: {probe_problem}"
+            findings.append(_finding(check, obs, on_problem, message, _evidence(check, obs, None, run_ids)))
+            continue
         shown = fmt_value(obs.value, check.unit)
         if check.value_names:
             shown = check.value_names.get(fmt_value(obs.value, None), shown)
@@ -176,9 +200,32 @@ def evaluate_check(
     return findings
 
 
+def _blocked(check: CheckSpec, facts: NodeFacts) -> tuple[str | None, Status]:
+    """Why the check cannot be trusted to PASS on this node (None when it can), and the status it gets."""
+    failed = facts.failed(check.requires)
+    if not failed or (check.requires_any and facts.answered(check.requires)):
+        return None, Status.UNKNOWN
+    first = failed[0]
+    reason = f"{first.probe}: {first.problem or 'no output'}"
+    if all(o.unsupported for o in failed):
+        cover = check.when_unsupported
+        if cover is not None and facts.answered([cover]):
+            return f"{reason}; {cover} measures this instead", Status.SKIP
+        hint = f"; {cover} (a deeper level) measures this instead" if cover else ""
+        return reason + hint, Status.UNKNOWN
+    return reason, Status.UNKNOWN
+
+
 def pack_variables(pack: CheckPack, facts: NodeFacts) -> dict[str, Any]:
-    """Variables a pack's conditions may use: the pack's own plus the node's expected GPU count."""
-    return {**pack.pack.values(), "gpu_count": facts.node.gpu_count}
+    """Variables a pack's conditions may use: the pack's own plus what the node's pool expects of it
+    (its GPU count, and its NIC count and rate where the cluster file gives them)."""
+    variables: dict[str, Any] = {**pack.pack.values(), "gpu_count": facts.node.gpu_count}
+    node = facts.node
+    if node.nic_count is not None:
+        variables["nic_count"] = node.nic_count
+    if node.nic_rate_gbps is not None:
+        variables["nic_rate_gbps"] = node.nic_rate_gbps
+    return variables
 
 
 def evaluate_node(pack: CheckPack, facts: NodeFacts, run_ids: dict[str, int] | None = None) -> list[Finding]:
@@ -197,16 +244,27 @@ def _numeric(value: object) -> float | None:
     return float(value)
 
 
-def _relative(
-    check: CheckSpec, observed: list[Observation], variables: dict[str, Any], what: str, run_ids: dict[str, int]
+def _relative(  # noqa: PLR0917
+    check: CheckSpec,
+    observed: list[Observation],
+    variables: dict[str, Any],
+    what: str,
+    run_ids: dict[str, int],
+    facts: NodeFacts | None = None,
 ) -> list[Finding]:
-    """Judge each value as a ratio to the median of ``observed`` (skipped with fewer than ``min_fleet``)."""
+    """Judge each value as a ratio to the median of ``observed``.
+
+    Within a node (``facts`` given), too few values to compare is said as a SKIP finding rather than
+    left out; across a pool it is not, as a pool of fewer nodes than ``min_fleet`` is no fault of any.
+    """
     numbers = [n for o in observed if (n := _numeric(o.value)) is not None]
-    if len(numbers) < check.min_fleet:
-        return []
-    median = statistics.median(numbers)
+    median = statistics.median(numbers) if len(numbers) >= check.min_fleet else 0.0
     if median <= 0:
-        return []
+        if facts is None:
+            return []
+        obs = Observation(facts.subject(), None, probe=check.requires[0] if check.requires else None)
+        message = f"{check.title}: {len(numbers)} values to compare, fewer than the {check.min_fleet} it needs"
+        return [_finding(check, obs, Status.SKIP, message, _evidence(check, obs, None, run_ids))]
     findings = []
     limits = Limits.of(check, variables)
     for obs in observed:
@@ -249,4 +307,21 @@ def unreachable_finding(node: str, reason: str, *, lead: str = "could not check"
         status=Status.UNKNOWN,
         subject=Subject(node=node),
         message=f"{lead}: {reason}",
+    )
+
+
+def unanswered_probe_finding(facts: NodeFacts, outcome: ProbeOutcome, family: str, command: str) -> Finding:
+    """The finding of a probe that ran and gave nothing to read, whether or not a check needed it.
+
+    UNKNOWN: a node is PASS only when everything the sweep asked was answered. SKIP when the node's
+    tool does not know the probe at all (its checks say whether something else covered it).
+    """
+    status = Status.SKIP if outcome.unsupported else Status.UNKNOWN
+    return Finding.trusted(
+        check_id=f"probe.{outcome.probe}",
+        family=family,
+        status=status,
+        subject=facts.subject(),
+        message=f"{command}: {outcome.problem or 'no output'}",
+        evidence=Evidence.trusted(probe=outcome.probe, probe_run_id=outcome.run_id),
     )

@@ -54,6 +54,7 @@ class NodeFacts:
     xgmi: list[XgmiLink] = field(default_factory=list)
     stack: dict[str, str] = field(default_factory=dict)
     nics: list[NicPort] | None = None
+    nic_rates: list[NicPort] | None = None  # ibv_devinfo -v: the same ports, with their link rate
     # One Subject per GPU, link or port, shared by every finding naming it (findings never modify
     # their subject): a node's ~280 findings otherwise carry ~280 copies of ~70 subjects.
     _subjects: dict[tuple[Any, ...], Subject] = field(default_factory=dict, repr=False, compare=False)
@@ -78,6 +79,14 @@ class NodeFacts:
             if outcome is not None and not outcome.usable:
                 return f"{probe}: {outcome.problem or 'no output'}"
         return None
+
+    def failed(self, probes: list[str]) -> list[ProbeOutcome]:
+        """Outcomes of ``probes`` that ran in this sweep and gave nothing to read."""
+        return [o for p in probes if (o := self.outcomes.get(p)) is not None and not o.usable]
+
+    def answered(self, probes: list[str]) -> bool:
+        """True when one of ``probes`` ran and gave output to read."""
+        return any((o := self.outcomes.get(p)) is not None and o.usable for p in probes)
 
     def unsupported(self, probes: list[str]) -> bool:
         """True when every probe of ``probes`` without usable output was refused by its tool as unknown."""
@@ -107,6 +116,8 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
     facts.stack = _stack(facts)
     nics = facts.parsed("host.nic")
     facts.nics = list(nics) if isinstance(nics, list) else None
+    rates = facts.parsed("host.nic_rate")
+    facts.nic_rates = list(rates) if isinstance(rates, list) else None
     return facts
 
 

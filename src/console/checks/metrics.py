@@ -299,16 +299,10 @@ def xgmi_bit_rate(facts: NodeFacts) -> list[Observation]:
     return observations
 
 
-@metric("link.xgmi_errors")
+@metric("gpu.xgmi_errors")
 def xgmi_errors(facts: NodeFacts) -> list[Observation]:
-    """XGMI error count per link where reported."""
-    observations = []
-    for link in facts.xgmi:
-        if link.src_index == link.dst_index or link.error_count is None:
-            continue
-        subject = _link_subject(facts, link.src_index, link.dst_index, link.src_bdf, link.dst_bdf)
-        observations.append(Observation(subject, link.error_count, None, "amdsmi.xgmi"))
-    return observations
+    """XGMI error status per GPU since the last read (``amd-smi metric --xgmi-err``): none, error, multiple."""
+    return _per_gpu(facts, "amdsmi.metric", lambda g: _field(g.metrics, "xgmi_error_status", "no XGMI error status"))
 
 
 def _tb_pairs(facts: NodeFacts, probe: str) -> list[Observation]:
@@ -372,6 +366,36 @@ def nic_port_active(facts: NodeFacts) -> list[Observation]:
         )
         for port in facts.nics
     ]
+
+
+@metric("node.nic_count")
+def nic_count(facts: NodeFacts) -> list[Observation]:
+    """RDMA ports ``rdma link`` lists, whatever their state (a NIC that vanished is no port at all)."""
+    if facts.nics is None:
+        return [Observation(_node(facts), None, facts.missing_reason(["host.nic"]) or "rdma link not run", "host.nic")]
+    return [Observation(_node(facts), len(facts.nics), None, "host.nic")]
+
+
+@metric("nic.rate_gbps")
+def nic_rate(facts: NodeFacts) -> list[Observation]:
+    """Link rate (``ibv_devinfo -v``: active width x lane speed) of every ACTIVE port ``rdma link`` lists.
+
+    A port that is not active has no rate (``nic.port_active`` judges it); an active port that
+    ibv_devinfo does not list, or lists without a rate, reads as not reported.
+    """
+    if facts.nic_rates is None:
+        unread = facts.missing_reason(["host.nic_rate"]) or "ibv_devinfo not run"
+        return [Observation(_node(facts), None, unread, "host.nic_rate")]
+    rates = {port.label: port.rate_gbps for port in facts.nic_rates}
+    ports = facts.nics if facts.nics is not None else facts.nic_rates
+    observations = []
+    for port in ports:
+        if port.state != "ACTIVE":
+            continue
+        rate = rates.get(port.label)
+        missing = None if rate is not None else f"{port.label} has no rate in ibv_devinfo -v"
+        observations.append(Observation(facts.subject(Scope.NIC, port=port.label), rate, missing, "host.nic_rate"))
+    return observations
 
 
 def _summary_metric(probe: str, key: str) -> Metric:

@@ -134,6 +134,15 @@ class CheckSpec(BaseModel):
     source: str = Field(min_length=1)
     source_kind: SourceKind
     requires: list[str] = Field(default_factory=list, description="probe ids whose output the metric reads")
+    requires_any: bool = Field(
+        False, description="the metric reads whichever of ``requires`` answered (alternative sources of one value)"
+    )
+    when_unsupported: str | None = Field(
+        None,
+        description="a probe whose own checks judge the same thing when the node's tool does not support this"
+        " check's probe (an older amd-smi without `xgmi -l`: TransferBench measures every link); the check is"
+        " then SKIP, and UNKNOWN with the tool's words when that probe did not run or answer either",
+    )
     enabled: bool = True
 
     @field_validator("fail_if", "warn_if")

@@ -91,6 +91,8 @@ def expand_inventory(
                     pool=pool.name,
                     gpu_model=pool.gpu_model,
                     gpu_count=pool.gpu_count,
+                    nic_count=pool.nic_count,
+                    nic_rate_gbps=pool.nic_rate_gbps,
                     address=override.address or name,
                     port=override.port or spec.ssh.port,
                     user=override.user or spec.ssh.user,

@@ -59,6 +59,8 @@ class Pool(_Strict):
     name: str = Field(min_length=1)
     gpu_model: str
     gpu_count: int = Field(8, ge=1, le=64)
+    nic_count: int | None = Field(None, ge=0, le=64, description="backend RDMA ports per node; default: the pack's")
+    nic_rate_gbps: float | None = Field(None, gt=0, description="their link rate in Gb/s; default: the pack's")
     nodes: str = Field(min_length=1, description="hostlist expression, e.g. gpu[001-128]")
     labels: dict[str, str] = Field(default_factory=dict)
     pin: StackPin = Field(default_factory=StackPin)
@@ -98,6 +100,8 @@ class Node(_Strict):
     pool: str
     gpu_model: str
     gpu_count: int
+    nic_count: int | None = None
+    nic_rate_gbps: float | None = None
     address: str
     port: int | None = None
     user: str | None = None

@@ -83,6 +83,9 @@ class GpuMetrics(WithUnavailable):
     energy_j: float | None = None
     fan_pct: float | None = None
     throttle_status: str | None = Field(None, description="pre-MI300 THROTTLE_STATUS string")
+    xgmi_error_status: str | None = Field(
+        None, description="amd-smi metric --xgmi-err: none, error or multiple errors since the last read"
+    )
     violations: list[Violation] = Field(default_factory=list)
     pcie: PcieLink | None = None
 
@@ -248,8 +251,27 @@ def _fill_missing(target: GpuRecord, source: GpuRecord) -> None:
     for name in _IDENTITY_FIELDS:
         if getattr(target.identity, name) is None and getattr(source.identity, name) is not None:
             setattr(target.identity, name, getattr(source.identity, name))
-    for name in ("metrics", "ecc", "bad_pages"):
+    for name in ("metrics", "ecc"):
         if getattr(target, name) is None and getattr(source, name) is not None:
             setattr(target, name, getattr(source, name))  # shared, read-only (see _own_copy)
+    if source.bad_pages is not None:
+        target.bad_pages = _joined_bad_pages(target.bad_pages, source.bad_pages)
     for block, version in source.firmware.items():
         target.firmware.setdefault(block, version)
+
+
+def _joined_bad_pages(have: BadPages | None, more: BadPages) -> BadPages:
+    """One GPU's bad pages from two subcommands: ``static --ras`` knows the threshold and lists no pages,
+    ``bad-pages`` lists the pages. Whichever came first, the pages and the threshold both survive (the
+    static record's empty lists used to win, and every GPU read 0 retired and 0 pending pages)."""
+    if have is None:
+        return more
+    joined = BadPages(
+        retired=have.retired or more.retired,
+        pending=have.pending or more.pending,
+        unreservable=have.unreservable or more.unreservable,
+        threshold=have.threshold if have.threshold is not None else more.threshold,
+        threshold_exceeded=have.threshold_exceeded if have.threshold_exceeded is not None else more.threshold_exceeded,
+    )
+    joined.unavailable = {**more.unavailable, **have.unavailable}
+    return joined

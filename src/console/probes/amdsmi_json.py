@@ -15,6 +15,7 @@ from typing import Any
 
 from console.model.amdsmi import AmdSmiForm
 from console.probes.amdsmi_text import normalise_key
+from console.probes.base import ParseError
 
 _MAX_START_CANDIDATES = 64
 _OBJECT_TABLES = (
@@ -40,28 +41,41 @@ class JsonPayload:
 
 
 def find_json_documents(text: str) -> list[Any]:
-    """Every JSON document found from the first line that opens one; [] when there is none."""
+    """Every JSON document found from the first line that opens one; [] when there is none.
+
+    A document that runs to the end of the text without closing was cut off (a killed tool, a full
+    pipe): ParseError, rather than the first complete object found inside it (one GPU of a list of
+    eight, which read as "1 GPU enumerated").
+    """
     decoder = json.JSONDecoder()
     offset = 0
     candidates = 0
+    end_of_text = len(text.rstrip())
     for line in text.splitlines(keepends=True):
         stripped = line.lstrip()
         if stripped[:1] in ("{", "[") and candidates < _MAX_START_CANDIDATES:
             candidates += 1
             start = offset + (len(line) - len(stripped))
-            documents = _decode_all(decoder, text, start)
+            documents, failed_at = _decode_all(decoder, text, start)
             if documents:
                 return documents
+            if failed_at is not None and failed_at >= end_of_text:
+                raise ParseError(
+                    f"amd-smi JSON is truncated or malformed: the document opened at character {start} never closes"
+                )
         offset += len(line)
     return []
 
 
-def _decode_all(decoder: json.JSONDecoder, text: str, start: int) -> list[Any]:
+def _decode_all(decoder: json.JSONDecoder, text: str, start: int) -> tuple[list[Any], int | None]:
+    """The documents from ``start`` on, and where decoding the first one failed (None if it did not)."""
     documents: list[Any] = []
     position = start
     while position < len(text):
         try:
             document, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            return documents, exc.pos if not documents else None
         except (ValueError, RecursionError):
             break
         if not isinstance(document, dict | list):
@@ -70,7 +84,7 @@ def _decode_all(decoder: json.JSONDecoder, text: str, start: int) -> list[Any]:
         position = end
         while position < len(text) and text[position].isspace():
             position += 1
-    return documents
+    return documents, None
 
 
 def normalise(value: Any) -> Any:

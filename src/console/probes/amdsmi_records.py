@@ -315,12 +315,28 @@ def metrics_of(entry: Entry) -> GpuMetrics | None:
     metrics = GpuMetrics()
     _apply(metrics, entry, _METRICS)
     assign_text(metrics, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
+    _xgmi_error_status(metrics, pick(entry, ("xgmi_err", "xgmi_err.status")))
     metrics.violations = violations_of(entry)
     if _present(entry, _PCIE):
         pcie = PcieLink()
         _apply(pcie, entry, _PCIE)
         metrics.pcie = pcie
     return metrics
+
+
+_XGMI_STATUS = {"NO_ERRORS": "none", "ERROR": "error", "MULTIPLE_ERRORS": "multiple errors"}
+
+
+def _xgmi_error_status(metrics: GpuMetrics, raw: Any) -> None:
+    """``AMDSMI_XGMI_STATUS_NO_ERRORS`` (or ``NO_ERRORS``) -> ``none``; N/A and unknown words are unavailable."""
+    if raw is ABSENT:
+        return
+    text = text_of(raw)
+    status = _XGMI_STATUS.get((text or "").upper().removeprefix("AMDSMI_XGMI_STATUS_"))
+    if status is None:
+        metrics.mark_unavailable("xgmi_error_status", na_reason(raw) or f"not an XGMI status: {str(raw)[:40]}")
+    else:
+        metrics.xgmi_error_status = status
 
 
 def _violation_section(entry: Entry) -> Any:

@@ -15,8 +15,11 @@ from enum import StrEnum
 from typing import Any
 
 from console.probes import Tool, parse_output
+from console.probes.base import ParseError
 from console.probes.host import (
+    complete,
     parse_dkms_status,
+    parse_ibv_devinfo,
     parse_modinfo_version,
     parse_os_release,
     parse_rdma_link,
@@ -56,6 +59,9 @@ class ProbeSpec:
     # Run instead when the node's tool refuses ``argv``'s options as unknown (an older release without the
     # narrower options): the same probe in the form that release knows.
     fallback: tuple[str, ...] | None = None
+    # Exit statuses that still mean "this output is the answer" (``cat`` of several files prints what it
+    # can and says 1 for the one missing). Any other status of a quick probe makes it UNKNOWN.
+    ok_exit: frozenset[int] = frozenset({0})
 
     @property
     def command_line(self) -> str:
@@ -104,9 +110,20 @@ def _steady_tool(tool: Tool, kind: str) -> Parser:
     return _ReusedWhenUnchanged(_tool(tool, kind))
 
 
-def _line(what: str) -> Parser:
+def _whole_lines(parse: Parser, what: str) -> Parser:
+    """``parse`` for a text answer that must end with its newline (a cut one does not: ``complete``)."""
+
+    def whole(text: str) -> Any:
+        complete(text, what)
+        return parse(text)
+
+    whole.fresh = getattr(parse, "fresh", parse)  # type: ignore[attr-defined]
+    return whole
+
+
+def _line(what: str, *, whole_line: bool = True) -> Parser:
     def parse(text: str) -> Any:
-        return parse_single_line(text, what)
+        return parse_single_line(text, what, whole_line=whole_line)
 
     return parse
 
@@ -123,11 +140,19 @@ def _rdma(text: str) -> Any:
     return parse_rdma_link(text)
 
 
+def _ibv_devinfo(text: str) -> Any:
+    return parse_ibv_devinfo(text)
+
+
 def _dkms(text: str) -> Any:
     return parse_dkms_status(text)
 
 
 def _verbatim(text: str) -> str:
+    # A stamp is compared, never judged; but a node that printed nothing, or half a line, did not answer.
+    if not text.strip():
+        raise ParseError("empty output")
+    complete(text, "the stamp")
     return text
 
 
@@ -141,7 +166,13 @@ QUICK, STANDARD, FULL = ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL
 
 PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
-        "amdsmi.version", "stack", ("amd-smi", "version"), 30, _steady_tool(Tool.AMD_SMI, "version"), QUICK, True
+        "amdsmi.version",
+        "stack",
+        ("amd-smi", "version"),
+        30,
+        _whole_lines(_steady_tool(Tool.AMD_SMI, "version"), "amd-smi version"),
+        QUICK,
+        True,
     ),
     ProbeSpec("amdsmi.list", "inventory", ("amd-smi", "list", "--json"), 30, _steady_tool(Tool.AMD_SMI, "list"), QUICK),
     ProbeSpec(
@@ -184,12 +215,22 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     ProbeSpec("host.os", "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
     ProbeSpec("host.kernel", "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
-    ProbeSpec("host.rocm", "stack", ("cat", "/opt/rocm/.info/version"), 10, _line("ROCm release"), QUICK, True),
+    ProbeSpec(
+        "host.rocm",
+        "stack",
+        ("cat", "/opt/rocm/.info/version"),
+        10,
+        _line("ROCm release", whole_line=False),
+        QUICK,
+        True,
+    ),
     # Not reused on reruns: both read the driver installed on disk, which a package install changes with
     # no reboot or reload, and no read cheaper than asking them tells that apart.
     ProbeSpec("host.amdgpu", "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK),
     ProbeSpec("host.dkms", "stack", ("dkms", "status"), 10, _dkms, QUICK),
     ProbeSpec("host.nic", "nic", ("rdma", "link"), 10, _rdma, QUICK),
+    # The ports' link rate: a NIC that trained at 200G on a 400G fabric is up, and slow.
+    ProbeSpec("host.nic_rate", "nic", ("ibv_devinfo", "-v"), 10, _ibv_devinfo, QUICK),
     # What the slow-changing probes above depend on, in two small reads: a warm rerun runs these instead
     # of them and runs them again only when an answer differs (console.sweep.steady). A new kernel or
     # flashed firmware takes effect at a reboot (a new boot_id); the loaded amdgpu version, the ROCm
@@ -209,6 +250,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         _verbatim,
         QUICK,
         description="boot id, loaded amdgpu, ROCm and OS release: whether the slow-changing probes can be reused",
+        ok_exit=frozenset({0, 1}),
     ),
     # The driver reloaded in place (new firmware files, the same boot): sysfs makes the module's directory
     # anew at every load, and its inode number is never handed out twice in a boot.
@@ -220,6 +262,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         _verbatim,
         QUICK,
         description="the amdgpu module's sysfs inode, new at every driver load",
+        ok_exit=frozenset({0, 1}),
     ),
     ProbeSpec(
         "tb.a2a",

@@ -1,0 +1,192 @@
+"""The first rule, as a property over the whole fault catalogue: a faulted node is never PASS.
+
+Every behaviour fault of the simulator (hang, SIGTERM ignored, killed, garbage, empty, cut, huge,
+non-UTF-8, non-zero exit, missing tool, dropped connection, a trickle slower than the timeout) is put
+on every probe of every level, one node each, through a scenario file; every hardware and connection
+fault goes on a node of its own at the lowest level that can see it. One sweep per level, over real
+SSH against the simulator, under a probe-timeout cap. A node may be WARN, FAIL or UNKNOWN, never PASS,
+except for the few cases named in ``EXCEPTIONS``, each with the reason it is a true answer. A
+healthy node per level must PASS, so the property cannot hold by everything being UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from console.checks import load_packs
+from console.inventory import load_inventory
+from console.model.findings import NodeVerdict, Status
+from console.sim.faults import BEHAVIOUR_KINDS, FaultKind, FaultScope, fault_scope
+from console.sim.launcher import SimCluster, start_sim_cluster
+from console.sweep import SweepEngine
+from console.sweep.catalog import ProbeSet, ProbeSpec, probes_for
+from console.sweep.connect import transport_for
+
+CAP_S = 4.0  # the probe-timeout cap: a hung probe costs this, not its catalogue timeout
+OUTPUT_LIMIT = 1 << 20  # a huge output is 3 MiB here, over this limit: the same cut, cheaper
+LEVELS = (ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL)
+# Behaviour faults need no GPU; each gets the parameters that make it a fault of the named probe.
+PARAMS: dict[FaultKind, dict[str, object]] = {
+    FaultKind.HUGE_OUTPUT: {"mb": 3},
+    FaultKind.SLOW_TRICKLE: {"seconds": 4000},  # at time factor 400: 10 s, past the cap
+    FaultKind.EXIT_CODE: {"status": 3},
+}
+# Hardware and connection faults, and the level whose probes see them (the rest see them at quick).
+HARDWARE_LEVEL: dict[FaultKind, ProbeSet] = {
+    FaultKind.HBM_BANDWIDTH_LOW: ProbeSet.FULL,
+    FaultKind.RVS_GST_LOW: ProbeSet.FULL,
+    FaultKind.RCCL_WRONG: ProbeSet.STANDARD,
+    FaultKind.RCCL_LOW_BUSBW: ProbeSet.STANDARD,
+    FaultKind.RCCL_HANG: ProbeSet.STANDARD,
+    FaultKind.TRANSFERBENCH_PAIR_SLOW: ProbeSet.STANDARD,
+}
+# (fault kind, probe id) cases where PASS is the true answer, and why.
+EXCEPTIONS: dict[tuple[FaultKind, str], str] = {
+    (FaultKind.EMPTY_OUTPUT, "host.dkms"): "dkms status prints nothing where amdgpu is the kernel's own driver",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One node of the scenario: a fault on it (or none), and the level it is swept at."""
+
+    node: str
+    level: ProbeSet
+    kind: FaultKind | None
+    probe: ProbeSpec | None = None
+
+    @property
+    def label(self) -> str:
+        what = self.kind.value if self.kind else "healthy"
+        return f"{what} on {self.probe.id}" if self.probe else what
+
+
+def _new_probes(level: ProbeSet) -> list[ProbeSpec]:
+    below = {p.id for lower in LEVELS[: LEVELS.index(level)] for p in probes_for(lower)}
+    return [p for p in probes_for(level) if p.id not in below]
+
+
+def _cases() -> list[Case]:
+    cases: list[Case] = []
+
+    def add(level: ProbeSet, kind: FaultKind | None, probe: ProbeSpec | None = None) -> None:
+        cases.append(Case(f"sim{len(cases) + 1:03d}", level, kind, probe))
+
+    for level in LEVELS:
+        add(level, None)
+        for probe in _new_probes(level):
+            for kind in sorted(BEHAVIOUR_KINDS):
+                add(level, kind, probe)
+    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS):
+        add(HARDWARE_LEVEL.get(kind, ProbeSet.QUICK), kind)
+    return cases
+
+
+CASES = _cases()
+
+
+def _toml_value(value: object) -> str:
+    return json.dumps(value) if not isinstance(value, bool) else str(value).lower()
+
+
+def _scenario(cases: list[Case]) -> str:
+    lines = ['name = "never-false-pass"', "seed = 16", "time_factor = 400", ""]
+    lines += ["[[nodes]]", f'names = "sim[001-{len(cases):03d}]"', 'model = "MI300X"', 'pool = "mi300x"', ""]
+    for case in cases:
+        if case.kind is None:
+            continue
+        lines += ["[[faults]]", f'nodes = "{case.node}"', f'kind = "{case.kind.value}"']
+        if case.probe is not None:
+            argv = case.probe.argv
+            params = {"program": argv[0], "args": " ".join(argv[1:]), **PARAMS.get(case.kind, {})}
+            lines += [f"{key} = {_toml_value(value)}" for key, value in params.items()]
+        elif fault_scope(case.kind) is FaultScope.LINK:
+            lines += ["gpu = 1", "peer = 4"]
+        elif fault_scope(case.kind) is FaultScope.GPU:
+            lines += ["gpu = 3"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, NodeVerdict]]:
+    scenario = tmp_path_factory.mktemp("scenario") / "never-false-pass.toml"
+    scenario.write_text(_scenario(CASES), encoding="utf-8")
+    with start_sim_cluster(scenario=scenario, time_factor=400) as sim:
+        yield asyncio.run(_sweep_each_level(sim))
+
+
+async def _sweep_each_level(sim: SimCluster) -> dict[str, NodeVerdict]:
+    inventory = load_inventory(sim.inventory_path)
+    engine = SweepEngine(
+        inventory,
+        transport_for(inventory),
+        load_packs(),
+        probe_timeout_cap_s=CAP_S,
+        max_probe_output_bytes=OUTPUT_LIMIT,
+        steady_max_age_s=0,
+    )
+    verdicts: dict[str, NodeVerdict] = {}
+    try:
+        for level in LEVELS:
+            nodes = [inventory.node(c.node) for c in CASES if c.level is level]
+            result = await engine.run(nodes, level=level)
+            verdicts.update(result.verdicts)
+    finally:
+        await engine.close()
+    return verdicts
+
+
+def test_the_catalogue_covers_every_fault_kind_and_every_probe() -> None:
+    kinds = {c.kind for c in CASES if c.kind is not None}
+    assert kinds == set(FaultKind)
+    assert {c.probe.id for c in CASES if c.probe} == {p.id for p in probes_for(ProbeSet.FULL)}
+
+
+def test_a_healthy_node_passes_at_every_level(verdicts: dict[str, NodeVerdict]) -> None:
+    for case in CASES:
+        if case.kind is None:
+            verdict = verdicts[case.node]
+            assert verdict.status is Status.PASS, f"{case.level.value}: {verdict.reason}"
+
+
+def test_no_faulted_node_is_pass(verdicts: dict[str, NodeVerdict]) -> None:
+    false_pass = []
+    for case in CASES:
+        if case.kind is None or verdicts[case.node].status is not Status.PASS:
+            continue
+        if case.probe is not None and (case.kind, case.probe.id) in EXCEPTIONS:
+            continue
+        false_pass.append(f"{case.label} at {case.level.value}")
+    assert not false_pass, f"{len(false_pass)} faulted nodes read PASS:\n" + "\n".join(false_pass)
+
+
+def test_the_named_exceptions_are_still_true_answers(verdicts: dict[str, NodeVerdict]) -> None:
+    """An exception that no longer reads PASS is no longer needed: the list says only what is true."""
+    excepted = [c for c in CASES if c.probe is not None and (c.kind, c.probe.id) in EXCEPTIONS]
+    assert len(excepted) == len(EXCEPTIONS)
+    assert [c.label for c in excepted if verdicts[c.node].status is not Status.PASS] == []
+
+
+def test_a_probe_fault_is_blamed_on_its_probe(verdicts: dict[str, NodeVerdict]) -> None:
+    """The non-PASS finding names the faulted probe (its own finding or a check reading it), so the
+    operator reads which command failed, not a neighbour's name."""
+    unattributed = []
+    for case in CASES:
+        if case.probe is None or case.kind is None or (case.kind, case.probe.id) in EXCEPTIONS:
+            continue
+        verdict = verdicts[case.node]
+        named = [
+            f
+            for f in verdict.findings
+            if f.status is not Status.PASS
+            and (f.evidence.probe == case.probe.id or f.family == "reachability" or case.probe.id in f.message)
+        ]
+        if not named:
+            unattributed.append(f"{case.label}: {verdict.status.value} {verdict.reason}")
+    assert not unattributed, "\n".join(unattributed)
