@@ -220,6 +220,8 @@ class SweepEngine:
         # (node, probe) whose narrow form the node's tool refused: its fallback form is sent from then on,
         # until the node goes unreachable (a reboot may bring a newer tool that knows the narrow form).
         self._refused: set[tuple[str, str]] = set()
+        self._node_tasks: dict[str, asyncio.Task[None]] = {}  # the node's check in flight, for give_up
+        self._given_up: set[str] = set()
 
     # events -----------------------------------------------------------------------------------
 
@@ -302,6 +304,19 @@ class SweepEngine:
         """Stop the running sweep: in-flight probes are killed on the nodes by the transport."""
         for task in list(self._tasks):
             task.cancel()
+
+    def give_up(self, node_name: str) -> bool:
+        """Stop waiting for one node of the running sweep (an operator's call on a stuck node).
+
+        Its commands are killed on the node as for a cancelled sweep; the node is UNKNOWN, "given up",
+        and the sweep goes on with the others. False when the node is not being checked now.
+        """
+        task = self._node_tasks.get(node_name)
+        if task is None or task.done():
+            return False
+        self._given_up.add(node_name)
+        task.cancel()
+        return True
 
     async def rerun(
         self, nodes: Iterable[str], families: set[str] | None = None, level: ProbeSet | str = ProbeSet.QUICK
@@ -389,6 +404,24 @@ class SweepEngine:
         return self.store.start_sweep(level, self.inventory.source, fold(n.name for n in targets), parent)
 
     async def _sweep_node(self, node: Node, probes: list[ProbeSpec], refresh: bool = False) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._node_tasks[node.name] = task
+        started = asyncio.get_running_loop().time()
+        try:
+            await self._check_node(node, probes, refresh)
+        except asyncio.CancelledError:
+            if node.name not in self._given_up:
+                raise
+            # The operator's call, not the sweep's end: the node is not judged, the others go on.
+            waited = asyncio.get_running_loop().time() - started
+            self._node_unreachable(node, f"given up by the operator after {waited:.0f} s (killed on the node)")
+        finally:
+            self._given_up.discard(node.name)
+            if self._node_tasks.get(node.name) is task:
+                del self._node_tasks[node.name]
+
+    async def _check_node(self, node: Node, probes: list[ProbeSpec], refresh: bool = False) -> None:
         cap = self.probe_timeout_cap_s
         # A node may take its probe timeout plus a margin (connecting included): probes end on the node at
         # the cap, and the margin lets their exit status and output come back before the node is given up.
@@ -462,8 +495,6 @@ class SweepEngine:
         )
 
     async def _run_bundle(self, node: Node, group: list[ProbeSpec], deadline: float | None) -> list[ProbeOutcome]:
-        for spec in group:
-            self._emit(ProbeStarted(sweep_id=self._sweep_id, node=node.name, probe=spec.id))
         started = time.time()
         script = bundle_script(group)
         timeout_s, capped = bundle_timeout(group), False
@@ -473,6 +504,8 @@ class SweepEngine:
             left = deadline - asyncio.get_running_loop().time() - DEADLINE_MARGIN_S
             if left < timeout_s:
                 timeout_s, capped = max(left, 0.1), True
+        for spec in group:
+            self._emit(ProbeStarted(sweep_id=self._sweep_id, node=node.name, probe=spec.id, timeout_s=timeout_s))
         output = BundleOutput(self.max_probe_output_bytes)
         run = self.transport.run_script(node.name, script, timeout_s=timeout_s, sink=output)
         try:

@@ -30,6 +30,9 @@ class ProbeStarted(Model):
     sweep_id: int
     node: str
     probe: str
+    timeout_s: float | None = Field(
+        None, description="the most the console waits for it (its bundle's), from now: a countdown for a stuck node"
+    )
 
 
 class ProbeFinished(Model):
