@@ -16,6 +16,7 @@ from typing import Any
 
 from console.inventory.model import Inventory
 from console.store import Store
+from console.store.hostkeys import HostKeyAudit
 from console.sweep.engine import SweepEngine
 from console.sweep.events import Event
 
@@ -59,10 +60,17 @@ def open_context(
     store_path: Path | None,
     read_only: bool,
 ) -> EngineContext:
-    """Open the store, build the engine (events go to ``on_event``) and the action service."""
+    """Open the store, build the engine (events go to ``on_event``) and the action service.
+
+    Host keys the engine's transport accepts on first contact (``--accept-new``) go to the audit log as
+    the sweep goes, as for the headless sweep; before the event reaches the console, so what it shows is
+    already recorded.
+    """
     store = Store(store_path) if store_path is not None else None
     try:
         engine = factory(store)
+        if store is not None:
+            engine.subscribe(HostKeyAudit(store, engine.transport))
         engine.subscribe(on_event)
         actions, problem = load_action_service(inventory, engine, store, read_only)
     except BaseException:
