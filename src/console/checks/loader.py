@@ -135,5 +135,11 @@ def _merge(base: CheckPack, override: CheckPack) -> CheckPack:
     for check in override.checks:
         checks[check.id] = check
     description = override.pack.description or base.pack.description
-    info = base.pack.model_copy(update={"vars": {**base.pack.vars, **override.pack.vars}, "description": description})
+    info = base.pack.model_copy(
+        update={
+            "vars": {**base.pack.vars, **override.pack.vars},
+            "timeouts": {**base.pack.timeouts, **override.pack.timeouts},
+            "description": description,
+        }
+    )
     return CheckPack(pack=info, checks=list(checks.values()))

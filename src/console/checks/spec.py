@@ -188,6 +188,24 @@ class PackInfo(BaseModel):
     model: str
     description: str = ""
     vars: dict[str, SourcedValue | Scalar] = Field(default_factory=dict)
+    timeouts: dict[str, SourcedValue] = Field(
+        default_factory=dict,
+        description="probe id -> seconds: a long test's timeout on this model, below the catalogue's flat one",
+    )
+
+    @field_validator("timeouts")
+    @classmethod
+    def _positive(cls, timeouts: dict[str, SourcedValue]) -> dict[str, SourcedValue]:
+        for probe, timeout in timeouts.items():
+            value = timeout.value
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+                raise ValueError(f"timeouts.{probe} = {value!r} is not a number of seconds above 0")
+        return timeouts
+
+    def timeout_of(self, probe: str) -> float | None:
+        """This model's timeout for ``probe``, when the pack gives one."""
+        timeout = self.timeouts.get(probe)
+        return float(timeout.value) if timeout is not None else None
 
     @field_validator("vars")
     @classmethod

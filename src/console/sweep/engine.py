@@ -276,10 +276,7 @@ class SweepEngine:
         except asyncio.CancelledError:
             outcome = "cancelled"
         finally:
-            for task in list(self._tasks):
-                task.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.gather(*self._tasks, return_exceptions=True)
+            await self._stop_nodes()
             self._running = False
         if outcome != "done":
             self._mark_unfinished(targets, "deadline exceeded" if outcome == "deadline" else "sweep cancelled")
@@ -377,6 +374,22 @@ class SweepEngine:
 
     # internals --------------------------------------------------------------------------------
 
+    async def _stop_nodes(self) -> None:
+        """Cancel the nodes still being checked; wait for them only briefly.
+
+        A cancelled node's commands are killed on the node by the transport, which over a hung probe
+        takes its grace: the sweep's deadline must not wait for that (``--deadline 15`` ended at 16.5 s).
+        The kills go on; ``close`` waits for them, and a cancelled node publishes nothing afterwards.
+        """
+        running = list(self._tasks)
+        for task in running:
+            task.cancel()
+        if running:
+            with contextlib.suppress(BaseException):
+                _, lingering = await asyncio.wait(running, timeout=DEADLINE_MARGIN_S)
+                for task in lingering:
+                    self._abandon(task)
+
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -386,7 +399,7 @@ class SweepEngine:
     async def _drain_reruns(self) -> None:
         # Reruns requested during the sweep are part of it; wait for them before the fleet pass.
         while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            await _all_of(list(self._tasks), raise_first=False)
 
     async def _sweep_in_waves(self, targets: list[Node], probes: list[ProbeSpec]) -> None:
         first, rest = targets[:FIRST_WAVE], targets[FIRST_WAVE:]
@@ -396,7 +409,7 @@ class SweepEngine:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._first_verdict.wait(), HEAD_START_S)
             tasks += [self._spawn(self._sweep_node(node, probes)) for node in rest]
-        await asyncio.gather(*tasks)
+        await _all_of(tasks)
 
     def _start_record(self, level: str, targets: list[Node], parent: int | None = None) -> int:
         if self.store is None:
@@ -459,10 +472,19 @@ class SweepEngine:
         self._evaluate_node(node)
 
     async def _run_probes(self, node: Node, probes: list[ProbeSpec], deadline: float | None) -> list[ProbeOutcome]:
-        probes = [self._form_for(node, spec) for spec in probes]
+        probes = [self._timed_for(node, self._form_for(node, spec)) for spec in probes]
         groups = group_probes(probes, self.bundles_per_node)
         results = await asyncio.gather(*(self._run_bundle(node, group, deadline) for group in groups))
         return [o for group in results for o in group]
+
+    def _timed_for(self, node: Node, spec: ProbeSpec) -> ProbeSpec:
+        """``spec`` with its node's model's timeout where the pack gives one (then the cap, if any): a hung
+        RCCL run on an MI300X costs the minutes the test takes there, not a flat 900 s."""
+        pack = self._pack_for(node)
+        timeout = pack.pack.timeout_of(spec.id) if pack is not None else None
+        if timeout is None:
+            return spec
+        return self._capped([replace(spec, timeout_s=timeout)])[0]
 
     def _form_for(self, node: Node, spec: ProbeSpec) -> ProbeSpec:
         fallback = spec.fallback_spec() if (node.name, spec.id) in self._refused else None
@@ -687,6 +709,21 @@ class SweepEngine:
             verdict = self.verdicts.get(node.name)
             counts[verdict.status if verdict else Status.UNKNOWN] += 1
         return counts
+
+
+async def _all_of(tasks: list[asyncio.Task[None]], *, raise_first: bool = True) -> None:
+    """Wait for every task; the first failure is raised when ``raise_first``.
+
+    Not ``gather``: a cancelled gather waits for its tasks to finish cancelling, and a node's
+    cancellation waits for the kill of its hung probe on the node (its grace). A sweep at its deadline
+    or cancelled must stop now; ``_stop_nodes`` deals with the tasks.
+    """
+    if not tasks:
+        return
+    await asyncio.wait(tasks)
+    for task in tasks:
+        if raise_first and not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
 
 
 _UNPARSED = object()
