@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from textual.pilot import Pilot
 
 from console.sweep.events import Event
@@ -35,3 +38,12 @@ def cell_text(pilot: Pilot[int], node: str, column: str) -> str:
 async def type_text(pilot: Pilot[int], text: str) -> None:
     """Press each character of ``text``."""
     await pilot.press(*[c if c != " " else "space" for c in text])
+
+
+async def wait_until(pilot: Pilot[int], check: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    """Let the app run until ``check`` holds (a worker answered, a timer fired); fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await pilot.pause(0.05)

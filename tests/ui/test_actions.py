@@ -13,7 +13,10 @@ from textual.widgets import Button, Input, Static
 from console.model.findings import Status
 from console.service.commands import PlanPreview
 from console.store import Store
+from console.store.upgrade import INTERRUPTED
+from console.sweep.events import SweepDone
 from console.ui.app import ConsoleApp
+from console.ui.operations import accept_baseline
 from console.ui.palette import palette_commands
 from console.ui.registry import ACTIONS, BY_ID, visible_actions
 from console.ui.screens.confirm import ConfirmScreen
@@ -22,7 +25,7 @@ from console.ui.screens.dialogs import FamilyPicker, TextScreen
 from console.ui.screens.help import HelpScreen, help_content
 from console.ui.screens.main import MainScreen
 from console.ui.widgets.key_bar import KeyBar
-from tests.ui.helpers import feed, main_screen
+from tests.ui.helpers import feed, main_screen, wait_until
 from tests.ui.synthetic import SyntheticFleet
 
 SIZE = (170, 50)
@@ -251,12 +254,84 @@ async def test_accept_baseline_then_diff(
         for pool in fleet.inventory.pools:
             assert store.baseline(pool) == sweep_id
         entry = store.audit_log(1)[0]
-        assert entry["action"] == "accept-baseline" and json.loads(entry["targets"]) == sorted(fleet.inventory.pools)
+        # Audited as the CLI's accept is: same action and inputs, intent and outcome in one row.
+        assert entry["action"] == "accept" and json.loads(entry["targets"]) == sorted(fleet.inventory.pools)
+        assert json.loads(entry["inputs"]) == {"sweep": sweep_id}
+        assert entry["finished_at"] is not None and entry["outcome"].startswith(f"sweep {sweep_id} is the baseline")
         await pilot.press("D")
         report = app.screen
         assert isinstance(report, TextScreen)
         text = report.body.plain
         assert f"baseline #{sweep_id} -> #{sweep_id}" in text and "nothing changed" in text
+
+
+async def test_accept_baseline_refuses_what_the_cli_refuses(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    history = Store(tmp_path / "history.sqlite")
+    cancelled = history.start_sweep("quick", "synthetic", "", None)
+    history.finish_sweep(cancelled, "cancelled", {})
+    events = [e.model_copy(update={"sweep_id": cancelled}) for e in fleet.events[:-1]]
+    events.append(SweepDone(sweep_id=cancelled, outcome="cancelled", counts={}, duration_s=1.0))
+    app = make_app(store=history)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await feed(pilot, events)
+            await pilot.press("A")
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen)
+            plan = dialog.query_one("#confirm-plan", Static)
+            await wait_until(pilot, lambda: dialog.preview is not None)
+            shown = str(plan.render())
+            assert f"refused: sweep {cancelled} was cancelled before it finished" in shown, shown
+            assert dialog.query_one("#confirm-yes", Button).disabled
+            await pilot.press("escape")
+            # A sweep that finished is planned; if it is found interrupted before Yes, nothing is accepted.
+            done = history.start_sweep("quick", "synthetic", "", None)
+            history.finish_sweep(done, "done", {})
+            await feed(pilot, [e.model_copy(update={"sweep_id": done}) for e in fleet.events])
+            await pilot.press("A")
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen)
+            yes = dialog.query_one("#confirm-yes", Button)
+            await wait_until(pilot, lambda: not yes.disabled)
+            history.finish_sweep(done, INTERRUPTED, {})
+            await pilot.click("#confirm-yes")
+            await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
+            said = [(n.title, n.message) for n in app._notifications]
+            assert (
+                "baseline not accepted",
+                f"sweep {done} was interrupted: its process ended before the sweep"
+                " finished: not a baseline; sweep again and accept that one",
+            ) in said, said
+        assert history.baselines() == {}
+        assert not [row for row in history.audit_log(10) if row["action"] == "accept"]
+    finally:
+        history.close()
+
+
+def test_accept_baseline_commits_its_intent_before_the_baseline_changes(tmp_path: Path) -> None:
+    history = Store(tmp_path / "history.sqlite")
+    try:
+        sweep_id = history.start_sweep("quick", "synthetic", "", None)
+        history.finish_sweep(sweep_id, "done", {})
+        seen: list[tuple[str, object]] = []
+        accept = history.accept
+
+        def accept_watched(pool: str, sweep: int, user: str) -> None:
+            intent = history.audit_log(1)[0]
+            seen.append((intent["action"], intent["finished_at"]))
+            accept(pool, sweep, user)
+
+        history.accept = accept_watched  # type: ignore[method-assign]
+        preview = PlanPreview("accept-baseline", "Accept baseline", ("p1", "p2"))
+        outcome = accept_baseline(history, preview, sweep_id, "new firmware everywhere")
+        assert outcome.ok and seen == [("accept", None), ("accept", None)]
+        entry = history.audit_log(1)[0]
+        assert json.loads(entry["inputs"]) == {"sweep": sweep_id, "reason": "new firmware everywhere"}
+        assert entry["finished_at"] is not None and history.baselines() == {"p1": sweep_id, "p2": sweep_id}
+    finally:
+        history.close()
 
 
 async def test_export_report_writes_the_verdicts_shown(

@@ -21,36 +21,52 @@ from console.store import Store, current_user
 from console.store.diff import NodeDiff, diff_sweeps
 from console.ui.state import NodeRow, SweepProgress
 
+BASELINE_ACTION_ID = "accept-baseline"
+# The audit log's name for accepting a baseline: the CLI's ``accept`` writes the same.
+BASELINE_AUDIT_ACTION = "accept"
+
 
 def baseline_preview(store: Store | None, progress: SweepProgress, pools: list[str]) -> PlanPreview:
-    """The 'accept as baseline' dry run: which sweep becomes the baseline of which pools."""
+    """The 'accept as baseline' dry run: which sweep becomes the baseline of which pools.
+
+    Refused as the CLI's ``accept`` refuses: a sweep that did not finish its work (cancelled,
+    interrupted, cut by its deadline, still running) is no baseline.
+    """
     sweep_id = progress.last_full_sweep_id
     title = "Accept baseline"
     if store is None:
-        return PlanPreview("accept-baseline", title, tuple(pools), refused="no history database is open")
+        return PlanPreview(BASELINE_ACTION_ID, title, tuple(pools), refused="no history database is open")
     if sweep_id is None or progress.running:
-        return PlanPreview("accept-baseline", title, tuple(pools), refused="wait for a full sweep to finish")
+        return PlanPreview(BASELINE_ACTION_ID, title, tuple(pools), refused="wait for a full sweep to finish")
+    refusal = store.baseline_refusal(sweep_id)
+    if refusal is not None:
+        return PlanPreview(BASELINE_ACTION_ID, title, tuple(sorted(pools)), refused=refusal)
     notes = tuple(
         f"pool {pool}: baseline sweep #{store.baseline(pool) or 'none'} -> #{sweep_id}" for pool in sorted(pools)
     )
-    return PlanPreview("accept-baseline", title, tuple(sorted(pools)), where=f"history {store.path}", notes=notes)
+    return PlanPreview(BASELINE_ACTION_ID, title, tuple(sorted(pools)), where=f"history {store.path}", notes=notes)
 
 
 def accept_baseline(store: Store, preview: PlanPreview, sweep_id: int, reason: str) -> ActionOutcome:
-    """Make ``sweep_id`` the baseline of the preview's pools and write the audit entry."""
+    """Make ``sweep_id`` the baseline of the preview's pools, audited as the CLI's ``accept`` is.
+
+    The sweep is checked again (it may have been marked interrupted since the dialog opened); a refusal
+    changes nothing and, as in the CLI, writes no audit entry. The intent is committed before the
+    baselines change, the outcome after. The operator's reason, when given, is kept with the inputs.
+    """
+    refusal = store.baseline_refusal(sweep_id)
+    if refusal is not None:
+        return ActionOutcome(False, refusal)
     user = current_user()
-    for pool in preview.targets:
-        store.accept(pool, sweep_id, user)
-    store.audit(
-        "accept-baseline",
-        list(preview.targets),
-        inputs={"sweep_id": sweep_id, "reason": reason},
-        commands=[],
-        output="",
-        outcome="accepted",
-        user=user,
-    )
-    return ActionOutcome(True, f"sweep #{sweep_id} is the baseline of {', '.join(preview.targets)}")
+    pools = list(preview.targets)
+    inputs: dict[str, object] = {"sweep": sweep_id}
+    if reason:
+        inputs["reason"] = reason
+    with store.audited(BASELINE_AUDIT_ACTION, pools, inputs=inputs, user=user) as entry:
+        for pool in pools:
+            store.accept(pool, sweep_id, user)
+        entry.finish(f"sweep {sweep_id} is the baseline of {', '.join(pools)}")
+    return ActionOutcome(True, f"sweep #{sweep_id} is the baseline of {', '.join(pools)}")
 
 
 @dataclass(frozen=True)

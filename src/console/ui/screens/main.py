@@ -402,7 +402,12 @@ class MainScreen(Screen[None]):
             if app.store is None or frozen[0] is None:
                 return
             outcome = accept_baseline(app.store, preview, frozen[0], preview.reason)
-            self.notify(outcome.summary, title="baseline accepted")
+            if outcome.ok:
+                self.notify(safe(outcome.summary), title="baseline accepted", markup=False)
+            else:
+                self.notify(
+                    safe(outcome.summary), title="baseline not accepted", severity="error", markup=False, timeout=10
+                )
 
         self._confirm(action, tuple(pools), planner, run, noun="pool")
 
