@@ -280,6 +280,18 @@ def test_healthcheck_on_unsupported_hardware_is_a_skip() -> None:
     ]
 
 
+def test_parse_says_a_declined_healthcheck_measured_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It read 'OK', exit 0: as if a node had passed a test it never ran (issue 16)."""
+    paste = tmp_path / "healthcheck.txt"
+    paste.write_text(
+        HEALTHCHECK_FAIL.split("Testing", maxsplit=1)[0]
+        + "[WARN] healthcheck preset is currently not supported on this hardware\n"
+    )
+    assert main(["parse", str(paste)]) == 1
+    out = capsys.readouterr().out
+    assert "DECLINED: nothing measured" in out and " OK" not in out
+
+
 BORDERED_MULTI_RANK = """\
 TransferBench v1.67.00 (HEAD:2bc42cd) (Multi-node mode)
 Test 1:

@@ -423,6 +423,21 @@ def _ok_metric(probe: str) -> Metric:
     return extract
 
 
+@metric("tb.healthcheck_ok")
+def tb_healthcheck(facts: NodeFacts) -> list[Observation]:
+    """Whether TransferBench's healthcheck preset passed. It declines hardware it has no criteria for
+    (anything but 8 x gfx942): that is no value, with the tool's own words, for the check's SKIP."""
+    parsed = facts.parsed("tb.healthcheck")
+    if not isinstance(parsed, ParsedOutput):
+        missing = facts.missing_reason(["tb.healthcheck"]) or "tb.healthcheck not run"
+        return [Observation(_node(facts), None, missing, "tb.healthcheck")]
+    if getattr(parsed.data, "unsupported", False):
+        said = next((w for w in parsed.warnings if "not supported" in w or "only supported" in w), "declined")
+        return [Observation(_node(facts), None, f"the preset declined this node: {said}", "tb.healthcheck")]
+    detail = "; ".join(parsed.errors[:3]) or None
+    return [Observation(_node(facts), parsed.ok, None, "tb.healthcheck", detail=detail)]
+
+
 for _name, _probe, _key in (
     ("rccl.busbw_inplace_max_gbps", "rccl.all_reduce", "inplace_busbw_at_max_size_gbps"),
     ("rccl.wrong_total", "rccl.all_reduce", "wrong_total"),

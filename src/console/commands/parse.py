@@ -16,7 +16,7 @@ from console.report.text import printable
 
 EXIT_HELP = """exit codes:
   0  parsed and the tool reported success
-  1  parsed and the tool reported a failure (or did not finish)
+  1  parsed and the tool reported a failure, did not finish, or declined to test (nothing measured)
   2  not recognised or unreadable (one-line reason on stderr)"""
 
 
@@ -79,12 +79,19 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         _print_summary(result)
-    return 0 if result.ok else 1
+    return 0 if result.ok and not _declined(result) else 1
+
+
+def _declined(result: ParsedOutput) -> bool:
+    """The tool refused to test this hardware (TransferBench's healthcheck off MI300): nothing was measured."""
+    return bool(result.summary.get("unsupported"))
 
 
 def _print_summary(result: ParsedOutput) -> None:
     console = plain_console()
     verdict = "[green]OK[/]" if result.ok else "[red]NOT OK[/]"
+    if _declined(result):
+        verdict = "[yellow]DECLINED: nothing measured[/]"
 
     # Everything below comes from the pasted output: escape Rich markup and make control characters visible,
     # so a paste can neither restyle nor drive the operator's terminal.

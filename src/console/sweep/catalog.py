@@ -282,6 +282,17 @@ PROBES: tuple[ProbeSpec, ...] = (
         STANDARD,
         judge_partial=True,
     ),
+    # The preset judges HBM, host copies and all-to-all against its own criteria on MI300-series nodes
+    # (8 x gfx942) and declines other hardware: its check SKIPs there, quoting the tool.
+    ProbeSpec(
+        "tb.healthcheck",
+        "transferbench",
+        ("TransferBench", "healthcheck"),
+        300,
+        _tool(Tool.TRANSFERBENCH, "healthcheck"),
+        STANDARD,
+        judge_partial=True,
+    ),
     ProbeSpec(
         "rccl.all_reduce",
         "rccl",
