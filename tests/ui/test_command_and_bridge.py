@@ -123,9 +123,17 @@ def test_baseline_preview_refusals(tmp_path: Path) -> None:
         running = SweepProgress(sweep_id=3, started_at=1.0, last_full_sweep_id=3)
         assert baseline_preview(store, running, ["p"]).refused == "wait for a full sweep to finish"
         finished = SweepProgress(sweep_id=3, started_at=1.0, finished_at=2.0, last_full_sweep_id=3)
+        # What the CLI's accept refuses, the console refuses: unknown, cancelled, or unfinished sweeps.
+        assert baseline_preview(store, finished, ["p"]).refused == f"no sweep 3 in {store.path}"
+        for status in ("cancelled", "deadline", "done"):
+            store.finish_sweep(store.start_sweep("quick", "x", "", None), status, {})
         preview = baseline_preview(store, finished, ["b", "a"])
         assert preview.refused is None and preview.targets == ("a", "b")
         assert preview.notes == ("pool a: baseline sweep #none -> #3", "pool b: baseline sweep #none -> #3")
+        for sweep_id, why in ((1, "was cancelled before it finished"), (2, "ran out of its deadline")):
+            ended = SweepProgress(sweep_id=sweep_id, started_at=1.0, finished_at=2.0, last_full_sweep_id=sweep_id)
+            refused = baseline_preview(store, ended, ["p"]).refused
+            assert refused is not None and refused.startswith(f"sweep {sweep_id} {why}"), refused
     finally:
         store.close()
 
