@@ -55,6 +55,9 @@ class NodeFacts:
     stack: dict[str, str] = field(default_factory=dict)
     nics: list[NicPort] | None = None
     nic_rates: list[NicPort] | None = None  # ibv_devinfo -v: the same ports, with their link rate
+    # Earlier readings from the history, for checks of change (``HISTORY_CHECKS``): check id -> (that
+    # sweep, {GPU key (PCI address) -> (value, when)}). Empty without a history database.
+    previous: dict[str, tuple[int, dict[str, tuple[float, float]]]] = field(default_factory=dict)
     # One Subject per GPU, link or port, shared by every finding naming it (findings never modify
     # their subject): a node's ~280 findings otherwise carry ~280 copies of ~70 subjects.
     _subjects: dict[tuple[Any, ...], Subject] = field(default_factory=dict, repr=False, compare=False)

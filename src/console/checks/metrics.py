@@ -6,6 +6,7 @@ None, why (the tool's own ``N/A`` reason or the missing probe). Metrics never ju
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -366,6 +367,38 @@ def nic_port_active(facts: NodeFacts) -> list[Observation]:
         )
         for port in facts.nics
     ]
+
+
+# Checks whose earlier figures a check of change reads (the engine loads them from the history).
+HISTORY_CHECKS = ("ecc.correctable",)
+
+
+@metric("gpu.ecc_correctable_increase")
+def ecc_correctable_increase(facts: NodeFacts) -> list[Observation]:
+    """Correctable ECC errors gained per GPU since the node's previous sweep (a steady 150 and a jump from
+    150 to 5,000 both read 150-or-more in the total; only the change tells them apart)."""
+    before = facts.previous.get("ecc.correctable")
+    observations = []
+    for gpu in facts.gpus:
+        subject = _gpu_subject(facts, gpu)
+        now, missing = _field(gpu.ecc, "correctable", "no ecc data")
+        key = gpu.identity.bdf or str(gpu.identity.index)
+        if now is None:
+            observations.append(Observation(subject, None, missing, "amdsmi.metric"))
+            continue
+        earlier = before[1].get(key) if before is not None else None
+        if before is None or earlier is None:
+            observations.append(Observation(subject, None, "no earlier reading in the history", "amdsmi.metric"))
+            continue
+        value, when = earlier
+        hours = max(0.0, time.time() - when) / 3600
+        if now < value:  # the driver reloaded: its counters start again from 0
+            detail = f"counter reset since sweep {before[0]} ({value:g} then, {now:g} now)"
+            observations.append(Observation(subject, float(now), None, "amdsmi.metric", detail=detail))
+            continue
+        detail = f"{value:g} -> {now:g} since sweep {before[0]}, {hours:.1f} h ago"
+        observations.append(Observation(subject, float(now - value), None, "amdsmi.metric", detail=detail))
+    return observations
 
 
 @metric("node.nic_count")

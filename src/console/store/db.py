@@ -387,6 +387,29 @@ class Store(AuditLog, DrainLedger):
         """Every node verdict of a sweep."""
         return list(self.conn.execute("SELECT * FROM node_verdicts WHERE sweep_id = ? ORDER BY node", (sweep_id,)))
 
+    def previous_readings(
+        self, node: str, check_id: str, *, before_sweep: int
+    ) -> tuple[int, dict[str, tuple[float, float]]] | None:
+        """The figures of ``check_id`` on ``node`` in its newest sweep before ``before_sweep`` that judged it:
+        (that sweep, {GPU key: (observed, when)}), keyed by PCI address (the GPU index where none)."""
+        row = self.conn.execute(
+            "SELECT MAX(sweep_id) FROM findings WHERE node = ? AND check_id = ? AND sweep_id < ?",
+            (node, check_id, before_sweep),
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        readings: dict[str, tuple[float, float]] = {}
+        for found in self.conn.execute(
+            "SELECT subject, evidence, created_at FROM findings WHERE sweep_id = ? AND node = ? AND check_id = ?",
+            (row[0], node, check_id),
+        ):
+            subject, evidence = json.loads(found["subject"]), json.loads(found["evidence"])
+            observed = evidence.get("observed")
+            key = subject.get("gpu_bdf") or str(subject.get("gpu"))
+            if isinstance(observed, int | float) and not isinstance(observed, bool):
+                readings[key] = (float(observed), float(found["created_at"]))
+        return int(row[0]), readings
+
     def findings(self, sweep_id: int, node: str | None = None) -> list[Finding]:
         """Findings of a sweep (optionally one node), as models."""
         query = "SELECT * FROM findings WHERE sweep_id = ?"

@@ -17,6 +17,21 @@ NOISE_FRACTION = 0.05
 # Families whose figures are measured performance. Telemetry (temperatures, power, clocks) moves between
 # any two sweeps; it matters only when it crosses a limit, and then the finding's status changed.
 FIGURE_FAMILIES = frozenset({"rccl", "transferbench", "rvs"})
+# Error counters only grow: any change is shown, with no noise band (30 -> 95 correctable ECC errors
+# between two sweeps stayed PASS and diff showed nothing). A counter that went down was reset.
+COUNTER_CHECKS = frozenset(
+    {
+        "ecc.correctable",
+        "ecc.uncorrectable",
+        "ecc.deferred",
+        "ras.bad_pages_retired",
+        "ras.bad_pages_pending",
+        "pcie.replay",
+        "pcie.l0_to_recovery",
+        "pcie.nak_sent",
+        "pcie.nak_received",
+    }
+)
 
 
 @dataclass
@@ -75,10 +90,12 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
             if before.status != after.status:
                 diff.findings.append((key, before.status.value, after.status.value, after.message))
                 continue
-            if after.family not in FIGURE_FAMILIES:
-                continue
             a, b = _numeric(before.evidence.observed), _numeric(after.evidence.observed)
-            if a is not None and b is not None and abs(b - a) > NOISE_FRACTION * max(abs(a), 1e-9):
+            if a is None or b is None:
+                continue
+            counter_moved = after.check_id in COUNTER_CHECKS and a != b
+            figure_moved = after.family in FIGURE_FAMILIES and abs(b - a) > NOISE_FRACTION * max(abs(a), 1e-9)
+            if counter_moved or figure_moved:
                 diff.figures.append((key, a, b))
         for key in sorted(set(new_findings) - set(old_findings)):
             f = new_findings[key]

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 from console.checks import METRICS, CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
 from console.checks.evaluate import unanswered_probe_finding, unreachable_finding
 from console.checks.facts import UNSUPPORTED
+from console.checks.metrics import HISTORY_CHECKS
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
@@ -221,6 +222,8 @@ class SweepEngine:
         # until the node goes unreachable (a reboot may bring a newer tool that knows the narrow form).
         self._refused: set[tuple[str, str]] = set()
         self._node_tasks: dict[str, asyncio.Task[None]] = {}  # the node's check in flight, for give_up
+        # (node, sweep) -> the node's earlier figures for checks of change, read once a sweep.
+        self._history: dict[tuple[str, int], dict[str, tuple[int, dict[str, tuple[float, float]]]]] = {}
         self._given_up: set[str] = set()
 
     # events -----------------------------------------------------------------------------------
@@ -637,6 +640,7 @@ class SweepEngine:
     def _evaluate_node(self, node: Node, extra: list[Finding] | None = None) -> None:
         outcomes = self._outcomes.get(node.name, {})
         facts = build_facts(node, self.pins.get(node.pool, StackPin()), outcomes)
+        facts.previous = self._previous_readings(node)
         self.facts[node.name] = facts
         pack = self._pack_for(node)
         run_ids = {probe: o.run_id for probe, o in outcomes.items() if o.run_id is not None}
@@ -652,6 +656,21 @@ class SweepEngine:
         findings += vanished_gpus(self.store, node, facts, self._sweep_id)
         external = [f for group in self._external.get(node.name, {}).values() for f in group]
         self._publish(node, roll_up(node.name, findings + external + (extra or [])), facts)
+
+    def _previous_readings(self, node: Node) -> dict[str, tuple[int, dict[str, tuple[float, float]]]]:
+        """The node's figures from its previous sweep that checks of change compare with (read once a sweep)."""
+        if self.store is None:
+            return {}
+        key = (node.name, self._sweep_id)
+        if key not in self._history:
+            found = {}
+            for check_id in HISTORY_CHECKS:
+                readings = self.store.previous_readings(node.name, check_id, before_sweep=self._sweep_id)
+                if readings is not None:
+                    found[check_id] = readings
+            self._history = {k: v for k, v in self._history.items() if k[1] == self._sweep_id}
+            self._history[key] = found
+        return self._history[key]
 
     def add_findings(self, node_name: str, source: str, findings: list[Finding]) -> NodeVerdict:
         """Attach findings made outside the node's own probes (e.g. a multi-node RCCL pair) and re-judge it.
