@@ -86,7 +86,9 @@ def test_probe_timed_out_on_the_node_leaves_no_child_behind(node: SshdFleet) -> 
     started = time.monotonic()
     sections = split_bundle(asyncio.run(_run_bundle(node, probes, 30)), probes)
     assert time.monotonic() - started < 10
-    assert sections["a.hang"].exit_status == 124 and sections["a.hang"].output.startswith(b"started")
+    # 124 when it ended on SIGTERM, 137 when a busy machine kept it past the grace and the node's
+    # timeout SIGKILLed it (the flake seen under load): the node's own timeout stopped it either way.
+    assert sections["a.hang"].exit_status in (124, 137) and sections["a.hang"].output.startswith(b"started")
     assert sections["b.after"].output == b"still runs\n"
     assert asyncio.run(_processes(node)) == []
 
