@@ -75,6 +75,14 @@ class CancelSweep:
 
 
 @dataclass(frozen=True)
+class GiveUp:
+    """Stop waiting for ``nodes`` in the running sweep: their probes are killed on the nodes, each reads
+    UNKNOWN ("given up by the operator") and the sweep goes on. Answers the nodes it gave up on."""
+
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Rerun:
     """Run the probes of ``families`` (all of ``level`` when None) again on ``nodes``."""
 
@@ -108,7 +116,7 @@ class SchedulerStates:
     """The scheduler's state of every node (empty while there is no action service)."""
 
 
-Command = StartSweep | CancelSweep | Rerun | PlanAction | ExecuteAction | SchedulerStates
+Command = StartSweep | CancelSweep | GiveUp | Rerun | PlanAction | ExecuteAction | SchedulerStates
 
 
 async def perform(context: EngineContext, command: Command) -> Any:
@@ -120,6 +128,8 @@ async def perform(context: EngineContext, command: Command) -> Any:
     if isinstance(command, CancelSweep):
         engine.cancel()
         return None
+    if isinstance(command, GiveUp):
+        return tuple(name for name in command.nodes if engine.give_up(name))
     if isinstance(command, Rerun):
         families = set(command.families) if command.families is not None else None
         await engine.rerun(list(command.nodes), families, level=command.level)
