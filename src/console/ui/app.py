@@ -26,6 +26,7 @@ from textual.theme import Theme
 from textual.timer import Timer
 
 from console.checks import CheckPack
+from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.findings import Finding
 from console.service.client import EngineGone, ProcessBridge, describe_error
@@ -33,6 +34,7 @@ from console.service.commands import (
     CancelSweep,
     Command,
     ExecuteAction,
+    GiveUp,
     PlanPreview,
     Rerun,
     SchedulerStates,
@@ -47,7 +49,7 @@ from console.ui.palette import ConsoleCommands
 from console.ui.registry import Scope
 from console.ui.screens.detail import DetailScreen
 from console.ui.screens.main import DETAIL_SCREEN, MainScreen
-from console.ui.state import LiveState, NodeRow
+from console.ui.state import WAITING_SHOWN_AFTER_S, LiveState, NodeRow
 from console.ui.text import safe
 from console.ui.theme import DEFAULT_THEME, load_themes, resolve_theme_name, stylesheet_path
 
@@ -105,6 +107,7 @@ class ConsoleApp(App[int]):
         confirm_threshold: int = 5,
         refresh_interval_s: float = 0.15,
         scheduler_poll_s: float = 15.0,
+        waiting_after_s: float = WAITING_SHOWN_AFTER_S,
     ) -> None:
         super().__init__()
         self.inventory = inventory
@@ -118,6 +121,7 @@ class ConsoleApp(App[int]):
         self.confirm_threshold = confirm_threshold
         self.refresh_interval_s = refresh_interval_s
         self.scheduler_poll_s = scheduler_poll_s
+        self.waiting_after_s = waiting_after_s
         self.state = LiveState(inventory, clock)
         self.console_themes: dict[str, Theme] = load_themes()
         for console_theme in self.console_themes.values():
@@ -260,8 +264,9 @@ class ConsoleApp(App[int]):
             self.flush()
 
     def _tick(self) -> None:
-        # The ETA moves with the clock even when no node changes.
+        # The ETA and the countdowns of stuck nodes move with the clock even when no node changes.
         if self.state.progress.running and not self.updates_held and self.main_screen.is_mounted:
+            self.main_screen.refresh_waiting()
             self.main_screen.refresh_summary()
 
     def toggle_pause(self) -> None:
@@ -315,6 +320,46 @@ class ConsoleApp(App[int]):
 
         if self.submit("cancel", CancelSweep()):
             self.notify("cancelling the sweep…")
+
+    def give_up(self, targets: tuple[str, ...]) -> None:
+        """Stop waiting for ``targets`` in the running sweep: their probes are killed on the nodes, each
+        reads UNKNOWN ("given up") and the sweep goes on. Only the console's own probes end: no confirmation."""
+        if not targets:
+            self.notify("no node selected")
+            return
+        if self.bridge is None or not self.bridge.running:
+            self.notify("the sweep engine is not running", severity="warning")
+            return
+        checked = tuple(name for name in targets if self.state.row(name).running)
+        if checked:
+            self._give_up(targets, checked)
+        else:
+            self._nothing_to_give_up(targets)
+
+    @work(exclusive=False, group="give-up")
+    async def _give_up(self, targets: tuple[str, ...], checked: tuple[str, ...]) -> None:
+        if self.bridge is None:
+            return
+        try:
+            given: tuple[str, ...] = await self.bridge.ask(GiveUp(checked))
+        except EngineGone:
+            return  # reported once by _engine_ended
+        except Exception as exc:  # the engine failed it: say so, keep the console up
+            self.notify(safe(describe_error(exc)), title="give up", severity="error", markup=False, timeout=10)
+            return
+        if given:
+            self.notify(
+                safe(f"gave up on {fold(given)}: its probes are killed on the node, it will read UNKNOWN"),
+                markup=False,
+            )
+        # Nodes done before the key, or while the command was on its way (the engine is the judge).
+        missed = tuple(name for name in targets if name not in given)
+        if missed:
+            self._nothing_to_give_up(missed)
+
+    def _nothing_to_give_up(self, names: tuple[str, ...]) -> None:
+        being = f"{fold(names)} {'is' if len(names) == 1 else 'are'}"
+        self.notify(safe(f"nothing to give up on: {being} not being checked now"), severity="warning", markup=False)
 
     def rerun(self, targets: tuple[str, ...], families: set[str] | None) -> None:
         """Run the probes of ``families`` (all of the level when None) again on ``targets``."""

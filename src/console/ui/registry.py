@@ -104,6 +104,9 @@ ACTIONS: tuple[UiAction, ...] = (
     UiAction("new-sweep", "New sweep", "S", Scope.GLOBAL, "new_sweep", "sweep every node again", "sweep"),
     UiAction("cancel-sweep", "Cancel sweep", "K", Scope.GLOBAL, "cancel_sweep",
              "stop the sweep; probes in flight are killed on the nodes", "sweep"),
+    UiAction("give-up", "Give up on node", "w", Scope.MARKED, "give_up",
+             "stop waiting for a stuck node: its probes are killed on it, it reads UNKNOWN, the sweep goes on",
+             "sweep"),
     # the cluster (dangerous)
     UiAction("drain", "Drain", "d", Scope.MARKED, "drain", "drain in the scheduler (with a reason)", "cluster",
              dangerous=True, confirm=True, footer=True),

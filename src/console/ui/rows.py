@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from console.model.findings import Status
-from console.ui.state import FAMILIES, NodeRow
-from console.ui.text import STATUS_GLYPH, STATUS_STYLE, clock, status_label
+from console.ui.state import FAMILIES, WAITING_SHOWN_AFTER_S, Holdup, NodeRow
+from console.ui.text import STATUS_GLYPH, STATUS_STYLE, clock, duration, status_label
 from console.ui.widgets.row_grid import Cell, Column
 
 FAMILY_TITLES = {
@@ -39,8 +39,19 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
-def row_cells(row: NodeRow, marked: bool) -> list[Cell]:
-    """Cells of ``row`` in ``COLUMNS`` order."""
+def waiting_text(holdup: Holdup, now: float) -> str:
+    """``waiting, 0:24 left: amdsmi.list, ...``; once the deadline has passed, that the probes are being stopped."""
+    probes = ", ".join(holdup.probes)
+    left = holdup.left_s(now)
+    if left >= 0:
+        return f"waiting, {duration(left)} left: {probes}"
+    return f"timed out {duration(-left)} ago, being stopped: {probes}"
+
+
+def row_cells(
+    row: NodeRow, marked: bool, now: float | None = None, waiting_after_s: float = WAITING_SHOWN_AFTER_S
+) -> list[Cell]:
+    """Cells of ``row`` in ``COLUMNS`` order; with ``now``, a node stuck on its probes says on what and until when."""
     status = row.status
     if row.running and status is None:
         verdict: Cell = ("… run", "$muted")
@@ -49,8 +60,11 @@ def row_cells(row: NodeRow, marked: bool) -> list[Cell]:
     sched_style = "bold $drained" if row.out_of_service else "$muted"
     expected = row.probes_expected
     probes = f"{row.probes_done}/{expected}" if expected else ""
-    reason = row.verdict.reason if row.verdict is not None else ("probing…" if row.running else "")
-    reason_style = STATUS_STYLE[status] if status in (Status.FAIL, Status.UNKNOWN, Status.WARN) else "$muted"
+    if now is not None and (holdup := row.holdup(now, waiting_after_s)) is not None:
+        reason, reason_style = waiting_text(holdup, now), "bold $health-warn"
+    else:
+        reason = row.verdict.reason if row.verdict is not None else ("probing…" if row.running else "")
+        reason_style = STATUS_STYLE[status] if status in (Status.FAIL, Status.UNKNOWN, Status.WARN) else "$muted"
     return [
         ("◆", "bold $marked") if marked else (" ", ""),
         (row.name, "bold" if row.problem else ""),

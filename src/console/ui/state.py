@@ -55,6 +55,9 @@ FAMILIES: tuple[str, ...] = (
 DRIFT_FAMILIES = frozenset({"stack", "firmware"})
 PROBLEMS = frozenset({Status.FAIL, Status.UNKNOWN, Status.WARN})
 HISTORY_SAMPLES = 120
+# A node with a probe in flight this long shows what it waits for and a countdown: a healthy node's
+# quick probes answer within a second or two, so past this it is likely stuck.
+WAITING_SHOWN_AFTER_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +189,65 @@ class MetricSample:
     gpus: dict[int, GpuView]
 
 
+@dataclass(frozen=True, slots=True)
+class ProbeWait:
+    """A probe in flight on a node: when it was sent, and the most the console waits for it (clock times)."""
+
+    probe: str
+    since: float
+    deadline: float
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A node's probes in flight whose timeout is known, with their earliest start and latest deadline
+    worked out once per event (the header asks every node's each second)."""
+
+    waits: tuple[ProbeWait, ...] = ()
+    probes: tuple[str, ...] = ()
+    since: float = 0.0
+    deadline: float = 0.0
+
+    @staticmethod
+    def of(waits: tuple[ProbeWait, ...]) -> InFlight:
+        """The summary of ``waits`` (in the order the probes started)."""
+        if not waits:
+            return NOTHING_IN_FLIGHT
+        since = min(w.since for w in waits)
+        return InFlight(waits, tuple(w.probe for w in waits), since, max(w.deadline for w in waits))
+
+    def started(self, wait: ProbeWait) -> InFlight:
+        """With ``wait`` added (replacing an earlier start of the same probe)."""
+        return InFlight.of((*(w for w in self.waits if w.probe != wait.probe), wait))
+
+    def finished(self, probe: str) -> InFlight:
+        """Without ``probe``."""
+        if probe not in self.probes:
+            return self
+        return InFlight.of(tuple(w for w in self.waits if w.probe != probe))
+
+
+NOTHING_IN_FLIGHT = InFlight()
+
+
+@dataclass(frozen=True)
+class Holdup:
+    """A node whose probes have been in flight a while: which ones, since when, and until when at most.
+
+    ``deadline`` is the latest of the probes' (ProbeStarted.timeout_s from when it arrived): by then the
+    console has stopped waiting for every probe in flight and the node has its verdict or its next probes.
+    """
+
+    node: str
+    probes: tuple[str, ...]
+    since: float
+    deadline: float
+
+    def left_s(self, now: float) -> float:
+        """Seconds until the deadline (negative once it has passed: the probes are being stopped)."""
+        return self.deadline - now
+
+
 @dataclass(frozen=True)
 class NodeRow:
     """One node as the UI shows it. Replaced, never mutated, on every change."""
@@ -201,6 +263,7 @@ class NodeRow:
     running: bool = False
     updated_at: float | None = None
     scheduler: str = ""
+    in_flight: InFlight = NOTHING_IN_FLIGHT
     version: int = 0
 
     @property
@@ -247,6 +310,13 @@ class NodeRow:
         """Roll-up of one check family, None when no check of it ran."""
         return self.verdict.families.get(name) if self.verdict is not None else None
 
+    def holdup(self, now: float, after_s: float = WAITING_SHOWN_AFTER_S) -> Holdup | None:
+        """What the node waits for once a probe of it has been in flight ``after_s``; else None."""
+        waiting = self.in_flight
+        if not self.running or not waiting.waits or now - waiting.since < after_s:
+            return None
+        return Holdup(self.name, waiting.probes, waiting.since, waiting.deadline)
+
 
 @dataclass
 class SweepProgress:
@@ -287,6 +357,8 @@ class LiveState:
         self._counts: dict[Status | None, int] = {None: len(self._rows)} if self._rows else {}
         self._history: dict[str, deque[MetricSample]] = {}
         self._dirty: set[str] = set()
+        # Nodes with probes in flight whose timeout is known (kept up to date by ``_replace``).
+        self._waiting: set[str] = set()
         self._summary_dirty = False
         self._notify_pending = False
         self.progress = SweepProgress()
@@ -317,6 +389,12 @@ class LiveState:
             dirty, summary = self._dirty, self._summary_dirty
             self._dirty, self._summary_dirty, self._notify_pending = set(), False, False
             return dirty, summary
+
+    def holdups(self, now: float, after_s: float = WAITING_SHOWN_AFTER_S) -> list[Holdup]:
+        """Nodes waiting on probes in flight for ``after_s`` or more, the one that may hold longest first."""
+        with self._lock:
+            held = [h for name in self._waiting if (h := self._rows[name].holdup(now, after_s)) is not None]
+        return sorted(held, key=lambda h: (-h.deadline, h.node))
 
     def counts(self) -> dict[Status | None, int]:
         """Nodes per verdict (None: not judged yet)."""
@@ -355,6 +433,10 @@ class LiveState:
         new = replace(row, version=row.version + 1, **changes)  # type: ignore[arg-type]
         self._rows[row.name] = new
         self._dirty.add(row.name)
+        if new.in_flight.waits:
+            self._waiting.add(row.name)
+        else:
+            self._waiting.discard(row.name)
         if new.status is not row.status:
             self._counts[row.status] -= 1
             self._counts[new.status] = self._counts.get(new.status, 0) + 1
@@ -369,20 +451,25 @@ class LiveState:
             for name in self.progress.nodes:
                 row = self._rows.get(name)
                 if row is not None and row.running:
-                    self._replace(row, running=False)
+                    self._replace(row, running=False, in_flight=NOTHING_IN_FLIGHT)
             return True
         row = self._rows.get(event.node if not isinstance(event, NodeDone) else event.verdict.node)
         if row is None:
             return False
         if isinstance(event, ProbeStarted):
+            # The countdown starts when the console hears of the probe (what timeout_s is counted from).
+            in_flight = row.in_flight if row.running else NOTHING_IN_FLIGHT
+            if event.timeout_s is not None:
+                now = self.clock()
+                in_flight = in_flight.started(ProbeWait(event.probe, now, now + event.timeout_s))
             if row.running:
-                self._replace(row, probes_started=row.probes_started + 1)
+                self._replace(row, probes_started=row.probes_started + 1, in_flight=in_flight)
             else:
                 # A rerun joining a running sweep sends no SweepStarted: count its probes as they start.
-                self._replace(row, running=True, probes_started=1, probes_done=0, probes_total=0)
+                self._replace(row, running=True, probes_started=1, probes_done=0, probes_total=0, in_flight=in_flight)
             return True
         if isinstance(event, ProbeFinished):
-            self._replace(row, probes_done=row.probes_done + 1)
+            self._replace(row, probes_done=row.probes_done + 1, in_flight=row.in_flight.finished(event.probe))
             return True
         return self._node_done(row, event, prepared or _prepare(event))
 
@@ -399,7 +486,14 @@ class LiveState:
         for name in event.nodes:
             row = self._rows.get(name)
             if row is not None:
-                self._replace(row, running=True, probes_started=0, probes_done=0, probes_total=len(event.probes))
+                self._replace(
+                    row,
+                    running=True,
+                    probes_started=0,
+                    probes_done=0,
+                    probes_total=len(event.probes),
+                    in_flight=NOTHING_IN_FLIGHT,
+                )
         return True
 
     def _node_done(self, row: NodeRow, event: NodeDone, prepared: Prepared) -> bool:
@@ -411,6 +505,7 @@ class LiveState:
             sweep_id=event.sweep_id,
             findings_total=prepared[2],
             running=False,
+            in_flight=NOTHING_IN_FLIGHT,
             updated_at=now,
         )
         view = self._rows[row.name].view

@@ -118,7 +118,14 @@ class MainScreen(Screen[None]):
             self.refresh_summary()
 
     def _cells_of(self, name: str) -> list[Cell]:
-        return row_cells(self.console_app.state.row(name), marked=self._grid.is_marked(name))
+        app = self.console_app
+        return row_cells(app.state.row(name), self._grid.is_marked(name), app.clock(), app.waiting_after_s)
+
+    def refresh_waiting(self) -> None:
+        """Move the countdowns of the nodes stuck on their probes (and show the ones that just became so)."""
+        app = self.console_app
+        for holdup in app.state.holdups(app.clock(), app.waiting_after_s):
+            self.grid.set_row_source(holdup.node, partial(self._cells_of, holdup.node))
 
     def rearrange(self) -> None:
         """Apply the filter and sort; the cursor stays on its node."""
@@ -134,6 +141,7 @@ class MainScreen(Screen[None]):
     def refresh_summary(self) -> None:
         """Repaint the summary lines."""
         app = self.console_app
+        now = app.clock()
         facts = SummaryFacts(
             cluster=app.inventory.name,
             progress=app.state.progress,
@@ -144,7 +152,9 @@ class MainScreen(Screen[None]):
             spec=self.spec,
             paused=app.paused,
             read_only=self.read_only,
-            now=app.clock(),
+            now=now,
+            holdups=tuple(app.state.holdups(now, app.waiting_after_s)) if app.state.progress.running else (),
+            give_up_key=BY_ID["give-up"].key_display,
         )
         self.query_one(SummaryBar).show(facts)
 
@@ -310,6 +320,10 @@ class MainScreen(Screen[None]):
     def action_cancel_sweep(self) -> None:
         """Stop the running sweep."""
         self.console_app.cancel_sweep()
+
+    def action_give_up(self) -> None:
+        """Stop waiting for the marked (or cursor) nodes of the running sweep."""
+        self.console_app.give_up(self.targets(Scope.MARKED))
 
     # cluster actions ----------------------------------------------------------------------------
 

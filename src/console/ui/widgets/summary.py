@@ -8,11 +8,12 @@ from textual.content import Content
 from textual.widgets import Static
 
 from console.model.findings import Status
-from console.ui.state import SweepProgress
+from console.ui.state import Holdup, SweepProgress
 from console.ui.text import SEVERITY_ORDER, STATUS_GLYPH, STATUS_STYLE, duration, safe
 from console.ui.view import ViewSpec
 
 BAR_WIDTH = 24
+HELD_NAMES_SHOWN = 3
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class SummaryFacts:
     paused: bool
     read_only: bool
     now: float
+    holdups: tuple[Holdup, ...] = ()
+    give_up_key: str = ""
 
 
 def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
@@ -37,6 +40,33 @@ def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
         return "░" * width
     filled = round(width * min(done, total) / total)
     return "█" * filled + "░" * (width - filled)
+
+
+def sweep_pace(facts: SummaryFacts) -> list[str | tuple[str, str]]:
+    """The ETA at the pace so far, and the nodes stuck on their probes with the most they may still hold.
+
+    When every node not done yet is stuck, the pace says nothing (``31/32 ETA 0:00`` for half a minute):
+    the stuck nodes and their countdown take its place.
+    """
+    progress, holdups = facts.progress, facts.holdups
+    parts: list[str | tuple[str, str]] = []
+    pending = set(progress.nodes) - progress.done
+    held = {h.node for h in holdups}
+    if holdups and pending and pending <= held:
+        parts += [("held by ", "$muted")]
+    else:
+        parts += [("ETA ", "$muted"), duration(progress.eta_s(facts.now))]
+        if not holdups:
+            return parts
+        parts += ["  ", ("waiting on ", "$muted")]
+    names = ", ".join(safe(h.node) for h in holdups[:HELD_NAMES_SHOWN])
+    if len(holdups) > HELD_NAMES_SHOWN:
+        names += f" +{len(holdups) - HELD_NAMES_SHOWN}"
+    longest = max(h.left_s(facts.now) for h in holdups)
+    parts += [(names, "bold $health-warn"), f": {duration(max(0.0, longest))} left at most"]
+    if facts.give_up_key:
+        parts += [(f" ({facts.give_up_key} gives up on a node)", "$muted")]
+    return parts
 
 
 def summary_content(facts: SummaryFacts) -> Content:
@@ -49,7 +79,7 @@ def summary_content(facts: SummaryFacts) -> Content:
         done, total = len(progress.done), len(progress.nodes)
         parts += [(progress_bar(done, total), "$accent"), f" {done}/{total} nodes  "]
         if progress.running:
-            parts += [("ETA ", "$muted"), duration(progress.eta_s(facts.now))]
+            parts += sweep_pace(facts)
         else:
             end = progress.finished_at or facts.now
             took = duration(end - progress.started_at) if progress.started_at is not None else "--:--"
