@@ -323,7 +323,7 @@ def test_accept_baseline_commits_its_intent_before_the_baseline_changes(tmp_path
             seen.append((intent["action"], intent["finished_at"]))
             accept(pool, sweep, user)
 
-        history.accept = accept_watched  # type: ignore[method-assign]
+        history.accept = accept_watched
         preview = PlanPreview("accept-baseline", "Accept baseline", ("p1", "p2"))
         outcome = accept_baseline(history, preview, sweep_id, "new firmware everywhere")
         assert outcome.ok and seen == [("accept", None), ("accept", None)]
