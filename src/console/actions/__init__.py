@@ -8,11 +8,12 @@ subcommands and the TUI use the same service.
 from console.actions.caps import CapPolicy
 from console.actions.kube import KubeNodeApi
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult, Step
-from console.actions.pin import DriftRow, drift_report, effective_pins, fingerprint
+from console.actions.pin import DriftRow, drift_report, fingerprint
 from console.actions.runner import LOCAL, CommandRunner, RunOutput, TransportRunner, runner_for
 from console.actions.service import ActionService, bare_inventory
 from console.actions.slurm import TAG, SlurmError, tag_reason
 from console.actions.slurm_state import SlurmNode
+from console.store.pins import effective_pins
 
 __all__ = [
     "LOCAL",

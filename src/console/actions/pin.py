@@ -24,17 +24,9 @@ from console.inventory.model import Inventory, StackPin
 from console.model.base import Model
 from console.model.findings import Finding, SourceKind, Status, worst
 from console.store import Store
+from console.store.pins import pin_from_fields
 
 DRIFT_FAMILIES = frozenset({"stack", "firmware"})
-FIRMWARE_PREFIX = "firmware."
-_STACK_FIELDS = tuple(name for name in StackPin.model_fields if name != "firmware")
-
-
-def pin_from_fields(fields: Mapping[str, str]) -> StackPin:
-    """A ``StackPin`` from ``pinned_fields`` form; keys that are not pin fields (``amdsmi``) are dropped."""
-    firmware = {k.removeprefix(FIRMWARE_PREFIX): v for k, v in fields.items() if k.startswith(FIRMWARE_PREFIX) and v}
-    scalars = {k: v for k, v in fields.items() if k in _STACK_FIELDS and v}
-    return StackPin(firmware=firmware, **scalars)
 
 
 def fingerprint(stack: Mapping[str, str], image_digest: str | None = None) -> StackPin:
@@ -43,15 +35,6 @@ def fingerprint(stack: Mapping[str, str], image_digest: str | None = None) -> St
     if image_digest:
         fields["image_digest"] = image_digest
     return pin_from_fields(fields)
-
-
-def effective_pins(inventory: Inventory, store: Store | None) -> dict[str, StackPin]:
-    """Each pool's pin: the inventory's, overridden field by field by the pin stored with ``pin --from-node``."""
-    pins: dict[str, StackPin] = {}
-    for name, pool in inventory.pools.items():
-        stored = store.pin(name) if store is not None else {}
-        pins[name] = pin_from_fields({**pool.pin.pinned_fields(), **stored}) if stored else pool.pin
-    return pins
 
 
 def pin_overrides(inventory: Inventory, store: Store | None) -> list[str]:

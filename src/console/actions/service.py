@@ -31,7 +31,7 @@ from console.actions.model import (
     ActionResult,
     Step,
 )
-from console.actions.pin import DriftRow, drift_report, effective_pins, fingerprint
+from console.actions.pin import DriftRow, drift_report, fingerprint
 from console.actions.planning import (
     KUBERNETES,
     PAST,
@@ -53,6 +53,7 @@ from console.inventory.model import Inventory, SlurmConfig, SshConfig, StackPin
 from console.probes.base import ParseError
 from console.probes.host import parse_os_release
 from console.store import AuditEntry, Store, current_user
+from console.store.pins import effective_pins
 
 _SLURM = "slurm"
 NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an inventory

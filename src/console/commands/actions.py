@@ -340,9 +340,8 @@ def run_drift(args: argparse.Namespace) -> int:
     store = Store(args.store or default_store_path())
     try:
         warn_pin_overrides(inventory, store)
-        pins = effective_pins(inventory, store)
         transport = transport_for(inventory, accept_new=args.accept_new)
-        engine = SweepEngine(inventory, transport, packs, store, pins=pins)
+        engine = SweepEngine(inventory, transport, packs, store)
         engine.subscribe(HostKeyAudit(store, transport))  # keys --accept-new wrote to known_hosts
         rows, outcome = run_interruptible(_drift(engine, nodes))
         unreachable = {n.name: engine.verdicts[n.name].reason for n in nodes if n.name not in engine.facts}

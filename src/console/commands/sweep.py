@@ -13,7 +13,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from console.actions.pin import effective_pins
 from console.checks import CheckConfigError, load_packs
 from console.commands.actions import warn_pin_overrides
 from console.commands.arguments import seconds, whole
@@ -193,8 +192,7 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.store or default_store_path())
     # A pin stored with `pin --from-node` wins over the inventory's, field by field.
     warn_pin_overrides(inventory, store)
-    pins = effective_pins(inventory, store)
-    engine = SweepEngine(inventory, transport, packs, store, pins=pins, probe_timeout_cap_s=args.probe_timeout)
+    engine = SweepEngine(inventory, transport, packs, store, probe_timeout_cap_s=args.probe_timeout)
     # Host keys --accept-new writes to known_hosts go to the audit log as the sweep goes.
     engine.subscribe(HostKeyAudit(store, transport.submit if isinstance(transport, SlurmJobTransport) else transport))
     try:

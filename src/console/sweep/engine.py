@@ -26,6 +26,7 @@ from console.model.findings import Finding, NodeVerdict, Status, roll_up
 from console.probes.base import ParsedOutput, ParseError
 from console.report.text import redact
 from console.store import ProbeRunRecord, Store
+from console.store.pins import effective_pins
 from console.sweep.bundle import (
     DEFAULT_MAX_PROBE_OUTPUT,
     BundleOutput,
@@ -200,7 +201,9 @@ class SweepEngine:
         self.transport = transport
         self.packs = packs
         self.store = store
-        self.pins = pins or {name: pool.pin for name, pool in inventory.pools.items()}
+        # Every engine judges against the same pins: the inventory's, overridden by the stored ones. The
+        # console's engine used the inventory's alone while its detail screen and `sweep` used both.
+        self.pins = pins if pins is not None else effective_pins(inventory, store)
         self.verdicts: dict[str, NodeVerdict] = {}
         self.facts: dict[str, NodeFacts] = {}
         self._outcomes: dict[str, dict[str, ProbeOutcome]] = {}
