@@ -27,7 +27,7 @@ async def test_an_update_before_the_detail_screen_is_built_is_shown_once_it_is(
 ) -> None:
     node, gpu = fault_of(fleet, FaultKind.ECC_UNCORRECTABLE)
     verdict = next(e for e in fleet.node_done() if e.verdict.node == node)
-    app = make_app()
+    app = make_app(prebuild_detail_after_s=None)  # a busy machine's feed outlasts the 0.5 s prebuild timer
     async with app.run_test(size=SIZE) as pilot:
         await feed(pilot, [e for e in fleet.events if e is not verdict])
         screen = main_screen(pilot).detail_screen(node)
@@ -49,7 +49,7 @@ async def test_quitting_while_the_detail_screen_is_being_built_ends_cleanly(
     make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, built: str
 ) -> None:
     node, _gpu = fault_of(fleet, FaultKind.ECC_UNCORRECTABLE)
-    app = make_app()
+    app = make_app(prebuild_detail_after_s=None)  # the screen must not be built before the test pushes it
     async with app.run_test(size=SIZE) as pilot:
         await feed(pilot, fleet.events)
         screen = main_screen(pilot).detail_screen(node)

@@ -108,6 +108,7 @@ class ConsoleApp(App[int]):
         refresh_interval_s: float = 0.15,
         scheduler_poll_s: float = 15.0,
         waiting_after_s: float = WAITING_SHOWN_AFTER_S,
+        prebuild_detail_after_s: float | None = PREBUILD_DETAIL_AFTER_S,
     ) -> None:
         super().__init__()
         self.inventory = inventory
@@ -122,6 +123,7 @@ class ConsoleApp(App[int]):
         self.refresh_interval_s = refresh_interval_s
         self.scheduler_poll_s = scheduler_poll_s
         self.waiting_after_s = waiting_after_s
+        self.prebuild_detail_after_s = prebuild_detail_after_s  # None: built at its first `enter`
         self.state = LiveState(inventory, clock)
         self.console_themes: dict[str, Theme] = load_themes()
         for console_theme in self.console_themes.values():
@@ -165,7 +167,8 @@ class ConsoleApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.set_interval(CATCH_UP_INTERVAL_S, self._catch_up)
         self.set_interval(1.0, self._tick)
-        self.set_timer(PREBUILD_DETAIL_AFTER_S, self._prebuild_detail)
+        if self.prebuild_detail_after_s is not None:
+            self.set_timer(self.prebuild_detail_after_s, self._prebuild_detail)
         if self._engine_spec is not None:
             log = self.store.path.with_name("engine.log") if self.store is not None else None
             self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended, log_path=log)
