@@ -22,10 +22,10 @@ from textual.widgets import Button, Input
 from console.checks import load_packs
 from console.inventory import from_mapping
 from console.model.findings import Finding, Status, Subject, roll_up
+from console.service.context import engine_factory_for
 from console.store import Store
 from console.sweep.events import NodeDone, NodeSnapshot, SweepDone, SweepStarted
 from console.transport import LocalTransport
-from console.ui import engine_factory_for
 from console.ui.app import ConsoleApp
 from console.ui.screens.confirm import ConfirmScreen
 from console.ui.screens.main import MainScreen

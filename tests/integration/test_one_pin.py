@@ -16,12 +16,12 @@ from pathlib import Path
 from console.checks import load_packs
 from console.inventory import load_inventory
 from console.model.findings import Status
+from console.service.context import engine_factory_for
 from console.service.host import _engine_factory
 from console.service.wire import EngineSpec
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
 from console.sweep.connect import transport_for
-from console.ui import engine_factory_for
 
 SCENARIO = 'time_factor = 400\n[[nodes]]\nnames = "sim[001-002]"\npool = "p"\nrocm = "6.4.1"\n'
 

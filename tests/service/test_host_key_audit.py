@@ -19,13 +19,13 @@ from console.checks import CheckPack, load_packs
 from console.inventory import load_inventory
 from console.service.client import ProcessBridge
 from console.service.commands import StartSweep
+from console.service.context import engine_factory_for
 from console.service.wire import EngineSpec
 from console.sim.launcher import SimCluster
 from console.sim.specs import GpuModel
 from console.store import Store
 from console.sweep.connect import transport_for
 from console.sweep.events import Event
-from console.ui import engine_factory_for
 from console.ui.bridge import EngineBridge
 from tests.multinode.simcluster import start_cluster
 

@@ -13,11 +13,10 @@ from console.cli import COMMAND_MODULES, build_parser
 from console.commands import tui
 from console.inventory import load_inventory
 from console.service.commands import PlanAction, SchedulerStates, perform
-from console.service.context import EngineContext, load_action_service
+from console.service.context import EngineContext, engine_factory_for, load_action_service
 from console.store import Store
 from console.sweep.connect import transport_for
 from console.sweep.engine import SweepEngine
-from console.ui import engine_factory_for
 from console.ui.bridge import EngineBridge
 from console.ui.operations import baseline_preview, report_exit_code
 from console.ui.state import SweepProgress

@@ -17,11 +17,11 @@ from textual.widgets import Static
 
 from console.checks import CheckPack
 from console.inventory import load_inventory
+from console.service.context import engine_factory_for
 from console.service.wire import EngineSpec
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
 from console.sweep.connect import transport_for
-from console.ui import engine_factory_for
 from console.ui.app import ConsoleApp
 from tests.ui.helpers import cell_text, main_screen, wait_until
 

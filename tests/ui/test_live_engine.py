@@ -24,12 +24,12 @@ from console.checks import CheckPack
 from console.inventory import load_inventory
 from console.inventory.model import Inventory
 from console.service.client import ProcessBridge
+from console.service.context import engine_factory_for
 from console.service.wire import EngineSpec
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
 from console.sweep.connect import transport_for
-from console.ui import engine_factory_for
 from console.ui.app import ConsoleApp
 from console.ui.screens.confirm import ConfirmScreen
 from tests.ui.helpers import cell_text, main_screen

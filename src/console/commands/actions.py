@@ -51,9 +51,9 @@ from console.inventory import (
 from console.model.findings import Status
 from console.report.text import printable
 from console.store import Store, default_store_path
-from console.store.hostkeys import HostKeyAudit
 from console.sweep import ProbeSet, SweepEngine
 from console.sweep.connect import transport_for
+from console.sweep.hostkey_audit import HostKeyAudit
 
 ACTION_EXIT_HELP = """exit codes:
   0    done (or nothing to do, or a dry run)

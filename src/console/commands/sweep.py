@@ -24,11 +24,11 @@ from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.report.text import log_to_stderr, printable
 from console.store import Store, default_store_path
-from console.store.hostkeys import HostKeyAudit
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.connect import transport_for
 from console.sweep.events import Event
+from console.sweep.hostkey_audit import HostKeyAudit
 from console.sweep.multinode import MultinodeOptions
 from console.sweep.periodic import Periodic
 from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport, slurm_transport

@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     except (InventoryError, CheckConfigError) as exc:
         print(f"instinct-console tui: {exc}", file=sys.stderr)
         return int(ExitCode.USAGE)
-    from console.ui import engine_factory_for, run_tui
+    from console.service.context import engine_factory_for
+    from console.ui import run_tui
     from console.ui.theme import ThemeError
 
     store = Store(args.store or default_store_path())

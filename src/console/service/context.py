@@ -14,14 +14,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from console.checks import CheckPack
 from console.inventory.model import Inventory
 from console.store import Store
-from console.store.hostkeys import HostKeyAudit
 from console.sweep.engine import SweepEngine
 from console.sweep.events import Event
+from console.sweep.hostkey_audit import HostKeyAudit
+from console.transport import Transport
 
 ACTIONS_MODULE = "console.actions"
 EngineFactory = Callable[[Store | None], SweepEngine]
+
+
+def engine_factory_for(
+    inventory: Inventory, packs: dict[str, CheckPack], transport: Transport, probe_timeout_cap_s: float | None = None
+) -> EngineFactory:
+    """The console's engine on a thread of its own (``--engine thread``), with that thread's connection to
+    the history database; the engine process builds its own the same way (``console.service.host``)."""
+
+    def build(store: Store | None) -> SweepEngine:
+        return SweepEngine(inventory, transport, packs, store, probe_timeout_cap_s=probe_timeout_cap_s)
+
+    return build
 
 
 @dataclass

@@ -15,28 +15,14 @@ from console.checks import CheckPack
 from console.inventory.model import Inventory
 from console.service.wire import EngineSpec
 from console.store import Store
-from console.sweep.engine import SweepEngine
-from console.transport import Transport
 from console.ui.app import ConsoleApp
 from console.ui.bridge import EngineFactory
-
-
-def engine_factory_for(
-    inventory: Inventory, packs: dict[str, CheckPack], transport: Transport, probe_timeout_cap_s: float | None = None
-) -> EngineFactory:
-    """Build the engine on its own thread, with that thread's connection to the history database."""
-
-    def build(store: Store | None) -> SweepEngine:
-        return SweepEngine(inventory, transport, packs, store, probe_timeout_cap_s=probe_timeout_cap_s)
-
-    return build
 
 
 def run_tui(
     inventory: Inventory,
     packs: dict[str, CheckPack],
     store: Store | None,
-    transport: Transport | None = None,
     *,
     engine_factory: EngineFactory | None = None,
     engine_spec: EngineSpec | None = None,
@@ -50,12 +36,11 @@ def run_tui(
 
     With ``engine_spec`` the engine runs in a process of its own (what the console script does).
     Otherwise it runs on a thread of this process: ``engine_factory``'s engine (it receives the engine
-    thread's store connection), else one built over ``transport``. ``store`` is the UI's own connection.
+    thread's store connection; ``console.service.context.engine_factory_for`` builds one). ``store`` is
+    the UI's own connection. The console never reaches nodes itself: the engine does.
     """
     if engine_spec is None and engine_factory is None:
-        if transport is None:
-            raise ValueError("run_tui needs an engine spec, a transport or an engine factory")
-        engine_factory = engine_factory_for(inventory, packs, transport)
+        raise ValueError("run_tui needs an engine spec or an engine factory")
     app = ConsoleApp(
         inventory,
         packs,
@@ -75,4 +60,4 @@ def run_tui(
     return int(code or 0)
 
 
-__all__ = ["ConsoleApp", "EngineFactory", "engine_factory_for", "run_tui"]
+__all__ = ["ConsoleApp", "EngineFactory", "run_tui"]

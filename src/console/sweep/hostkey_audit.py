@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from console.store.db import Store
+from console.store import Store
 from console.sweep.events import Event, NodeDone, SweepDone
 
 ACTION = "accept-host-key"
