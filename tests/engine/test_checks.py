@@ -215,6 +215,17 @@ def _write(tmp_path: Path, body: str) -> Path:
         ),
         ('[pack]\nmodel = "MI999"\n', "pack.model"),
         ("[pack\n", "not valid TOML"),
+        # A misspelt probe made a check silently absent: it was judged only when a probe it named ran.
+        (
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "gpu.pcie_width"\n'
+            'fail_if = "< 16"\nsource = "s"\nsource_kind = "estimate"\nrequires = ["amdsmi.metrics"]\n',
+            "checks[0](id=x).requires[0]: no probe is called amdsmi.metrics",
+        ),
+        (
+            '[pack]\nmodel = "MI300X"\n[pack.timeouts."rccl.allreduce"]\nvalue = 60\nsource = "s"\n'
+            'source_kind = "estimate"\n',
+            "pack.timeouts: no probe is called rccl.allreduce",
+        ),
     ],
 )
 def test_bad_check_file_names_file_and_field(tmp_path: Path, body: str, needle: str) -> None:
@@ -278,3 +289,10 @@ def test_node_relative_checks_judge_each_link_against_the_nodes_own_median() -> 
         (3, 4): Status.FAIL,
         (5, 6): Status.WARN,
     }
+
+
+def test_the_probe_ids_are_exactly_the_catalogues() -> None:
+    from console.probes.ids import PROBE_IDS
+    from console.sweep.catalog import PROBES
+
+    assert {p.id for p in PROBES} == PROBE_IDS

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from console.checks.metrics import METRICS
 from console.checks.spec import CheckPack, CheckSpec, PackInfo
 from console.inventory.model import GPU_MODELS
+from console.probes.ids import PROBE_IDS
 
 
 class CheckConfigError(ValueError):
@@ -81,7 +82,18 @@ def load_pack_file(path: Path) -> CheckPack:
             raise CheckConfigError(f"{where}.pin_field: required when compare = 'pin'")
         if check.compare == "threshold" and not (check.fail_if or check.warn_if):
             raise CheckConfigError(f"{where}: a threshold check needs fail_if or warn_if")
+        for field, probe in [*((f"requires[{i}]", p) for i, p in enumerate(check.requires)),
+                             ("when_unsupported", check.when_unsupported)]:  # fmt: skip
+            if probe is not None and probe not in PROBE_IDS:
+                raise CheckConfigError(f"{where}.{field}: no probe is called {_plain(probe)}{_known_probes()}")
+    for probe in pack.pack.timeouts:
+        if probe not in PROBE_IDS:
+            raise CheckConfigError(f"{path}: field pack.timeouts: no probe is called {_plain(probe)}{_known_probes()}")
     return pack
+
+
+def _known_probes() -> str:
+    return f" (the probes: {', '.join(sorted(PROBE_IDS))})"
 
 
 # Variables every check may use without declaring them: they come from the inventory.
