@@ -216,6 +216,11 @@ class ConsoleApp(App[int]):
         if self.updates_held:
             self._deferred = True
             return
+        if not self._screens_live():
+            # Not mounted yet (the thread engine's first events can come first), or closing: the
+            # catch-up timer paints it once there is a screen to paint.
+            self._deferred = True
+            return
         self._deferred = False
         dirty, summary = self.state.take_dirty()
         self._last_flush = time.monotonic()
@@ -266,9 +271,16 @@ class ConsoleApp(App[int]):
         if self._deferred and not self.updates_held:
             self.flush()
 
+    def _screens_live(self) -> bool:
+        """False before the main screen is mounted and once the app is closing: Textual removes the
+        screens' widgets while a timer (the catch-up, the tick) can still fire, and a repaint then finds
+        its boxes gone (NoMatches '#link-matrix', seen on a busy machine). ``display`` is False for a
+        node being closed or pruned."""
+        return self.main_screen.is_mounted and self.main_screen.display
+
     def _tick(self) -> None:
         # The ETA and the countdowns of stuck nodes move with the clock even when no node changes.
-        if self.state.progress.running and not self.updates_held and self.main_screen.is_mounted:
+        if self.state.progress.running and not self.updates_held and self._screens_live():
             self.main_screen.refresh_waiting()
             self.main_screen.refresh_summary()
 
