@@ -135,4 +135,6 @@ def test_interrupting_the_sweep_command_kills_it(clean: SimOnSshd, tmp_path: Pat
         if sweep.poll() is None:
             sweep.kill()
             sweep.wait()
-    assert _stubborn_probes(clean) == [], "the command exited with the probe still running on the node"
+    left = _stubborn_probes(clean)
+    said = sweep.stderr.read().decode(errors="replace") if sweep.stderr else ""
+    assert left == [], f"the command exited with the probe still running on the node: {said[-3000:]}"

@@ -97,6 +97,8 @@ class SshTransport(Transport):
         self._pacer = _Pacer(settings.stagger_s / settings.max_handshakes)
         self._accepted: list[AcceptedHostKey] = []
         self._cleanups = Cleanups()
+        # Commands that started and have not ended nor been killed: close() makes sure of each.
+        self._running: set[_Session] = set()
         self._closed = False
 
     @property
@@ -131,7 +133,9 @@ class SshTransport(Transport):
         output = sink if sink is not None else CappedOutput(self._settings.max_output_bytes)
         async with peer.channels, self._commands:
             session = await self._start(node, peer, endpoint, command, output)
+            self._running.add(session)
             stdout, stderr = await self._finish(session, shown, timeout_s, stdin)
+            self._running.discard(session)  # it ended by itself: nothing of it is left on the node
         status = session.process.returncode
         if status is None:  # asyncssh's way of saying the connection went away mid-command
             peer.forget(session.conn)
@@ -168,6 +172,13 @@ class SshTransport(Transport):
         before the jumps they ride on."""
         self._closed = True
         await self._cleanups.drain(KILL_SLACK_S)
+        # Belt and braces: any command still not known to be gone (its kill could not open a channel, or
+        # was cut short) gets one last SIGKILL to its whole session before the connections close.
+        leftover = [s for s in self._running if s.pgid is not None and not s.conn.is_closed()]
+        if leftover:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(KILL_SLACK_S):
+                    await asyncio.gather(*(self._last_kill(s) for s in leftover), return_exceptions=True)
         await asyncio.gather(*(peer.close() for peer in self._peers.values()))
         await asyncio.gather(*(peer.close() for peer in self._jumps.values()))
 
@@ -353,7 +364,15 @@ class SshTransport(Transport):
             raise
         except (asyncssh.Error, ConnectionError) as exc:
             session.peer.forget(session.conn)
+            self._running.discard(session)  # the connection is gone: the node's own timeout ends it
             raise _session_error(session.node, exc) from exc
+
+    async def _last_kill(self, session: _Session) -> None:
+        assert session.pgid is not None
+        try:
+            await _signal_session(session.conn, session.pgid, "KILL")
+        except (asyncssh.Error, OSError) as exc:
+            log.warning("%s: could not kill session %d: %s", session.node, session.pgid, exc or type(exc).__name__)
 
     async def _kill(self, session: _Session) -> None:
         """SIGTERM every process of the command's session, then SIGKILL what outlives the grace.
@@ -364,11 +383,12 @@ class SshTransport(Transport):
         once the transport closes, the grace ends at once and SIGKILL follows.
         """
         node, sid = session.node, session.pgid
-        if sid is None:
-            log.warning("%s: command stopped before announcing its session; the node's timeout ends it", node)
-            return
-        if session.conn.is_closed():
-            log.warning("%s: connection lost; the node's own timeout stops session %d", node, sid)
+        if sid is None or session.conn.is_closed():
+            self._running.discard(session)
+            if sid is None:
+                log.warning("%s: command stopped before announcing its session; the node's timeout ends it", node)
+            else:
+                log.warning("%s: connection lost; the node's own timeout stops session %d", node, sid)
             return
         grace = self._settings.kill_grace_s
         try:
@@ -380,8 +400,10 @@ class SshTransport(Transport):
                     await self._cleanups.pause(step)
                     waited, pause = waited + step, pause * 2
                     if not await _signal_session(session.conn, sid, "0"):
+                        self._running.discard(session)
                         return  # every process of the session is gone
                 await _signal_session(session.conn, sid, "KILL")
+            self._running.discard(session)
         except (asyncssh.Error, OSError) as exc:  # TimeoutError included
             log.warning("%s: could not kill session %d: %s", node, sid, exc or type(exc).__name__)
 
@@ -404,7 +426,7 @@ async def _signal_session(conn: asyncssh.SSHClientConnection, sid: int, signal_n
             await asyncio.sleep(pause)
 
 
-@dataclass
+@dataclass(eq=False)  # identity: kept in a set of running commands
 class _Session:
     """One command's connection and channel, and the process group the node announced for it."""
 
