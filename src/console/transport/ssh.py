@@ -332,6 +332,7 @@ class SshTransport(Transport):
             session.process = await opening
         except Exception:
             return  # never opened: nothing runs
+        self._running.add(session)  # from here on close() makes sure of it too
         with contextlib.suppress(TimeoutError, asyncssh.Error, ConnectionError):
             async with asyncio.timeout(ANNOUNCE_WAIT_S):
                 await _read_announcement(session)
