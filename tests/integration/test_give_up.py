@@ -14,6 +14,7 @@ from console.sweep import SweepEngine
 from console.sweep.connect import transport_for
 from console.sweep.events import Event, ProbeStarted
 
+# Three nodes, sim002's `amd-smi list` hangs and ignores SIGTERM (the console's give-up tests share it).
 SCENARIO = """time_factor = 400
 [[nodes]]
 names = "sim[001-003]"

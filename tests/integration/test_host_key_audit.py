@@ -38,6 +38,11 @@ def test_accept_new_audits_every_key_it_accepted(sim: SimCluster, tmp_path: Path
     written = known_hosts.read_text().splitlines()
     assert main(argv) == ExitCode.OK
     assert known_hosts.read_text().splitlines() == written
+    assert_keys_audited(sim, db, known_hosts, written)
+
+
+def assert_keys_audited(sim: SimCluster, db: Path, known_hosts: Path, written: list[str]) -> None:
+    """Exactly one audit row per key written to ``known_hosts`` (the first sweep's), with its fingerprint."""
     addresses = {f"[{node.address}]:{node.port}": node.name for node in sim.cluster().nodes}
     expected = {}
     for line in written:

@@ -8,11 +8,9 @@ the sweep it came in; a second sweep accepts nothing new and audits nothing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncssh
 import pytest
 
 from console.checks import CheckPack, load_packs
@@ -23,10 +21,10 @@ from console.service.context import engine_factory_for
 from console.service.wire import EngineSpec
 from console.sim.launcher import SimCluster
 from console.sim.specs import GpuModel
-from console.store import Store
 from console.sweep.connect import transport_for
 from console.sweep.events import Event
 from console.ui.bridge import EngineBridge
+from tests.integration.test_host_key_audit import assert_keys_audited
 from tests.multinode.simcluster import start_cluster
 
 SWEEP_TIMEOUT_S = 120
@@ -66,22 +64,4 @@ def test_the_consoles_engine_audits_every_key_it_accepted(
     finally:
         bridge.stop()
     assert known_hosts.read_text().splitlines() == written
-    addresses = {f"[{node.address}]:{node.port}": node.name for node in sim.cluster().nodes}
-    expected = {}
-    for line in written:
-        pattern, key_type, data = line.split()
-        key = asyncssh.import_public_key(f"{key_type} {data}")
-        expected[addresses[pattern]] = (pattern, key_type, key.get_fingerprint("sha256"))
-    store = Store(db)
-    try:
-        rows = [row for row in store.audit_log(20) if row["action"] == "accept-host-key"]
-    finally:
-        store.close()
-    audited = {}
-    for row in rows:
-        (node,) = json.loads(row["targets"])
-        inputs = json.loads(row["inputs"])
-        audited[node] = (inputs["known_hosts_entry"], inputs["key_type"], inputs["fingerprint"])
-        assert inputs["known_hosts"] == str(known_hosts) and inputs["sweep_id"] == 1
-        assert row["finished_at"] is not None and row["outcome"].startswith(f"accepted {inputs['key_type']} key")
-    assert len(rows) == 2 and audited == expected
+    assert_keys_audited(sim, db, known_hosts, written)

@@ -23,17 +23,10 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
 from console.sweep.connect import transport_for
 from console.ui.app import ConsoleApp
+from tests.integration.test_give_up import SCENARIO
 from tests.ui.helpers import cell_text, main_screen, wait_until
 
 SIZE = (170, 40)
-SCENARIO = """time_factor = 400
-[[nodes]]
-names = "sim[001-003]"
-[[faults]]
-nodes = "sim002"
-kind = "ignores_sigterm"
-args = "list"
-"""
 STUCK = "sim002"
 COUNTDOWN = re.compile(r"waiting, 0:(\d\d) left: .*\bamdsmi\.list\b.*")
 
