@@ -7,6 +7,7 @@ from the main screen.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -119,6 +120,10 @@ def gpu_series(history: list[MetricSample], index: int, field: str) -> list[floa
     return values
 
 
+# How long the screen waits for its findings pane to be mounted: ~30 s, far past any busy machine's.
+BUILD_WAIT_PASSES = 3000
+
+
 class DetailScreen(Screen[None]):
     """The node ``node``: tabs for findings, GPUs, stack, history and probe runs."""
 
@@ -192,9 +197,9 @@ class DetailScreen(Screen[None]):
                 self.action_show_tab(tab)
                 return
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         """Fill the findings tab, preselect the worst finding, follow theme changes."""
-        if not self.is_attached or self._pruning:
+        if not await self._built():
             # The app quit while the screen was being built (pushed by the prebuild or a quick enter):
             # Textual detaches or prunes it, so widgets not mounted yet never will be, and still sends
             # Mount. It is never shown. (The same test as Textual's own Signal.publish.)
@@ -204,6 +209,22 @@ class DetailScreen(Screen[None]):
         self._stale.discard("findings")
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_node())
         self.query_one("#findings-table", RowGrid).focus()
+
+    async def _built(self) -> bool:
+        """Wait until the findings pane is mounted; False when the screen is being closed instead.
+
+        The screen's Mount comes once its own children are mounted; the findings grid sits two
+        containers deeper, mounted by those containers' tasks, which on a busy machine may come later
+        (NoMatches '#findings-table' in a loaded CI run). Each pass yields to them.
+        """
+        waited = 0
+        while self.is_attached and not self._pruning and waited < BUILD_WAIT_PASSES:
+            grid, evidence = self.query("#findings-table"), self.query("#evidence")
+            if grid and evidence and grid.first().is_mounted and evidence.first().is_mounted:
+                return True
+            waited += 1
+            await asyncio.sleep(0 if waited < 100 else 0.01)  # a few loop turns, then gently
+        return False
 
     def cell(self, text: object, style: str = "") -> Text:
         """A table cell as plain (never markup) text, styled through the theme variables."""
