@@ -145,18 +145,14 @@ def evaluate_check(
     observations = METRICS[check.metric](facts)
     if probe_problem and (check.relative_to == "node-median" or all(o.value is None for o in observations)):
         # Nothing of what it reads came back: one finding for the node, not the same reason per GPU or link.
-        obs = Observation(facts.subject(), None, probe=check.requires[0] if check.requires else None)
-        message = f"{check.title}: {probe_problem}"
-        return [_finding(check, obs, on_problem, message, _evidence(check, obs, None, run_ids))]
+        return [_node_finding(check, facts, on_problem, probe_problem, run_ids)]
     if check.relative_to == "node-median":
         return _relative(check, observations, variables, "node median", run_ids, facts)
     if not observations:
         # The probe answered but said nothing about what this check reads (no XGMI error counts at all):
         # said as a finding, never silently absent.
-        obs = Observation(facts.subject(), None, probe=check.requires[0] if check.requires else None)
-        status = on_problem if probe_problem else check.on_missing
-        message = f"{check.title}: {probe_problem or 'not reported by ' + (obs.probe or 'the probes')}"
-        return [_finding(check, obs, status, message, _evidence(check, obs, None, run_ids))]
+        said = f"not reported by {check.requires[0] if check.requires else 'the probes'}"
+        return [_node_finding(check, facts, check.on_missing, said, run_ids)]
     findings: list[Finding] = []
     limits: Limits | None = None
     for obs in observations:
@@ -173,8 +169,7 @@ def evaluate_check(
                 continue
             status = Status.PASS if str(obs.value) == expected else check.on_mismatch
             if status is Status.PASS and probe_problem:
-                message = f"{check.title}: {probe_problem}"
-                findings.append(_finding(check, obs, on_problem, message, _evidence(check, obs, None, run_ids)))
+                findings.append(_unjudged(check, obs, on_problem, probe_problem, run_ids))
                 continue
             message = f"{check.title}: {obs.value}" + ("" if status is Status.PASS else f" (pool pin {expected})")
             evidence = _evidence(check, obs, f"== {expected}", run_ids, kind=SourceKind.PIN)
@@ -184,8 +179,7 @@ def evaluate_check(
         status, expected, var = limits.judge(check, obs.value)
         if status is Status.PASS and probe_problem:
             # Judged on what the other probes said, while one it needs did not answer: not healthy.
-            message = f"{check.title}: {probe_problem}"
-            findings.append(_finding(check, obs, on_problem, message, _evidence(check, obs, None, run_ids)))
+            findings.append(_unjudged(check, obs, on_problem, probe_problem, run_ids))
             continue
         shown = fmt_value(obs.value, check.unit)
         if check.value_names:
@@ -200,13 +194,23 @@ def evaluate_check(
     return findings
 
 
+def _unjudged(check: CheckSpec, obs: Observation, status: Status, reason: str, run_ids: dict[str, int]) -> Finding:
+    """The finding of a subject the check could not judge: ``status`` (UNKNOWN or SKIP), and why."""
+    return _finding(check, obs, status, f"{check.title}: {reason}", _evidence(check, obs, None, run_ids))
+
+
+def _node_finding(check: CheckSpec, facts: NodeFacts, status: Status, reason: str, run_ids: dict[str, int]) -> Finding:
+    """The check's one finding for the whole node, when it has nothing to say per GPU, link or port."""
+    obs = Observation(facts.subject(), None, probe=check.requires[0] if check.requires else None)
+    return _unjudged(check, obs, status, reason, run_ids)
+
+
 def _blocked(check: CheckSpec, facts: NodeFacts) -> tuple[str | None, Status]:
     """Why the check cannot be trusted to PASS on this node (None when it can), and the status it gets."""
     failed = facts.failed(check.requires)
     if not failed or (check.requires_any and facts.answered(check.requires)):
         return None, Status.UNKNOWN
-    first = failed[0]
-    reason = f"{first.probe}: {first.problem or 'no output'}"
+    reason = failed[0].why
     if all(o.unsupported for o in failed):
         cover = check.when_unsupported
         if cover is not None and facts.answered([cover]):
@@ -262,9 +266,8 @@ def _relative(  # noqa: PLR0917
     if median <= 0:
         if facts is None:
             return []
-        obs = Observation(facts.subject(), None, probe=check.requires[0] if check.requires else None)
-        message = f"{check.title}: {len(numbers)} values to compare, fewer than the {check.min_fleet} it needs"
-        return [_finding(check, obs, Status.SKIP, message, _evidence(check, obs, None, run_ids))]
+        said = f"{len(numbers)} values to compare, fewer than the {check.min_fleet} it needs"
+        return [_node_finding(check, facts, Status.SKIP, said, run_ids)]
     findings = []
     limits = Limits.of(check, variables)
     for obs in observed:

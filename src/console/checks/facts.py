@@ -38,6 +38,11 @@ class ProbeOutcome:
         return self.parsed is not None and self.problem is None
 
     @property
+    def why(self) -> str:
+        """``amdsmi.list: timed out on the node after 30 s``: the probe and why it gave nothing to read."""
+        return f"{self.probe}: {self.problem or 'no output'}"
+
+    @property
     def unsupported(self) -> bool:
         """True when the node's tool does not know this probe's subcommand or options."""
         return (self.problem or "").startswith(UNSUPPORTED)
@@ -77,11 +82,8 @@ class NodeFacts:
 
     def missing_reason(self, probes: list[str]) -> str | None:
         """Why one of ``probes`` has no usable output (None when all are usable or not run)."""
-        for probe in probes:
-            outcome = self.outcomes.get(probe)
-            if outcome is not None and not outcome.usable:
-                return f"{probe}: {outcome.problem or 'no output'}"
-        return None
+        failed = self.failed(probes)
+        return failed[0].why if failed else None
 
     def failed(self, probes: list[str]) -> list[ProbeOutcome]:
         """Outcomes of ``probes`` that ran in this sweep and gave nothing to read."""
@@ -90,11 +92,6 @@ class NodeFacts:
     def answered(self, probes: list[str]) -> bool:
         """True when one of ``probes`` ran and gave output to read."""
         return any((o := self.outcomes.get(p)) is not None and o.usable for p in probes)
-
-    def unsupported(self, probes: list[str]) -> bool:
-        """True when every probe of ``probes`` without usable output was refused by its tool as unknown."""
-        lacking = [o for p in probes if (o := self.outcomes.get(p)) is not None and not o.usable]
-        return bool(lacking) and all(o.unsupported for o in lacking)
 
     def ran(self, probes: list[str]) -> bool:
         """True when every probe in ``probes`` was attempted in this sweep."""
