@@ -113,6 +113,9 @@ def describe(error: TransportError) -> str:
 _USAGE_ERROR = re.compile(rb"^.*error: (?:unrecognized arguments|argument .*invalid choice).*$", re.MULTILINE)
 
 
+OUTPUT_CUT = "output cut"  # how a probe's problem starts when its output was past the limit
+
+
 def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec, dropped_bytes: int = 0) -> str | None:
     """Why a probe's run gives nothing to judge, from its exit status and output; None when it may be parsed.
 
@@ -121,7 +124,9 @@ def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec, dropp
     """
     if dropped_bytes:
         kept = len(output)
-        return f"output cut: {_mib(kept + dropped_bytes)} printed, the console keeps {_mib(kept)} of one probe's output"
+        return (
+            f"{OUTPUT_CUT}: {_mib(kept + dropped_bytes)} printed, the console keeps {_mib(kept)} of one probe's output"
+        )
     if exit_status == 2 and (refusal := _USAGE_ERROR.search(output)) is not None:
         return f"{UNSUPPORTED}: {refusal.group(0).decode(errors='replace').strip()}"
     if exit_status is None:
@@ -225,8 +230,9 @@ class SweepEngine:
         # until the node goes unreachable (a reboot may bring a newer tool that knows the narrow form).
         self._refused: set[tuple[str, str]] = set()
         self._node_tasks: dict[str, asyncio.Task[None]] = {}  # the node's check in flight, for give_up
-        # (node, sweep) -> the node's earlier figures for checks of change, read once a sweep.
-        self._history: dict[tuple[str, int], dict[str, tuple[int, dict[str, tuple[float, float]]]]] = {}
+        # node -> its earlier figures for checks of change, read once in sweep ``_history_sweep``.
+        self._history: dict[str, dict[str, tuple[int, dict[str, tuple[float, float]]]]] = {}
+        self._history_sweep = 0
         self._given_up: set[str] = set()
 
     # events -----------------------------------------------------------------------------------
@@ -664,16 +670,16 @@ class SweepEngine:
         """The node's figures from its previous sweep that checks of change compare with (read once a sweep)."""
         if self.store is None:
             return {}
-        key = (node.name, self._sweep_id)
-        if key not in self._history:
-            found = {}
+        if self._history_sweep != self._sweep_id:  # a new sweep compares with what came before it
+            self._history_sweep, self._history = self._sweep_id, {}
+        found = self._history.get(node.name)
+        if found is None:
+            found = self._history[node.name] = {}
             for check_id in HISTORY_CHECKS:
                 readings = self.store.previous_readings(node.name, check_id, before_sweep=self._sweep_id)
                 if readings is not None:
                     found[check_id] = readings
-            self._history = {k: v for k, v in self._history.items() if k[1] == self._sweep_id}
-            self._history[key] = found
-        return self._history[key]
+        return found
 
     def add_findings(self, node_name: str, source: str, findings: list[Finding]) -> NodeVerdict:
         """Attach findings made outside the node's own probes (e.g. a multi-node RCCL pair) and re-judge it.
@@ -744,8 +750,9 @@ async def _all_of(tasks: list[asyncio.Task[None]], *, raise_first: bool = True) 
         return
     await asyncio.wait(tasks)
     for task in tasks:
-        if raise_first and not task.cancelled() and task.exception() is not None:
-            raise task.exception()  # type: ignore[misc]
+        failure = None if task.cancelled() else task.exception()
+        if raise_first and failure is not None:
+            raise failure
 
 
 _UNPARSED = object()
@@ -808,7 +815,7 @@ def _wants_parse(run: _ProbeRun) -> bool:
     # A long test that timed out or was killed on the node is judged on what it printed (a table
     # without its footer fails). A cut output never is.
     stopped = run.exit_status in (124, 128 + signal.SIGKILL) and run.spec.judge_partial and bool(run.output)
-    cut = (run.problem or "").startswith("output cut")
+    cut = (run.problem or "").startswith(OUTPUT_CUT)
     return (run.problem is None or stopped) and not cut and run.output is not None
 
 

@@ -19,17 +19,16 @@ class Cleanups:
         self._tasks: set[asyncio.Task[None]] = set()
         self._hurry = asyncio.Event()
 
-    def start(self, work: Coroutine[Any, Any, None]) -> None:
+    def start(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` in the background; ``drain`` waits for it."""
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def run(self, work: Coroutine[Any, Any, None]) -> None:
         """Run ``work`` to completion; a further cancel of the caller stops the wait, not the work."""
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task = self.start(work)
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(task)
 
