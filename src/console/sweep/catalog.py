@@ -156,6 +156,19 @@ def _verbatim(text: str) -> str:
     return text
 
 
+def _transferbench(preset: str) -> ProbeSpec:
+    """``TransferBench <preset>`` at the standard level (packs give each model's timeout)."""
+    return ProbeSpec(
+        f"tb.{preset}",
+        "transferbench",
+        ("TransferBench", preset),
+        300,
+        _tool(Tool.TRANSFERBENCH, preset),
+        ProbeSet.STANDARD,
+        judge_partial=True,
+    )
+
+
 STACK_STAMP = "host.stamp"
 MODULE_STAMP = "host.module_stamp"
 # Read together, their answers tell whether the slow-changing probes' last outcomes still hold.
@@ -264,35 +277,11 @@ PROBES: tuple[ProbeSpec, ...] = (
         description="the amdgpu module's sysfs inode, new at every driver load",
         ok_exit=frozenset({0, 1}),
     ),
-    ProbeSpec(
-        "tb.a2a",
-        "transferbench",
-        ("TransferBench", "a2a"),
-        300,
-        _tool(Tool.TRANSFERBENCH, "a2a"),
-        STANDARD,
-        judge_partial=True,
-    ),
-    ProbeSpec(
-        "tb.p2p",
-        "transferbench",
-        ("TransferBench", "p2p"),
-        300,
-        _tool(Tool.TRANSFERBENCH, "p2p"),
-        STANDARD,
-        judge_partial=True,
-    ),
+    _transferbench("a2a"),
+    _transferbench("p2p"),
     # The preset judges HBM, host copies and all-to-all against its own criteria on MI300-series nodes
     # (8 x gfx942) and declines other hardware: its check SKIPs there, quoting the tool.
-    ProbeSpec(
-        "tb.healthcheck",
-        "transferbench",
-        ("TransferBench", "healthcheck"),
-        300,
-        _tool(Tool.TRANSFERBENCH, "healthcheck"),
-        STANDARD,
-        judge_partial=True,
-    ),
+    _transferbench("healthcheck"),
     ProbeSpec(
         "rccl.all_reduce",
         "rccl",
