@@ -15,14 +15,17 @@ import asyncio
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from console.checks import load_packs
 from console.inventory import load_inventory
 from console.model.findings import NodeVerdict, Status
-from console.sim.faults import BEHAVIOUR_KINDS, FaultKind, FaultScope, fault_scope
+from console.sim.faults import BEHAVIOUR_KINDS, Fault, FaultKind, FaultScope, fault_scope
 from console.sim.launcher import SimCluster, start_sim_cluster
+from console.sim.scenario import write_live_faults
+from console.store import Store
 from console.sweep import SweepEngine
 from console.sweep.catalog import ProbeSet, ProbeSpec, probes_for
 from console.sweep.connect import transport_for
@@ -194,3 +197,86 @@ def test_a_probe_fault_is_blamed_on_its_probe(verdicts: dict[str, NodeVerdict]) 
         if not named:
             unattributed.append(f"{case.label}: {verdict.status.value} {verdict.reason}")
     assert not unattributed, "\n".join(unattributed)
+
+
+# -- faults that appear between sweeps -----------------------------------------------------------------
+# A node judged healthy, then faulted live (as a storm or a flap does), is swept again the way the console
+# sweeps a fleet it already knows: connections kept, slow-changing probes reused while the node's stamp
+# is unchanged, earlier figures read from the history. The fault must show.
+GROWN_COUNT = 60  # correctable ECC 30 -> 60: still under the total's line (100), only the growth tells
+
+
+def _appearing() -> list[tuple[str, Fault]]:
+    cases: list[tuple[str, Fault]] = []
+
+    def add(kind: FaultKind, **params: str | int) -> None:
+        node = f"sim{len(cases) + 2:03d}"  # sim001 stays healthy, the reference
+        scope = fault_scope(kind)
+        gpu = {FaultScope.LINK: 1, FaultScope.GPU: 3}.get(scope)
+        peer = 4 if scope is FaultScope.LINK else None
+        cases.append((node, Fault(kind=kind, node=node, gpu=gpu, peer=peer, params=params)))
+
+    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS):
+        if HARDWARE_LEVEL.get(kind, ProbeSet.QUICK) is ProbeSet.QUICK:
+            add(kind)
+    for probe in probes_for(ProbeSet.QUICK):
+        add(FaultKind.COMMAND_HANG, program=probe.argv[0], args=" ".join(probe.argv[1:]))
+    add(FaultKind.ECC_CORRECTABLE_STORM, count=GROWN_COUNT)  # on top of the 30 every node starts with
+    return cases
+
+
+APPEARING = _appearing()
+# Cases where the second sweep may read PASS, and why it is the true answer.
+STEADY_REUSE = "a slow-changing probe is reused while the node's boot id and loaded versions are unchanged"
+APPEARING_EXCEPTIONS = {
+    FaultKind.AUTH_FAILURE: "sshd checks keys at login: the console's connection, authenticated before the "
+    "keys changed, still runs the probes and the hardware is healthy; the next login says so",
+}
+
+
+def test_a_fault_that_appears_between_sweeps_is_never_pass(tmp_path: Path) -> None:
+    names = f"sim[001-{len(APPEARING) + 1:03d}]"
+    scenario = tmp_path / "appearing.toml"
+    scenario.write_text(
+        f'time_factor = 400\n[[nodes]]\nnames = "{names}"\nmodel = "MI300X"\n'
+        f'[[faults]]\nnodes = "{names}"\nkind = "ecc_correctable_storm"\ngpu = 3\ncount = 30\n'
+    )
+    with start_sim_cluster(scenario=scenario) as sim:
+        inventory = load_inventory(sim.inventory_path)
+        engine = SweepEngine(
+            inventory, transport_for(inventory), load_packs(), Store(tmp_path / "h.sqlite"), probe_timeout_cap_s=CAP_S
+        )
+
+        async def sweep() -> dict[str, NodeVerdict]:
+            return dict((await engine.run()).verdicts)
+
+        async def both() -> tuple[dict[str, NodeVerdict], dict[str, NodeVerdict]]:
+            try:
+                before = await sweep()
+                write_live_faults(sim.state_dir, [fault for _, fault in APPEARING])
+                await asyncio.to_thread(sim.wait_for_generation, 2)
+                return before, await sweep()
+            finally:
+                await engine.close()
+
+        before, after = asyncio.run(both())
+    assert {v.status for v in before.values()} == {Status.PASS}, "every node starts healthy (30 correctable)"
+    slow = {p.id for p in probes_for(ProbeSet.QUICK) if p.slow_changing}
+    false_pass: list[str] = []
+    reused: list[str] = []
+    for node, fault in APPEARING:
+        if after[node].status is not Status.PASS or fault.kind in APPEARING_EXCEPTIONS:
+            continue
+        probe = next((p.id for p in probes_for(ProbeSet.QUICK) if " ".join(p.argv[1:]) == fault.params.get("args")
+                      and p.argv[0] == fault.params.get("program")), None)  # fmt: skip
+        if probe is not None and probe in slow:
+            reused.append(probe)
+        else:
+            false_pass.append(fault.describe())
+    assert after["sim001"].status is Status.PASS
+    assert not false_pass, f"{len(false_pass)} faults that appeared read PASS:\n" + "\n".join(false_pass)
+    # A hang of a slow-changing probe is met at its next run, not on a warm sweep: STEADY_REUSE. The cat
+    # ones share their file with the stamp, which hangs too and makes them run again.
+    assert sorted(reused) == ["amdsmi.firmware", "amdsmi.version", "host.kernel"], STEADY_REUSE
+    excepted = [n for n, f in APPEARING if f.kind in APPEARING_EXCEPTIONS]
+    assert [after[n].status for n in excepted] == [Status.PASS], "an exception no longer needed goes"
