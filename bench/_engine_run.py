@@ -20,8 +20,8 @@ from console.inventory import load_inventory
 from console.runtime import tune_gc
 from console.store import Store
 from console.sweep import NodeDone, SweepEngine
-from console.sweep.connect import transport_for
 from console.sweep.events import Event
+from console.transport.connect import transport_for
 
 
 async def _runs(engine: SweepEngine, count: int) -> list[dict[str, object]]:

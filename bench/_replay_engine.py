@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.ui.synthetic import renamed
 
 from console.service import host as engine_host
+from console.service.assembly import EngineSpec
 from console.service.commands import StartSweep
-from console.service.wire import EngineSpec
 from console.sweep.events import NodeDone, ProbeFinished, ProbeStarted
 
 PROBES = 16

@@ -41,14 +41,12 @@ from console.inventory.load import from_mapping
 from console.inventory.model import Inventory
 from console.model.findings import Status
 from console.runtime import tune_gc
+from console.service.assembly import EngineSpec
 from console.service.client import ProcessBridge
 from console.service.commands import StartSweep
-from console.service.wire import EngineSpec
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
-from console.sweep.connect import transport_for
 from console.sweep.events import Event, NodeDone, SweepDone, SweepStarted
-from console.ui import engine_factory_for
 from console.ui.app import ConsoleApp
 
 KEY_P99_TARGET_MS = 50.0
@@ -287,11 +285,15 @@ async def real_sweep(sim: SimCluster, engine: str, store_path: Path) -> dict[str
     """Cursor keys pressed all through one real quick sweep of ``sim`` by the console's engine."""
     inventory, packs = load_inventory(sim.inventory_path), load_packs()
     store = Store(store_path)
-    if engine == "process":
-        options: dict[str, Any] = {"engine_spec": EngineSpec(inventory, packs, store.path)}
-    else:
-        options = {"engine_factory": engine_factory_for(inventory, packs, transport_for(inventory))}
-    app = TimedApp(inventory, packs, store=store, export_dir=store_path.parent, **options)
+    spec = EngineSpec(inventory, packs, store.path)
+    app = TimedApp(
+        inventory,
+        packs,
+        store=store,
+        export_dir=store_path.parent,
+        engine_spec=spec,
+        engine_in_thread=engine == "thread",
+    )
     app.painted = asyncio.Event()
     timer = KeyTimer(app)
     try:

@@ -19,7 +19,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "exitcodes": frozenset(),
     "runtime": frozenset(),
     "inventory": frozenset({"model"}),
-    "transport": frozenset(),  # reaches nodes; knows nothing of what runs on them
+    "transport": frozenset({"inventory"}),  # reaches the inventory's nodes; knows nothing of what runs on them
     "probes": frozenset({"model"}),
     "checks": frozenset({"model", "inventory", "probes"}),
     "report": frozenset({"model", "inventory"}),

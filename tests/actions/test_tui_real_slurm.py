@@ -1,7 +1,7 @@
 """Drain and resume from the TUI, by keyboard, against the REAL slurmctld of the Slurm lab.
 
 The console is the real ``ConsoleApp`` with its engine thread and the action service that thread
-builds (``console.ui.bridge.load_action_service``); the inventory has no Slurm controller, so
+builds (``console.service.context.load_action_service``); the inventory has no Slurm controller, so
 ``scontrol`` runs on this host with the lab's ``SLURM_CONF`` (set by the ``lab`` fixture). No sweep
 runs: one verdict per lab node is fed in, ``gpu003`` FAILED. What happened is read back with Slurm's
 own tools (``sinfo``), from the history database's audit log, and from the grid's SCHED column.
@@ -22,10 +22,9 @@ from textual.widgets import Button, Input
 from console.checks import load_packs
 from console.inventory import from_mapping
 from console.model.findings import Finding, Status, Subject, roll_up
-from console.service.context import engine_factory_for
+from console.service.assembly import EngineSpec
 from console.store import Store
 from console.sweep.events import NodeDone, NodeSnapshot, SweepDone, SweepStarted
-from console.transport import LocalTransport
 from console.ui.app import ConsoleApp
 from console.ui.screens.confirm import ConfirmScreen
 from console.ui.screens.main import MainScreen
@@ -105,7 +104,8 @@ async def test_drain_and_resume_from_the_tui_reach_the_real_slurmctld(
         inventory,
         packs,
         store=store,
-        engine_factory=engine_factory_for(inventory, packs, LocalTransport()),
+        engine_spec=EngineSpec(inventory, packs, store.path, local=True),
+        engine_in_thread=True,
         start_sweep=False,
         export_dir=tmp_path,
         confirm_threshold=0,  # even one node needs its count typed

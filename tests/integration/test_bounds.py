@@ -18,8 +18,8 @@ from console.model.findings import Status
 from console.sim.launcher import start_sim_cluster
 from console.sweep import SweepEngine
 from console.sweep.catalog import PROBES_BY_ID
-from console.sweep.connect import transport_for
 from console.sweep.events import Event, ProbeStarted
+from console.transport.connect import transport_for
 
 BUSY_SLACK_S = 2.0
 NODES = '[[nodes]]\nnames = "sim[001-004]"\n'

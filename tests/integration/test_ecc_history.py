@@ -18,7 +18,7 @@ from console.model.findings import Finding, Status
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
 from console.sweep import SweepEngine
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 
 NODE = "sim002"
 

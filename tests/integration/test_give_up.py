@@ -11,8 +11,8 @@ from console.inventory import load_inventory
 from console.model.findings import Status
 from console.sim.launcher import start_sim_cluster
 from console.sweep import SweepEngine
-from console.sweep.connect import transport_for
 from console.sweep.events import Event, ProbeStarted
+from console.transport.connect import transport_for
 
 # Three nodes, sim002's `amd-smi list` hangs and ignores SIGTERM (the console's give-up tests share it).
 SCENARIO = """time_factor = 400

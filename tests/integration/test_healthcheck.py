@@ -10,7 +10,7 @@ from console.inventory import load_inventory
 from console.model.findings import Finding, Status
 from console.sim.launcher import start_sim_cluster
 from console.sweep import SweepEngine
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 
 SCENARIO = """time_factor = 400
 [[nodes]]

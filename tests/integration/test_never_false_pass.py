@@ -28,7 +28,7 @@ from console.sim.scenario import write_live_faults
 from console.store import Store
 from console.sweep import SweepEngine
 from console.sweep.catalog import ProbeSet, ProbeSpec, probes_for
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 
 CAP_S = 8.0  # the probe-timeout cap: a hung probe costs this, not its catalogue timeout
 # Nodes swept at once: the cap counts from a node's start, connecting included, and a busy machine

@@ -7,7 +7,6 @@ With an inventory pin of ROCm 6.4.1 and a stored pin of 6.4.0 (``pin --from-node
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -16,13 +15,15 @@ from pathlib import Path
 from console.checks import load_packs
 from console.inventory import load_inventory
 from console.model.findings import Status
-from console.service.context import engine_factory_for
-from console.service.host import _engine_factory
-from console.service.wire import EngineSpec
+from console.service.assembly import EngineSpec
+from console.service.client import ProcessBridge
+from console.service.commands import StartSweep
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
-from console.sweep.connect import transport_for
+from console.sweep.events import Event, NodeDone
+from console.ui.bridge import EngineBridge
 
+SWEEP_TIMEOUT_S = 120
 SCENARIO = 'time_factor = 400\n[[nodes]]\nnames = "sim[001-002]"\npool = "p"\nrocm = "6.4.1"\n'
 
 
@@ -38,23 +39,25 @@ def test_every_engine_judges_against_the_stored_pin(tmp_path: Path) -> None:
         assert inventory.pools["p"].pin.rocm == "6.4.1"
         packs = load_packs()
 
-        async def judged(factory_name: str) -> dict[str, Status]:
-            store = Store(store_path)
-            if factory_name == "console thread":
-                engine = engine_factory_for(inventory, packs, transport_for(inventory))(store)
-            else:
-                spec = EngineSpec(inventory=inventory, packs=packs, store_path=store_path)
-                engine = _engine_factory(spec)(store)
-            result = await engine.run()
-            await engine.close()
-            store.close()
+        spec = EngineSpec(inventory=inventory, packs=packs, store_path=store_path)
+
+        def judged(bridge_type: type[EngineBridge] | type[ProcessBridge]) -> dict[str, Status]:
+            """The console's own engine (on its thread, or in its process) sweeps; its events carry the verdicts."""
+            events: list[Event] = []
+            bridge = bridge_type(spec, events.append)
+            bridge.start()
+            try:
+                assert bridge.request(StartSweep("quick")).result(SWEEP_TIMEOUT_S) is None
+            finally:
+                bridge.stop()
             return {
-                name: next(f.status for f in v.findings if f.check_id == "stack.rocm")
-                for name, v in result.verdicts.items()
+                e.verdict.node: next(f.status for f in e.verdict.findings if f.check_id == "stack.rocm")
+                for e in events
+                if isinstance(e, NodeDone)
             }
 
-        console_thread = asyncio.run(judged("console thread"))
-        engine_process = asyncio.run(judged("engine process"))
+        console_thread = judged(EngineBridge)
+        engine_process = judged(ProcessBridge)
         swept = subprocess.run(
             [sys.executable, "-m", "console", "sweep", "-i", str(sim.inventory_path), "--store", str(store_path),
              "--json", str(tmp_path / "report.json")],

@@ -12,7 +12,7 @@ from console.sim.serve import ServeOptions, plan_cluster
 from console.sim.specs import GpuModel
 from console.store import Store
 from console.sweep import SweepEngine
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 
 TIME_FACTOR = 400.0
 

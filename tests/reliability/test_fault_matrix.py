@@ -24,7 +24,7 @@ from console.model.findings import Status
 from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.sweep import SweepEngine, SweepResult
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 from tests.harness.sshd_fleet import SshdFleet
 from tests.reliability.simfleet import SimOnSshd, report_matrix, start_sim_on_sshd, watch_arrivals
 

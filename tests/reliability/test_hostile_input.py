@@ -22,7 +22,7 @@ from console.actions.runner import TransportRunner
 from console.actions.slurm import tag_reason, update_argv
 from console.inventory import InventoryError, load_inventory
 from console.sim.commands import SimReply
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 from tests.reliability.conftest import console
 from tests.reliability.recording import RecordingFleet, classify
 from tests.reliability.simfleet import SimOnSshd, install_node_tools

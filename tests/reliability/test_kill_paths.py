@@ -26,7 +26,7 @@ from console.sim.faults import Fault, FaultKind
 from console.sweep import SweepEngine
 from console.sweep.bundle import bundle_script, bundle_timeout, node_grace_s, split_bundle
 from console.sweep.catalog import PROBES_BY_ID
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 from tests.reliability.simfleet import SimOnSshd, start_sim_on_sshd
 
 STUBBORN = "sim002"

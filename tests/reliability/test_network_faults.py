@@ -25,7 +25,7 @@ from console.model.findings import Status
 from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.sweep import SweepEngine, SweepResult
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 from tests.harness.netns import NetnsFleet
 from tests.reliability.latency import DelayProxy
 from tests.reliability.simfleet import NAME_PREFIX, SimOnSshd, report_matrix, start_sim_on_sshd, watch_arrivals

@@ -19,8 +19,8 @@ from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.sweep import SweepEngine
 from console.sweep.catalog import STACK_STAMP, STAMP_PROBES, ProbeSet, probes_for
-from console.sweep.connect import transport_for
 from console.sweep.events import Event, ProbeFinished
+from console.transport.connect import transport_for
 from tests.reliability.simfleet import SimOnSshd, install_node_tools
 
 SLOW = [p for p in probes_for(ProbeSet.QUICK) if p.slow_changing]

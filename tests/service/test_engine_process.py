@@ -18,9 +18,10 @@ from console.checks import CheckPack, load_packs
 from console.inventory import load_inventory
 from console.inventory.model import Inventory
 from console.model.findings import Status
+from console.service.assembly import EngineSpec
 from console.service.client import EngineError, EngineGone, ProcessBridge, describe_error
 from console.service.commands import ActionOutcome, ExecuteAction, PlanAction, PlanPreview, StartSweep
-from console.service.wire import EngineSpec, WireError, encode, read_frame
+from console.service.wire import WireError, encode, read_frame
 from console.sweep.events import Event, NodeDone, SweepDone, SweepStarted
 
 

@@ -15,13 +15,11 @@ import pytest
 
 from console.checks import CheckPack, load_packs
 from console.inventory import load_inventory
+from console.service.assembly import EngineSpec
 from console.service.client import ProcessBridge
 from console.service.commands import StartSweep
-from console.service.context import engine_factory_for
-from console.service.wire import EngineSpec
 from console.sim.launcher import SimCluster
 from console.sim.specs import GpuModel
-from console.sweep.connect import transport_for
 from console.sweep.events import Event
 from console.ui.bridge import EngineBridge
 from tests.integration.test_host_key_audit import assert_keys_audited
@@ -54,8 +52,7 @@ def test_the_consoles_engine_audits_every_key_it_accepted(
     if engine == "process":
         bridge = ProcessBridge(EngineSpec(inventory, packs, db, accept_new=True), events.append)
     else:
-        factory = engine_factory_for(inventory, packs, transport_for(inventory, accept_new=True))
-        bridge = EngineBridge(inventory, factory, events.append, db)
+        bridge = EngineBridge(EngineSpec(inventory, packs, db, accept_new=True), events.append)
     bridge.start()
     try:
         assert bridge.request(StartSweep("quick")).result(SWEEP_TIMEOUT_S) is None

@@ -18,7 +18,7 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.scenario import ScenarioError, load_scenario
 from console.sim.serve import ServeOptions, plan_cluster
 from console.sweep import SweepEngine
-from console.sweep.connect import transport_for
+from console.transport.connect import transport_for
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "scenarios"
 

@@ -12,11 +12,13 @@ from console.checks import CheckPack
 from console.cli import COMMAND_MODULES, build_parser
 from console.commands import tui
 from console.inventory import load_inventory
+from console.service.assembly import EngineSpec
 from console.service.commands import PlanAction, SchedulerStates, perform
-from console.service.context import EngineContext, engine_factory_for, load_action_service
+from console.service.context import EngineContext, load_action_service
 from console.store import Store
-from console.sweep.connect import transport_for
+from console.store.db import StoreError
 from console.sweep.engine import SweepEngine
+from console.transport.connect import transport_for
 from console.ui.bridge import EngineBridge
 from console.ui.operations import baseline_preview, report_exit_code
 from console.ui.state import SweepProgress
@@ -73,9 +75,7 @@ def test_bridge_runs_jobs_on_the_engine_thread_and_stops(
 ) -> None:
     inventory = load_inventory(hostfile)
     events: list[object] = []
-    bridge = EngineBridge(
-        inventory, engine_factory_for(inventory, packs, transport_for(inventory)), events.append, tmp_path / "h.sqlite"
-    )
+    bridge = EngineBridge(EngineSpec(inventory, packs, tmp_path / "h.sqlite"), events.append)
     bridge.start()
     try:
 
@@ -96,12 +96,11 @@ def test_bridge_runs_jobs_on_the_engine_thread_and_stops(
     assert not bridge.running
 
 
-def test_bridge_start_reports_a_broken_engine(hostfile: Path) -> None:
-    def broken(store: Store | None) -> SweepEngine:
-        raise RuntimeError("no engine today")
-
-    bridge = EngineBridge(load_inventory(hostfile), broken, lambda event: None)
-    with pytest.raises(RuntimeError, match="no engine today"):
+def test_bridge_start_reports_a_broken_engine(hostfile: Path, packs: dict[str, CheckPack], tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")  # the history database cannot be opened under a file
+    bridge = EngineBridge(EngineSpec(load_inventory(hostfile), packs, not_a_dir / "h.sqlite"), lambda event: None)
+    with pytest.raises(StoreError, match="cannot create or open the history database"):
         bridge.start()
 
 

@@ -17,11 +17,9 @@ from textual.widgets import Static
 
 from console.checks import CheckPack
 from console.inventory import load_inventory
-from console.service.context import engine_factory_for
-from console.service.wire import EngineSpec
+from console.service.assembly import EngineSpec
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
-from console.sweep.connect import transport_for
 from console.ui.app import ConsoleApp
 from tests.integration.test_give_up import SCENARIO
 from tests.ui.helpers import cell_text, main_screen, wait_until
@@ -58,7 +56,8 @@ async def test_a_stuck_node_counts_down_and_w_gives_up_on_it(
     if engine == "process":
         options["engine_spec"] = EngineSpec(inventory, packs, store.path)
     else:
-        options["engine_factory"] = engine_factory_for(inventory, packs, transport_for(inventory))
+        options["engine_spec"] = EngineSpec(inventory, packs, store.path)
+        options["engine_in_thread"] = True
     app = ConsoleApp(
         inventory,
         packs,

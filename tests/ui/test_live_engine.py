@@ -23,13 +23,11 @@ from textual.widgets import Button, Input
 from console.checks import CheckPack
 from console.inventory import load_inventory
 from console.inventory.model import Inventory
+from console.service.assembly import EngineSpec
 from console.service.client import ProcessBridge
-from console.service.context import engine_factory_for
-from console.service.wire import EngineSpec
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
-from console.sweep.connect import transport_for
 from console.ui.app import ConsoleApp
 from console.ui.screens.confirm import ConfirmScreen
 from tests.ui.helpers import cell_text, main_screen
@@ -62,7 +60,8 @@ def live_app(sim: SimCluster, packs: dict[str, CheckPack], tmp_path: Path) -> It
         if engine == "process":
             options["engine_spec"] = EngineSpec(inventory, packs, store.path)
         else:
-            options["engine_factory"] = engine_factory_for(inventory, packs, transport_for(inventory))
+            options["engine_spec"] = EngineSpec(inventory, packs, store.path)
+            options["engine_in_thread"] = True
         return ConsoleApp(
             inventory,
             packs,

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from console.inventory.model import Inventory
-from console.sweep.connect import ssh_targets
 from console.transport import LocalTransport, SshSettings, SshTarget, SshTransport, Transport, TransportError
+from console.transport.connect import ssh_targets
 
 LOCAL = "local"
 DEFAULT_TIMEOUT_S = 60.0

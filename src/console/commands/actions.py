@@ -50,10 +50,9 @@ from console.inventory import (
 )
 from console.model.findings import Status
 from console.report.text import printable
+from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, default_store_path
 from console.sweep import ProbeSet, SweepEngine
-from console.sweep.connect import transport_for
-from console.sweep.hostkey_audit import HostKeyAudit
 
 ACTION_EXIT_HELP = """exit codes:
   0    done (or nothing to do, or a dry run)
@@ -340,9 +339,7 @@ def run_drift(args: argparse.Namespace) -> int:
     store = Store(args.store or default_store_path())
     try:
         warn_pin_overrides(inventory, store)
-        transport = transport_for(inventory, accept_new=args.accept_new)
-        engine = SweepEngine(inventory, transport, packs, store)
-        engine.subscribe(HostKeyAudit(store, transport))  # keys --accept-new wrote to known_hosts
+        engine = build_engine(EngineSpec(inventory, packs, store.path, accept_new=args.accept_new), store)
         rows, outcome = run_interruptible(_drift(engine, nodes))
         unreachable = {n.name: engine.verdicts[n.name].reason for n in nodes if n.name not in engine.facts}
     except KeyboardInterrupt:

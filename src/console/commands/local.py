@@ -25,8 +25,9 @@ from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
 from console.model.findings import Status
+from console.service.assembly import EngineSpec, build_engine
 from console.sweep.catalog import ProbeSet
-from console.sweep.local_check import check_local
+from console.sweep.local_check import check_local, recording_transport
 
 EPILOG = (
     EXIT_CODE_HELP
@@ -89,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[red]error:[/] node {escape(name)!r} is not in {escape(inventory.source)} (use --node)")
         return int(ExitCode.USAGE)
     try:
-        report, result = asyncio.run(check_local(inventory, name, packs, args.probes, args.deadline))
+        engine = build_engine(EngineSpec(inventory, packs, None), None, recording_transport(name))
+        report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline))
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)
     if args.json == "-":

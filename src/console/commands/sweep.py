@@ -23,16 +23,14 @@ from console.inventory import Inventory, InventoryError, SelectionError, fold, l
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.report.text import log_to_stderr, printable
+from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.store import Store, default_store_path
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
-from console.sweep.connect import transport_for
 from console.sweep.events import Event
-from console.sweep.hostkey_audit import HostKeyAudit
 from console.sweep.multinode import MultinodeOptions
 from console.sweep.periodic import Periodic
-from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport, slurm_transport
-from console.transport import Transport
+from console.sweep.via_slurm import SlurmJobSettings
 
 
 def register(sub: Any) -> None:
@@ -184,17 +182,24 @@ def run(args: argparse.Namespace) -> int:
     if args.count is not None and args.every is None:
         err.print("[red]error:[/] --count needs --every")
         return int(ExitCode.USAGE)
+    store_path = Path(args.store or default_store_path())
+    spec = EngineSpec(
+        inventory,
+        packs,
+        store_path,
+        accept_new=args.accept_new,
+        probe_timeout_cap_s=args.probe_timeout,
+        slurm=_slurm_settings(inventory, args),
+    )
     try:
-        transport = _transport(inventory, args)
+        transport = build_transport(spec)  # before the store: a usage error leaves no database behind
     except ValueError as exc:
         err.print(f"[red]error:[/] {_shown(str(exc))}")
         return int(ExitCode.USAGE)
-    store = Store(args.store or default_store_path())
+    store = Store(store_path)
+    engine = build_engine(spec, store, transport)
     # A pin stored with `pin --from-node` wins over the inventory's, field by field.
     warn_pin_overrides(inventory, store)
-    engine = SweepEngine(inventory, transport, packs, store, probe_timeout_cap_s=args.probe_timeout)
-    # Host keys --accept-new writes to known_hosts go to the audit log as the sweep goes.
-    engine.subscribe(HostKeyAudit(store, transport.submit if isinstance(transport, SlurmJobTransport) else transport))
     try:
         with _Progress(err) as progress:
             engine.subscribe(progress)
@@ -206,12 +211,11 @@ def run(args: argparse.Namespace) -> int:
         store.close()
 
 
-def _transport(inventory: Inventory, args: argparse.Namespace) -> Transport:
-    """SSH to every node, or one Slurm job for all of them (``--via-slurm``)."""
+def _slurm_settings(inventory: Inventory, args: argparse.Namespace) -> SlurmJobSettings | None:
+    """How ``--via-slurm`` submits its one job for all the nodes; None to reach each node over SSH."""
     if not args.via_slurm:
-        return transport_for(inventory, accept_new=args.accept_new)
-    settings = SlurmJobSettings(command=tuple(shlex.split(args.slurm_command)), partition=inventory.slurm.partition)
-    return slurm_transport(inventory, settings, accept_new=args.accept_new)
+        return None
+    return SlurmJobSettings(command=tuple(shlex.split(args.slurm_command)), partition=inventory.slurm.partition)
 
 
 async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, err: Console) -> int:

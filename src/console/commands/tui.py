@@ -76,9 +76,8 @@ def run(args: argparse.Namespace) -> int:
     """Load the cluster and checks, open the console, return when the operator quits."""
     from console.checks import CheckConfigError, load_packs
     from console.inventory import InventoryError, load_inventory
-    from console.service.wire import EngineSpec
+    from console.service.assembly import EngineSpec
     from console.store import Store, default_store_path
-    from console.sweep.connect import transport_for
 
     path = _inventory_path(args.inventory)
     if path is None:
@@ -91,28 +90,24 @@ def run(args: argparse.Namespace) -> int:
     except (InventoryError, CheckConfigError) as exc:
         print(f"instinct-console tui: {exc}", file=sys.stderr)
         return int(ExitCode.USAGE)
-    from console.service.context import engine_factory_for
     from console.ui import run_tui
     from console.ui.theme import ThemeError
 
     store = Store(args.store or default_store_path())
-    in_process = args.engine == "thread"
-    cap = args.probe_timeout
     spec = EngineSpec(
-        inventory, packs, store.path, accept_new=args.accept_new, read_only=args.read_only, probe_timeout_cap_s=cap
+        inventory,
+        packs,
+        store.path,
+        accept_new=args.accept_new,
+        read_only=args.read_only,
+        probe_timeout_cap_s=args.probe_timeout,
     )
-    factory = None
-    if in_process:
-        factory = engine_factory_for(inventory, packs, transport_for(inventory, accept_new=args.accept_new), cap)
     try:
         return run_tui(
-            inventory,
-            packs,
+            spec,
             store,
-            engine_factory=factory,
-            engine_spec=None if in_process else spec,
+            engine_in_thread=args.engine == "thread",
             level=args.probes,
-            read_only=args.read_only,
             theme=args.theme,
             start_sweep=not args.no_sweep,
         )

@@ -19,8 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from console.service.assembly import EngineSpec
 from console.service.commands import Command
-from console.service.wire import EngineSpec, WireError, encode, read_frame
+from console.service.wire import WireError, encode, read_frame
 from console.sweep.events import Event
 
 ENGINE_MODULE = "console.service.host"

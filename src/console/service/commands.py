@@ -6,14 +6,13 @@ console sends data, never code, so both ends agree on what a command can do.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.actions import ActionKind, ActionRequest
 from console.model.findings import NodeVerdict, Status
-from console.service.context import ACTIONS_MODULE, EngineContext
+from console.service.context import EngineContext
 
 # Registry action id -> console.actions ActionKind member.
 CLUSTER_KINDS = {"drain": "DRAIN", "resume": "RESUME", "enforce-pin": "ENFORCE_PIN", "pin-stack": "PIN"}
@@ -148,19 +147,13 @@ async def plan_cluster_action(context: EngineContext, command: PlanAction) -> Pl
     c = command
     if context.actions is None:
         return PlanPreview(c.action_id, c.title, c.targets, c.reason, refused=context.actions_problem)
-    module = importlib.import_module(ACTIONS_MODULE)
-    kind = getattr(module.ActionKind, CLUSTER_KINDS[c.action_id])
-    request = module.ActionRequest(
+    kind = ActionKind[CLUSTER_KINDS[c.action_id]]
+    request = ActionRequest(
         kind=kind, targets=c.targets, reason=c.reason, sweep_id=c.sweep_id, pool=c.pool, from_node=c.from_node
     )
-    refresh = getattr(context.actions, "refresh", None)
-    if refresh is not None:
-        # Read the scheduler (or the nodes' OS) now, so the plan reflects the cluster as it is.
-        await refresh(request)
+    # Read the scheduler (or the nodes' OS) now, so the plan reflects the cluster as it is.
+    await context.actions.refresh(request)
     plan = context.actions.plan(request)
-    if inspect.isawaitable(plan):
-        plan = await plan
-    steps = getattr(plan, "steps", ()) or ()
     return PlanPreview(
         c.action_id,
         c.title,
@@ -170,8 +163,8 @@ async def plan_cluster_action(context: EngineContext, command: PlanAction) -> Pl
         where=str(plan.where),
         notes=tuple(str(n) for n in plan.notes),
         refused=plan.refused,
-        decisions=tuple((str(k), str(v)) for k, v in dict(getattr(plan, "decisions", {}) or {}).items()),
-        shown=tuple(str(step.shown()) for step in steps),
+        decisions=tuple((str(k), str(v)) for k, v in plan.decisions.items()),
+        shown=tuple(step.shown() for step in plan.steps),
         plan=plan,
     )
 
@@ -189,7 +182,4 @@ async def scheduler_states(context: EngineContext) -> dict[str, str]:
     """Scheduler state per node from the action service; empty while there is none."""
     if context.actions is None:
         return {}
-    states = context.actions.node_states()
-    if inspect.isawaitable(states):
-        states = await states
-    return {str(k): str(v) for k, v in dict(states).items()}
+    return await context.actions.node_states()

@@ -16,12 +16,10 @@ from dataclasses import replace
 from typing import Any, BinaryIO
 
 from console.runtime import tune_gc
+from console.service.assembly import EngineSpec
 from console.service.commands import Command, ExecuteAction, PlanPreview, perform, without_passing
-from console.service.context import EngineContext, EngineFactory, close_context, open_context
-from console.service.wire import HEADER, EngineSpec, WireError, body_length, decode, encode
-from console.store import Store
-from console.sweep.connect import transport_for
-from console.sweep.engine import SweepEngine
+from console.service.context import EngineContext, close_context, open_context
+from console.service.wire import HEADER, WireError, body_length, decode, encode
 from console.sweep.events import Event, NodeDone
 
 # Events go out in batches: one frame and one wake-up of the console per batch, not per probe.
@@ -114,14 +112,6 @@ async def open_pipes(commands: BinaryIO, wire: BinaryIO) -> tuple[asyncio.Stream
     return reader, asyncio.StreamWriter(transport, protocol, None, loop)
 
 
-def _engine_factory(spec: EngineSpec) -> EngineFactory:
-    def build(store: Store | None) -> SweepEngine:
-        transport = transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
-        return SweepEngine(spec.inventory, transport, spec.packs, store, probe_timeout_cap_s=spec.probe_timeout_cap_s)
-
-    return build
-
-
 async def serve(commands: BinaryIO, wire: BinaryIO) -> int:
     """Serve the console on ``commands`` (its requests) and ``wire`` (events and replies)."""
     reader, writer = await open_pipes(commands, wire)
@@ -130,9 +120,7 @@ async def serve(commands: BinaryIO, wire: BinaryIO) -> int:
         spec = await read_message(reader)
         if not isinstance(spec, EngineSpec):
             raise WireError(f"expected the engine's spec first, got {type(spec).__name__}")
-        host.context = open_context(
-            spec.inventory, _engine_factory(spec), host.on_event, spec.store_path, spec.read_only
-        )
+        host.context = open_context(spec, host.on_event)
     except Exception as exc:
         host.send(("failed", f"{type(exc).__name__}: {exc}"))
         await writer.drain()

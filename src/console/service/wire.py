@@ -4,7 +4,8 @@ Both ends are this package, started by the console for itself over a pair of pip
 safe here and keeps decoding cheap: a verdict arrives as objects in ~0.5 ms, where validating the
 same verdict from JSON took ~8 ms of the console's CPU (measured on a 403-finding MI300X node).
 
-console -> engine: ``EngineSpec`` once, then ``("call", id, command)`` and finally ``("stop",)``.
+console -> engine: ``EngineSpec`` (``console.service.assembly``) once, then ``("call", id, command)``
+and finally ``("stop",)``.
 engine -> console: ``("ready",)`` or ``("failed", text)``, then ``("events", [event, ...])`` and
 ``("reply", id, ok, value or error text)``.
 """
@@ -13,12 +14,7 @@ from __future__ import annotations
 
 import pickle
 import struct
-from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
-
-from console.checks import CheckPack
-from console.inventory.model import Inventory
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 1 << 30
@@ -26,19 +22,6 @@ MAX_FRAME = 1 << 30
 
 class WireError(Exception):
     """A frame that cannot be read: the other end broke the protocol or died mid-frame."""
-
-
-@dataclass(frozen=True)
-class EngineSpec:
-    """Everything the engine process needs to build the engine the console would have built."""
-
-    inventory: Inventory
-    packs: dict[str, CheckPack]
-    store_path: Path | None
-    accept_new: bool = False
-    read_only: bool = False
-    local: bool = False
-    probe_timeout_cap_s: float | None = None  # --probe-timeout: a node still busy after it is UNKNOWN
 
 
 def encode(message: Any) -> bytes:

@@ -15,8 +15,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from console.checks import CheckPack
-from console.inventory.model import Inventory
 from console.model.base import Model
 from console.model.findings import NodeVerdict
 from console.sweep.bundle import split_bundle
@@ -50,8 +48,11 @@ class LocalCheckReport(Model):
     probes: list[LocalProbeRun] = Field(default_factory=list)
 
 
-class _Recorder(Transport):
-    """Keeps every bundle's output; a bundle given up on leaves its probes marked as timed out."""
+class RecordingTransport(Transport):
+    """The node's own transport, keeping every bundle's output (``check-local`` reports it raw).
+
+    A bundle given up on leaves its probes marked as timed out.
+    """
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
@@ -101,17 +102,22 @@ def level_for_node(level: ProbeSet | str) -> ProbeSet:
     return ProbeSet.STANDARD if level is ProbeSet.MULTINODE else level
 
 
+def recording_transport(node_name: str) -> RecordingTransport:
+    """What ``check_local``'s engine must run its probes through: this host, recorded."""
+    return RecordingTransport(LocalTransport(node_name))
+
+
 async def check_local(
-    inventory: Inventory,
-    node_name: str,
-    packs: dict[str, CheckPack],
-    level: ProbeSet | str = ProbeSet.QUICK,
-    deadline_s: float | None = None,
+    engine: SweepEngine, node_name: str, level: ProbeSet | str = ProbeSet.QUICK, deadline_s: float | None = None
 ) -> tuple[LocalCheckReport, SweepResult]:
-    """Sweep ``node_name`` (this host) at ``level`` and report its verdict with the raw outputs."""
-    node = inventory.node(node_name)
-    recorder = _Recorder(LocalTransport(node_name))
-    engine = SweepEngine(inventory, recorder, packs)
+    """Sweep ``node_name`` (this host) at ``level`` and report its verdict with the raw outputs.
+
+    ``engine`` runs its probes through a ``recording_transport`` (``console.service.assembly`` builds it).
+    """
+    recorder = engine.transport
+    if not isinstance(recorder, RecordingTransport):
+        raise TypeError("check_local needs an engine on a recording_transport: the report keeps the raw outputs")
+    node = engine.inventory.node(node_name)
     started = time.monotonic()
     try:
         result = await engine.run([node], level=level_for_node(level), deadline_s=deadline_s)

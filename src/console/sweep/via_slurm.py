@@ -28,7 +28,6 @@ from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node
 from console.sweep.bundle import KILL_GRACE_S
 from console.sweep.catalog import ProbeSet, probes_for
-from console.sweep.connect import transport_for
 from console.sweep.engine import describe
 from console.sweep.local_check import LocalCheckReport, level_for_node
 from console.transport import (
@@ -40,6 +39,7 @@ from console.transport import (
     Transport,
     TransportError,
 )
+from console.transport.connect import transport_for
 
 LOCAL = "local"
 # Python start-up, check loading and the JSON on top of the slowest probe of the level.

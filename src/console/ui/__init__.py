@@ -11,44 +11,35 @@ from pathlib import Path
 # screens are sent, so an idle console sends no more. Read once, when Textual is first imported.
 os.environ.setdefault("TEXTUAL_FPS", "120")
 
-from console.checks import CheckPack
-from console.inventory.model import Inventory
-from console.service.wire import EngineSpec
+from console.service.assembly import EngineSpec
 from console.store import Store
 from console.ui.app import ConsoleApp
-from console.ui.bridge import EngineFactory
 
 
 def run_tui(
-    inventory: Inventory,
-    packs: dict[str, CheckPack],
+    spec: EngineSpec,
     store: Store | None,
     *,
-    engine_factory: EngineFactory | None = None,
-    engine_spec: EngineSpec | None = None,
+    engine_in_thread: bool = False,
     level: str = "quick",
-    read_only: bool = False,
     theme: str = "dark",
     start_sweep: bool = True,
     export_dir: Path | None = None,
 ) -> int:
-    """Open the console on ``inventory`` and block until the operator quits; returns the exit code.
+    """Open the console on ``spec``'s inventory and block until the operator quits; returns the exit code.
 
-    With ``engine_spec`` the engine runs in a process of its own (what the console script does).
-    Otherwise it runs on a thread of this process: ``engine_factory``'s engine (it receives the engine
-    thread's store connection; ``console.service.context.engine_factory_for`` builds one). ``store`` is
-    the UI's own connection. The console never reaches nodes itself: the engine does.
+    The engine ``spec`` describes runs in a process of its own, or with ``engine_in_thread`` on a thread
+    of this one (debugging). ``store`` is the UI's own connection to the history database. The console
+    never reaches nodes itself: the engine does.
     """
-    if engine_spec is None and engine_factory is None:
-        raise ValueError("run_tui needs an engine spec or an engine factory")
     app = ConsoleApp(
-        inventory,
-        packs,
+        spec.inventory,
+        spec.packs,
         store=store,
-        engine_factory=engine_factory,
-        engine_spec=engine_spec,
+        engine_spec=spec,
+        engine_in_thread=engine_in_thread,
         level=level,
-        read_only=read_only,
+        read_only=spec.read_only,
         theme=theme,
         start_sweep=start_sweep,
         export_dir=export_dir,
@@ -60,4 +51,4 @@ def run_tui(
     return int(code or 0)
 
 
-__all__ = ["ConsoleApp", "EngineFactory", "run_tui"]
+__all__ = ["ConsoleApp", "run_tui"]

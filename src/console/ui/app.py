@@ -29,6 +29,7 @@ from console.checks import CheckPack
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.findings import Finding
+from console.service.assembly import EngineSpec
 from console.service.client import EngineGone, ProcessBridge, describe_error
 from console.service.commands import (
     CancelSweep,
@@ -40,10 +41,9 @@ from console.service.commands import (
     SchedulerStates,
     StartSweep,
 )
-from console.service.wire import EngineSpec
 from console.store import Store
 from console.sweep.events import Event, SweepDone
-from console.ui.bridge import EngineBridge, EngineFactory
+from console.ui.bridge import EngineBridge
 from console.ui.messages import EngineProblem, FleetChanged
 from console.ui.palette import ConsoleCommands
 from console.ui.registry import Scope
@@ -95,8 +95,8 @@ class ConsoleApp(App[int]):
         packs: dict[str, CheckPack],
         *,
         store: Store | None = None,
-        engine_factory: EngineFactory | None = None,
         engine_spec: EngineSpec | None = None,
+        engine_in_thread: bool = False,
         level: str = "quick",
         families: set[str] | None = None,
         read_only: bool = False,
@@ -129,8 +129,8 @@ class ConsoleApp(App[int]):
         for console_theme in self.console_themes.values():
             self.register_theme(console_theme)
         self.theme = resolve_theme_name(theme, self.available_themes)
-        self._engine_factory = engine_factory
         self._engine_spec = engine_spec
+        self._engine_in_thread = engine_in_thread
         self._start_sweep = start_sweep
         self.bridge: EngineBridge | ProcessBridge | None = None
         self.main_screen = MainScreen(read_only)
@@ -169,14 +169,13 @@ class ConsoleApp(App[int]):
         self.set_interval(1.0, self._tick)
         if self.prebuild_detail_after_s is not None:
             self.set_timer(self.prebuild_detail_after_s, self._prebuild_detail)
-        if self._engine_spec is not None:
+        if self._engine_spec is None:
+            return
+        if self._engine_in_thread:
+            self.bridge = EngineBridge(self._engine_spec, self.ingest)
+        else:
             log = self.store.path.with_name("engine.log") if self.store is not None else None
             self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended, log_path=log)
-        elif self._engine_factory is not None:
-            store_path = self.store.path if self.store is not None else None
-            self.bridge = EngineBridge(self.inventory, self._engine_factory, self.ingest, store_path, self.read_only)
-        else:
-            return
         self.bridge.start()
         if self._start_sweep:
             self.start_sweep()

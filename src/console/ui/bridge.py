@@ -1,7 +1,8 @@
 """The sweep engine in a thread of the console's own process, with its own asyncio loop.
 
 The console script runs the engine in a process of its own (``console.service.client``); this thread
-bridge serves tests and embedders that hand the console an engine factory. The engine thread owns
+bridge (``tui --engine thread``) serves debugging, tests and embedders. Both build the engine from the
+same ``EngineSpec``. The engine thread owns
 the engine, its transport, its own connection to the history database (SQLite connections are per
 thread) and the cluster action service. The UI sends it commands with ``request`` (thread-safe,
 ``asyncio.run_coroutine_threadsafe``) and gets events through the subscriber callback, which runs on
@@ -14,33 +15,22 @@ import asyncio
 import concurrent.futures
 import threading
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
-from console.inventory.model import Inventory
+from console.service.assembly import EngineSpec
 from console.service.commands import Command, perform
-from console.service.context import EngineContext, EngineFactory, close_context, open_context
+from console.service.context import EngineContext, close_context, open_context
 from console.sweep.events import Event
 
 T = TypeVar("T")
 
 
 class EngineBridge:
-    """Runs ``engine_factory``'s engine on a private thread and loop until ``stop``."""
+    """Runs the engine ``spec`` describes on a private thread and loop until ``stop``."""
 
-    def __init__(
-        self,
-        inventory: Inventory,
-        engine_factory: EngineFactory,
-        on_event: Callable[[Event], None],
-        store_path: Path | None = None,
-        read_only: bool = False,
-    ) -> None:
-        self.inventory = inventory
-        self.read_only = read_only
-        self._factory = engine_factory
+    def __init__(self, spec: EngineSpec, on_event: Callable[[Event], None]) -> None:
+        self.spec = spec
         self._on_event = on_event
-        self._store_path = store_path
         self._loop: asyncio.AbstractEventLoop | None = None
         self._context: EngineContext | None = None
         self._thread: threading.Thread | None = None
@@ -66,7 +56,7 @@ class EngineBridge:
         asyncio.set_event_loop(loop)
         self._loop = loop
         try:
-            context = open_context(self.inventory, self._factory, self._on_event, self._store_path, self.read_only)
+            context = open_context(self.spec, self._on_event)
         except BaseException as exc:  # reported to the caller of start()
             self._startup_error = exc
             self._ready.set()

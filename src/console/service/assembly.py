@@ -1,0 +1,74 @@
+"""The one place the sweep engine is put together, for every entry point.
+
+``sweep``, ``drift``, ``check-local``, the engine process and the console's thread mode each describe
+the engine they want as an ``EngineSpec`` and get it from ``build_engine``. So every engine judges
+against the same pins (the inventory's, overridden field by field by the stored ones: one merge, in
+``console.store.pins``), caps probes the same way, and records the host keys its transport accepted.
+Before, five places built engines and only two passed the stored pins: the console judged a fleet
+against one ROCm pin while its detail screen and ``sweep`` used another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from console.checks import CheckPack
+from console.inventory.model import Inventory
+from console.store import Store
+from console.store.pins import effective_pins
+from console.sweep.engine import SweepEngine
+from console.sweep.hostkey_audit import HostKeyAudit
+from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport, slurm_transport
+from console.transport import Transport
+from console.transport.connect import transport_for
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Everything needed to build the engine: what ``build_engine`` makes, wherever it runs.
+
+    It crosses to the engine process as it is (``console.service.wire``), so it holds data, not
+    connections: the transport and the store connection are made where the engine runs.
+    """
+
+    inventory: Inventory
+    packs: dict[str, CheckPack]
+    store_path: Path | None
+    accept_new: bool = False  # record host keys of first contact in known_hosts (and in the audit log)
+    read_only: bool = False  # the action service refuses every action that changes the cluster
+    local: bool = False  # run the probes on this host instead of over SSH
+    probe_timeout_cap_s: float | None = None  # --probe-timeout: a node still busy after it is UNKNOWN
+    slurm: SlurmJobSettings | None = None  # sweep --via-slurm: one Slurm job runs check-local on every node
+
+
+def build_transport(spec: EngineSpec) -> Transport:
+    """The transport the spec asks for: SSH to every node, this host, or one Slurm job for all of them.
+
+    Raises ValueError when the inventory cannot be reached that way (a Slurm controller outside it).
+    """
+    if spec.slurm is not None:
+        return slurm_transport(spec.inventory, spec.slurm, accept_new=spec.accept_new)
+    return transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
+
+
+def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | None = None) -> SweepEngine:
+    """The engine ``spec`` describes, writing to ``store`` (this thread's connection, or None).
+
+    ``transport`` replaces the spec's own (``check-local`` records what its local transport returns).
+    With a store, host keys the transport accepts on first contact go to its audit log as the sweep goes.
+    """
+    transport = transport if transport is not None else build_transport(spec)
+    engine = SweepEngine(
+        spec.inventory,
+        transport,
+        spec.packs,
+        store,
+        pins=effective_pins(spec.inventory, store),
+        probe_timeout_cap_s=spec.probe_timeout_cap_s,
+    )
+    if store is not None:
+        # A Slurm job's nodes are reached by Slurm; only its SSH hop to the controller accepts keys.
+        keys = transport.submit if isinstance(transport, SlurmJobTransport) else transport
+        engine.subscribe(HostKeyAudit(store, keys))
+    return engine
