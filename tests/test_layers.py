@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "console"
 # Every package and top-level module of console, with what it may import from console.
 ALLOWED: dict[str, frozenset[str]] = {
     "model": frozenset(),
-    "exitcodes": frozenset(),
+    "exitcodes": frozenset({"model"}),  # the exit code follows from verdicts
     "runtime": frozenset(),
     "inventory": frozenset({"model"}),
     "transport": frozenset({"inventory"}),  # reaches the inventory's nodes; knows nothing of what runs on them
@@ -28,13 +28,20 @@ ALLOWED: dict[str, frozenset[str]] = {
     "actions": frozenset({"model", "inventory", "transport", "probes", "checks", "store", "sweep"}),
     "service": frozenset({"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime"}),
     # The console: the engine's events and results are its input; it never imports a transport.
-    "ui": frozenset({"model", "inventory", "probes", "checks", "report", "store", "sweep", "service", "exitcodes"}),
+    "ui": frozenset(
+        {"model", "inventory", "probes", "checks", "report", "store", "sweep", "service", "actions", "exitcodes"}
+    ),
     "sim": frozenset({"model", "inventory"}),  # simulated nodes: they know the console's models only
     "commands": frozenset(),  # the front door: every layer, filled in below
     "cli": frozenset({"commands", "exitcodes", "runtime", "store"}),
     "__main__": frozenset({"cli"}),
 }
 ALLOWED["commands"] = frozenset(ALLOWED) - {"commands", "__main__"}
+# Where a layer may use only part of another: the console reads the action catalogue and baselines (the
+# history database); every action that reaches a node or a scheduler runs on the engine side.
+ONLY: dict[tuple[str, str], frozenset[str]] = {
+    ("ui", "actions"): frozenset({"console.actions.catalogue", "console.actions.model", "console.actions.baseline"}),
+}
 
 
 def _layer(path: Path) -> str:
@@ -42,8 +49,8 @@ def _layer(path: Path) -> str:
     return parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
 
 
-def _console_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, imported layer) of every ``console.*`` import in ``path``."""
+def _console_imports(path: Path) -> list[tuple[int, str, str]]:
+    """(line, imported layer, module) of every ``console.*`` import in ``path``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         names = []
@@ -53,7 +60,7 @@ def _console_imports(path: Path) -> list[tuple[int, str]]:
             names = [alias.name for alias in node.names]
         for name in names:
             if name.startswith("console."):
-                found.append((node.lineno, name.split(".")[1]))
+                found.append((node.lineno, name.split(".")[1], name))
     return found
 
 
@@ -68,9 +75,11 @@ def test_imports_cross_no_layer_upward() -> None:
         layer = _layer(path)
         if path.parent == SRC and path.name == "__init__.py":
             continue
-        for line, imported in _console_imports(path):
+        for line, imported, module in _console_imports(path):
             if imported != layer and imported not in ALLOWED[layer]:
                 crossings.append(f"{path.relative_to(SRC)}:{line}: {layer} imports console.{imported}")
+            elif module not in ONLY.get((layer, imported), frozenset({module})):
+                crossings.append(f"{path.relative_to(SRC)}:{line}: {layer} may not use {module}")
     assert not crossings, "\n".join(crossings)
 
 
@@ -78,5 +87,5 @@ def test_the_rule_finds_an_upward_import(tmp_path: Path) -> None:
     """The check itself: a store module importing the engine is caught (it once did, for host keys)."""
     module = tmp_path / "bad.py"
     module.write_text("from console.sweep.events import Event\nimport console.ui.app\n")
-    assert _console_imports(module) == [(1, "sweep"), (2, "ui")]
+    assert _console_imports(module) == [(1, "sweep", "console.sweep.events"), (2, "ui", "console.ui.app")]
     assert "sweep" not in ALLOWED["store"] and "ui" not in ALLOWED["store"]

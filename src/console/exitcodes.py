@@ -5,7 +5,10 @@ A scheduler prolog reads these: 0 means every node passed; anything else means d
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
+
+from console.model.findings import Status
 
 
 class ExitCode(IntEnum):
@@ -17,6 +20,27 @@ class ExitCode(IntEnum):
     UNKNOWN_EXCEEDED = 3
     DEADLINE = 4
     INTERRUPTED = 130
+
+
+def exit_code_for(
+    statuses: Iterable[Status], outcome: str = "done", *, allow_unknown: float = 0.0, fail_on_warn: bool = False
+) -> ExitCode:
+    """The documented exit code of a sweep (or a check built on one) whose nodes ended in ``statuses``.
+
+    ``outcome`` is the sweep's: ``deadline`` and ``cancelled`` win over any verdict. ``allow_unknown``
+    is the fraction of nodes that may be UNKNOWN before the exit says so.
+    """
+    if outcome == "deadline":
+        return ExitCode.DEADLINE
+    if outcome == "cancelled":
+        return ExitCode.INTERRUPTED
+    statuses = list(statuses)
+    if Status.FAIL in statuses or (fail_on_warn and Status.WARN in statuses):
+        return ExitCode.FAILED
+    unknown = statuses.count(Status.UNKNOWN)
+    if statuses and unknown / len(statuses) > allow_unknown:
+        return ExitCode.UNKNOWN_EXCEEDED
+    return ExitCode.OK
 
 
 EXIT_CODE_HELP = """exit codes:

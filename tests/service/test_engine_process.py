@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from console.actions.model import ActionKind
 from console.checks import CheckPack, load_packs
 from console.inventory import load_inventory
 from console.inventory.model import Inventory
@@ -85,10 +86,10 @@ def test_a_failed_command_says_what_failed_and_the_engine_goes_on(
     started: tuple[ProcessBridge, list[Event]],
 ) -> None:
     bridge, _ = started
-    future = bridge.request(PlanAction("explode", "Explode", ("127.0.0.11",)))
+    future = bridge.request(StartSweep("explode"))
     with pytest.raises(EngineError) as caught:
         future.result(30)
-    assert describe_error(caught.value) == "KeyError: 'explode'"
+    assert describe_error(caught.value) == "ValueError: 'explode' is not a valid ProbeSet"
     assert bridge.running
 
 
@@ -96,7 +97,7 @@ def test_a_plan_stays_in_the_engine_and_runs_from_its_token(
     started: tuple[ProcessBridge, list[Event]],
 ) -> None:
     bridge, _ = started
-    preview = bridge.request(PlanAction("drain", "Drain", ("127.0.0.11",), reason="test")).result(30)
+    preview = bridge.request(PlanAction(ActionKind.DRAIN, ("127.0.0.11",), reason="test")).result(30)
     assert isinstance(preview, PlanPreview) and isinstance(preview.plan, int)
     outcome = bridge.request(ExecuteAction(preview)).result(30)
     assert isinstance(outcome, ActionOutcome)

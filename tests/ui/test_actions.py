@@ -10,13 +10,13 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Button, Input, Static
 
+from console.actions.baseline import accept_baseline
 from console.model.findings import Status
 from console.service.commands import PlanPreview
 from console.store import Store
 from console.store.upgrade import INTERRUPTED
 from console.sweep.events import SweepDone
 from console.ui.app import ConsoleApp
-from console.ui.operations import accept_baseline
 from console.ui.palette import palette_commands
 from console.ui.registry import ACTIONS, BY_ID, visible_actions
 from console.ui.screens.confirm import ConfirmScreen
@@ -74,7 +74,7 @@ async def test_read_only_hides_dangerous_actions_everywhere(
         await feed(pilot, fleet.events)
         screen = main_screen(pilot)
         dangerous = [a for a in ACTIONS if a.dangerous]
-        assert {a.id for a in dangerous} == {"drain", "resume", "enforce-pin"}
+        assert {a.id for a in dangerous} == {"drain", "resume", "enforce-pin", "pin"}
         bound = {b.id for _key, b in screen._bindings}
         assert not bound & {a.id for a in dangerous}
         for action in dangerous:
@@ -85,7 +85,9 @@ async def test_read_only_hides_dangerous_actions_everywhere(
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
         texts = " ".join(c.text for c in palette_commands(app))
-        assert "drain" not in texts and "resume" not in texts and "enforce pin" not in texts
+        assert (
+            "drain" not in texts and "resume" not in texts and "enforce pin" not in texts and "pin stack" not in texts
+        )
         assert "READ-ONLY" in str(screen.query_one("#summary", Static).render())
         assert "Drain" not in str(screen.query_one(KeyBar).render())
 
@@ -324,8 +326,7 @@ def test_accept_baseline_commits_its_intent_before_the_baseline_changes(tmp_path
             accept(pool, sweep, user)
 
         history.accept = accept_watched
-        preview = PlanPreview("accept-baseline", "Accept baseline", ("p1", "p2"))
-        outcome = accept_baseline(history, preview, sweep_id, "new firmware everywhere")
+        outcome = accept_baseline(history, sweep_id, ("p1", "p2"), reason="new firmware everywhere")
         assert outcome.ok and seen == [("accept", None), ("accept", None)]
         entry = history.audit_log(1)[0]
         assert json.loads(entry["inputs"]) == {"sweep": sweep_id, "reason": "new firmware everywhere"}

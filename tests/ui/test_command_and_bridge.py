@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from console.actions.model import ActionKind
 from console.checks import CheckPack
 from console.cli import COMMAND_MODULES, build_parser
 from console.commands import tui
+from console.exitcodes import exit_code_for
 from console.inventory import load_inventory
 from console.service.assembly import EngineSpec
 from console.service.commands import PlanAction, SchedulerStates, perform
@@ -20,7 +22,7 @@ from console.store.db import StoreError
 from console.sweep.engine import SweepEngine
 from console.transport.connect import transport_for
 from console.ui.bridge import EngineBridge
-from console.ui.operations import baseline_preview, report_exit_code
+from console.ui.operations import baseline_preview
 from console.ui.state import SweepProgress
 
 
@@ -110,7 +112,7 @@ def test_actions_need_the_history_database(hostfile: Path, packs: dict[str, Chec
     service, problem = load_action_service(inventory, engine, None, read_only=False)
     assert service is None and problem is not None and "history database" in problem
     context = EngineContext(engine, None, None, problem)
-    preview = asyncio.run(perform(context, PlanAction("drain", "Drain", ("gpu001",), reason="x")))
+    preview = asyncio.run(perform(context, PlanAction(ActionKind.DRAIN, ("gpu001",), reason="x")))
     assert preview.refused == problem and preview.targets == ("gpu001",)
 
 
@@ -136,12 +138,13 @@ def test_baseline_preview_refusals(tmp_path: Path) -> None:
         store.close()
 
 
-def test_report_exit_code_matches_the_headless_sweep() -> None:
-    from console.model.findings import NodeVerdict, Status
+def test_one_exit_code_rule_for_sweeps_reports_and_drift() -> None:
+    from console.model.findings import Status
 
-    def verdicts(*statuses: Status) -> list[NodeVerdict]:
-        return [NodeVerdict(node=f"n{i}", status=s) for i, s in enumerate(statuses)]
-
-    assert report_exit_code(verdicts(Status.PASS, Status.WARN)) == 0
-    assert report_exit_code(verdicts(Status.PASS, Status.UNKNOWN)) == 3
-    assert report_exit_code(verdicts(Status.UNKNOWN, Status.FAIL)) == 1
+    assert exit_code_for([Status.PASS, Status.WARN]) == 0
+    assert exit_code_for([Status.PASS, Status.WARN], fail_on_warn=True) == 1  # drift: a WARN is drift
+    assert exit_code_for([Status.PASS, Status.UNKNOWN]) == 3
+    assert exit_code_for([Status.PASS, Status.UNKNOWN], allow_unknown=0.5) == 0
+    assert exit_code_for([Status.UNKNOWN, Status.FAIL]) == 1
+    assert exit_code_for([Status.FAIL], "deadline") == 4 and exit_code_for([Status.PASS], "cancelled") == 130
+    assert exit_code_for([]) == 0

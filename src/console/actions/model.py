@@ -16,7 +16,9 @@ class ActionKind(StrEnum):
     CORDON = "cordon"
     UNCORDON = "uncordon"
     PIN = "pin"
+    UNPIN = "unpin"
     ENFORCE_PIN = "enforce-pin"
+    ACCEPT = "accept"  # a sweep as its pools' baseline
 
 
 SLURM_KINDS = frozenset({ActionKind.DRAIN, ActionKind.RESUME, ActionKind.UNDRAIN})

@@ -21,6 +21,7 @@ from typing import Any
 
 from console.actions import kube, slurm
 from console.actions.caps import CapPolicy
+from console.actions.catalogue import DANGEROUS
 from console.actions.holds import OS_RELEASE_ARGV, hold_argv, manager_for
 from console.actions.model import (
     KUBE_KINDS,
@@ -57,6 +58,11 @@ from console.store.pins import effective_pins
 
 _SLURM = "slurm"
 NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an inventory
+
+
+# What this service plans and carries out; the catalogue's other actions only write the history database.
+SERVICE_KINDS = SLURM_KINDS | KUBE_KINDS | {ActionKind.PIN, ActionKind.ENFORCE_PIN}
+NOT_HERE = {ActionKind.UNPIN: "pin --clear", ActionKind.ACCEPT: "console.actions.baseline"}
 
 
 def bare_inventory() -> Inventory:
@@ -216,8 +222,10 @@ class ActionService:
 
     def plan(self, request: ActionRequest) -> ActionPlan:
         """The dry run of ``request``: exact commands, where they run, caps, ownership, no side effect."""
-        if self.read_only:
+        if self.read_only and request.kind in DANGEROUS:
             return refused(request, READ_ONLY)
+        if request.kind not in SERVICE_KINDS:
+            return refused(request, f"{request.kind.value} is not carried out here: {NOT_HERE[request.kind]}")
         if request.kind is ActionKind.PIN:
             return self._plan_pin(request)
         targets = self._enforce_targets(request)
@@ -286,7 +294,7 @@ class ActionService:
 
     async def execute(self, plan: ActionPlan) -> ActionResult:
         """Run ``plan`` after checking it against the state read now; audit what happened."""
-        if self.read_only:
+        if self.read_only and plan.request.kind in DANGEROUS:
             plan = refused(plan.request, READ_ONLY)
         if plan.refused:
             return self._audit(plan, ActionResult(False, f"refused: {plan.refused}", dict(plan.decisions)))

@@ -32,12 +32,14 @@ from console.actions import (
     drift_report,
     effective_pins,
 )
+from console.actions.catalogue import CATALOGUE, Reason
+from console.actions.model import KUBE_KINDS, SLURM_KINDS
 from console.actions.pin import pin_overrides
 from console.checks import CheckConfigError, load_packs
 from console.commands.arguments import share, whole
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
-from console.exitcodes import ExitCode
+from console.exitcodes import ExitCode, exit_code_for
 from console.inventory import (
     HostlistError,
     Inventory,
@@ -69,18 +71,16 @@ _COLOURS = {Status.FAIL: "red", Status.WARN: "yellow", Status.UNKNOWN: "magenta"
 
 def register(sub: Any) -> None:
     """Add the action subcommands."""
-    for kind, help_text in (
-        (ActionKind.DRAIN, "drain nodes in Slurm with a tagged reason (running jobs finish)"),
-        (ActionKind.RESUME, "resume nodes the console drained (others' drains need --force)"),
-        (ActionKind.UNDRAIN, "clear the drain flag of nodes the console drained, leaving DOWN alone"),
-        (ActionKind.CORDON, "cordon and taint Kubernetes nodes (pods keep running)"),
-        (ActionKind.UNCORDON, "uncordon and untaint Kubernetes nodes the console cordoned"),
-    ):
-        p = _parser(sub, kind.value, help_text, ACTION_EXIT_HELP)
+    # The scheduler actions are subcommands of their own; pins are `pin`, baselines `accept` (history).
+    for action in (a for a in CATALOGUE if a.kind in SLURM_KINDS | KUBE_KINDS):
+        kind = action.kind
+        p = _parser(sub, action.id, action.summary, ACTION_EXIT_HELP)
         p.add_argument("nodes", metavar="NODES", help="hostlist, e.g. gpu[001-004],gpu010")
-        taking_out = kind in (ActionKind.DRAIN, ActionKind.CORDON)
         p.add_argument(
-            "--reason", required=taking_out, default="", help="why (kept in Slurm/annotations and the audit log)"
+            "--reason",
+            required=action.reason is Reason.REQUIRED,
+            default="",
+            help="why (kept in Slurm/annotations and the audit log)",
         )
         p.add_argument("--sweep", type=int, help="sweep id the decision comes from (added to the reason)")
         p.add_argument("--force", action="store_true", help="act on nodes held by others and past the cap")
@@ -291,7 +291,7 @@ def _clear_pin(inventory: Inventory, store: Store, args: argparse.Namespace) -> 
     stop = _confirm(console, args.yes)
     if stop is not None:
         return stop
-    with store.audited("unpin", [args.pool], inputs={"dropped": stored}) as entry:
+    with store.audited(ActionKind.UNPIN.value, [args.pool], inputs={"dropped": stored}) as entry:
         store.clear_pin(args.pool)
         entry.finish(f"unpinned {args.pool}")
     console.print(f"[green]unpinned pool {escape(args.pool)}[/] [dim](audit #{entry.id})[/]")
@@ -351,12 +351,9 @@ def run_drift(args: argparse.Namespace) -> int:
         print(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
     else:
         _print_drift(rows, show_all=args.all)
-    if outcome == "cancelled":  # Ctrl-C or SIGTERM: what was judged is shown, the exit says it is partial
-        return int(ExitCode.INTERRUPTED)
-    statuses = {row.status for row in rows}
-    if statuses & {Status.FAIL, Status.WARN}:
-        return int(ExitCode.FAILED)
-    return int(ExitCode.UNKNOWN_EXCEEDED if Status.UNKNOWN in statuses else ExitCode.OK)
+    # Drift is a WARN: it fails the check. Ctrl-C or SIGTERM: what was judged is shown, the exit says it
+    # is partial.
+    return int(exit_code_for([row.status for row in rows], outcome, fail_on_warn=True))
 
 
 async def _drift(engine: SweepEngine, nodes: list[Any]) -> tuple[list[DriftRow], str]:

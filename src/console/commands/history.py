@@ -11,12 +11,12 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from console.actions.baseline import accept_baseline, baseline_diffs, pools_of_sweep
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.inventory import InventoryError, load_inventory
 from console.report.text import printable
-from console.store import Store, current_user, default_store_path
-from console.store.diff import diff_sweeps
+from console.store import Store, default_store_path
 
 
 def register(sub: Any) -> None:
@@ -136,10 +136,6 @@ def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
-def _pools_of_sweep(store: Store, sweep_id: int) -> set[str]:
-    return {r["pool"] for r in store.node_verdicts(sweep_id) if r["pool"]}
-
-
 def run_accept(args: argparse.Namespace) -> int:
     """Record the sweep as baseline for its pools, and audit that."""
     try:
@@ -155,17 +151,13 @@ def run_accept(args: argparse.Namespace) -> int:
         if sweep_id is None or store.sweep(sweep_id) is None:
             print("error: no such sweep")
             return int(ExitCode.USAGE)
-        refusal = store.baseline_refusal(sweep_id)  # interrupted, cancelled, cut by its deadline, still running
-        if refusal is not None:
-            plain_console(stderr=True).print(f"error: {_shown(refusal)}")
+        pools = set(args.pool or []) or pools_of_sweep(store, sweep_id)
+        # Refused (nothing written) when the sweep was interrupted, cancelled, cut by its deadline or still runs.
+        result = accept_baseline(store, sweep_id, pools)
+        if not result.ok:
+            plain_console(stderr=True).print(f"error: {_shown(result.outcome)}")
             return int(ExitCode.USAGE)
-        pools = sorted(set(args.pool or []) or _pools_of_sweep(store, sweep_id))
-        user = current_user()
-        with store.audited("accept", pools, inputs={"sweep": sweep_id}, user=user) as entry:
-            for pool in pools:
-                store.accept(pool, sweep_id, user)
-            entry.finish(f"sweep {sweep_id} is the baseline of {', '.join(pools)}")
-        print(f"sweep {sweep_id} accepted as baseline of {', '.join(pools)}")
+        print(f"sweep {sweep_id} accepted as baseline of {', '.join(sorted(pools))}")
         return 0
     finally:
         store.close()
@@ -190,22 +182,19 @@ def run_diff(args: argparse.Namespace) -> int:
         if not pools:
             console.print("no accepted baseline yet: accept a sweep first (instinct-console accept)")
         out: dict[str, Any] = {}
-        for pool in pools:
-            base_id = store.baseline(pool)
-            members = [n.name for n in inventory.nodes if n.pool == pool]
-            # By default the newest full sweep of the pool: not a drift check, not another pool's sweep.
-            new_id = args.sweep or store.latest_full_sweep(members)
-            if base_id is None or new_id is None:
-                console.print(f"pool {_shown(pool)}: " + ("no accepted baseline" if base_id is None else "no sweep"))
-                continue
-            diffs = diff_sweeps(store, base_id, new_id, members)
-            swept = {r["node"] for r in store.node_verdicts(new_id)} & set(members)
-            out[pool] = {"baseline": base_id, "sweep": new_id, "nodes": [d.__dict__ for d in diffs]}
-            if not args.json:
-                missing = len(members) - len(swept)
+        for pool in baseline_diffs(store, inventory, pools, args.sweep):
+            if pool.baseline is None or pool.current is None:
                 console.print(
-                    f"[bold]pool {_shown(pool)}[/]: sweep {new_id} vs baseline {base_id}: {len(diffs)} node(s) changed"
-                    + (f", {missing} not in sweep {new_id}" if missing else "")
+                    f"pool {_shown(pool.pool)}: " + ("no accepted baseline" if pool.baseline is None else "no sweep")
+                )
+                continue
+            diffs, new_id = pool.nodes, pool.current
+            out[pool.pool] = {"baseline": pool.baseline, "sweep": new_id, "nodes": [d.__dict__ for d in diffs]}
+            if not args.json:
+                missing = len(pool.not_swept)
+                console.print(
+                    f"[bold]pool {_shown(pool.pool)}[/]: sweep {new_id} vs baseline {pool.baseline}:"
+                    f" {len(diffs)} node(s) changed" + (f", {missing} not in sweep {new_id}" if missing else "")
                 )
                 # Verdict changes first: they are what an operator acts on.
                 for d in sorted(diffs, key=lambda d: (d.verdict[0] == d.verdict[1], d.node)):

@@ -20,9 +20,8 @@ from rich.markup import escape
 
 from console.checks import CheckConfigError, load_packs
 from console.commands.arguments import seconds
-from console.commands.sweep import exit_code_for
 from console.commands.terminal import plain_console
-from console.exitcodes import EXIT_CODE_HELP, ExitCode
+from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
 from console.model.findings import Status
 from console.service.assembly import EngineSpec, build_engine
@@ -106,4 +105,4 @@ def run(args: argparse.Namespace) -> int:
         if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
             where = finding.subject.label()[len(name) :].strip()
             out.print(f"  {finding.status.value:7} {escape((where + ': ' if where else '') + finding.message)}")
-    return int(exit_code_for(result, 0.0, fail_on_warn=args.fail_on_warn))
+    return int(exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn))

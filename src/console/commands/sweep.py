@@ -18,7 +18,7 @@ from console.commands.actions import warn_pin_overrides
 from console.commands.arguments import seconds, whole
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
-from console.exitcodes import EXIT_CODE_HELP, ExitCode
+from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import Inventory, InventoryError, SelectionError, fold, load_inventory, select_exactly
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
@@ -100,21 +100,6 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-i", "--inventory", required=True, help="cluster file (TOML, hostfile or cvs cluster.json)")
     p.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
     p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
-
-
-def exit_code_for(result: SweepResult, allow_unknown: float, *, fail_on_warn: bool = False) -> ExitCode:
-    """The documented exit code for a finished sweep."""
-    if result.outcome == "deadline":
-        return ExitCode.DEADLINE
-    if result.outcome == "cancelled":
-        return ExitCode.INTERRUPTED
-    statuses = [v.status for v in result.verdicts.values()]
-    if Status.FAIL in statuses or (fail_on_warn and Status.WARN in statuses):
-        return ExitCode.FAILED
-    unknown = statuses.count(Status.UNKNOWN)
-    if statuses and unknown / len(statuses) > allow_unknown:
-        return ExitCode.UNKNOWN_EXCEEDED
-    return ExitCode.OK
 
 
 class _Progress:
@@ -244,7 +229,8 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     started = time.time()
     multinode = MultinodeOptions(group_size=args.group_size)
     result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode)
-    code = exit_code_for(result, args.allow_unknown, fail_on_warn=args.fail_on_warn)
+    statuses = [v.status for v in result.verdicts.values()]
+    code = exit_code_for(statuses, result.outcome, allow_unknown=args.allow_unknown, fail_on_warn=args.fail_on_warn)
     outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]
     stacks = {name: facts.stack for name, facts in engine.facts.items()}
     report = build_report(

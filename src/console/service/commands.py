@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.actions import ActionKind, ActionRequest
+from console.actions.catalogue import entry
 from console.model.findings import NodeVerdict, Status
 from console.service.context import EngineContext
-
-# Registry action id -> console.actions ActionKind member.
-CLUSTER_KINDS = {"drain": "DRAIN", "resume": "RESUME", "enforce-pin": "ENFORCE_PIN", "pin-stack": "PIN"}
 
 
 def without_passing(verdict: NodeVerdict) -> NodeVerdict:
@@ -94,8 +92,7 @@ class Rerun:
 class PlanAction:
     """Ask the action service for the dry run of a cluster action."""
 
-    action_id: str
-    title: str
+    kind: ActionKind
     targets: tuple[str, ...]
     reason: str = ""
     sweep_id: int | None = None
@@ -145,18 +142,18 @@ async def perform(context: EngineContext, command: Command) -> Any:
 async def plan_cluster_action(context: EngineContext, command: PlanAction) -> PlanPreview:
     """Ask the action service for the dry-run plan (on the engine side: it may read the store)."""
     c = command
+    title = entry(c.kind).title
     if context.actions is None:
-        return PlanPreview(c.action_id, c.title, c.targets, c.reason, refused=context.actions_problem)
-    kind = ActionKind[CLUSTER_KINDS[c.action_id]]
+        return PlanPreview(c.kind.value, title, c.targets, c.reason, refused=context.actions_problem)
     request = ActionRequest(
-        kind=kind, targets=c.targets, reason=c.reason, sweep_id=c.sweep_id, pool=c.pool, from_node=c.from_node
+        kind=c.kind, targets=c.targets, reason=c.reason, sweep_id=c.sweep_id, pool=c.pool, from_node=c.from_node
     )
     # Read the scheduler (or the nodes' OS) now, so the plan reflects the cluster as it is.
     await context.actions.refresh(request)
     plan = context.actions.plan(request)
     return PlanPreview(
-        c.action_id,
-        c.title,
+        c.kind.value,
+        title,
         c.targets,
         c.reason,
         commands=tuple(tuple(str(a) for a in argv) for argv in plan.commands),

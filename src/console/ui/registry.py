@@ -2,8 +2,9 @@
 
 The registry drives the key bindings (with stable ids, so ``App.set_keymap`` can rebind them), the
 footer, the command palette and the help screen. ``handler`` is the Textual action run on the main
-screen. Dangerous actions change the cluster (drain, resume, pin enforcement): they are not bound at
-all in ``--read-only`` mode and always go through the confirm dialog.
+screen. The actions that change something come from ``console.actions.catalogue``, with its id, title,
+description and danger: dangerous ones (drain, resume, pins) are not bound at all in ``--read-only``
+mode, and every one of them goes through the confirm dialog.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from textual.binding import Binding
+
+from console.actions.catalogue import entry
+from console.actions.model import ActionKind
 
 
 class Scope(StrEnum):
@@ -68,6 +72,15 @@ class UiAction:
         return _KEY_NAMES.get(self.key, self.key)
 
 
+def _catalogued(
+    kind: ActionKind, key: str, scope: Scope, handler: str, group: str, *, footer: bool = False
+) -> UiAction:
+    """The console's key for a catalogued action: its id, title, description and danger come from there."""
+    e = entry(kind)
+    return UiAction(e.id, e.title, key, scope, handler, e.summary, group, dangerous=e.dangerous, confirm=True,
+                    footer=footer)  # fmt: skip
+
+
 _KEY_NAMES = {"question_mark": "?", "slash": "/", "space": "space", "enter": "enter", "escape": "esc"}
 
 ACTIONS: tuple[UiAction, ...] = (
@@ -108,17 +121,12 @@ ACTIONS: tuple[UiAction, ...] = (
              "stop waiting for a stuck node: its probes are killed on it, it reads UNKNOWN, the sweep goes on",
              "sweep"),
     # the cluster (dangerous)
-    UiAction("drain", "Drain", "d", Scope.MARKED, "drain", "drain in the scheduler (with a reason)", "cluster",
-             dangerous=True, confirm=True, footer=True),
-    UiAction("resume", "Resume", "u", Scope.MARKED, "resume", "return drained nodes to service", "cluster",
-             dangerous=True, confirm=True),
-    UiAction("enforce-pin", "Enforce pin", "E", Scope.MARKED, "enforce_pin",
-             "act on nodes whose stack differs from their pool's pin", "cluster", dangerous=True, confirm=True),
-    UiAction("pin-stack", "Pin stack", "P", Scope.NODE, "pin_stack",
-             "make this node's stack the pin of its pool", "cluster", confirm=True),
+    _catalogued(ActionKind.DRAIN, "d", Scope.MARKED, "drain", "cluster", footer=True),
+    _catalogued(ActionKind.RESUME, "u", Scope.MARKED, "resume", "cluster"),
+    _catalogued(ActionKind.ENFORCE_PIN, "E", Scope.MARKED, "enforce_pin", "cluster"),
+    _catalogued(ActionKind.PIN, "P", Scope.NODE, "pin_stack", "cluster"),
     # history
-    UiAction("accept-baseline", "Accept baseline", "A", Scope.GLOBAL, "accept_baseline",
-             "accept the last sweep as the baseline of its pools (audited)", "history", confirm=True),
+    _catalogued(ActionKind.ACCEPT, "A", Scope.GLOBAL, "accept_baseline", "history"),
     UiAction("diff-baseline", "Diff baseline", "D", Scope.GLOBAL, "diff_baseline",
              "what changed since each pool's accepted baseline", "history"),
     UiAction("copy-hostlist", "Copy hostlist", "y", Scope.VISIBLE, "copy_hostlist",

@@ -18,16 +18,11 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input
 
+from console.actions.baseline import PoolDiff, accept_baseline, baseline_diffs
+from console.actions.model import ActionKind
 from console.model.findings import Status
 from console.service.commands import PlanAction, PlanPreview
-from console.ui.operations import (
-    PoolDiff,
-    accept_baseline,
-    baseline_diffs,
-    baseline_preview,
-    export_report,
-    hostlist,
-)
+from console.ui.operations import baseline_preview, export_report, hostlist
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
 from console.ui.rows import COLUMNS, row_cells
 from console.ui.screens.confirm import ConfirmScreen
@@ -327,8 +322,8 @@ class MainScreen(Screen[None]):
 
     # cluster actions ----------------------------------------------------------------------------
 
-    def _cluster_action(self, action_id: str, *, single_pool: bool = False) -> None:
-        action = BY_ID[action_id]
+    def _cluster_action(self, kind: ActionKind, *, single_pool: bool = False) -> None:
+        action = BY_ID[kind.value]
         if self.read_only and action.dangerous:
             return
         targets = self.targets(action.scope)
@@ -342,8 +337,8 @@ class MainScreen(Screen[None]):
 
         async def planner(reason: str) -> PlanPreview:
             if app.bridge is None:
-                return PlanPreview(action_id, action.title, targets, reason, refused="the engine is not running")
-            command = PlanAction(action_id, action.title, targets, reason, sweep_id, pool, from_node)
+                return PlanPreview(action.id, action.title, targets, reason, refused="the engine is not running")
+            command = PlanAction(kind, targets, reason, sweep_id, pool, from_node)
             preview: PlanPreview = await app.bridge.ask(command)
             return preview
 
@@ -373,26 +368,26 @@ class MainScreen(Screen[None]):
 
     def action_drain(self) -> None:
         """Drain the marked (or cursor) nodes in the scheduler."""
-        self._cluster_action("drain")
+        self._cluster_action(ActionKind.DRAIN)
 
     def action_resume(self) -> None:
         """Return the marked (or cursor) nodes to service."""
-        self._cluster_action("resume")
+        self._cluster_action(ActionKind.RESUME)
 
     def action_enforce_pin(self) -> None:
         """Act on marked (or cursor) nodes whose stack differs from the pool pin."""
-        self._cluster_action("enforce-pin")
+        self._cluster_action(ActionKind.ENFORCE_PIN)
 
     def action_pin_stack(self) -> None:
         """Make the cursor node's stack the pin of its pool."""
-        self._cluster_action("pin-stack", single_pool=True)
+        self._cluster_action(ActionKind.PIN, single_pool=True)
 
     # history actions ----------------------------------------------------------------------------
 
     def action_accept_baseline(self) -> None:
         """Accept the last full sweep as the baseline of the pools it covered."""
         app = self.console_app
-        action = BY_ID["accept-baseline"]
+        action = BY_ID[ActionKind.ACCEPT.value]
         progress = app.state.progress
         pools = sorted({app.inventory.node(n).pool for n in progress.nodes if n in app.state.names()})
         if not pools:
@@ -415,12 +410,12 @@ class MainScreen(Screen[None]):
         def run(preview: PlanPreview) -> None:
             if app.store is None or frozen[0] is None:
                 return
-            outcome = accept_baseline(app.store, preview, frozen[0], preview.reason)
-            if outcome.ok:
-                self.notify(safe(outcome.summary), title="baseline accepted", markup=False)
+            result = accept_baseline(app.store, frozen[0], preview.targets, reason=preview.reason)
+            if result.ok:
+                self.notify(safe(result.outcome), title="baseline accepted", markup=False)
             else:
                 self.notify(
-                    safe(outcome.summary), title="baseline not accepted", severity="error", markup=False, timeout=10
+                    safe(result.outcome), title="baseline not accepted", severity="error", markup=False, timeout=10
                 )
 
         self._confirm(action, tuple(pools), planner, run, noun="pool")
@@ -436,7 +431,7 @@ class MainScreen(Screen[None]):
         app.push_screen(
             TextScreen(
                 f"Changes of sweep #{current} against each pool's baseline",
-                diff_content(baseline_diffs(app.store, app.inventory, current, pools)),
+                diff_content(baseline_diffs(app.store, app.inventory, pools, current)),
             )
         )
 

@@ -1,0 +1,81 @@
+"""A pool's accepted baseline: accepting a sweep as it, and what changed since. The CLI's ``accept`` and
+``diff`` and the console's ``A`` and ``D`` are these functions, so they refuse, audit and compare alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from console.actions.model import ActionKind, ActionResult
+from console.inventory.model import Inventory
+from console.store import Store, current_user
+from console.store.diff import NodeDiff, diff_sweeps
+
+
+def pools_of_sweep(store: Store, sweep_id: int) -> list[str]:
+    """The pools sweep ``sweep_id`` judged nodes of, sorted."""
+    return sorted({r["pool"] for r in store.node_verdicts(sweep_id) if r["pool"]})
+
+
+def accept_baseline(
+    store: Store, sweep_id: int, pools: Iterable[str], *, reason: str = "", user: str | None = None
+) -> ActionResult:
+    """Make ``sweep_id`` the baseline of ``pools``, audited as ``accept``.
+
+    A sweep that did not finish its work (cancelled, interrupted, cut by its deadline, still running) is
+    no baseline: the refusal changes nothing and writes no audit entry. The intent is committed before
+    the baselines change, the outcome after. The operator's reason, when given, is kept with the inputs.
+    """
+    refusal = store.baseline_refusal(sweep_id)
+    if refusal is not None:
+        return ActionResult(False, refusal, {})
+    user = user or current_user()
+    pools = sorted(pools)
+    inputs: dict[str, object] = {"sweep": sweep_id}
+    if reason:
+        inputs["reason"] = reason
+    with store.audited(ActionKind.ACCEPT.value, pools, inputs=inputs, user=user) as entry:
+        for pool in pools:
+            store.accept(pool, sweep_id, user)
+        entry.finish(f"sweep {sweep_id} is the baseline of {', '.join(pools)}")
+    return ActionResult(
+        True, f"sweep #{sweep_id} is the baseline of {', '.join(pools)}", dict.fromkeys(pools, "accepted"), entry.id
+    )
+
+
+@dataclass(frozen=True)
+class PoolDiff:
+    """One pool's changes between its baseline and a sweep.
+
+    ``baseline`` None: nothing accepted yet; ``current`` None: no full sweep of the pool to compare.
+    ``not_swept`` lists the pool's nodes the compared sweep did not judge.
+    """
+
+    pool: str
+    baseline: int | None
+    current: int | None
+    nodes: list[NodeDiff] = field(default_factory=list)
+    not_swept: list[str] = field(default_factory=list)
+
+
+def baseline_diffs(
+    store: Store, inventory: Inventory, pools: Iterable[str], sweep: int | None = None
+) -> list[PoolDiff]:
+    """Per pool, what changed between its accepted baseline and ``sweep``.
+
+    Without ``sweep``, each pool is compared with its own newest full sweep: not a drift check (which
+    runs a subset of the families), not a sweep of other pools only.
+    """
+    diffs = []
+    for pool in sorted(set(pools)):
+        base = store.baseline(pool)
+        members = [n.name for n in inventory.nodes if n.pool == pool]
+        current = sweep if sweep is not None else store.latest_full_sweep(members)
+        if base is None or current is None:
+            diffs.append(PoolDiff(pool, base, current))
+            continue
+        swept = {r["node"] for r in store.node_verdicts(current)}
+        missing = [name for name in members if name not in swept]
+        diffs.append(PoolDiff(pool, base, current, diff_sweeps(store, base, current, members), missing))
+    return diffs

@@ -1,0 +1,92 @@
+"""Every operator action that changes something, listed once: the CLI, the engine and the console read it.
+
+An action's id is its ``ActionKind`` value: the CLI subcommand (where it has one), the console's key
+binding id and the audit log's ``action`` column are all that one name. ``dangerous`` actions change
+the cluster or what its nodes are judged against; ``--read-only`` hides them in the console and the
+action service refuses them, whichever front end asks. Every action here shows its plan and asks
+before it runs (the CLI takes ``--yes``); the console also asks for the count of targets past its
+threshold.
+
+To add an action: a member of ``ActionKind``, its entry here, and its planning and execution in
+``ActionService`` (CONTRIBUTING.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from console.actions.model import ActionKind
+
+
+class Targets(StrEnum):
+    """What an action is given to act on."""
+
+    NODES = "nodes"  # a hostlist, or the marked nodes in the console
+    NODE = "node"  # one node (a pin is taken from its stack)
+    POOL = "pool"  # one pool
+    POOLS = "pools"  # the pools a sweep covered
+
+
+class Reason(StrEnum):
+    """Whether the operator must say why (the reason goes to the audit log, and to Slurm or Kubernetes)."""
+
+    REQUIRED = "required"
+    OPTIONAL = "optional"
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """One action: what the operator sees, what it changes, and the rules it runs under."""
+
+    kind: ActionKind
+    title: str
+    summary: str  # one line: the CLI's help and the console's key description
+    changes: str  # what it changes, and where
+    targets: Targets
+    reason: Reason
+    dangerous: bool
+
+    @property
+    def id(self) -> str:
+        """The one name of the action (CLI, key binding id, audit log)."""
+        return self.kind.value
+
+
+CATALOGUE: tuple[CatalogueEntry, ...] = (
+    CatalogueEntry(ActionKind.DRAIN, "Drain", "drain nodes in Slurm with a tagged reason (running jobs finish)",
+                   "Slurm node state: DRAIN, with the reason tagged as the console's", Targets.NODES, Reason.REQUIRED,
+                   dangerous=True),
+    CatalogueEntry(ActionKind.RESUME, "Resume",
+                   "return nodes the console drained to service (another's drain needs the CLI's --force)",
+                   "Slurm node state: RESUME (back in service)", Targets.NODES, Reason.OPTIONAL, dangerous=True),
+    CatalogueEntry(ActionKind.UNDRAIN, "Undrain",
+                   "clear the drain flag of nodes the console drained, leaving DOWN alone",
+                   "Slurm node state: UNDRAIN", Targets.NODES, Reason.OPTIONAL, dangerous=True),
+    CatalogueEntry(ActionKind.CORDON, "Cordon", "cordon and taint Kubernetes nodes (pods keep running)",
+                   "Kubernetes: unschedulable, a NoSchedule taint and an annotation with the reason", Targets.NODES,
+                   Reason.REQUIRED, dangerous=True),
+    CatalogueEntry(ActionKind.UNCORDON, "Uncordon", "uncordon and untaint Kubernetes nodes the console cordoned",
+                   "Kubernetes: schedulable again, the console's taint and annotation removed", Targets.NODES,
+                   Reason.OPTIONAL, dangerous=True),
+    CatalogueEntry(ActionKind.ENFORCE_PIN, "Enforce pin", "act on nodes whose stack differs from their pool's pin",
+                   "the nodes' package manager: holds on the pinned ROCm packages", Targets.NODES, Reason.OPTIONAL,
+                   dangerous=True),
+    CatalogueEntry(ActionKind.PIN, "Pin stack", "make a node's stack the pin of its pool",
+                   "the pool's stored pin, which every sweep judges the pool's stacks against", Targets.NODE,
+                   Reason.OPTIONAL, dangerous=True),
+    CatalogueEntry(ActionKind.UNPIN, "Unpin", "drop a pool's stored pin: the cluster file's applies again",
+                   "the pool's stored pin, which every sweep judges the pool's stacks against", Targets.POOL,
+                   Reason.OPTIONAL, dangerous=True),
+    CatalogueEntry(ActionKind.ACCEPT, "Accept baseline", "accept a finished sweep as the baseline of its pools",
+                   "the pools' accepted baseline in the history database (what diff compares with)", Targets.POOLS,
+                   Reason.OPTIONAL, dangerous=False),
+)  # fmt: skip
+
+BY_KIND: dict[ActionKind, CatalogueEntry] = {entry.kind: entry for entry in CATALOGUE}
+DANGEROUS: frozenset[ActionKind] = frozenset(entry.kind for entry in CATALOGUE if entry.dangerous)
+
+
+def entry(kind: ActionKind) -> CatalogueEntry:
+    """The catalogue's entry for ``kind`` (every kind has one: a test checks it)."""
+    return BY_KIND[kind]

@@ -1,0 +1,59 @@
+"""One action catalogue: every front end takes its actions, names and read-only rule from it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from console.actions import ActionKind, ActionRequest, ActionService
+from console.actions.catalogue import CATALOGUE, DANGEROUS, Reason, entry
+from console.actions.model import KUBE_KINDS, SLURM_KINDS
+from console.actions.planning import READ_ONLY
+from console.commands import actions as action_commands
+from console.inventory import from_mapping
+from console.store import Store
+from console.ui.registry import ACTIONS, visible_actions
+
+
+def test_every_action_kind_is_catalogued_once() -> None:
+    assert sorted(e.kind for e in CATALOGUE) == sorted(ActionKind)
+    assert all(entry(kind).id == kind.value for kind in ActionKind)
+
+
+def test_the_console_names_its_actions_as_the_catalogue_does() -> None:
+    catalogued = {a.id: a for a in ACTIONS if a.id in {k.value for k in ActionKind}}
+    assert set(catalogued) == {"drain", "resume", "enforce-pin", "pin", "accept"}
+    for ui in catalogued.values():
+        e = entry(ActionKind(ui.id))
+        assert (ui.title, ui.description, ui.dangerous, ui.confirm) == (e.title, e.summary, e.dangerous, True)
+    # Read-only hides exactly the dangerous ones, and nothing else.
+    hidden = {a.id for a in visible_actions(False)} - {a.id for a in visible_actions(True)}
+    assert hidden == {k.value for k in DANGEROUS} & set(catalogued)
+
+
+def test_the_cli_offers_the_scheduler_actions_with_the_catalogues_words() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    action_commands.register(sub)
+    for kind in SLURM_KINDS | KUBE_KINDS:
+        e = entry(kind)
+        p = sub.choices[e.id]
+        assert p.description == e.summary
+        reason = next(a for a in p._actions if a.dest == "reason")
+        assert reason.required is (e.reason is Reason.REQUIRED)
+
+
+@pytest.mark.parametrize("kind", sorted(ActionKind))
+def test_the_action_service_refuses_in_read_only_exactly_the_dangerous_actions(
+    kind: ActionKind, tmp_path: Path
+) -> None:
+    inventory = from_mapping({"name": "c", "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "n[1-2]"}]})
+    store = Store(tmp_path / "h.sqlite")
+    try:
+        service = ActionService(inventory, store, read_only=True)
+        plan = service.plan(ActionRequest(kind, ("n1",), reason="test", pool="p", from_node="n1"))
+        assert (plan.refused == READ_ONLY) is (kind in DANGEROUS), plan.refused
+    finally:
+        store.close()
