@@ -16,7 +16,7 @@ from console.checks.facts import NodeFacts
 from console.inventory import Inventory, StackPin, from_mapping
 from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuIdentity, GpuRecord
-from console.probes.host import OsRelease
+from console.model.host import OsRelease
 from console.store import Store
 
 FIRMWARE = {"PM": "00.85.04", "PSP_SOSDRV": "00.36.02.59", "RLC": "00.00.23.05"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -256,16 +255,15 @@ def test_detects_rvs_and_its_kind(case: Case) -> None:
 
 
 def test_detection_through_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Only the RVS parser registered, so this runs before the other tools' parsers exist.
-    monkeypatch.setattr(probes, "_MODULES", {Tool.RVS: "console.probes.rvs"})
+    # Only the RVS parser registered: detection finds it among the registry's tools alone.
+    monkeypatch.setattr(probes, "_PARSERS", {Tool.RVS: rvs_probe})
     result = parse_output((RVS_DIR / "rvs-summary-mi355x-8gpu-rvs130-allpass.txt").read_bytes())
     assert (result.tool, result.kind) == (Tool.RVS, "summary")
     assert probes.detect(b"just some text\nwithout markers\n") is None
 
 
 def test_other_parsers_do_not_outbid_rvs() -> None:
-    for module in probes._MODULES.values():
-        importlib.import_module(module)
+    assert len(probes._PARSERS) == len(Tool)  # every tool's parser takes part
     for path in sorted(RVS_DIR.iterdir()):
         found = probes.detect(path.read_bytes())
         assert found is not None and found.tool is Tool.RVS, path.name

@@ -18,12 +18,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from console.model.host import DkmsModule, NicPort, OsRelease
 from console.probes import parse_output
 from console.probes.base import ParseError, to_text
 from console.probes.host import (
-    DkmsModule,
-    NicPort,
-    OsRelease,
     parse_dkms_status,
     parse_ibv_devinfo,
     parse_modinfo_version,

@@ -13,8 +13,8 @@ from typing import Any
 from console.inventory.model import Node, StackPin
 from console.model.findings import Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus, StackVersions, XgmiLink, merge_gpu_records
+from console.model.host import NicPort, OsRelease
 from console.probes.base import ParsedOutput
-from console.probes.host import NicPort, OsRelease
 
 # The start of a probe's problem when its tool refused the options as unknown: an older release without
 # that subcommand or flag (``amd-smi xgmi --link-status`` came with ROCm 6.4). The checks that need it

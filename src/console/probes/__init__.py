@@ -6,26 +6,40 @@ it detects the tool and kind from the text alone unless told, then calls that to
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from typing import Protocol
 
+from console.probes import amdsmi, rccl, rocminfo, rocmsmi, rvs, transferbench
 from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines, strip_log_prefixes, to_text
 
 __all__ = ["Detection", "ParseError", "ParsedOutput", "Tool", "detect", "parse_output", "parser_for"]
 
-_MODULES: dict[Tool, str] = {
-    Tool.AMD_SMI: "console.probes.amdsmi",
-    Tool.ROCM_SMI: "console.probes.rocmsmi",
-    Tool.ROCMINFO: "console.probes.rocminfo",
-    Tool.RVS: "console.probes.rvs",
-    Tool.RCCL_TESTS: "console.probes.rccl",
-    Tool.TRANSFERBENCH: "console.probes.transferbench",
+
+class ToolParser(Protocol):
+    """What each tool's parser package exposes."""
+
+    def detect(self, text: str) -> Detection | None:
+        """The tool and kind ``text`` is output of, with a confidence; None when it is not this tool's."""
+        ...
+
+    def parse(self, text: str, kind: str | None = None) -> ParsedOutput:
+        """``text`` read into typed results; raises ``ParseError`` only."""
+        ...
+
+
+# One parser package per tool (console.probes.<tool>): adding a tool adds its line here.
+_PARSERS: dict[Tool, ToolParser] = {
+    Tool.AMD_SMI: amdsmi,
+    Tool.ROCM_SMI: rocmsmi,
+    Tool.ROCMINFO: rocminfo,
+    Tool.RVS: rvs,
+    Tool.RCCL_TESTS: rccl,
+    Tool.TRANSFERBENCH: transferbench,
 }
 
 
-def parser_for(tool: Tool) -> ModuleType:
-    """The parser module of ``tool`` (exposes ``detect`` and ``parse``)."""
-    return importlib.import_module(_MODULES[tool])
+def parser_for(tool: Tool) -> ToolParser:
+    """The parser package of ``tool``."""
+    return _PARSERS[tool]
 
 
 def detect(data: str | bytes) -> Detection | None:
@@ -35,7 +49,7 @@ def detect(data: str | bytes) -> Detection | None:
     # detectors see the lines without them.
     unlabelled = "\n".join(clean_lines(text, strip_prefixes=True))
     best: Detection | None = None
-    for tool in _MODULES:
+    for tool in _PARSERS:
         guess = parser_for(tool).detect(unlabelled)
         if guess is not None and (best is None or guess.confidence > best.confidence):
             best = guess

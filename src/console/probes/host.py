@@ -11,24 +11,8 @@ from __future__ import annotations
 import re
 import shlex
 
-from pydantic import Field
-
-from console.model.base import Model
+from console.model.host import DkmsModule, NicPort, OsRelease
 from console.probes.base import ParseError, clean_lines
-
-
-class OsRelease(Model):
-    """``/etc/os-release`` fields that identify the distribution."""
-
-    id: str | None = None
-    version_id: str | None = None
-    pretty_name: str | None = None
-
-    def label(self) -> str | None:
-        """``ubuntu 22.04`` style label, or None when unknown."""
-        if self.id and self.version_id:
-            return f"{self.id} {self.version_id}"
-        return self.pretty_name or self.id
 
 
 def complete(text: str, what: str) -> None:
@@ -109,15 +93,6 @@ def parse_modinfo_version(text: str) -> str:
     raise ParseError("not modinfo output: no version or filename field")
 
 
-class DkmsModule(Model):
-    """One line of ``dkms status``."""
-
-    module: str
-    version: str
-    kernel: str | None = None
-    state: str
-
-
 def parse_dkms_status(text: str) -> list[DkmsModule]:
     """``amdgpu/6.12.12-2147987.22.04, 5.15.0-164-generic, x86_64: installed`` (and the older comma form).
 
@@ -141,23 +116,6 @@ def parse_dkms_status(text: str) -> list[DkmsModule]:
         kernel = parts[1] if len(parts) > 1 and parts[1] != version else None
         modules.append(DkmsModule(module=module, version=version, kernel=kernel or None, state=words[0]))
     return modules
-
-
-class NicPort(Model):
-    """One RDMA port: device, port number, state and link layer."""
-
-    device: str
-    port: int
-    state: str = Field(description="ACTIVE, DOWN, INIT, ... as the tool prints it (normalised upper case)")
-    physical_state: str | None = None
-    link_layer: str | None = None
-    netdev: str | None = None
-    rate_gbps: float | None = Field(None, description="active width x lane speed (ibv_devinfo -v)")
-
-    @property
-    def label(self) -> str:
-        """``mlx5_0/1``."""
-        return f"{self.device}/{self.port}"
 
 
 _RDMA_LINK = re.compile(r"^link\s+(?P<dev>[\w.-]+)/(?P<port>\d{1,6})\s+state\s+(?P<state>\w+)(?P<rest>.*)$")

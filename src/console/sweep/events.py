@@ -9,7 +9,7 @@ from pydantic import Field
 from console.model.base import Model
 from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuRecord, XgmiLink
-from console.probes.host import NicPort
+from console.model.host import NicPort
 
 
 class SweepStarted(Model):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from console.inventory.model import Inventory, Node
 from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
-from console.probes.host import NicPort
+from console.model.host import NicPort
 from console.service.commands import without_passing
 from console.sweep.events import (
     Event,

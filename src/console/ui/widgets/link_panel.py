@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from console.checks import CheckPack
 from console.model.gpu import LinkStatus
-from console.probes.host import NicPort
+from console.model.host import NicPort
 from console.ui.state import GpuView, NodeRow
 from console.ui.text import safe
 

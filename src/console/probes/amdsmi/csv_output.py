@@ -10,7 +10,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-from console.probes.amdsmi_text import normalise_key
+from console.probes.amdsmi.text_output import normalise_key
 
 _HEADER_FIELD = re.compile(r"^[a-z][a-z0-9_%]*$")
 _WATCH_BANNER = re.compile(r"to stop watching output", re.IGNORECASE)

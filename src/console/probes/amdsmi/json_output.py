@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.model.amdsmi import AmdSmiForm
-from console.probes.amdsmi_text import normalise_key
+from console.probes.amdsmi.text_output import normalise_key
 from console.probes.base import ParseError
 
 _MAX_START_CANDIDATES = 64

@@ -25,7 +25,7 @@ from typing import Any
 
 from console.model.rvs import RvsAction, RvsGpu, RvsGpuResult, RvsResult
 from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
-from console.probes.rvs_json import (
+from console.probes.rvs.json_output import (
     JSON_MODULES,
     JsonLog,
     failed_records,
@@ -33,8 +33,8 @@ from console.probes.rvs_json import (
     read_json_log,
     records_to_results,
 )
-from console.probes.rvs_log import LogScan, scan_log
-from console.probes.rvs_summary import SummaryBox, parse_summary_box
+from console.probes.rvs.log import LogScan, scan_log
+from console.probes.rvs.summary import SummaryBox, parse_summary_box
 
 MODULE_KINDS = JSON_MODULES
 KINDS = MODULE_KINDS | {"summary", "gpu-list", "json", "error", "log"}

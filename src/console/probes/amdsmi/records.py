@@ -24,7 +24,7 @@ from console.model.gpu import (
     PcieLink,
     Violation,
 )
-from console.probes.amdsmi_fields import (
+from console.probes.amdsmi.fields import (
     ABSENT,
     Converter,
     assign_number,

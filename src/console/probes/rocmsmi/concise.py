@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 from console.model.gpu import EccBlock, EccCounts
 from console.model.rocm import RocmSmiDevice
-from console.probes.rocmsmi_fields import FIELDS, WHOLE, assign
+from console.probes.rocmsmi.fields import FIELDS, WHOLE, assign
 
 # Header labels that contain a space, then any other word.
 _LABEL = re.compile(r"\[Model : Revision\]|Temp \(DieEdge\)|GFX VER|GFX RAS|SDMA RAS|UMC RAS|PARTITION ID|\S+")
-# header label -> canonical field (see rocmsmi_fields.FIELDS) or a cell that holds several
+# header label -> canonical field (see fields.FIELDS) or a cell that holds several
 _COLUMNS = {
     "Device": "index",
     "GPU": "index",

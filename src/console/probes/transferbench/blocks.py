@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from console.model.transferbench import BlockAggregate, ExecutorResult, MemoryRef, TransferResult, TransferTest
-from console.probes.transferbench_text import number
+from console.probes.transferbench.text_output import number
 
 _TEST = re.compile(r"^\s*Test\s+(\d+)\s*:")
 _EXECUTOR = re.compile(r"^Executor:\s*(?:Rank\s+(?P<rank>\d+)\s+)?(?P<type>[A-Z]{3})\s*(?P<index>\d+)$")

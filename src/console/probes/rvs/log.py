@@ -1,6 +1,6 @@
 """The RVS console log: levels, errors, headers and the summary box around the module payloads.
 
-``[RESULT] [<ts>] [<action>] <payload>`` lines are framed here; ``rvs_modules`` reads the payloads.
+``[RESULT] [<ts>] [<action>] <payload>`` lines are framed here; ``modules`` reads the payloads.
 
 Lines are recognised by their own content, never by position, because real logs interleave GPUs
 (parallel actions), mix stderr (``RVS-ERROR``) into stdout, lose or add whitespace and carry
@@ -17,15 +17,15 @@ import re
 from dataclasses import dataclass, field
 
 from console.model.rvs import RvsAction, RvsGpu, RvsGpuRef, RvsGpuResult
-from console.probes.rvs_modules import ACTION_GRAMMARS, BARE_GRAMMARS, Handler, LineRef
-from console.probes.rvs_summary import (
+from console.probes.rvs.modules import ACTION_GRAMMARS, BARE_GRAMMARS, Handler, LineRef
+from console.probes.rvs.summary import (
     box_part,
     is_no_gpu_line,
     is_summary_title,
     parse_banner,
     parse_gpu_list_line,
 )
-from console.probes.rvs_units import small_int
+from console.probes.rvs.units import small_int
 from console.probes.values import normalise_bdf
 
 _LEVEL = re.compile(r"\[\s*(?P<level>RESULT|INFO|DEBUG|ERROR|TRACE|NONE)\s*\]\s*\[\s*\d+(?:\.\d*)?\s*\]\s?")

@@ -15,8 +15,8 @@ from typing import Any
 
 from console.model.amdsmi import XgmiPortStatus
 from console.model.gpu import TopologyLink, XgmiLink
-from console.probes.amdsmi_fields import ABSENT, assign_number, finite_int, number_field, pick, text_of, to_int
-from console.probes.amdsmi_tables import link_status
+from console.probes.amdsmi.fields import ABSENT, assign_number, finite_int, number_field, pick, text_of, to_int
+from console.probes.amdsmi.tables import link_status
 from console.probes.values import Quantity, na_reason, normalise_bdf, parse_quantity, to_bytes
 
 Entry = Mapping[str, Any]

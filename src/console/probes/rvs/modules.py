@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from console.model.rvs import RvsGpuRef, RvsGpuResult
-from console.probes.rvs_units import bool_word, number, rate_to_gbps, small_int
+from console.probes.rvs.units import bool_word, number, rate_to_gbps, small_int
 
 
 @dataclass

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from console.model.rvs import RvsAction, RvsGpu, RvsOverview
-from console.probes.rvs_units import small_int
+from console.probes.rvs.units import small_int
 from console.probes.values import na_reason, normalise_bdf
 
 SUMMARY_TITLE = "ROCm Validation Suite (RVS) Summary"

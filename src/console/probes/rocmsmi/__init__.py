@@ -6,7 +6,7 @@ Kinds: ``concise`` (the default table, in all three header generations, and ``--
 (``--version``). Every view yields the same report: one ``RocmSmiDevice`` per GPU or logical
 partition (shared GPU model inside, so it joins with amd-smi and rocminfo on ``gpu.identity.bdf``;
 rocm-smi's GUID is the KFD gpu_id), topology links and KFD processes. How each view is read lives in
-``rocmsmi_reader`` and the modules it uses.
+``reader`` and the modules it uses.
 
 Counting: ``gpu_count`` counts devices shown in full. Secondary partitions that rocm-smi prints as
 all-N/A rows (ROCm 6.4, DPX/TPX/CPX) are listed but counted in ``partial_count`` instead, so a GPU
@@ -21,8 +21,8 @@ from typing import Any
 
 from console.model.rocm import RocmSmiReport
 from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
-from console.probes.rocmsmi_concise import table_columns
-from console.probes.rocmsmi_reader import FOOTER, HEADER, NO_JSON_DATA, TOPOLOGY_SECTIONS, Reader, banner_title
+from console.probes.rocmsmi.concise import table_columns
+from console.probes.rocmsmi.reader import FOOTER, HEADER, NO_JSON_DATA, TOPOLOGY_SECTIONS, Reader, banner_title
 
 KINDS = ("concise", "all", "showid", "topology", "json", "version")
 _KIND_ALIASES = {

@@ -15,13 +15,13 @@ from typing import Any
 
 from console.model.amdsmi import AmdSmiForm, AmdSmiResult, MetricSample, PartitionState
 from console.model.gpu import GpuIdentity, GpuMetrics, GpuRecord, LinkStatus, StackVersions
-from console.probes.amdsmi_box import is_box_view, parse_box
-from console.probes.amdsmi_csv import is_csv_header, parse_csv
-from console.probes.amdsmi_errors import Triage, triage
-from console.probes.amdsmi_fields import finite_int, text_of, to_int
-from console.probes.amdsmi_json import JsonPayload, find_json_documents, is_amdsmi_json, read_payload
-from console.probes.amdsmi_links import topology_links, xgmi_links, xgmi_ports
-from console.probes.amdsmi_records import (
+from console.probes.amdsmi.box import is_box_view, parse_box
+from console.probes.amdsmi.csv_output import is_csv_header, parse_csv
+from console.probes.amdsmi.errors import Triage, triage
+from console.probes.amdsmi.fields import finite_int, text_of, to_int
+from console.probes.amdsmi.json_output import JsonPayload, find_json_documents, is_amdsmi_json, read_payload
+from console.probes.amdsmi.links import topology_links, xgmi_links, xgmi_ports
+from console.probes.amdsmi.records import (
     details_of,
     engines_of,
     firmware_of,
@@ -31,7 +31,7 @@ from console.probes.amdsmi_records import (
     processes_of,
     record_of,
 )
-from console.probes.amdsmi_tables import (
+from console.probes.amdsmi.tables import (
     XgmiTables,
     is_cper_header,
     is_monitor_header,
@@ -43,7 +43,7 @@ from console.probes.amdsmi_tables import (
     parse_topology,
     parse_xgmi,
 )
-from console.probes.amdsmi_text import parse_text
+from console.probes.amdsmi.text_output import parse_text
 from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
 
 KINDS = (

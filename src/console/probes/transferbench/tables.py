@@ -21,7 +21,7 @@ from console.model.transferbench import (
     SweepCell,
     Totals,
 )
-from console.probes.transferbench_text import DEVICE, cells, is_rule, number
+from console.probes.transferbench.text_output import DEVICE, cells, is_rule, number
 
 _MATRIX_HEADER = re.compile(r"^\s*SRC(?:\+EXE)?\\(?:EXE\+)?DST\b(?P<columns>.*)$")
 _MATRIX_COLUMN = re.compile(r"\b(CPU|GPU)\s*(\d+)\b|NIC\(\s*\d+\s*QP\)|STotal|Actual")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.model.gpu import GpuProcess, StackVersions
-from console.probes.amdsmi_fields import finite_int, split_pair, to_int
-from console.probes.amdsmi_tables import cells
+from console.probes.amdsmi.fields import finite_int, split_pair, to_int
+from console.probes.amdsmi.tables import cells
 from console.probes.values import na_reason, normalise_bdf, to_bytes
 
 _BOX_EDGE = re.compile(r"^\s*[+|][-=+|]{20,}\s*$")

@@ -15,9 +15,9 @@ from typing import Any
 
 from console.model.gpu import TopologyLink
 from console.model.rocm import KfdProcess, RocmSmiDevice, RocmSmiReport
-from console.probes.rocmsmi_concise import ConciseTable, table_columns
-from console.probes.rocmsmi_fields import LINK_READERS, VERSION_KEYS, WHOLE, new_device, read_text, read_whole
-from console.probes.rocmsmi_keyed import ClockList, fill_clock_from_levels, read_gpu_body, read_pair
+from console.probes.rocmsmi.concise import ConciseTable, table_columns
+from console.probes.rocmsmi.fields import LINK_READERS, VERSION_KEYS, WHOLE, new_device, read_text, read_whole
+from console.probes.rocmsmi.keyed import ClockList, fill_clock_from_levels, read_gpu_body, read_pair
 from console.probes.values import na_reason
 
 HEADER = "ROCm System Management Interface"

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 
 from console.model.transferbench import BandwidthEntry, Direction, EnvSetting, MemoryRef, TransferBenchResult
 from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
-from console.probes.transferbench_blocks import transfer_tests
-from console.probes.transferbench_healthcheck import UNSUPPORTED, healthcheck_tests
-from console.probes.transferbench_tables import matrices, nic_rings, peer_averages, scaling, sweep, totals
-from console.probes.transferbench_text import ascii_borders
+from console.probes.transferbench.blocks import transfer_tests
+from console.probes.transferbench.healthcheck import UNSUPPORTED, healthcheck_tests
+from console.probes.transferbench.tables import matrices, nic_rings, peer_averages, scaling, sweep, totals
+from console.probes.transferbench.text_output import ascii_borders
 
 __all__ = ["detect", "parse"]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from console.model.amdsmi import CperRecord, PartitionState, XgmiPortStatus
 from console.model.gpu import LinkStatus, TopologyLink, XgmiLink
-from console.probes.amdsmi_fields import finite_int, split_pair, to_int
+from console.probes.amdsmi.fields import finite_int, split_pair, to_int
 from console.probes.values import na_reason, normalise_bdf, parse_quantity, to_bytes
 
 _UNITS = {

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.model.rvs import RvsGpuRef, RvsGpuResult, RvsJsonRecord
-from console.probes.rvs_units import bool_word, number, rate_to_gbps, small_int
+from console.probes.rvs.units import bool_word, number, rate_to_gbps, small_int
 from console.probes.values import parse_quantity
 
 # RVS module names that key the JSON log; used to tell an RVS log from other JSON.

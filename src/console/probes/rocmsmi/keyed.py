@@ -13,7 +13,7 @@ import re
 
 from console.model.gpu import GpuMetrics, PcieLink
 from console.model.rocm import ClockLevel, RocmSmiDevice
-from console.probes.rocmsmi_fields import KEYS, assign, holder
+from console.probes.rocmsmi.fields import KEYS, assign, holder
 from console.probes.values import na_reason, to_mhz
 
 ClockList = tuple[RocmSmiDevice, str]
