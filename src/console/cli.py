@@ -16,10 +16,9 @@ import sys
 from collections.abc import Sequence
 
 from console import __version__
-from console.commands.arguments import OneLineParser
+from console.commands.arguments import USAGE_ERRORS, OneLineParser, usage_error_line
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.runtime import tune_gc
-from console.store.db import StoreError
 
 # Order is the order shown in --help.
 COMMAND_MODULES: tuple[str, ...] = ("tui", "demo", "sweep", "local", "parse", "history", "sim", "actions")
@@ -57,8 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output still buffered for a reader that left (`| head -1`) fails here, not in the interpreter's exit.
         sys.stdout.flush()
         return code
-    except StoreError as exc:
-        print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
+    except USAGE_ERRORS as exc:  # the one place usage and configuration errors become exit 2
+        print(usage_error_line(f"{parser.prog} {args.command}", exc), file=sys.stderr)
         return int(ExitCode.USAGE)
     except BrokenPipeError:
         return _reader_gone()

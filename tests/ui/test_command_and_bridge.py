@@ -10,8 +10,7 @@ import pytest
 
 from console.actions.model import ActionKind
 from console.checks import CheckPack
-from console.cli import COMMAND_MODULES, build_parser
-from console.commands import tui
+from console.cli import COMMAND_MODULES, build_parser, main
 from console.exitcodes import exit_code_for
 from console.inventory import load_inventory
 from console.service.assembly import EngineSpec
@@ -53,7 +52,7 @@ def test_the_engine_runs_in_its_own_process_unless_asked_for_a_thread() -> None:
 
 
 def test_missing_cluster_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert tui.main(["-i", str(tmp_path / "nope.toml")]) == 2
+    assert main(["tui", "-i", str(tmp_path / "nope.toml")]) == 2
     assert "nope.toml" in capsys.readouterr().err
 
 
@@ -62,12 +61,12 @@ def test_no_cluster_file_anywhere(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    assert tui.main([]) == 2
+    assert main(["tui"]) == 2
     assert "no cluster file" in capsys.readouterr().err
 
 
 def test_unknown_theme_is_a_usage_error(hostfile: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = tui.main(["-i", str(hostfile), "--store", str(tmp_path / "h.sqlite"), "--theme", "sepia"])
+    code = main(["tui", "-i", str(hostfile), "--store", str(tmp_path / "h.sqlite"), "--theme", "sepia"])
     assert code == 2
     assert "unknown theme 'sepia'" in capsys.readouterr().err
 

@@ -35,16 +35,22 @@ from console.actions import (
 from console.actions.catalogue import CATALOGUE, Reason
 from console.actions.model import KUBE_KINDS, SLURM_KINDS
 from console.actions.pin import pin_overrides
-from console.checks import CheckConfigError, load_packs
-from console.commands.arguments import share, whole
+from console.checks import load_packs
+from console.commands.arguments import (
+    UsageError,
+    add_accept_new,
+    add_checks,
+    add_inventory,
+    add_probe_timeout,
+    add_store,
+    share,
+    whole,
+)
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode, exit_code_for
 from console.inventory import (
-    HostlistError,
     Inventory,
-    InventoryError,
-    SelectionError,
     expand,
     fold,
     load_inventory,
@@ -109,13 +115,14 @@ def register(sub: Any) -> None:
 
     p = _parser(sub, "drift", "sweep the stack and firmware, judge each pinned field against its pool", DRIFT_EXIT_HELP)
     p.add_argument("--nodes", metavar="EXPR", help="hostlist, pool=NAME, key=value labels")
-    p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
+    add_checks(p)
     p.add_argument("--all", action="store_true", help="list matching fields too, not only drift")
-    p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
+    add_accept_new(p)
+    add_probe_timeout(p)
     p.set_defaults(func=run_drift)
 
     p = sub.add_parser("audit", help="list the audit log of operator actions")
-    p.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
+    add_store(p)
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_audit)
@@ -125,8 +132,8 @@ def _parser(sub: Any, name: str, help_text: str, epilog: str) -> argparse.Argume
     p: argparse.ArgumentParser = sub.add_parser(
         name, help=help_text, description=help_text, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    p.add_argument("-i", "--inventory", help="cluster file; without one, Slurm commands run here with SLURM_CONF")
-    p.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
+    add_inventory(p, help="cluster file; without one, Slurm commands run here with SLURM_CONF")
+    add_store(p)
     p.add_argument("--read-only", action="store_true", help="refuse every action (plans may still be shown)")
     p.add_argument("--json", action="store_true", help="print the plan and result as JSON")
     return p
@@ -136,18 +143,10 @@ def _inventory(args: argparse.Namespace) -> Inventory:
     return load_inventory(args.inventory) if args.inventory else bare_inventory()
 
 
-def _fail(message: str, code: ExitCode = ExitCode.USAGE) -> int:
-    plain_console(stderr=True).print(f"[red]error:[/] {escape(message)}")
-    return int(code)
-
-
 def run_action(args: argparse.Namespace) -> int:
     """drain/resume/undrain/cordon/uncordon NODES."""
-    try:
-        inventory = _inventory(args)
-        targets = tuple(expand(args.nodes))
-    except (InventoryError, HostlistError) as exc:
-        return _fail(str(exc))
+    inventory = _inventory(args)
+    targets = tuple(expand(args.nodes))
     request = ActionRequest(args.kind, targets, reason=args.reason, sweep_id=args.sweep, force=args.force)
     store = Store(args.store or default_store_path())
     service = ActionService(
@@ -196,7 +195,7 @@ def _confirm(console: Console, yes: bool) -> int | None:
     if yes:
         return None
     if not sys.stdin.isatty():
-        return _fail("no terminal to confirm on: add --yes to act without asking")
+        raise UsageError("no terminal to confirm on: add --yes to act without asking")
     reply = console.input(escape("Proceed? [y/N] ")).strip().lower()
     if reply in ("y", "yes"):
         return None
@@ -248,12 +247,9 @@ def _print_result(console: Console, result: ActionResult) -> None:
 def run_pin(args: argparse.Namespace) -> int:
     """Show a pool's pin, set it from a node, or show/apply the package holds that keep nodes on it."""
     if not args.inventory:
-        return _fail("pin needs -i CLUSTER_FILE (pins belong to pools)")
-    try:
-        inventory = load_inventory(args.inventory)
-        enforce_targets = tuple(expand(args.enforce)) if args.enforce else ()
-    except (InventoryError, HostlistError) as exc:
-        return _fail(str(exc))
+        raise UsageError("pin needs -i CLUSTER_FILE (pins belong to pools)")
+    inventory = load_inventory(args.inventory)
+    enforce_targets = tuple(expand(args.enforce)) if args.enforce else ()
     store = Store(args.store or default_store_path())
     try:
         if args.clear:
@@ -262,7 +258,7 @@ def run_pin(args: argparse.Namespace) -> int:
             return _show_pins(inventory, store, args.pool, args.json)
         if args.enforce is not None:
             if not args.pool and not enforce_targets:
-                return _fail("--enforce needs --pool or NODES")
+                raise UsageError("--enforce needs --pool or NODES")
             request = ActionRequest(ActionKind.ENFORCE_PIN, enforce_targets, pool=args.pool)
         else:
             request = ActionRequest(ActionKind.PIN, (), pool=args.pool, from_node=args.from_node,
@@ -275,7 +271,7 @@ def run_pin(args: argparse.Namespace) -> int:
 
 def _clear_pin(inventory: Inventory, store: Store, args: argparse.Namespace) -> int:
     if not args.pool or args.pool not in inventory.pools:
-        return _fail(f"--clear needs --pool, one of: {', '.join(inventory.pools)}")
+        raise UsageError(f"--clear needs --pool, one of: {', '.join(inventory.pools)}")
     stored = store.pin(args.pool)
     console = plain_console()
     if not stored:
@@ -301,7 +297,7 @@ def _clear_pin(inventory: Inventory, store: Store, args: argparse.Namespace) -> 
 def _show_pins(inventory: Inventory, store: Store, pool: str | None, as_json: bool) -> int:
     pins = effective_pins(inventory, store)
     if pool is not None and pool not in pins:
-        return _fail(f"no such pool: {pool}")
+        raise UsageError(f"no such pool: {pool}")
     shown = {name: pin.pinned_fields() for name, pin in pins.items() if pool in (None, name)}
     if as_json:
         print(json.dumps(shown, indent=2))
@@ -326,24 +322,22 @@ def warn_pin_overrides(inventory: Inventory, store: Store) -> None:
 def run_drift(args: argparse.Namespace) -> int:
     """Sweep stack and firmware probes, then judge every pinned field of every node."""
     if not args.inventory:
-        return _fail("drift needs -i CLUSTER_FILE (pins belong to pools)")
-    try:
-        inventory = load_inventory(args.inventory)
-        packs = load_packs(list(args.checks))
-    except (InventoryError, CheckConfigError) as exc:
-        return _fail(str(exc))
-    try:
-        nodes = select_exactly(inventory, args.nodes)
-    except SelectionError as exc:
-        return _fail(str(exc))
+        raise UsageError("drift needs -i CLUSTER_FILE (pins belong to pools)")
+    inventory = load_inventory(args.inventory)
+    packs = load_packs(list(args.checks))
+    nodes = select_exactly(inventory, args.nodes)
     store = Store(args.store or default_store_path())
     try:
         warn_pin_overrides(inventory, store)
-        engine = build_engine(EngineSpec(inventory, packs, store.path, accept_new=args.accept_new), store)
+        spec = EngineSpec(
+            inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
+        )
+        engine = build_engine(spec, store)
         rows, outcome = run_interruptible(_drift(engine, nodes))
         unreachable = {n.name: engine.verdicts[n.name].reason for n in nodes if n.name not in engine.facts}
     except KeyboardInterrupt:
-        return _fail("interrupted", ExitCode.INTERRUPTED)
+        plain_console(stderr=True).print("interrupted")
+        return int(ExitCode.INTERRUPTED)
     finally:
         store.close()
     rows += [DriftRow(node=n, field="node", status=Status.UNKNOWN, message=why) for n, why in unreachable.items()]
@@ -383,7 +377,7 @@ def run_audit(args: argparse.Namespace) -> int:
     """Print the audit log, newest first; an intent without an outcome shows as in progress or unknown."""
     path = Path(args.store or default_store_path())
     if not path.exists():
-        return _fail(f"no history database at {path} (nothing was audited there; or --store)")
+        raise UsageError(f"no history database at {path} (nothing was audited there; or --store)")
     store = Store(path)
     try:
         entries = [

@@ -9,9 +9,14 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from typing import NoReturn
+from pathlib import Path
+from typing import Any, NoReturn
 
+from console.checks.loader import CheckConfigError
 from console.exitcodes import ExitCode
+from console.inventory import HostlistError, InventoryError, SelectionError
+from console.report.text import printable
+from console.store.db import StoreError, default_store_path
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -20,6 +25,27 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Print ``PROG: error: MESSAGE`` and exit with the usage code; the usage itself is in ``--help``."""
         self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message} (see --help)\n")
+
+
+class UsageError(ValueError):
+    """What a command cannot run with, found after its command line was read (``--count`` without ``--every``)."""
+
+
+# Usage and configuration errors: a command raises them and the front door (``console.cli``) says each in
+# one line, ``instinct-console sweep: error: ...``, and exits 2, whichever command it came from.
+USAGE_ERRORS: tuple[type[Exception], ...] = (
+    UsageError,
+    InventoryError,
+    HostlistError,
+    SelectionError,
+    CheckConfigError,
+    StoreError,
+)
+
+
+def usage_error_line(prog: str, exc: Exception) -> str:
+    """The one line a usage error is said in (text from files and nodes made printable)."""
+    return f"{prog}: error: {printable(str(exc))}"
 
 
 def _finite(text: str) -> float:
@@ -61,3 +87,61 @@ def whole(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+# Options several commands share, declared once: the same flag means the same thing everywhere.
+
+INVENTORY_HELP = "cluster file (TOML, hostfile or cvs cluster.json)"
+
+
+def add_inventory(p: argparse.ArgumentParser, *, required: bool = False, help: str = INVENTORY_HELP) -> None:
+    """``-i/--inventory``: the cluster file (``help`` says what this command needs it for)."""
+    p.add_argument("-i", "--inventory", required=required, help=help)
+
+
+def add_store(p: argparse.ArgumentParser, *, help: str | None = None) -> None:
+    """``--store``: the history database (default: the XDG state directory)."""
+    p.add_argument(
+        "--store", type=Path, default=None, help=help or f"history database (default {default_store_path()})"
+    )
+
+
+def add_checks(p: argparse.ArgumentParser) -> None:
+    """``--checks``: extra check-pack directories, layered over the built-in packs."""
+    p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
+
+
+def add_accept_new(p: argparse.ArgumentParser) -> None:
+    """``--accept-new``: trust and record a host key on first contact (audited)."""
+    p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
+
+
+def add_probe_timeout(p: argparse.ArgumentParser) -> None:
+    """``--probe-timeout``: a cap on every probe's timeout."""
+    p.add_argument(
+        "--probe-timeout",
+        type=seconds,
+        metavar="SECONDS",
+        help="cap every probe's timeout; a node still busy after this long is UNKNOWN (default: per probe)",
+    )
+
+
+def add_engine_options(p: argparse.ArgumentParser, *, inventory_required: bool = True) -> None:
+    """What every command that sweeps needs: the cluster, the history, the checks and the SSH trust."""
+    add_inventory(p, required=inventory_required)
+    add_store(p)
+    add_checks(p)
+    add_accept_new(p)
+    add_probe_timeout(p)
+
+
+def options_of(add_arguments: Callable[[argparse.ArgumentParser], None], **given: Any) -> argparse.Namespace:
+    """A command's options as its command line would give them with ``given`` set and every other at its
+    default: how one command (``demo``) runs another without writing its command line."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    defaults = {a.dest: a.default for a in parser._actions if a.dest not in (argparse.SUPPRESS, "help")}
+    unknown = set(given) - set(defaults)
+    if unknown:
+        raise TypeError(f"no such option: {', '.join(sorted(unknown))}")
+    return argparse.Namespace(**(defaults | given))

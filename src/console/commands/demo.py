@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from console.commands.arguments import add_store, options_of
 from console.exitcodes import ExitCode
 
 DEMO_MODELS = "mi300x,mi300x,mi300x,mi355x"
@@ -32,7 +33,7 @@ def register(sub: Any) -> None:
     p.add_argument("--probes", choices=["quick", "standard", "full"], default="standard")
     p.add_argument("--time-factor", type=float, default=50.0, help="simulated tool durations divided by this")
     p.add_argument("--headless", action="store_true", help="run the headless sweep instead of the TUI")
-    p.add_argument("--store", type=Path, help="history database (default: inside the demo's temporary state)")
+    add_store(p, help="history database (default: inside the demo's temporary state)")
     p.add_argument("--json", metavar="FILE", help="headless: write the JSON report")
     p.add_argument("--read-only", action="store_true", help="TUI: hide actions that change the cluster")
     p.add_argument(
@@ -68,23 +69,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"instinct-console demo: cannot start the simulated cluster: {exc}", file=sys.stderr)
         return int(ExitCode.USAGE)
     with sim:
-        store = str(args.store or sim.state_dir / "history.sqlite")
+        store = args.store or sim.state_dir / "history.sqlite"
         inventory = str(sim.inventory_path)
         if not args.headless and sys.stdout.isatty() and _tui_available():
             tui = importlib.import_module("console.commands.tui")
-            argv = ["-i", inventory, "--store", store, "--probes", args.probes]
-            if args.read_only:
-                argv.append("--read-only")
-            return int(tui.main(argv))
-        from console.cli import main
+            given = {"inventory": inventory, "store": store, "probes": args.probes, "read_only": args.read_only}
+            return int(tui.run(options_of(tui.add_arguments, **given)))
+        from console.commands import sweep
 
-        argv = ["sweep", "-i", inventory, "--store", store, "--probes", args.probes]
-        if args.json:
-            argv += ["--json", args.json]
         print(f"demo: {sim.ready_line}", file=sys.stderr)
         if args.scenario:
             print(
                 f"demo: change faults live: instinct-console sim inject|repair --state-dir {sim.state_dir} ...",
                 file=sys.stderr,
             )
-        return main(argv)
+        given = {"inventory": inventory, "store": store, "probes": args.probes, "json": args.json}
+        return sweep.run(options_of(sweep.add_arguments, **given))

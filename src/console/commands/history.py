@@ -12,9 +12,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from console.actions.baseline import accept_baseline, baseline_diffs, pools_of_sweep
+from console.commands.arguments import UsageError, add_inventory, add_store
 from console.commands.terminal import plain_console
-from console.exitcodes import ExitCode
-from console.inventory import InventoryError, load_inventory
+from console.inventory import load_inventory
 from console.report.text import printable
 from console.store import Store, default_store_path
 
@@ -22,22 +22,22 @@ from console.store import Store, default_store_path
 def register(sub: Any) -> None:
     """Add ``history``, ``accept`` and ``diff``."""
     h = sub.add_parser("history", help="list recent sweeps, or one node's verdicts over time")
-    h.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
+    add_store(h)
     h.add_argument("--node", help="show this node's verdict history")
     h.add_argument("--limit", type=int, default=20)
     h.add_argument("--json", action="store_true", help="print JSON")
     h.set_defaults(func=run_history)
 
     a = sub.add_parser("accept", help="mark a sweep as the accepted baseline of its pools")
-    a.add_argument("--store", type=Path, default=None)
-    a.add_argument("-i", "--inventory", required=True, help="cluster file (to know the pools)")
+    add_store(a)
+    add_inventory(a, required=True, help="cluster file (to know the pools)")
     a.add_argument("--sweep", type=int, help="sweep id (default: the latest)")
     a.add_argument("--pool", action="append", help="only these pools (default: every pool in the sweep)")
     a.set_defaults(func=run_accept)
 
     d = sub.add_parser("diff", help="what changed since a pool's accepted baseline")
-    d.add_argument("--store", type=Path, default=None)
-    d.add_argument("-i", "--inventory", required=True, help="cluster file (to know the pools)")
+    add_store(d)
+    add_inventory(d, required=True, help="cluster file (to know the pools)")
     d.add_argument("--pool", help="pool whose baseline to compare with (default: every pool with one)")
     d.add_argument(
         "--sweep", type=int, help="sweep to compare (default: the pool's newest full sweep, not a drift check)"
@@ -51,23 +51,20 @@ def _shown(text: str) -> str:
     return escape(printable(text))
 
 
-def _open(args: argparse.Namespace) -> Store | None:
-    """The history database to read; None (said on stderr) when there is none at that path.
+def _open(args: argparse.Namespace) -> Store:
+    """The history database to read; a usage error when there is none at that path.
 
     Reading must not create one: a mistyped --store would show an empty history instead of an error.
     """
     path = Path(args.store or default_store_path())
     if not path.exists():
-        plain_console(stderr=True).print(f"error: no history database at {_shown(str(path))} (sweep first, or --store)")
-        return None
+        raise UsageError(f"no history database at {path} (sweep first, or --store)")
     return Store(path)
 
 
 def run_history(args: argparse.Namespace) -> int:
     """Print sweeps (or one node's verdicts)."""
     store = _open(args)
-    if store is None:
-        return int(ExitCode.USAGE)
     console = plain_console()
     try:
         if args.node:
@@ -138,25 +135,17 @@ def _when(ts: float) -> str:
 
 def run_accept(args: argparse.Namespace) -> int:
     """Record the sweep as baseline for its pools, and audit that."""
-    try:
-        load_inventory(args.inventory)
-    except InventoryError as exc:
-        print(f"error: {exc}")
-        return int(ExitCode.USAGE)
+    load_inventory(args.inventory)
     store = _open(args)
-    if store is None:
-        return int(ExitCode.USAGE)
     try:
         sweep_id = args.sweep or store.latest_sweep_id()
         if sweep_id is None or store.sweep(sweep_id) is None:
-            print("error: no such sweep")
-            return int(ExitCode.USAGE)
+            raise UsageError("no such sweep")
         pools = set(args.pool or []) or pools_of_sweep(store, sweep_id)
         # Refused (nothing written) when the sweep was interrupted, cancelled, cut by its deadline or still runs.
         result = accept_baseline(store, sweep_id, pools)
         if not result.ok:
-            plain_console(stderr=True).print(f"error: {_shown(result.outcome)}")
-            return int(ExitCode.USAGE)
+            raise UsageError(result.outcome)
         print(f"sweep {sweep_id} accepted as baseline of {', '.join(sorted(pools))}")
         return 0
     finally:
@@ -165,19 +154,12 @@ def run_accept(args: argparse.Namespace) -> int:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print what changed since each pool's baseline."""
-    try:
-        inventory = load_inventory(args.inventory)
-    except InventoryError as exc:
-        print(f"error: {exc}")
-        return int(ExitCode.USAGE)
+    inventory = load_inventory(args.inventory)
     store = _open(args)
-    if store is None:
-        return int(ExitCode.USAGE)
     console = plain_console()
     try:
         if args.pool and args.pool not in inventory.pools:
-            console.print(f"error: no pool {_shown(args.pool)} in {_shown(inventory.source)}")
-            return int(ExitCode.USAGE)
+            raise UsageError(f"no pool {args.pool} in {inventory.source}")
         pools = [args.pool] if args.pool else sorted(store.baselines())
         if not pools:
             console.print("no accepted baseline yet: accept a sweep first (instinct-console accept)")

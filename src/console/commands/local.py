@@ -18,8 +18,8 @@ from typing import Any
 
 from rich.markup import escape
 
-from console.checks import CheckConfigError, load_packs
-from console.commands.arguments import seconds
+from console.checks import load_packs
+from console.commands.arguments import UsageError, add_checks, add_inventory, seconds
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
@@ -47,14 +47,14 @@ def register(sub: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("-i", "--inventory", help="cluster file naming this node (its pool, model and pin)")
+    add_inventory(p, help="cluster file naming this node (its pool, model and pin)")
     p.add_argument("--model", choices=GPU_MODELS, type=str.upper, help="GPU model, when there is no cluster file")
     p.add_argument("--gpu-count", type=int, default=8, help="expected GPUs with --model (default 8)")
     p.add_argument("--node", help="this node's name (default $SLURMD_NODENAME, else the short hostname)")
     node_levels = [s.value for s in ProbeSet if s is not ProbeSet.MULTINODE]
     p.add_argument("--probes", choices=node_levels, default="quick", help="probe set (default quick)")
     p.add_argument("--json", metavar="FILE", help="write the verdict and raw outputs as JSON ('-' for stdout)")
-    p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
+    add_checks(p)
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument("--fail-on-warn", action="store_true", help="exit 1 on a WARN verdict too (e.g. stack drift)")
     p.set_defaults(func=run)
@@ -76,18 +76,11 @@ def _inventory(args: argparse.Namespace, name: str) -> Inventory:
 
 def run(args: argparse.Namespace) -> int:
     """Check this node; print the verdict (and JSON); return the documented exit code."""
-    err = plain_console(stderr=True)
     name = node_name(args.node)
-    try:
-        inventory = _inventory(args, name)
-        inventory.node(name)
-        packs = load_packs(list(args.checks))
-    except (InventoryError, CheckConfigError) as exc:
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        return int(ExitCode.USAGE)
-    except KeyError:
-        err.print(f"[red]error:[/] node {escape(name)!r} is not in {escape(inventory.source)} (use --node)")
-        return int(ExitCode.USAGE)
+    inventory = _inventory(args, name)
+    if name not in {n.name for n in inventory.nodes}:
+        raise UsageError(f"node {name!r} is not in {inventory.source} (use --node)")
+    packs = load_packs(list(args.checks))
     try:
         engine = build_engine(EngineSpec(inventory, packs, None), None, recording_transport(name))
         report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline))

@@ -13,13 +13,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from console.checks import CheckConfigError, load_packs
+from console.checks import load_packs
 from console.commands.actions import warn_pin_overrides
-from console.commands.arguments import seconds, whole
+from console.commands.arguments import UsageError, add_engine_options, seconds, whole
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
-from console.inventory import Inventory, InventoryError, SelectionError, fold, load_inventory, select_exactly
+from console.inventory import Inventory, fold, load_inventory, select_exactly
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.report.text import log_to_stderr, printable
@@ -42,7 +42,13 @@ def register(sub: Any) -> None:
         epilog=EXIT_CODE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_common_arguments(p)
+    add_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``sweep`` options."""
+    add_engine_options(p)
     p.add_argument("--nodes", metavar="EXPR", help="hostlist, pool=NAME, key=value labels; '!' inverts a term")
     p.add_argument("--probes", choices=[s.value for s in ProbeSet], default="quick", help="probe set (default quick)")
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE ('-' for stdout)")
@@ -53,12 +59,6 @@ def register(sub: Any) -> None:
         "--exclude-unknown", action="store_true", help="with --exclude-out: list nodes that could not be checked too"
     )
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
-    p.add_argument(
-        "--probe-timeout",
-        type=seconds,
-        metavar="SECONDS",
-        help="cap every probe's timeout; a node still busy after this long is UNKNOWN (default: per probe)",
-    )
     p.add_argument(
         "--allow-unknown",
         type=float,
@@ -71,7 +71,6 @@ def register(sub: Any) -> None:
         action="store_true",
         help="exit 1 when a node has a WARN verdict too (e.g. its stack drifted from the pool pin)",
     )
-    p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
     p.add_argument(
         "--group-size",
         type=int,
@@ -92,14 +91,6 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--every", type=seconds, metavar="SECONDS", help="sweep again every SECONDS; busy ticks are skipped")
     p.add_argument("--count", type=whole(1), metavar="N", help="with --every: stop after N sweeps")
-    p.set_defaults(func=run)
-
-
-def add_common_arguments(p: argparse.ArgumentParser) -> None:
-    """``-i``, ``--store`` and ``--checks``, shared by the commands that read the cluster."""
-    p.add_argument("-i", "--inventory", required=True, help="cluster file (TOML, hostfile or cvs cluster.json)")
-    p.add_argument("--store", type=Path, default=None, help=f"history database (default {default_store_path()})")
-    p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
 
 
 class _Progress:
@@ -145,28 +136,18 @@ def run(args: argparse.Namespace) -> int:
     """Load the cluster and checks, sweep, write reports, return the exit code."""
     log_to_stderr()
     err = plain_console(stderr=True)
-    try:
-        inventory = load_inventory(args.inventory)
-        packs = load_packs(list(args.checks))
-    except (InventoryError, CheckConfigError) as exc:
-        err.print(f"[red]error:[/] {_shown(str(exc))}")
-        return int(ExitCode.USAGE)
-    try:
-        nodes = select_exactly(inventory, args.nodes)
-    except SelectionError as exc:
-        err.print(f"[red]error:[/] {_shown(str(exc))}")
-        return int(ExitCode.USAGE)
+    inventory = load_inventory(args.inventory)
+    packs = load_packs(list(args.checks))
+    nodes = select_exactly(inventory, args.nodes)
     if not 0 <= args.allow_unknown <= 1:
         # Meant as a count, it would let every node go unchecked: say what one node of this selection is.
         one = math.ceil(1000 / len(nodes)) / 1000  # rounded up: 1/3 as 0.333 would not let one through
-        err.print(
-            f"[red]error:[/] --allow-unknown {args.allow_unknown:g}: give a fraction of the {len(nodes)} selected"
+        raise UsageError(
+            f"--allow-unknown {args.allow_unknown:g}: give a fraction of the {len(nodes)} selected"
             f" nodes, from 0 to 1 ({one:g} lets one of them be UNKNOWN)"
         )
-        return int(ExitCode.USAGE)
     if args.count is not None and args.every is None:
-        err.print("[red]error:[/] --count needs --every")
-        return int(ExitCode.USAGE)
+        raise UsageError("--count needs --every")
     store_path = Path(args.store or default_store_path())
     spec = EngineSpec(
         inventory,
@@ -178,9 +159,8 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         transport = build_transport(spec)  # before the store: a usage error leaves no database behind
-    except ValueError as exc:
-        err.print(f"[red]error:[/] {_shown(str(exc))}")
-        return int(ExitCode.USAGE)
+    except ValueError as exc:  # a Slurm controller the inventory does not reach
+        raise UsageError(str(exc)) from None
     store = Store(store_path)
     engine = build_engine(spec, store, transport)
     # A pin stored with `pin --from-node` wins over the inventory's, field by field.

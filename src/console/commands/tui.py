@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from console.commands.arguments import OneLineParser, seconds
-from console.exitcodes import ExitCode
+from console.commands.arguments import UsageError, add_engine_options
 
 EPILOG = """keys: ? in the console lists every key; ctrl+p opens the command palette.
 Without -i, ./cluster.toml is used, else $XDG_CONFIG_HOME/instinct-console/cluster.toml.
@@ -31,20 +28,11 @@ def default_inventory_paths() -> list[Path]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``tui`` options (shared by ``register`` and ``main``)."""
-    p.add_argument("-i", "--inventory", help="cluster file (TOML, hostfile or cvs cluster.json)")
+    add_engine_options(p, inventory_required=False)
     p.add_argument("--read-only", action="store_true", help="hide every action that changes the cluster")
     p.add_argument("--probes", choices=["quick", "standard", "full"], default="quick", help="probe set (default quick)")
     p.add_argument("--theme", default="dark", help="dark (default), light, high-contrast or a Textual theme name")
-    p.add_argument("--store", type=Path, default=None, help="history database (default: the XDG state directory)")
-    p.add_argument("--checks", type=Path, action="append", default=[], help="extra check directory (repeatable)")
     p.add_argument("--no-sweep", action="store_true", help="open without sweeping (S starts a sweep)")
-    p.add_argument("--accept-new", action="store_true", help="accept and record host keys of first contact")
-    p.add_argument(
-        "--probe-timeout",
-        type=seconds,
-        metavar="SECONDS",
-        help="cap every probe's timeout; a node still busy after this long is UNKNOWN (default: per probe)",
-    )
     p.add_argument(
         "--engine",
         choices=["process", "thread"],
@@ -74,22 +62,17 @@ def _inventory_path(given: str | None) -> Path | None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the cluster and checks, open the console, return when the operator quits."""
-    from console.checks import CheckConfigError, load_packs
-    from console.inventory import InventoryError, load_inventory
+    from console.checks import load_packs
+    from console.inventory import load_inventory
     from console.service.assembly import EngineSpec
     from console.store import Store, default_store_path
 
     path = _inventory_path(args.inventory)
     if path is None:
         looked = ", ".join(str(p) for p in default_inventory_paths())
-        print(f"instinct-console tui: no cluster file: pass -i FILE (looked for {looked})", file=sys.stderr)
-        return int(ExitCode.USAGE)
-    try:
-        inventory = load_inventory(path)
-        packs = load_packs(list(args.checks))
-    except (InventoryError, CheckConfigError) as exc:
-        print(f"instinct-console tui: {exc}", file=sys.stderr)
-        return int(ExitCode.USAGE)
+        raise UsageError(f"no cluster file: pass -i FILE (looked for {looked})")
+    inventory = load_inventory(path)
+    packs = load_packs(list(args.checks))
     from console.ui import run_tui
     from console.ui.theme import ThemeError
 
@@ -112,16 +95,6 @@ def run(args: argparse.Namespace) -> int:
             start_sweep=not args.no_sweep,
         )
     except ThemeError as exc:
-        print(f"instinct-console tui: {exc}", file=sys.stderr)
-        return int(ExitCode.USAGE)
+        raise UsageError(str(exc)) from None
     finally:
         store.close()
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the console as ``instinct-console tui ARGS`` would (the demo calls this)."""
-    parser = OneLineParser(
-        prog="instinct-console tui", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    add_arguments(parser)
-    return run(parser.parse_args(list(argv) if argv is not None else None))
