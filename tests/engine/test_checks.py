@@ -21,7 +21,8 @@ from console.inventory.model import Node, StackPin
 from console.model.base import Model
 from console.model.findings import SourceKind, Status
 from console.model.gpu import BadPages, EccCounts, GpuIdentity, GpuMetrics, GpuRecord, PcieLink
-from console.probes.base import ParsedOutput, Tool
+from console.probes.base import ParsedOutput
+from console.probes.ids import Tool
 
 
 class _GpuData(Model):

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Protocol
 
 from console.probes import amdsmi, rccl, rocminfo, rocmsmi, rvs, transferbench
-from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines, strip_log_prefixes, to_text
+from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines, strip_log_prefixes, to_text
+from console.probes.ids import Tool
 
 __all__ = ["Detection", "ParseError", "ParsedOutput", "Tool", "detect", "parse_output", "parser_for"]
 

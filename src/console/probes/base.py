@@ -14,23 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from pydantic import Field, SerializeAsAny
 
 from console.model.base import Model
-
-
-class Tool(StrEnum):
-    """The vendor tools the console reads."""
-
-    AMD_SMI = "amd-smi"
-    ROCM_SMI = "rocm-smi"
-    ROCMINFO = "rocminfo"
-    RVS = "rvs"
-    RCCL_TESTS = "rccl-tests"
-    TRANSFERBENCH = "transferbench"
+from console.probes.ids import Tool
 
 
 class ParseError(Exception):

@@ -1,4 +1,5 @@
-"""Every probe the console runs, by id: the names check packs ``require`` and findings cite.
+"""Every tool the console reads and every probe it runs, by id: the names check packs ``require``,
+findings cite and parsers are registered under.
 
 The catalogue (``console.sweep.catalog``) says how each one runs; this list is below the checks so
 the pack loader can refuse a ``requires`` that names no probe (a typo there made a check silently
@@ -8,6 +9,17 @@ absent: it ran only when the probes it named were part of a sweep, and none ever
 from __future__ import annotations
 
 from enum import StrEnum
+
+
+class Tool(StrEnum):
+    """The vendor tools the console reads (a parser package each: ``console.probes.parser_for``)."""
+
+    AMD_SMI = "amd-smi"
+    ROCM_SMI = "rocm-smi"
+    ROCMINFO = "rocminfo"
+    RVS = "rvs"
+    RCCL_TESTS = "rccl-tests"
+    TRANSFERBENCH = "transferbench"
 
 
 class ProbeId(StrEnum):

@@ -22,7 +22,8 @@ from console.model.rccl import (
     RcclRow,
     RcclVersions,
 )
-from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines, strip_launcher_prefixes
+from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines, strip_launcher_prefixes
+from console.probes.ids import Tool
 from console.probes.values import na_reason, normalise_bdf, parse_quantity
 
 __all__ = ["detect", "parse"]

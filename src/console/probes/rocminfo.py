@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from console.model.gpu import GpuIdentity, GpuMetrics, GpuRecord, StackVersions
 from console.model.rocm import HsaAgent, HsaAgentBase, HsaGpuAgent, HsaMemoryPool, RocminfoReport
-from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
+from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines
+from console.probes.ids import Tool
 from console.probes.values import normalise_bdf, to_bytes
 
 KIND = "agents"

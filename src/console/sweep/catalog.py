@@ -25,6 +25,7 @@ from console.probes.host import (
     parse_rdma_link,
     parse_single_line,
 )
+from console.probes.ids import ProbeId
 
 
 class ProbeSet(StrEnum):
@@ -45,7 +46,7 @@ Parser = Callable[[str], Any]
 class ProbeSpec:
     """One probe: ``argv`` run on the node under ``timeout_s``, its output read by ``parse``."""
 
-    id: str
+    id: ProbeId
     family: str
     argv: tuple[str, ...]
     timeout_s: float
@@ -159,7 +160,7 @@ def _verbatim(text: str) -> str:
 def _transferbench(preset: str) -> ProbeSpec:
     """``TransferBench <preset>`` at the standard level (packs give each model's timeout)."""
     return ProbeSpec(
-        f"tb.{preset}",
+        ProbeId(f"tb.{preset}"),
         "transferbench",
         ("TransferBench", preset),
         300,
@@ -169,8 +170,8 @@ def _transferbench(preset: str) -> ProbeSpec:
     )
 
 
-STACK_STAMP = "host.stamp"
-MODULE_STAMP = "host.module_stamp"
+STACK_STAMP = ProbeId.HOST_STAMP
+MODULE_STAMP = ProbeId.HOST_MODULE_STAMP
 # Read together, their answers tell whether the slow-changing probes' last outcomes still hold.
 STAMP_PROBES = (STACK_STAMP, MODULE_STAMP)
 
@@ -179,7 +180,7 @@ QUICK, STANDARD, FULL = ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL
 
 PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
-        "amdsmi.version",
+        ProbeId.AMDSMI_VERSION,
         "stack",
         ("amd-smi", "version"),
         30,
@@ -187,12 +188,19 @@ PROBES: tuple[ProbeSpec, ...] = (
         QUICK,
         True,
     ),
-    ProbeSpec("amdsmi.list", "inventory", ("amd-smi", "list", "--json"), 30, _steady_tool(Tool.AMD_SMI, "list"), QUICK),
     ProbeSpec(
-        "amdsmi.static", "inventory", ("amd-smi", "static", "--json"), 30, _steady_tool(Tool.AMD_SMI, "static"), QUICK
+        ProbeId.AMDSMI_LIST, "inventory", ("amd-smi", "list", "--json"), 30, _steady_tool(Tool.AMD_SMI, "list"), QUICK
     ),
     ProbeSpec(
-        "amdsmi.metric",
+        ProbeId.AMDSMI_STATIC,
+        "inventory",
+        ("amd-smi", "static", "--json"),
+        30,
+        _steady_tool(Tool.AMD_SMI, "static"),
+        QUICK,
+    ),
+    ProbeSpec(
+        ProbeId.AMDSMI_METRIC,
         "telemetry",
         # Only the sections the checks read: the per-engine usage and clock arrays are three quarters of
         # a full ``metric`` (180 KiB on 8 MI300X) and of its parse time. ``-v`` (violations) came with
@@ -204,7 +212,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         fallback=("amd-smi", "metric", "--json"),
     ),
     ProbeSpec(
-        "amdsmi.firmware",
+        ProbeId.AMDSMI_FIRMWARE,
         "firmware",
         ("amd-smi", "firmware", "--json"),
         30,
@@ -213,7 +221,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         True,
     ),
     ProbeSpec(
-        "amdsmi.bad_pages",
+        ProbeId.AMDSMI_BAD_PAGES,
         "ras",
         ("amd-smi", "bad-pages", "--json"),
         30,
@@ -222,14 +230,19 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     # Not reused: its per-link read/write counters move with any traffic, so it is never the same twice and
     # remembering it would only keep every node's old link tables in memory.
-    ProbeSpec("amdsmi.xgmi", "xgmi", ("amd-smi", "xgmi", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
+    ProbeSpec(ProbeId.AMDSMI_XGMI, "xgmi", ("amd-smi", "xgmi", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
     ProbeSpec(
-        "amdsmi.xgmi_status", "xgmi", ("amd-smi", "xgmi", "-l", "--json"), 30, _steady_tool(Tool.AMD_SMI, "xgmi"), QUICK
+        ProbeId.AMDSMI_XGMI_STATUS,
+        "xgmi",
+        ("amd-smi", "xgmi", "-l", "--json"),
+        30,
+        _steady_tool(Tool.AMD_SMI, "xgmi"),
+        QUICK,
     ),
-    ProbeSpec("host.os", "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
-    ProbeSpec("host.kernel", "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
+    ProbeSpec(ProbeId.HOST_OS, "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
+    ProbeSpec(ProbeId.HOST_KERNEL, "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
     ProbeSpec(
-        "host.rocm",
+        ProbeId.HOST_ROCM,
         "stack",
         ("cat", "/opt/rocm/.info/version"),
         10,
@@ -239,11 +252,11 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     # Not reused on reruns: both read the driver installed on disk, which a package install changes with
     # no reboot or reload, and no read cheaper than asking them tells that apart.
-    ProbeSpec("host.amdgpu", "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK),
-    ProbeSpec("host.dkms", "stack", ("dkms", "status"), 10, _dkms, QUICK),
-    ProbeSpec("host.nic", "nic", ("rdma", "link"), 10, _rdma, QUICK),
+    ProbeSpec(ProbeId.HOST_AMDGPU, "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK),
+    ProbeSpec(ProbeId.HOST_DKMS, "stack", ("dkms", "status"), 10, _dkms, QUICK),
+    ProbeSpec(ProbeId.HOST_NIC, "nic", ("rdma", "link"), 10, _rdma, QUICK),
     # The ports' link rate: a NIC that trained at 200G on a 400G fabric is up, and slow.
-    ProbeSpec("host.nic_rate", "nic", ("ibv_devinfo", "-v"), 10, _ibv_devinfo, QUICK),
+    ProbeSpec(ProbeId.HOST_NIC_RATE, "nic", ("ibv_devinfo", "-v"), 10, _ibv_devinfo, QUICK),
     # What the slow-changing probes above depend on, in two small reads: a warm rerun runs these instead
     # of them and runs them again only when an answer differs (console.sweep.steady). A new kernel or
     # flashed firmware takes effect at a reboot (a new boot_id); the loaded amdgpu version, the ROCm
@@ -283,7 +296,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     # (8 x gfx942) and declines other hardware: its check SKIPs there, quoting the tool.
     _transferbench("healthcheck"),
     ProbeSpec(
-        "rccl.all_reduce",
+        ProbeId.RCCL_ALL_REDUCE,
         "rccl",
         ("all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8", "-c", "1"),
         900,
@@ -291,7 +304,9 @@ PROBES: tuple[ProbeSpec, ...] = (
         STANDARD,
         judge_partial=True,
     ),
-    ProbeSpec("rvs.level3", "rvs", ("rvs", "-r", "3"), 3600, _tool(Tool.RVS, "summary"), FULL, judge_partial=True),
+    ProbeSpec(
+        ProbeId.RVS_LEVEL3, "rvs", ("rvs", "-r", "3"), 3600, _tool(Tool.RVS, "summary"), FULL, judge_partial=True
+    ),
 )
 
 PROBES_BY_ID: dict[str, ProbeSpec] = {p.id: p for p in PROBES}

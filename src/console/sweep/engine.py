@@ -511,7 +511,7 @@ class SweepEngine:
         kept = [run for run in runs if run.spec not in redo]
         outcomes = self._finish_probes(node, kept, await self._parse(kept))
         outcomes += await self._run_bundle(node, [self._form_for(node, spec) for spec in redo], deadline)
-        order = {run.spec.id: i for i, run in enumerate(runs)}
+        order: dict[str, int] = {run.spec.id: i for i, run in enumerate(runs)}
         return sorted(outcomes, key=lambda o: order[o.probe])
 
     def _reused(self, node: Node, spec: ProbeSpec) -> None:

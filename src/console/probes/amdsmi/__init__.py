@@ -44,7 +44,8 @@ from console.probes.amdsmi.tables import (
     parse_xgmi,
 )
 from console.probes.amdsmi.text_output import parse_text
-from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
+from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines
+from console.probes.ids import Tool
 
 KINDS = (
     "version", "list", "static", "metric", "firmware", "xgmi", "topology", "ras", "bad-pages", "process",

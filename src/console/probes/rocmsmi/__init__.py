@@ -20,7 +20,8 @@ import re
 from typing import Any
 
 from console.model.rocm import RocmSmiReport
-from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
+from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines
+from console.probes.ids import Tool
 from console.probes.rocmsmi.concise import table_columns
 from console.probes.rocmsmi.reader import FOOTER, HEADER, NO_JSON_DATA, TOPOLOGY_SECTIONS, Reader, banner_title
 

@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from console.model.rvs import RvsAction, RvsGpu, RvsGpuResult, RvsResult
-from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
+from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines
+from console.probes.ids import Tool
 from console.probes.rvs.json_output import (
     JSON_MODULES,
     JsonLog,

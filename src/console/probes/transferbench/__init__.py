@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable
 
 from console.model.transferbench import BandwidthEntry, Direction, EnvSetting, MemoryRef, TransferBenchResult
-from console.probes.base import Detection, ParsedOutput, ParseError, Tool, clean_lines
+from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines
+from console.probes.ids import Tool
 from console.probes.transferbench.blocks import transfer_tests
 from console.probes.transferbench.healthcheck import UNSUPPORTED, healthcheck_tests
 from console.probes.transferbench.tables import matrices, nic_rings, peer_averages, scaling, sweep, totals
