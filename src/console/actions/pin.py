@@ -20,10 +20,9 @@ from pydantic import Field
 
 from console.checks import METRICS, CheckPack, CheckSpec, NodeFacts
 from console.checks.evaluate import evaluate_check, pack_variables
-from console.inventory.model import Inventory, StackPin
+from console.inventory.model import StackPin
 from console.model.base import Model
 from console.model.findings import Finding, SourceKind, Status, worst
-from console.store import Store
 from console.store.pins import pin_from_fields
 
 DRIFT_FAMILIES = frozenset({"stack", "firmware"})
@@ -35,20 +34,6 @@ def fingerprint(stack: Mapping[str, str], image_digest: str | None = None) -> St
     if image_digest:
         fields["image_digest"] = image_digest
     return pin_from_fields(fields)
-
-
-def pin_overrides(inventory: Inventory, store: Store | None) -> list[str]:
-    """Where a pin stored with ``pin --from-node`` overrides a different value of the inventory's pin."""
-    lines = []
-    for name, pool in inventory.pools.items():
-        stored = store.pin(name) if store is not None else {}
-        for field, value in sorted(pool.pin.pinned_fields().items()):
-            if field in stored and stored[field] != value:
-                lines.append(
-                    f"pool {name}: {field} {stored[field]} (stored by 'pin --from-node') overrides the inventory's"
-                    f" {value}; 'pin --clear --pool {name}' goes back to the inventory's pin"
-                )
-    return lines
 
 
 def pin_changes(old: StackPin, new: StackPin) -> list[str]:

@@ -34,7 +34,6 @@ from console.actions import (
 )
 from console.actions.catalogue import CATALOGUE, Reason
 from console.actions.model import KUBE_KINDS, SLURM_KINDS
-from console.actions.pin import pin_overrides
 from console.checks import load_packs
 from console.commands.arguments import (
     UsageError,
@@ -47,7 +46,7 @@ from console.commands.arguments import (
     whole,
 )
 from console.commands.interrupts import run_interruptible
-from console.commands.terminal import plain_console
+from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import ExitCode, exit_code_for
 from console.inventory import (
     Inventory,
@@ -57,7 +56,6 @@ from console.inventory import (
     select_exactly,
 )
 from console.model.findings import Status
-from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, default_store_path
 from console.sweep import ProbeSet, SweepEngine
@@ -310,13 +308,6 @@ def _show_pins(inventory: Inventory, store: Store, pool: str | None, as_json: bo
     plain_console().print(table)
     warn_pin_overrides(inventory, store)
     return 0
-
-
-def warn_pin_overrides(inventory: Inventory, store: Store) -> None:
-    """Say on stderr where a stored pin overrides the inventory's (pin, drift and sweep)."""
-    err = plain_console(stderr=True)
-    for line in pin_overrides(inventory, store):
-        err.print(f"[yellow]warning:[/] {escape(printable(line))}")  # pin values come from nodes' stacks
 
 
 def run_drift(args: argparse.Namespace) -> int:

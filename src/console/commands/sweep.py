@@ -14,10 +14,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from console.checks import load_packs
-from console.commands.actions import warn_pin_overrides
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
 from console.commands.interrupts import run_interruptible
-from console.commands.terminal import plain_console
+from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import Inventory, fold, load_inventory, select_exactly
 from console.model.findings import Status

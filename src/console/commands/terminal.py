@@ -1,4 +1,4 @@
-"""The Rich console every command prints through.
+"""The Rich console every command prints through, and the warnings several commands print.
 
 Text from nodes and tools passes through it: no emoji codes (a BDF such as ``0000:ab:00.0`` would
 print a symbol), no highlighting, and no wrapping at 80 columns when the output is a log or a pipe,
@@ -8,8 +8,21 @@ where an operator greps for a whole message.
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
+
+from console.inventory.model import Inventory
+from console.report.text import printable
+from console.store import Store
+from console.store.pins import pin_overrides
 
 
 def plain_console(*, stderr: bool = False) -> Console:
     """A console for command output (``stderr`` for errors and progress)."""
     return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True)
+
+
+def warn_pin_overrides(inventory: Inventory, store: Store) -> None:
+    """Say on stderr where a stored pin overrides the inventory's (pin, drift and sweep)."""
+    err = plain_console(stderr=True)
+    for line in pin_overrides(inventory, store):
+        err.print(f"[yellow]warning:[/] {escape(printable(line))}")  # pin values come from nodes' stacks

@@ -27,3 +27,17 @@ def effective_pins(inventory: Inventory, store: Store | None) -> dict[str, Stack
         stored = store.pin(name) if store is not None else {}
         pins[name] = pin_from_fields({**pool.pin.pinned_fields(), **stored}) if stored else pool.pin
     return pins
+
+
+def pin_overrides(inventory: Inventory, store: Store | None) -> list[str]:
+    """Where a pin stored with ``pin --from-node`` overrides a different value of the inventory's pin."""
+    lines = []
+    for name, pool in inventory.pools.items():
+        stored = store.pin(name) if store is not None else {}
+        for field, value in sorted(pool.pin.pinned_fields().items()):
+            if field in stored and stored[field] != value:
+                lines.append(
+                    f"pool {name}: {field} {stored[field]} (stored by 'pin --from-node') overrides the inventory's"
+                    f" {value}; 'pin --clear --pool {name}' goes back to the inventory's pin"
+                )
+    return lines
