@@ -105,12 +105,12 @@ async def test_drain_confirm_freezes_targets_defaults_to_no_and_cancels(
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
         assert dialog.targets == (names[1], names[2])
-        assert app.focused is dialog.query_one("#confirm-no", Button)
+        assert app.focused is dialog.query_one("#confirm-reason", Input)  # what is typed at once is the reason
         assert dialog.query_one("#confirm-yes", Button).disabled
-        await pilot.press("tab")  # from No (Yes is disabled) round to the reason field
-        assert app.focused is dialog.query_one("#confirm-reason", Input)
-        await pilot.press("shift+tab")
+        await pilot.press("tab")  # from the reason to No (Yes is disabled)
         assert app.focused is dialog.query_one("#confirm-no", Button)
+        await pilot.press("shift+tab")
+        assert app.focused is dialog.query_one("#confirm-reason", Input)
         assert not dialog.query("#confirm-count")  # two nodes: no count to type
         # The grid changes behind the dialog: other marks, another sort, new verdicts.
         grid.toggle_mark(names[5])
@@ -120,6 +120,8 @@ async def test_drain_confirm_freezes_targets_defaults_to_no_and_cancels(
         await pilot.pause(0.3)
         plan = str(dialog.query_one("#confirm-plan", Static).render())
         assert "refused" in plan  # no engine in this test: the plan says why nothing can run
+        await pilot.press("enter")  # enter in the reason never confirms: it moves to No
+        assert app.focused is dialog.query_one("#confirm-no", Button)
         await pilot.press("enter")  # default No
         assert isinstance(app.screen, MainScreen)
 
@@ -220,6 +222,25 @@ async def test_a_changed_reason_needs_a_fresh_plan_before_yes() -> None:
         assert not yes.disabled
         await pilot.press("escape")
         assert host.result is None
+
+
+async def test_a_reason_typed_at_once_is_kept_and_enter_makes_yes_ready() -> None:
+    """The walk-through typed a reason as the dialog opened (lost: No had the focus), then tabbed to a
+    Yes still disabled by the pause before a replan."""
+    host = DialogHost(("gpu001",))
+    async with host.run_test(size=SIZE) as pilot:
+        dialog = host.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await pilot.press(*"hbm ecc", "enter")
+        assert dialog.reason == "hbm ecc"
+        yes = dialog.query_one("#confirm-yes", Button)
+        assert host.focused is dialog.query_one("#confirm-no", Button)
+        assert dialog._replan_timer is None  # planned at enter, not after the typing pause
+        await wait_until(pilot, lambda: host.plans[-1:] == ["hbm ecc"] and not yes.disabled)
+        await pilot.press("tab")
+        assert host.focused is yes
+        await pilot.press("enter")
+        assert isinstance(host.result, PlanPreview) and host.result.reason == "hbm ecc"
 
 
 async def test_rerun_family_picker_and_rerun_without_engine(

@@ -1,5 +1,8 @@
 """The confirm dialog of actions that change things: frozen targets, reason, dry-run commands, default No.
 
+It opens in the reason field, so what the operator types at once is the reason; Enter there never
+confirms: it asks for the plan for that reason at once and moves on (to the count, else to No).
+
 The targets are fixed when the key was pressed (by node name) and never change while the dialog is
 open. The plan is asked for again whenever the reason changes, and "Yes" is enabled only when the
 plan on screen is the plan for the reason typed, the service did not refuse it, and (above the
@@ -86,8 +89,8 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
         )
 
     def on_mount(self) -> None:
-        """Default to No, then ask for the plan."""
-        self.query_one("#confirm-no", Button).focus()
+        """Focus the reason field, then ask for the plan."""
+        self.query_one("#confirm-reason", Input).focus()
         self._replan()
 
     @property
@@ -108,9 +111,18 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
 
     @on(Input.Submitted)
     def _no_enter_confirm(self, event: Input.Submitted) -> None:
-        # Enter in a text field must never confirm: move to the buttons, where No has the focus.
+        # Enter in a text field must never confirm: it moves on, to the count still to type or to No.
         event.stop()
-        self.query_one("#confirm-no", Button).focus()
+        if event.input.id == "confirm-reason" and self._replan_timer is not None:
+            # The reason is complete: plan for it now rather than after the typing pause, so Yes is
+            # ready by the time the operator tabs to it.
+            self._replan_timer.stop()
+            self._replan_timer = None
+            self._replan()
+        if event.input.id == "confirm-reason" and self.needs_count:
+            self.query_one("#confirm-count", Input).focus()
+        else:
+            self.query_one("#confirm-no", Button).focus()
 
     @work(exclusive=True, group="confirm-plan")
     async def _replan(self) -> None:
