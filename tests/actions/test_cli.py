@@ -71,11 +71,20 @@ def test_resume_of_someone_elses_drain_is_refused_with_exit_1(
     assert lab.state("gpu005") == "drained"
 
 
-def test_cap_flag(lab: SlurmLab, db: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cap_flag_drains_what_fits_and_names_the_rest(
+    lab: SlurmLab, db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = main(["drain", "gpu[001-003]", "--reason", "x", "--yes", "--cap", "1", "--store", db])
+    said = capsys.readouterr().out
+    assert code == 1  # asked for three, one done: a script must not read it as done
+    assert "2 of 3 nodes left out by the cap: gpu[002-003]" in said
+    assert "gpu002: skip: cap: cap 1 set for pool cluster; 0 already out" in said
+    assert (lab.state("gpu001"), lab.state("gpu002"), lab.state("gpu003")) == ("drained", "idle", "idle")
+    # With the one out, nothing fits: refused as a whole, with the count.
+    code = main(["drain", "gpu[002-003]", "--reason", "x", "--yes", "--cap", "1", "--store", db])
     assert code == 1
     assert "over the cap 1 set for pool cluster" in capsys.readouterr().out
-    assert lab.state("gpu001") == "idle"
+    assert lab.state("gpu002") == "idle"
 
 
 def test_audit_lists_actions_newest_first(lab: SlurmLab, db: str, capsys: pytest.CaptureFixture[str]) -> None:

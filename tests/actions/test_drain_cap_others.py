@@ -1,8 +1,8 @@
 """The drain cap counts every node out of service, whoever took it out, and keeps one node of a pool in service.
 
 Against the real Slurm lab: nodes drained or downed by an operator count against the pool's cap as the
-console's own drains do; a pool of two nodes cannot be fully drained unless forced, and the forced
-override is in the audit log.
+console's own drains do; a pool of two nodes cannot be fully drained unless forced (asked for both, the console drains the one
+that fits and names the other), and the forced override is in the audit log.
 """
 
 from __future__ import annotations
@@ -49,13 +49,14 @@ async def test_nodes_drained_or_down_by_others_count_against_the_cap(lab: SlurmL
 
 async def test_a_pool_of_two_keeps_one_node_in_service_unless_forced(lab: SlurmLab, store: Store) -> None:
     svc = service(store)
-    plan, _ = await act(svc, "gpu005", "gpu006")
-    assert plan.refused is not None and "pool pair: 2 nodes would be out of service" in plan.refused
-    assert "cap 1 = max(2, 10% of 2), leaving 1 of 2 in service" in plan.refused
-    assert lab.state("gpu005") == lab.state("gpu006") == "idle"
+    # Both asked for: the one that fits is drained, the other is named with the pool's count.
+    plan, first = await act(svc, "gpu005", "gpu006")
+    assert plan.refused is None and plan.capped == ("gpu006",) and plan.acting_on == ("gpu005",)
+    assert "cap 1 = max(2, 10% of 2), leaving 1 of 2 in service" in plan.decisions["gpu006"]
+    assert plan.notes[0].startswith("1 of 2 nodes left out by the cap: gpu006")
+    assert not first.ok  # asked for two, one done
+    assert (lab.state("gpu005"), lab.state("gpu006")) == ("drained", "idle")
 
-    _, first = await act(svc, "gpu005")
-    assert first.ok, first.outcome
     plan, _ = await act(svc, "gpu006")
     assert plan.refused is not None and "(1 already: 1 by the console, 0 by others; 1 new)" in plan.refused
     assert lab.state("gpu006") == "idle"

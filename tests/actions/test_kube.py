@@ -105,7 +105,11 @@ async def test_cordon_refused_over_the_cap(store: Store) -> None:
     req = ActionRequest(ActionKind.CORDON, ("gpu001", "gpu003"), reason="x")
     await svc.refresh(req)
     plan = svc.plan(req)
-    assert plan.refused is not None and "pool cluster: 2 nodes would be out of service" in plan.refused
+    # The one that fits is cordoned; the other is named with the pool's count.
+    assert plan.refused is None and plan.capped == ("gpu003",) and plan.acting_on == ("gpu001",)
+    assert plan.decisions["gpu003"].startswith("skip: cap: cap 1 = max(1, 10% of 3)")
+    plan = svc.plan(ActionRequest(ActionKind.CORDON, ("gpu001", "gpu003"), reason="x", force=True))
+    assert plan.refused is None and plan.capped == () and "cap overridden (--force)" in plan.notes[-1]
 
 
 def test_taint_value_is_a_valid_label_value() -> None:

@@ -81,11 +81,17 @@ def test_cap_counts_every_node_out_of_service_whoever_took_it_out() -> None:
     plan = plan_slurm(
         drain("idle", "busy"), states, where="local", caps=CapPolicy(), pools={"p": [*pools["p"], "busy"]}, owned=OWNED
     )
-    assert (
-        plan.refused is not None
-        and "(3 already: 2 by the console, 1 by others; 2 new)" in plan.refused
-        and "cap 4 = max(2, 10% of 41)" in plan.refused
+    # One of the two fits (3 out + 1 = 4): it is drained, the other is named with the count.
+    assert plan.refused is None and plan.capped == ("busy",) and plan.acting_on == ("idle",)
+    assert plan.decisions["busy"] == (
+        "skip: cap: cap 4 = max(2, 10% of 41); 3 already out (2 by the console, 1 by others), 1 more by this action"
     )
+    # None fits: refused as a whole, with the pool's count.
+    states["idle"] = STATES["ours"]
+    plan = plan_slurm(
+        drain("busy"), states, where="local", caps=CapPolicy(), pools={"p": [*pools["p"], "busy"]}, owned=OWNED
+    )
+    assert plan.refused is not None and "cap 4 = max(2, 10% of 41)" in plan.refused, plan.decisions
     assert plan.commands == () and plan.steps == ()
 
 

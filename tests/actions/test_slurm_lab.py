@@ -124,17 +124,22 @@ async def test_cap_refuses_more_than_the_pool_allows_unless_forced(lab: SlurmLab
     _, result = await act(svc, request(ActionKind.DRAIN, "gpu001", reason="first"))
     assert result.ok
     plan, result = await act(svc, request(ActionKind.DRAIN, "gpu002", "gpu003", reason="two more"))
+    assert plan.refused is None and plan.capped == ("gpu003",)  # gpu002 fits under the cap of 2
+    assert plan.decisions["gpu003"].startswith("skip: cap: cap 2 = max(2, 10% of 6); 1 already out")
+    assert not result.ok  # asked for two, one done
+    assert (lab.state("gpu002"), lab.state("gpu003")) == ("drained", "idle")
+
+    plan, result = await act(svc, request(ActionKind.DRAIN, "gpu003", reason="one more"))
     assert plan.refused is not None
-    assert "pool mi300x: 3 nodes would be out of service (1 already: 1 by the console, 0 by others; 2 new)" in (
+    assert "pool mi300x: 3 nodes would be out of service (2 already: 2 by the console, 0 by others; 1 new)" in (
         plan.refused
     )
     assert "cap 2 = max(2, 10% of 6)" in plan.refused and "--force" in plan.refused
-    assert not result.ok
-    assert lab.state("gpu002") == lab.state("gpu003") == "idle"
+    assert not result.ok and lab.state("gpu003") == "idle"
 
-    plan, result = await act(svc, request(ActionKind.DRAIN, "gpu002", "gpu003", reason="two more", force=True))
+    plan, result = await act(svc, request(ActionKind.DRAIN, "gpu003", reason="one more", force=True))
     assert plan.refused is None and any("cap overridden" in note for note in plan.notes)
-    assert result.ok and lab.state("gpu002") == lab.state("gpu003") == "drained"
+    assert result.ok and lab.state("gpu003") == "drained"
 
     wide = service(store, inventory, caps=CapPolicy(per_pool={"mi300x": 5}))
     plan = wide.plan(request(ActionKind.DRAIN, "gpu004", "gpu005", reason="within a cap of 5"))

@@ -76,8 +76,7 @@ async def confirm_by_keyboard(pilot: Pilot[int], dialog: ConfirmScreen, reason: 
     """Type the reason (when given) and the count, wait for the fresh plan, then tab to Yes and press it."""
     app = pilot.app
     if reason:
-        await pilot.press("tab")  # from No (Yes still disabled) to the reason field
-        assert app.focused is dialog.query_one("#confirm-reason", Input)
+        assert app.focused is dialog.query_one("#confirm-reason", Input)  # the dialog opens in it
         await type_text(pilot, reason)
     dialog.query_one("#confirm-count", Input).focus()
     await type_text(pilot, count)

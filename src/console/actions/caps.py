@@ -3,7 +3,8 @@
 The default allows 10 % of a pool or 2 nodes, whichever is larger; an operator may set a fixed cap
 per pool. Every cap leaves at least one node of the pool in service (a pool of two loses one node at
 most). Nodes already out count against it whoever took them out: a drain by an operator or another
-tool, a node down. A request that would go over is refused unless forced.
+tool, a node down. A request that would go over acts on the targets that fit, in the order given, and
+says which it left and why; forced, it acts on all of them.
 """
 
 from __future__ import annotations
@@ -78,3 +79,40 @@ def cap_violations(
                 f"{len(already) - mine} by others; {len(new)} new), over the {policy.describe(pool, len(member_set))}"
             )
     return messages
+
+
+def within_cap(
+    policy: CapPolicy,
+    pools: Mapping[str, Sequence[str]],
+    held: Iterable[str],
+    adding: Sequence[str],
+    *,
+    by_console: Iterable[str] = (),
+) -> tuple[list[str], dict[str, str]]:
+    """Which of ``adding`` fit under their pool's cap, in the order given, and why each other one does not.
+
+    Nine failing nodes over four pools are not refused as a whole: each pool takes what its cap still
+    allows, and the rest are named with what the pool already has out.
+    """
+    held_set, console_set = set(held), set(by_console)
+    pool_of = {name: pool for pool, members in pools.items() for name in members}
+    taken: dict[str, int] = {}  # pool -> targets of this action that fit
+    fit: list[str] = []
+    left: dict[str, str] = {}
+    for name in adding:
+        pool = pool_of.get(name)
+        if pool is None or name in held_set:  # not in a capped pool, or already out: costs nothing
+            fit.append(name)
+            continue
+        members = set(pools[pool])
+        out = held_set & members
+        if len(out) + taken.get(pool, 0) < policy.cap(pool, len(members)):
+            taken[pool] = taken.get(pool, 0) + 1
+            fit.append(name)
+            continue
+        mine = len(out & console_set)
+        left[name] = (
+            f"{policy.describe(pool, len(members))}; {len(out)} already out ({mine} by the console,"
+            f" {len(out) - mine} by others), {taken.get(pool, 0)} more by this action"
+        )
+    return fit, left

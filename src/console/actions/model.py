@@ -77,6 +77,7 @@ class ActionPlan:
     refused: str | None = None
     steps: tuple[Step, ...] = ()
     decisions: dict[str, str] = field(default_factory=dict)
+    capped: tuple[str, ...] = ()  # targets left out by their pool's cap: the rest runs, the result is not ok
 
     @property
     def acting_on(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from console.actions import kube, slurm
-from console.actions.caps import CapPolicy, cap_violations
+from console.actions.caps import CapPolicy, cap_violations, within_cap
 from console.actions.holds import HELD_FIELDS, hold_argv, manager_for, packages_to_hold
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, Decision, Step
 from console.actions.pin import pin_changes
@@ -36,6 +36,9 @@ PAST = {
     ActionKind.ENFORCE_PIN: "held",
 }
 _SLURM_REFUSALS = ("Invalid user id", "Access/permission denied")  # slurmctld: not root, not an operator
+
+
+CAPPED = "skip: cap: "  # how a target left out by its pool's cap is noted
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,25 @@ def finish(
         refused=why,
         steps=steps if why is None else (),
         decisions={t: d.note for t, d in decisions.items()},
+        capped=tuple(t for t, d in decisions.items() if d.note.startswith(CAPPED)),
     )
+
+
+def _capped(
+    request: ActionRequest, decisions: dict[str, Decision], cap: CapCheck, notes: list[str]
+) -> dict[str, Decision]:
+    """``decisions`` with the targets past their pool's cap left out (unless forced), each saying why.
+
+    When none fits, ``finish`` refuses the whole request with the pools' counts, as before.
+    """
+    acting = [t for t, d in decisions.items() if d.act]
+    if request.force or not acting:
+        return decisions
+    fit, left = within_cap(cap.policy, cap.pools, cap.held, acting, by_console=cap.by_console)
+    if not fit or not left:  # everything fits, or nothing does (refused as a whole by ``finish``)
+        return decisions
+    notes.insert(0, f"{len(left)} of {len(acting)} nodes left out by the cap: {fold(left)} (--force overrides)")
+    return {t: Decision(False, f"{CAPPED}{left[t]}") if t in left else d for t, d in decisions.items()}
 
 
 def plan_slurm(
@@ -101,15 +122,16 @@ def plan_slurm(
     if request.kind is ActionKind.DRAIN and not slurm.clean_reason(request.reason):
         return refused(request, "a reason is required to drain (Slurm refuses DRAIN without one)")
     decisions = {t: slurm.decide(request.kind, t, states, request.force, owned=owned) for t in request.targets}
-    acting = tuple(t for t, d in decisions.items() if d.act)
-    reason = slurm.tag_reason(request.reason, request.sweep_id) if request.kind is ActionKind.DRAIN else None
-    steps = (Step(where, slurm.update_argv(fold(acting), request.kind, reason), acting),) if acting else ()
+    notes = [] if states is not None else [NOT_READ]
     cap = None
     if request.kind is ActionKind.DRAIN and states is not None:  # unread: what is out is unknown, checked later
         # Out of service for any reason, by anyone: what the pool has left is what the cap protects.
         held = frozenset(n for n, s in (states or {}).items() if s.out_of_service)
         cap = CapCheck(caps, pools, held, by_console=held & owned)
-    notes = [] if states is not None else [NOT_READ]
+        decisions = _capped(request, decisions, cap, notes)
+    acting = tuple(t for t, d in decisions.items() if d.act)
+    reason = slurm.tag_reason(request.reason, request.sweep_id) if request.kind is ActionKind.DRAIN else None
+    steps = (Step(where, slurm.update_argv(fold(acting), request.kind, reason), acting),) if acting else ()
     return finish(request, decisions, steps=steps, where=where, notes=notes, cap=cap)
 
 
@@ -131,12 +153,13 @@ def plan_kube(
             decisions[target] = Decision(False, "skip: not a node of this Kubernetes cluster")
         else:
             decisions[target] = kube.decide(cordon, nodes.get(target) if nodes is not None else None, request.force)
-    steps = tuple(Step(KUBERNETES, kube.request_argv(t, body), (t,)) for t, d in decisions.items() if d.act)
+    notes = ["each PATCH carries the resourceVersion read just before it: a node changed meanwhile is refused (409)"]
     cap = None
     if cordon and nodes is not None:  # unread: checked when executing
         held = frozenset(n for n, obj in (nodes or {}).items() if kube.ours(obj) and kube.cordoned(obj))
         cap = CapCheck(caps, pools, held, by_console=held)
-    notes = ["each PATCH carries the resourceVersion read just before it: a node changed meanwhile is refused (409)"]
+        decisions = _capped(request, decisions, cap, notes)
+    steps = tuple(Step(KUBERNETES, kube.request_argv(t, body), (t,)) for t, d in decisions.items() if d.act)
     return finish(request, decisions, steps=steps, where=KUBERNETES, notes=notes, cap=cap)
 
 

@@ -414,7 +414,8 @@ class ActionService:
         self, entry: AuditEntry, plan: ActionPlan, outputs: list[RunOutput], per_target: dict[str, str]
     ) -> ActionResult:
         failed = [o for o in outputs if not o.ok and o.argv != OS_RELEASE_ARGV]
-        result = ActionResult(not failed, outcome(plan.request.kind, plan, failed), per_target)
+        # Targets the cap left out were asked for and not done: the result says so (the CLI exits 1).
+        result = ActionResult(not failed and not plan.capped, outcome(plan.request.kind, plan, failed), per_target)
         return self._record(entry, outputs, result)
 
     # audit ----------------------------------------------------------------------------------------

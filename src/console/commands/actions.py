@@ -210,6 +210,7 @@ def _plan_json(plan: ActionPlan) -> dict[str, Any]:
         "decisions": plan.decisions,
         "notes": list(plan.notes),
         "refused": plan.refused,
+        "capped": list(plan.capped),
     }
 
 
