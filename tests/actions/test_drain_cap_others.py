@@ -1,8 +1,8 @@
 """The drain cap counts every node out of service, whoever took it out, and keeps one node of a pool in service.
 
 Against the real Slurm lab: nodes drained or downed by an operator count against the pool's cap as the
-console's own drains do; a pool of two nodes cannot be fully drained unless forced (asked for both, the console drains the one
-that fits and names the other), and the forced override is in the audit log.
+console's own drains do; a pool of two nodes cannot be fully drained unless forced (asked for both, the
+console drains the one that fits and names the other), and the forced override is in the audit log.
 """
 
 from __future__ import annotations
