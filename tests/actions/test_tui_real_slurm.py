@@ -182,3 +182,72 @@ async def test_drain_and_resume_from_the_tui_reach_the_real_slurmctld(
         assert entry["outcome"] == f"resumed {FAILED}"
         await pilot.pause()
         assert cell_text(pilot, FAILED, "sched") == "idle"
+
+
+async def test_drain_past_the_cap_from_the_tui_takes_what_fits_then_an_override_is_typed(
+    lab: SlurmLab, store: Store, tmp_path: Path
+) -> None:
+    """The walk-through marked failing nodes in pools past their cap and got nothing drained."""
+    nodes = list(lab.nodes)
+    assert len(nodes) == 6  # one pool of six: cap max(2, 10 %) = 2
+    inventory = from_mapping(
+        {"name": "iclab", "pools": [{"name": "mi300x", "gpu_model": "MI300X", "nodes": ",".join(nodes)}]}
+    )
+    packs = load_packs()
+    sweep_id = store.start_sweep("quick", "iclab", ",".join(nodes), None)
+    app = ConsoleApp(
+        inventory,
+        packs,
+        store=store,
+        engine_spec=EngineSpec(inventory, packs, store.path, local=True),
+        engine_in_thread=True,
+        start_sweep=False,
+        export_dir=tmp_path,
+        confirm_threshold=0,
+        refresh_interval_s=0.0,
+        scheduler_poll_s=0.5,
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, verdict_events(sweep_id, nodes))  # type: ignore[arg-type]
+        await wait_for(lambda: all(app.state.row(n).scheduler_word == "idle" for n in nodes), "SCHED read")
+        grid = main_screen(pilot).grid
+        for name in nodes[:3]:
+            grid.toggle_mark(name)
+        await pilot.press("d")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.targets == tuple(nodes[:3])
+        await type_text(pilot, REASON)
+        await wait_for(lambda: dialog.preview is not None and dialog.preview.reason == REASON, "the plan")
+        assert dialog.preview is not None and dialog.preview.capped == (nodes[2],)
+        plan_text = str(dialog.query_one("#confirm-plan").render())
+        assert f"1 of 3 nodes left out by the cap: {nodes[2]}" in plan_text
+        assert "skip: cap: cap 2 = max(2, 10% of 6)" in plan_text
+        await confirm_by_keyboard(pilot, dialog, "", "3")
+        await wait_for(lambda: lab.state(nodes[1]) == "drained", "two drained")
+        assert (lab.state(nodes[0]), lab.state(nodes[2])) == ("drained", "idle")
+        assert json.loads(store.audit_log(1)[0]["inputs"])["force"] is False
+
+        # Now nothing fits: the plan is refused, and the override must be typed.
+        grid.clear_marks()
+        for name in nodes[2:4]:
+            grid.toggle_mark(name)
+        await pilot.press("d")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.targets == tuple(nodes[2:4])
+        await type_text(pilot, REASON)
+        await wait_for(lambda: bool(dialog.query("#confirm-override")), "the override is offered")
+        assert dialog.preview is not None and dialog.preview.refused and dialog.preview.capped == tuple(nodes[2:4])
+        dialog.query_one("#confirm-count", Input).focus()
+        await type_text(pilot, "2")
+        yes = dialog.query_one("#confirm-yes", Button)
+        assert yes.disabled  # refused until overridden
+        dialog.query_one("#confirm-override", Input).focus()
+        await type_text(pilot, "override")
+        await wait_for(lambda: not yes.disabled, "the forced plan enables Yes")
+        assert dialog.preview is not None and dialog.preview.forced and not dialog.preview.refused
+        yes.focus()
+        await pilot.press("enter")
+        await wait_for(lambda: lab.state(nodes[3]) == "drained", "forced drain")
+        entry = store.audit_log(1)[0]
+        assert json.loads(entry["inputs"])["force"] is True
+        assert any("cap overridden" in note for note in json.loads(entry["inputs"])["notes"])

@@ -77,7 +77,9 @@ class ActionPlan:
     refused: str | None = None
     steps: tuple[Step, ...] = ()
     decisions: dict[str, str] = field(default_factory=dict)
-    capped: tuple[str, ...] = ()  # targets left out by their pool's cap: the rest runs, the result is not ok
+    # Targets held back by their pool's cap: the others run and the result is not ok (all of them when
+    # none fits, and the plan is refused); forcing the request overrides the cap.
+    capped: tuple[str, ...] = ()
 
     @property
     def acting_on(self) -> tuple[str, ...]:

@@ -67,6 +67,7 @@ def finish(
 ) -> ActionPlan:
     """The plan for ``decisions``: cap applied (unless forced), refused when every target was skipped."""
     acting = [t for t, d in decisions.items() if d.act]
+    capped = tuple(t for t, d in decisions.items() if d.note.startswith(CAPPED))
     why = None
     if cap is not None and acting:
         violations = cap_violations(cap.policy, cap.pools, cap.held, acting, by_console=cap.by_console)
@@ -74,6 +75,7 @@ def finish(
             notes.append("cap overridden (--force): " + "; ".join(violations))
         elif violations:
             why = "; ".join(violations) + "; use --force to override"
+            capped = tuple(acting)  # none fits: every one of them is held back by the cap
     skipped = [f"{t}: {d.note}" for t, d in decisions.items() if not d.act and not d.no_op]
     if not acting and skipped and why is None:
         why = f"nothing to {request.kind.value}: " + "; ".join(skipped)
@@ -85,7 +87,7 @@ def finish(
         refused=why,
         steps=steps if why is None else (),
         decisions={t: d.note for t, d in decisions.items()},
-        capped=tuple(t for t, d in decisions.items() if d.note.startswith(CAPPED)),
+        capped=capped,
     )
 
 

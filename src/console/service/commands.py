@@ -39,6 +39,8 @@ class PlanPreview:
     refused: str | None = None
     decisions: tuple[tuple[str, str], ...] = ()
     shown: tuple[str, ...] = ()
+    capped: tuple[str, ...] = ()  # targets left out by their pool's cap (the rest would run)
+    forced: bool = False  # planned with the cap overridden
     plan: Any = field(default=None, compare=False)
 
     def command_lines(self) -> list[str]:
@@ -98,6 +100,7 @@ class PlanAction:
     sweep_id: int | None = None
     pool: str | None = None
     from_node: str | None = None
+    force: bool = False  # override the cap: the operator typed it, and the audit log keeps it
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,13 @@ async def plan_cluster_action(context: EngineContext, command: PlanAction) -> Pl
     if context.actions is None:
         return PlanPreview(c.kind.value, title, c.targets, c.reason, refused=context.actions_problem)
     request = ActionRequest(
-        kind=c.kind, targets=c.targets, reason=c.reason, sweep_id=c.sweep_id, pool=c.pool, from_node=c.from_node
+        kind=c.kind,
+        targets=c.targets,
+        reason=c.reason,
+        sweep_id=c.sweep_id,
+        pool=c.pool,
+        from_node=c.from_node,
+        force=c.force,
     )
     # Read the scheduler (or the nodes' OS) now, so the plan reflects the cluster as it is.
     await context.actions.refresh(request)
@@ -162,6 +171,8 @@ async def plan_cluster_action(context: EngineContext, command: PlanAction) -> Pl
         refused=plan.refused,
         decisions=tuple((str(k), str(v)) for k, v in plan.decisions.items()),
         shown=tuple(step.shown() for step in plan.steps),
+        capped=plan.capped,
+        forced=c.force,
         plan=plan,
     )
 

@@ -3,6 +3,9 @@
 It opens in the reason field, so what the operator types at once is the reason; Enter there never
 confirms: it asks for the plan for that reason at once and moves on (to the count, else to No).
 
+When the plan leaves nodes out by their pool's cap, the dialog says which and why, and offers an
+override: typing ``override`` plans again with the cap overridden (the audit log keeps that it was).
+
 The targets are fixed when the key was pressed (by node name) and never change while the dialog is
 open. The plan is asked for again whenever the reason changes, and "Yes" is enabled only when the
 plan on screen is the plan for the reason typed, the service did not refuse it, and (above the
@@ -28,7 +31,9 @@ from console.service.commands import PlanPreview
 from console.ui.registry import UiAction
 from console.ui.text import safe
 
-Planner = Callable[[str], Awaitable[PlanPreview]]
+# planner(reason) -> the plan; planner(reason, force=True) -> the plan with the pool caps overridden.
+Planner = Callable[..., Awaitable[PlanPreview]]
+OVERRIDE_WORD = "override"
 
 
 class TargetList(VerticalScroll, can_focus=False):
@@ -60,6 +65,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
         self.needs_count = len(self.targets) > count_threshold
         self.target_noun = target_noun
         self.preview: PlanPreview | None = None
+        self.force = False
         self._replan_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -109,6 +115,24 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
     def _count_changed(self) -> None:
         self._update_yes()
 
+    @on(Input.Changed, "#confirm-override")
+    def _override_changed(self, event: Input.Changed) -> None:
+        force = event.value.strip().lower() == OVERRIDE_WORD
+        if force != self.force:
+            self.force = force
+            self._update_yes()
+            self._replan()
+
+    def _offer_override(self, preview: PlanPreview) -> None:
+        """Mount the override field the first time a plan leaves nodes out by the cap."""
+        if preview.capped and not self.query("#confirm-override"):
+            n = len(preview.capped)
+            field = Input(
+                placeholder=f"type {OVERRIDE_WORD} to take the {n} node{'' if n == 1 else 's'} past the cap too",
+                id="confirm-override",
+            )
+            self.query_one("#confirm-box", Vertical).mount(field, before=self.query_one("#confirm-buttons"))
+
     @on(Input.Submitted)
     def _no_enter_confirm(self, event: Input.Submitted) -> None:
         # Enter in a text field must never confirm: it moves on, to the count still to type or to No.
@@ -128,7 +152,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
     async def _replan(self) -> None:
         reason = self.reason
         try:
-            preview = await self.planner(reason)
+            preview = await (self.planner(reason, force=True) if self.force else self.planner(reason))
         except Exception as exc:  # a failing planner must leave the dialog usable (No still works)
             preview = PlanPreview(
                 self.action_spec.id,
@@ -136,9 +160,11 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
                 self.targets,
                 reason,
                 refused=f"could not plan: {type(exc).__name__}: {exc}",
+                forced=self.force,
             )
-        if reason != self.reason:
+        if reason != self.reason or preview.forced != self.force:
             return  # typed on meanwhile; the next plan is on its way
+        self._offer_override(preview)
         self.preview = preview
         self.query_one("#confirm-plan", Static).update(plan_content(preview))
         self._update_yes()
@@ -156,6 +182,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
             preview is not None
             and preview.refused is None
             and preview.reason == self.reason
+            and preview.forced == self.force
             and preview.targets == self.targets
             and self._count_ok()
         )

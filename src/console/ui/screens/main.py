@@ -335,10 +335,10 @@ class MainScreen(Screen[None]):
         from_node = targets[0] if single_pool else None
         sweep_id = app.state.progress.sweep_id or None
 
-        async def planner(reason: str) -> PlanPreview:
+        async def planner(reason: str, force: bool = False) -> PlanPreview:
             if app.bridge is None:
                 return PlanPreview(action.id, action.title, targets, reason, refused="the engine is not running")
-            command = PlanAction(kind, targets, reason, sweep_id, pool, from_node)
+            command = PlanAction(kind, targets, reason, sweep_id, pool, from_node, force=force)
             preview: PlanPreview = await app.bridge.ask(command)
             return preview
 
