@@ -18,10 +18,10 @@ from _measure import raise_nofile
 from console.checks import load_packs
 from console.inventory import load_inventory
 from console.runtime import tune_gc
+from console.service.assembly import EngineSpec, build_engine
 from console.store import Store
 from console.sweep import NodeDone, SweepEngine
 from console.sweep.events import Event
-from console.transport.connect import transport_for
 
 
 async def _runs(engine: SweepEngine, count: int) -> list[dict[str, object]]:
@@ -59,7 +59,7 @@ def main() -> None:
     tune_gc()  # as the console script does for the TUI
     inventory = load_inventory(inventory_path)
     store = Store(store_path)
-    engine = SweepEngine(inventory, transport_for(inventory), load_packs(), store)
+    engine = build_engine(EngineSpec(inventory, load_packs(), store_path), store)
     try:
         runs = asyncio.run(_runs(engine, 2))
     finally:

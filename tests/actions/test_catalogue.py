@@ -57,3 +57,24 @@ def test_the_action_service_refuses_in_read_only_exactly_the_dangerous_actions(
         assert (plan.refused == READ_ONLY) is (kind in DANGEROUS), plan.refused
     finally:
         store.close()
+
+
+def test_unpin_is_refused_in_read_only_and_audited(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It was a silent dry run (exit 0), though dropping a pin changes what every sweep judges against."""
+    from console.cli import main
+
+    cluster = tmp_path / "cluster.toml"
+    cluster.write_text('[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "n[1-2]"\n')
+    db = tmp_path / "h.sqlite"
+    store = Store(db)
+    store.set_pin("p", {"rocm": "6.4.0"}, from_node="n1", user="test")
+    store.close()
+    code = main(["pin", "-i", str(cluster), "--store", str(db), "--clear", "--pool", "p", "--read-only"])
+    assert code == 1 and f"refused: {READ_ONLY}" in capsys.readouterr().out
+    store = Store(db)
+    try:
+        assert store.pin("p") == {"rocm": "6.4.0"}
+        entry = store.audit_log(1)[0]
+        assert entry["action"] == "unpin" and entry["outcome"] == f"refused: {READ_ONLY}"
+    finally:
+        store.close()

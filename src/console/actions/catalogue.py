@@ -3,9 +3,9 @@
 An action's id is its ``ActionKind`` value: the CLI subcommand (where it has one), the console's key
 binding id and the audit log's ``action`` column are all that one name. ``dangerous`` actions change
 the cluster or what its nodes are judged against; ``--read-only`` hides them in the console and the
-action service refuses them, whichever front end asks. Every action here shows its plan and asks
-before it runs (the CLI takes ``--yes``); the console also asks for the count of targets past its
-threshold.
+action service (and ``pin --clear``) refuses them, whichever front end asks. The console shows every
+action's plan and asks before it runs (the count of targets too, past its threshold); the CLI does
+for the scheduler actions and pins (``--yes`` skips the question), while ``accept`` runs at once.
 
 To add an action: a member of ``ActionKind``, its entry here, and its planning and execution in
 ``ActionService`` (CONTRIBUTING.md).
@@ -58,7 +58,7 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
                    "Slurm node state: DRAIN, with the reason tagged as the console's", Targets.NODES, Reason.REQUIRED,
                    dangerous=True),
     CatalogueEntry(ActionKind.RESUME, "Resume",
-                   "return nodes the console drained to service (another's drain needs the CLI's --force)",
+                   "return nodes the console drained to service (a drain by anyone else needs --force)",
                    "Slurm node state: RESUME (back in service)", Targets.NODES, Reason.OPTIONAL, dangerous=True),
     CatalogueEntry(ActionKind.UNDRAIN, "Undrain",
                    "clear the drain flag of nodes the console drained, leaving DOWN alone",

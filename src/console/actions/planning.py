@@ -15,6 +15,7 @@ from typing import Any
 
 from console.actions import kube, slurm
 from console.actions.caps import CapPolicy, cap_violations, within_cap
+from console.actions.catalogue import Reason, entry
 from console.actions.holds import HELD_FIELDS, hold_argv, manager_for, packages_to_hold
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, Decision, Step
 from console.actions.pin import pin_changes
@@ -108,6 +109,21 @@ def _capped(
     return {t: Decision(False, f"{CAPPED}{left[t]}") if t in left else d for t, d in decisions.items()}
 
 
+# Why a required reason (console.actions.catalogue) is required, per action.
+_REASON_GOES_TO = {
+    ActionKind.DRAIN: "Slurm refuses DRAIN without one",
+    ActionKind.CORDON: "it is kept in the node's annotations",
+}
+
+
+def reason_missing(request: ActionRequest) -> ActionPlan | None:
+    """The refusal of a request without the reason its catalogue entry requires; None when it has one."""
+    if entry(request.kind).reason is not Reason.REQUIRED or slurm.clean_reason(request.reason):
+        return None
+    why = _REASON_GOES_TO.get(request.kind, "it is kept in the audit log")
+    return refused(request, f"a reason is required to {request.kind.value} ({why})")
+
+
 def plan_slurm(
     request: ActionRequest,
     states: Mapping[str, SlurmNode] | None,
@@ -121,8 +137,9 @@ def plan_slurm(
 
     ``owned``: the nodes the console holds drained by its own records (see ``slurm.decide``).
     """
-    if request.kind is ActionKind.DRAIN and not slurm.clean_reason(request.reason):
-        return refused(request, "a reason is required to drain (Slurm refuses DRAIN without one)")
+    missing = reason_missing(request)
+    if missing is not None:
+        return missing
     decisions = {t: slurm.decide(request.kind, t, states, request.force, owned=owned) for t in request.targets}
     notes = [] if states is not None else [NOT_READ]
     cap = None
@@ -147,8 +164,9 @@ def plan_kube(
 ) -> ActionPlan:
     """One PATCH of ``body`` per Node that needs it; ``nodes`` None: not read yet."""
     cordon = request.kind is ActionKind.CORDON
-    if cordon and not slurm.clean_reason(request.reason):
-        return refused(request, "a reason is required to cordon (it is kept in the node's annotations)")
+    missing = reason_missing(request)
+    if missing is not None:
+        return missing
     decisions = {}
     for target in request.targets:
         if nodes is not None and target not in nodes:

@@ -7,6 +7,7 @@ needs it reports UNKNOWN with that reason instead of passing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,7 @@ from console.model.findings import Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus, StackVersions, XgmiLink, merge_gpu_records
 from console.model.host import NicPort, OsRelease
 from console.probes.base import ParsedOutput
+from console.probes.ids import ProbeId
 
 # The start of a probe's problem when its tool refused the options as unknown: an older release without
 # that subcommand or flag (``amd-smi xgmi --link-status`` came with ROCm 6.4). The checks that need it
@@ -80,25 +82,31 @@ class NodeFacts:
         outcome = self.outcomes.get(probe)
         return outcome.parsed if outcome is not None and outcome.usable else None
 
-    def missing_reason(self, probes: list[str]) -> str | None:
+    def missing_reason(self, probes: Sequence[str]) -> str | None:
         """Why one of ``probes`` has no usable output (None when all are usable or not run)."""
         failed = self.failed(probes)
         return failed[0].why if failed else None
 
-    def failed(self, probes: list[str]) -> list[ProbeOutcome]:
+    def failed(self, probes: Sequence[str]) -> list[ProbeOutcome]:
         """Outcomes of ``probes`` that ran in this sweep and gave nothing to read."""
         return [o for p in probes if (o := self.outcomes.get(p)) is not None and not o.usable]
 
-    def answered(self, probes: list[str]) -> bool:
+    def answered(self, probes: Sequence[str]) -> bool:
         """True when one of ``probes`` ran and gave output to read."""
         return any((o := self.outcomes.get(p)) is not None and o.usable for p in probes)
 
-    def ran(self, probes: list[str]) -> bool:
+    def ran(self, probes: Sequence[str]) -> bool:
         """True when every probe in ``probes`` was attempted in this sweep."""
         return all(p in self.outcomes for p in probes)
 
 
-_AMDSMI_GPU_PROBES = ("amdsmi.list", "amdsmi.static", "amdsmi.metric", "amdsmi.firmware", "amdsmi.bad_pages")
+_AMDSMI_GPU_PROBES = (
+    ProbeId.AMDSMI_LIST,
+    ProbeId.AMDSMI_STATIC,
+    ProbeId.AMDSMI_METRIC,
+    ProbeId.AMDSMI_FIRMWARE,
+    ProbeId.AMDSMI_BAD_PAGES,
+)
 
 
 def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) -> NodeFacts:
@@ -114,9 +122,9 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
     )
     facts.xgmi = _xgmi_links(facts)
     facts.stack = _stack(facts)
-    nics = facts.parsed("host.nic")
+    nics = facts.parsed(ProbeId.HOST_NIC)
     facts.nics = list(nics) if isinstance(nics, list) else None
-    rates = facts.parsed("host.nic_rate")
+    rates = facts.parsed(ProbeId.HOST_NIC_RATE)
     facts.nic_rates = list(rates) if isinstance(rates, list) else None
     return facts
 
@@ -128,7 +136,7 @@ _LINK_FIELDS = tuple(name for name in XgmiLink.model_fields if name != "unavaila
 def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
     """Links from the metric table and the link-status table, joined per (source, destination) GPU."""
     joined: dict[tuple[int | None, int | None], XgmiLink] = {}
-    for probe in ("amdsmi.xgmi", "amdsmi.xgmi_status"):
+    for probe in (ProbeId.AMDSMI_XGMI, ProbeId.AMDSMI_XGMI_STATUS):
         parsed = facts.parsed(probe)
         if not isinstance(parsed, ParsedOutput) or parsed.data is None:
             continue
@@ -147,14 +155,18 @@ def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
 
 def _stack(facts: NodeFacts) -> dict[str, str]:
     stack: dict[str, str] = {}
-    os_release = facts.parsed("host.os")
+    os_release = facts.parsed(ProbeId.HOST_OS)
     if isinstance(os_release, OsRelease) and os_release.label():
         stack["os"] = os_release.label() or ""
-    for key, probe in (("kernel", "host.kernel"), ("rocm", "host.rocm"), ("amdgpu_driver", "host.amdgpu")):
+    for key, probe in (
+        ("kernel", ProbeId.HOST_KERNEL),
+        ("rocm", ProbeId.HOST_ROCM),
+        ("amdgpu_driver", ProbeId.HOST_AMDGPU),
+    ):
         value = facts.parsed(probe)
         if isinstance(value, str) and value:
             stack[key] = value
-    version = facts.parsed("amdsmi.version")
+    version = facts.parsed(ProbeId.AMDSMI_VERSION)
     versions = getattr(getattr(version, "data", None), "versions", None) if version is not None else None
     if isinstance(versions, StackVersions):
         if versions.amdsmi_tool:
@@ -166,7 +178,11 @@ def _stack(facts: NodeFacts) -> dict[str, str]:
     # ROCm release files read "6.4.1-120"; pins and amd-smi say "6.4.1".
     if "rocm" in stack:
         stack["rocm"] = stack["rocm"].split("-", 1)[0]
-    for key, probe in (("transferbench", "tb.a2a"), ("rccl", "rccl.all_reduce"), ("rvs", "rvs.level3")):
+    for key, probe in (
+        ("transferbench", ProbeId.TB_A2A),
+        ("rccl", ProbeId.RCCL_ALL_REDUCE),
+        ("rvs", ProbeId.RVS_LEVEL3),
+    ):
         parsed = facts.parsed(probe)
         if isinstance(parsed, ParsedOutput) and parsed.tool_version:
             stack[key] = parsed.tool_version

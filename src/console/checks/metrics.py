@@ -7,7 +7,7 @@ None, why (the tool's own ``N/A`` reason or the missing probe). Metrics never ju
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from console.checks.facts import NodeFacts
 from console.model.findings import Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus
 from console.probes.base import ParsedOutput
+from console.probes.ids import ProbeId
 
 
 @dataclass(frozen=True)
@@ -87,19 +88,19 @@ def _gpu_metric(name: str, source: str, attr: str, probe: str) -> None:
 
 
 for _name, _source, _attr, _probe in (
-    ("gpu.vram_total_bytes", "metrics", "vram_total_bytes", "amdsmi.metric"),
-    ("gpu.hotspot_temp_c", "metrics", "hotspot_temp_c", "amdsmi.metric"),
-    ("gpu.mem_temp_c", "metrics", "mem_temp_c", "amdsmi.metric"),
-    ("gpu.pcie_speed_gts", "pcie", "speed_gts", "amdsmi.metric"),
-    ("gpu.pcie_width", "pcie", "width", "amdsmi.metric"),
-    ("gpu.pcie_l0_to_recovery", "pcie", "l0_to_recovery_count", "amdsmi.metric"),
-    ("gpu.pcie_nak_sent", "pcie", "nak_sent_count", "amdsmi.metric"),
-    ("gpu.pcie_nak_received", "pcie", "nak_received_count", "amdsmi.metric"),
-    ("gpu.pcie_replay", "pcie", "replay_count", "amdsmi.metric"),
-    ("gpu.ecc_uncorrectable", "ecc", "uncorrectable", "amdsmi.metric"),
-    ("gpu.ecc_correctable", "ecc", "correctable", "amdsmi.metric"),
-    ("gpu.ecc_deferred", "ecc", "deferred", "amdsmi.metric"),
-    ("gpu.bad_page_threshold_exceeded", "bad_pages", "threshold_exceeded", "amdsmi.static"),
+    ("gpu.vram_total_bytes", "metrics", "vram_total_bytes", ProbeId.AMDSMI_METRIC),
+    ("gpu.hotspot_temp_c", "metrics", "hotspot_temp_c", ProbeId.AMDSMI_METRIC),
+    ("gpu.mem_temp_c", "metrics", "mem_temp_c", ProbeId.AMDSMI_METRIC),
+    ("gpu.pcie_speed_gts", "pcie", "speed_gts", ProbeId.AMDSMI_METRIC),
+    ("gpu.pcie_width", "pcie", "width", ProbeId.AMDSMI_METRIC),
+    ("gpu.pcie_l0_to_recovery", "pcie", "l0_to_recovery_count", ProbeId.AMDSMI_METRIC),
+    ("gpu.pcie_nak_sent", "pcie", "nak_sent_count", ProbeId.AMDSMI_METRIC),
+    ("gpu.pcie_nak_received", "pcie", "nak_received_count", ProbeId.AMDSMI_METRIC),
+    ("gpu.pcie_replay", "pcie", "replay_count", ProbeId.AMDSMI_METRIC),
+    ("gpu.ecc_uncorrectable", "ecc", "uncorrectable", ProbeId.AMDSMI_METRIC),
+    ("gpu.ecc_correctable", "ecc", "correctable", ProbeId.AMDSMI_METRIC),
+    ("gpu.ecc_deferred", "ecc", "deferred", ProbeId.AMDSMI_METRIC),
+    ("gpu.bad_page_threshold_exceeded", "bad_pages", "threshold_exceeded", ProbeId.AMDSMI_STATIC),
 ):
     _gpu_metric(_name, _source, _attr, _probe)
 
@@ -107,7 +108,7 @@ for _name, _source, _attr, _probe in (
 @metric("gpu.power_cap_w")
 def power_cap(facts: NodeFacts) -> list[Observation]:
     """Configured power cap per GPU: ``static --limit`` states it (the narrowed metric does not), else metric's."""
-    static = facts.parsed("amdsmi.static")
+    static = facts.parsed(ProbeId.AMDSMI_STATIC)
     details = getattr(getattr(static, "data", None), "details", None) or []
     caps = {d.bdf: d.power_cap_w for d in details if d.bdf is not None and d.power_cap_w is not None}
 
@@ -115,20 +116,20 @@ def power_cap(facts: NodeFacts) -> list[Observation]:
         cap = caps.get(gpu.identity.bdf or "")
         return (cap, None) if cap is not None else _field(gpu.metrics, "power_cap_w", "no power limits reported")
 
-    return _per_gpu(facts, "amdsmi.static", read)
+    return _per_gpu(facts, ProbeId.AMDSMI_STATIC, read)
 
 
 @metric("node.gpu_count")
 def gpu_count(facts: NodeFacts) -> list[Observation]:
     """GPUs amd-smi enumerates (list, else static); physical GPUs, or logical partitions when partitioned."""
-    for probe in ("amdsmi.list", "amdsmi.static"):
+    for probe in (ProbeId.AMDSMI_LIST, ProbeId.AMDSMI_STATIC):
         parsed = facts.parsed(probe)
         if isinstance(parsed, ParsedOutput):
             count = parsed.summary.get("gpu_count")
             if isinstance(count, int):
                 detail = "; ".join(parsed.errors[:2]) or None
                 return [Observation(_node(facts), count, None, probe, detail=detail)]
-    return [Observation(_node(facts), None, facts.missing_reason(["amdsmi.list"]) or "amd-smi list not run")]
+    return [Observation(_node(facts), None, facts.missing_reason([ProbeId.AMDSMI_LIST]) or "amd-smi list not run")]
 
 
 @metric("node.amdsmi_ok")
@@ -145,8 +146,8 @@ def amdsmi_ok(facts: NodeFacts) -> list[Observation]:
                 detail = "; ".join(parsed.errors[:3]) or "amd-smi reported a failure"
                 return [Observation(_node(facts), False, None, probe, detail=detail)]
     if not seen:
-        return [Observation(_node(facts), None, facts.missing_reason(["amdsmi.list"]) or "amd-smi not run")]
-    return [Observation(_node(facts), True, None, "amdsmi.list")]
+        return [Observation(_node(facts), None, facts.missing_reason([ProbeId.AMDSMI_LIST]) or "amd-smi not run")]
+    return [Observation(_node(facts), True, None, ProbeId.AMDSMI_LIST)]
 
 
 @metric("gpu.bad_pages_retired")
@@ -154,7 +155,7 @@ def bad_pages_retired(facts: NodeFacts) -> list[Observation]:
     """Retired VRAM pages per GPU."""
     return _per_gpu(
         facts,
-        "amdsmi.bad_pages",
+        ProbeId.AMDSMI_BAD_PAGES,
         lambda g: (len(g.bad_pages.retired), None) if g.bad_pages is not None else (None, "no bad-pages data"),
     )
 
@@ -164,7 +165,7 @@ def bad_pages_pending(facts: NodeFacts) -> list[Observation]:
     """Pages pending retirement per GPU."""
     return _per_gpu(
         facts,
-        "amdsmi.bad_pages",
+        ProbeId.AMDSMI_BAD_PAGES,
         lambda g: (len(g.bad_pages.pending), None) if g.bad_pages is not None else (None, "no bad-pages data"),
     )
 
@@ -181,7 +182,7 @@ def bad_pages_fraction(facts: NodeFacts) -> list[Observation]:
             return None, pages.unavailable.get("threshold", "threshold not reported")
         return len(pages.retired) / pages.threshold, None
 
-    return _per_gpu(facts, "amdsmi.bad_pages", read)
+    return _per_gpu(facts, ProbeId.AMDSMI_BAD_PAGES, read)
 
 
 _THERMAL = ("TVIOL", "HBM_TVIOL", "VR_TVIOL", "PROCHOT", "THERMAL", "SOCKET_THERMAL", "HBM_THERMAL", "VR_THERMAL")
@@ -201,13 +202,13 @@ def _violation(gpu: GpuRecord, names: Iterable[str]) -> tuple[Any, str | None]:
 @metric("gpu.thermal_violation_pct")
 def thermal_violation(facts: NodeFacts) -> list[Observation]:
     """Highest thermal throttle residency (socket, HBM, VR, PROCHOT) in percent of the window."""
-    return _per_gpu(facts, "amdsmi.metric", lambda g: _violation(g, _THERMAL))
+    return _per_gpu(facts, ProbeId.AMDSMI_METRIC, lambda g: _violation(g, _THERMAL))
 
 
 @metric("gpu.power_violation_pct")
 def power_violation(facts: NodeFacts) -> list[Observation]:
     """Power-cap throttle residency (PVIOL/PPT) in percent of the window."""
-    return _per_gpu(facts, "amdsmi.metric", lambda g: _violation(g, _POWER))
+    return _per_gpu(facts, ProbeId.AMDSMI_METRIC, lambda g: _violation(g, _POWER))
 
 
 @metric("gpu.device_id")
@@ -218,7 +219,7 @@ def device_id(facts: NodeFacts) -> list[Observation]:
         value, missing = _field(gpu.identity, "device_id", "no identity")
         return (value.lower() if isinstance(value, str) else value), missing
 
-    return _per_gpu(facts, "amdsmi.static", read)
+    return _per_gpu(facts, ProbeId.AMDSMI_STATIC, read)
 
 
 @metric("gpu.firmware")
@@ -227,7 +228,9 @@ def firmware(facts: NodeFacts) -> list[Observation]:
     observations = []
     for gpu in facts.gpus:
         for block, version in sorted(gpu.firmware.items()):
-            observations.append(Observation(_gpu_subject(facts, gpu), version, None, "amdsmi.firmware", key=block))
+            observations.append(
+                Observation(_gpu_subject(facts, gpu), version, None, ProbeId.AMDSMI_FIRMWARE, key=block)
+            )
     return observations
 
 
@@ -239,14 +242,14 @@ def firmware_mismatches(facts: NodeFacts) -> list[Observation]:
         for block, version in gpu.firmware.items():
             versions.setdefault(block, set()).add(version)
     if not versions:
-        missing = facts.missing_reason(["amdsmi.firmware"]) or "firmware versions not reported"
-        return [Observation(_node(facts), None, missing, "amdsmi.firmware")]
+        missing = facts.missing_reason([ProbeId.AMDSMI_FIRMWARE]) or "firmware versions not reported"
+        return [Observation(_node(facts), None, missing, ProbeId.AMDSMI_FIRMWARE)]
     odd = sorted(block for block, seen in versions.items() if len(seen) > 1)
     detail = ", ".join(f"{block} {'/'.join(sorted(versions[block]))}" for block in odd) or None
-    return [Observation(_node(facts), len(odd), None, "amdsmi.firmware", detail=detail)]
+    return [Observation(_node(facts), len(odd), None, ProbeId.AMDSMI_FIRMWARE, detail=detail)]
 
 
-def _stack_metric(key: str, probes: list[str]) -> Metric:
+def _stack_metric(key: str, probes: Sequence[str]) -> Metric:
     def extract(facts: NodeFacts) -> list[Observation]:
         value = facts.stack.get(key)
         missing = None if value else (facts.missing_reason(probes) or f"{key} not reported")
@@ -256,13 +259,13 @@ def _stack_metric(key: str, probes: list[str]) -> Metric:
 
 
 for _key, _probes in (
-    ("os", ["host.os"]),
-    ("kernel", ["host.kernel"]),
-    ("rocm", ["host.rocm", "amdsmi.version"]),
-    ("amdgpu_driver", ["host.amdgpu", "amdsmi.version"]),
-    ("rccl", ["rccl.all_reduce"]),
-    ("rvs", ["rvs.level3"]),
-    ("transferbench", ["tb.a2a"]),
+    ("os", [ProbeId.HOST_OS]),
+    ("kernel", [ProbeId.HOST_KERNEL]),
+    ("rocm", [ProbeId.HOST_ROCM, ProbeId.AMDSMI_VERSION]),
+    ("amdgpu_driver", [ProbeId.HOST_AMDGPU, ProbeId.AMDSMI_VERSION]),
+    ("rccl", [ProbeId.RCCL_ALL_REDUCE]),
+    ("rvs", [ProbeId.RVS_LEVEL3]),
+    ("transferbench", [ProbeId.TB_A2A]),
 ):
     METRICS[f"stack.{_key}"] = _stack_metric(_key, _probes)
 
@@ -282,9 +285,9 @@ def xgmi_up(facts: NodeFacts) -> list[Observation]:
             continue
         subject = _link_subject(facts, link.src_index, link.dst_index, link.src_bdf, link.dst_bdf)
         if link.status is LinkStatus.UNKNOWN:
-            observations.append(Observation(subject, None, "link status not reported", "amdsmi.xgmi"))
+            observations.append(Observation(subject, None, "link status not reported", ProbeId.AMDSMI_XGMI))
         else:
-            observations.append(Observation(subject, link.status is LinkStatus.UP, None, "amdsmi.xgmi"))
+            observations.append(Observation(subject, link.status is LinkStatus.UP, None, ProbeId.AMDSMI_XGMI))
     return observations
 
 
@@ -296,14 +299,16 @@ def xgmi_bit_rate(facts: NodeFacts) -> list[Observation]:
         if link.src_index == link.dst_index or link.bit_rate_gbps is None:
             continue
         subject = _link_subject(facts, link.src_index, link.dst_index, link.src_bdf, link.dst_bdf)
-        observations.append(Observation(subject, link.bit_rate_gbps, None, "amdsmi.xgmi"))
+        observations.append(Observation(subject, link.bit_rate_gbps, None, ProbeId.AMDSMI_XGMI))
     return observations
 
 
 @metric("gpu.xgmi_errors")
 def xgmi_errors(facts: NodeFacts) -> list[Observation]:
     """XGMI error status per GPU since the last read (``amd-smi metric --xgmi-err``): none, error, multiple."""
-    return _per_gpu(facts, "amdsmi.metric", lambda g: _field(g.metrics, "xgmi_error_status", "no XGMI error status"))
+    return _per_gpu(
+        facts, ProbeId.AMDSMI_METRIC, lambda g: _field(g.metrics, "xgmi_error_status", "no XGMI error status")
+    )
 
 
 def _tb_pairs(facts: NodeFacts, probe: str) -> list[Observation]:
@@ -325,13 +330,13 @@ def _tb_pairs(facts: NodeFacts, probe: str) -> list[Observation]:
 @metric("link.tb_a2a_gbps")
 def tb_a2a_pairs(facts: NodeFacts) -> list[Observation]:
     """TransferBench all-to-all bandwidth per GPU pair (GB/s)."""
-    return _tb_pairs(facts, "tb.a2a")
+    return _tb_pairs(facts, ProbeId.TB_A2A)
 
 
 @metric("gpu.hbm_copy_gbps")
 def hbm_copy(facts: NodeFacts) -> list[Observation]:
     """HBM bandwidth per GPU from the RVS babel Copy kernel (GB/s), joined to the GPU by PCI address."""
-    parsed = facts.parsed("rvs.level3")
+    parsed = facts.parsed(ProbeId.RVS_LEVEL3)
     if not isinstance(parsed, ParsedOutput) or parsed.data is None:
         return []
     data: Any = parsed.data
@@ -347,7 +352,7 @@ def hbm_copy(facts: NodeFacts) -> list[Observation]:
             subject = _gpu_subject(facts, record)
         else:
             subject = facts.subject(Scope.GPU, gpu_bdf=bdf)
-        observations.append(Observation(subject, result.value, None, "rvs.level3"))
+        observations.append(Observation(subject, result.value, None, ProbeId.RVS_LEVEL3))
     return observations
 
 
@@ -355,14 +360,14 @@ def hbm_copy(facts: NodeFacts) -> list[Observation]:
 def nic_port_active(facts: NodeFacts) -> list[Observation]:
     """True per RDMA port in state ACTIVE."""
     if facts.nics is None:
-        missing = facts.missing_reason(["host.nic"]) or "rdma link not run"
-        return [Observation(_node(facts), None, missing, "host.nic")]
+        missing = facts.missing_reason([ProbeId.HOST_NIC]) or "rdma link not run"
+        return [Observation(_node(facts), None, missing, ProbeId.HOST_NIC)]
     return [
         Observation(
             facts.subject(Scope.NIC, port=port.label),
             port.state == "ACTIVE",
             None,
-            "host.nic",
+            ProbeId.HOST_NIC,
             detail=f"state {port.state}",
         )
         for port in facts.nics
@@ -384,20 +389,20 @@ def ecc_correctable_increase(facts: NodeFacts) -> list[Observation]:
         now, missing = _field(gpu.ecc, "correctable", "no ecc data")
         key = gpu.identity.bdf or str(gpu.identity.index)
         if now is None:
-            observations.append(Observation(subject, None, missing, "amdsmi.metric"))
+            observations.append(Observation(subject, None, missing, ProbeId.AMDSMI_METRIC))
             continue
         earlier = before[1].get(key) if before is not None else None
         if before is None or earlier is None:
-            observations.append(Observation(subject, None, "no earlier reading in the history", "amdsmi.metric"))
+            observations.append(Observation(subject, None, "no earlier reading in the history", ProbeId.AMDSMI_METRIC))
             continue
         value, when = earlier
         hours = max(0.0, time.time() - when) / 3600
         if now < value:  # the driver reloaded: its counters start again from 0
             detail = f"counter reset since sweep {before[0]} ({value:g} then, {now:g} now)"
-            observations.append(Observation(subject, float(now), None, "amdsmi.metric", detail=detail))
+            observations.append(Observation(subject, float(now), None, ProbeId.AMDSMI_METRIC, detail=detail))
             continue
         detail = f"{value:g} -> {now:g} since sweep {before[0]}, {hours:.1f} h ago"
-        observations.append(Observation(subject, float(now - value), None, "amdsmi.metric", detail=detail))
+        observations.append(Observation(subject, float(now - value), None, ProbeId.AMDSMI_METRIC, detail=detail))
     return observations
 
 
@@ -405,8 +410,12 @@ def ecc_correctable_increase(facts: NodeFacts) -> list[Observation]:
 def nic_count(facts: NodeFacts) -> list[Observation]:
     """RDMA ports ``rdma link`` lists, whatever their state (a NIC that vanished is no port at all)."""
     if facts.nics is None:
-        return [Observation(_node(facts), None, facts.missing_reason(["host.nic"]) or "rdma link not run", "host.nic")]
-    return [Observation(_node(facts), len(facts.nics), None, "host.nic")]
+        return [
+            Observation(
+                _node(facts), None, facts.missing_reason([ProbeId.HOST_NIC]) or "rdma link not run", ProbeId.HOST_NIC
+            )
+        ]
+    return [Observation(_node(facts), len(facts.nics), None, ProbeId.HOST_NIC)]
 
 
 @metric("nic.rate_gbps")
@@ -417,8 +426,8 @@ def nic_rate(facts: NodeFacts) -> list[Observation]:
     ibv_devinfo does not list, or lists without a rate, reads as not reported.
     """
     if facts.nic_rates is None:
-        unread = facts.missing_reason(["host.nic_rate"]) or "ibv_devinfo not run"
-        return [Observation(_node(facts), None, unread, "host.nic_rate")]
+        unread = facts.missing_reason([ProbeId.HOST_NIC_RATE]) or "ibv_devinfo not run"
+        return [Observation(_node(facts), None, unread, ProbeId.HOST_NIC_RATE)]
     rates = {port.label: port.rate_gbps for port in facts.nic_rates}
     ports = facts.nics if facts.nics is not None else facts.nic_rates
     observations = []
@@ -427,7 +436,9 @@ def nic_rate(facts: NodeFacts) -> list[Observation]:
             continue
         rate = rates.get(port.label)
         missing = None if rate is not None else f"{port.label} has no rate in ibv_devinfo -v"
-        observations.append(Observation(facts.subject(Scope.NIC, port=port.label), rate, missing, "host.nic_rate"))
+        observations.append(
+            Observation(facts.subject(Scope.NIC, port=port.label), rate, missing, ProbeId.HOST_NIC_RATE)
+        )
     return observations
 
 
@@ -460,30 +471,30 @@ def _ok_metric(probe: str) -> Metric:
 def tb_healthcheck(facts: NodeFacts) -> list[Observation]:
     """Whether TransferBench's healthcheck preset passed. It declines hardware it has no criteria for
     (anything but 8 x gfx942): that is no value, with the tool's own words, for the check's SKIP."""
-    parsed = facts.parsed("tb.healthcheck")
+    parsed = facts.parsed(ProbeId.TB_HEALTHCHECK)
     if not isinstance(parsed, ParsedOutput):
-        missing = facts.missing_reason(["tb.healthcheck"]) or "tb.healthcheck not run"
-        return [Observation(_node(facts), None, missing, "tb.healthcheck")]
+        missing = facts.missing_reason([ProbeId.TB_HEALTHCHECK]) or "tb.healthcheck not run"
+        return [Observation(_node(facts), None, missing, ProbeId.TB_HEALTHCHECK)]
     if getattr(parsed.data, "unsupported", False):
         said = next((w for w in parsed.warnings if "not supported" in w or "only supported" in w), "declined")
-        return [Observation(_node(facts), None, f"the preset declined this node: {said}", "tb.healthcheck")]
+        return [Observation(_node(facts), None, f"the preset declined this node: {said}", ProbeId.TB_HEALTHCHECK)]
     detail = "; ".join(parsed.errors[:3]) or None
-    return [Observation(_node(facts), parsed.ok, None, "tb.healthcheck", detail=detail)]
+    return [Observation(_node(facts), parsed.ok, None, ProbeId.TB_HEALTHCHECK, detail=detail)]
 
 
 for _name, _probe, _key in (
-    ("rccl.busbw_inplace_max_gbps", "rccl.all_reduce", "inplace_busbw_at_max_size_gbps"),
-    ("rccl.wrong_total", "rccl.all_reduce", "wrong_total"),
-    ("tb.a2a_min_gbps", "tb.a2a", "min_gbps"),
-    ("tb.p2p_min_gbps", "tb.p2p", "min_gbps"),
-    ("rvs.fail_count", "rvs.level3", "fail_count"),
+    ("rccl.busbw_inplace_max_gbps", ProbeId.RCCL_ALL_REDUCE, "inplace_busbw_at_max_size_gbps"),
+    ("rccl.wrong_total", ProbeId.RCCL_ALL_REDUCE, "wrong_total"),
+    ("tb.a2a_min_gbps", ProbeId.TB_A2A, "min_gbps"),
+    ("tb.p2p_min_gbps", ProbeId.TB_P2P, "min_gbps"),
+    ("rvs.fail_count", ProbeId.RVS_LEVEL3, "fail_count"),
 ):
     METRICS[_name] = _summary_metric(_probe, _key)
 
 for _name, _probe in (
-    ("rccl.ok", "rccl.all_reduce"),
-    ("tb.a2a_ok", "tb.a2a"),
-    ("tb.p2p_ok", "tb.p2p"),
-    ("rvs.ok", "rvs.level3"),
+    ("rccl.ok", ProbeId.RCCL_ALL_REDUCE),
+    ("tb.a2a_ok", ProbeId.TB_A2A),
+    ("tb.p2p_ok", ProbeId.TB_P2P),
+    ("rvs.ok", ProbeId.RVS_LEVEL3),
 ):
     METRICS[_name] = _ok_metric(_probe)

@@ -34,6 +34,7 @@ from console.actions import (
 )
 from console.actions.catalogue import CATALOGUE, Reason
 from console.actions.model import KUBE_KINDS, SLURM_KINDS
+from console.actions.planning import READ_ONLY
 from console.checks import load_packs
 from console.commands.arguments import (
     UsageError,
@@ -246,7 +247,7 @@ def _print_result(console: Console, result: ActionResult) -> None:
 def run_pin(args: argparse.Namespace) -> int:
     """Show a pool's pin, set it from a node, or show/apply the package holds that keep nodes on it."""
     if not args.inventory:
-        raise UsageError("pin needs -i CLUSTER_FILE (pins belong to pools)")
+        raise UsageError("needs -i CLUSTER_FILE (pins belong to pools)")
     inventory = load_inventory(args.inventory)
     enforce_targets = tuple(expand(args.enforce)) if args.enforce else ()
     store = Store(args.store or default_store_path())
@@ -280,7 +281,12 @@ def _clear_pin(inventory: Inventory, store: Store, args: argparse.Namespace) -> 
     listed = inventory.pools[args.pool].pin.pinned_fields()
     for field, value in sorted(stored.items()):
         console.print(f"  {escape(field)}: {escape(value)} -> {escape(listed.get(field, '(unpinned)'))}")
-    if args.dry_run or args.read_only:
+    if args.read_only:  # dangerous, as every pin change (console.actions.catalogue): refused and audited
+        with store.audited(ActionKind.UNPIN.value, [args.pool], inputs={"dropped": stored}) as entry:
+            entry.finish(f"refused: {READ_ONLY}")
+        console.print(f"[red]refused:[/] {READ_ONLY} [dim](audit #{entry.id})[/]")
+        return int(ExitCode.FAILED)
+    if args.dry_run:
         console.print("dry run: nothing was changed")
         return int(ExitCode.OK)
     stop = _confirm(console, args.yes)
@@ -314,7 +320,7 @@ def _show_pins(inventory: Inventory, store: Store, pool: str | None, as_json: bo
 def run_drift(args: argparse.Namespace) -> int:
     """Sweep stack and firmware probes, then judge every pinned field of every node."""
     if not args.inventory:
-        raise UsageError("drift needs -i CLUSTER_FILE (pins belong to pools)")
+        raise UsageError("needs -i CLUSTER_FILE (pins belong to pools)")
     inventory = load_inventory(args.inventory)
     packs = load_packs(list(args.checks))
     nodes = select_exactly(inventory, args.nodes)
@@ -328,7 +334,7 @@ def run_drift(args: argparse.Namespace) -> int:
         rows, outcome = run_interruptible(_drift(engine, nodes))
         unreachable = {n.name: engine.verdicts[n.name].reason for n in nodes if n.name not in engine.facts}
     except KeyboardInterrupt:
-        plain_console(stderr=True).print("interrupted")
+        plain_console(stderr=True).print("[red]error:[/] interrupted")
         return int(ExitCode.INTERRUPTED)
     finally:
         store.close()

@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from console.commands.arguments import add_store, options_of
-from console.exitcodes import ExitCode
+from console.commands.arguments import UsageError, add_store, options_of
 
 DEMO_MODELS = "mi300x,mi300x,mi300x,mi355x"
 
@@ -63,11 +62,9 @@ def run(args: argparse.Namespace) -> int:
             time_factor=args.time_factor, scenario=args.scenario,
         )  # fmt: skip
     except ScenarioError as exc:
-        print(f"instinct-console demo: {exc}", file=sys.stderr)
-        return int(ExitCode.USAGE)
+        raise UsageError(str(exc)) from None
     except SimClusterError as exc:
-        print(f"instinct-console demo: cannot start the simulated cluster: {exc}", file=sys.stderr)
-        return int(ExitCode.USAGE)
+        raise UsageError(f"cannot start the simulated cluster: {exc}") from None
     with sim:
         store = args.store or sim.state_dir / "history.sqlite"
         inventory = str(sim.inventory_path)

@@ -161,10 +161,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
     store = Store(store_path)
-    engine = build_engine(spec, store, transport)
-    # A pin stored with `pin --from-node` wins over the inventory's, field by field.
-    warn_pin_overrides(inventory, store)
     try:
+        engine = build_engine(spec, store, transport)
+        # A pin stored with `pin --from-node` wins over the inventory's, field by field.
+        warn_pin_overrides(inventory, store)
         with _Progress(err) as progress:
             engine.subscribe(progress)
             return run_interruptible(_sweeps(engine, nodes, args, err))

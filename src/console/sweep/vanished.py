@@ -11,10 +11,11 @@ from console.checks import NodeFacts
 from console.inventory.model import Node
 from console.model.findings import Evidence, Finding, Scope, Status
 from console.probes.base import ParsedOutput, ParseError
+from console.probes.ids import ProbeId
 from console.store import Store
 from console.sweep.catalog import PROBES_BY_ID
 
-PROBE = "amdsmi.list"
+PROBE = ProbeId.AMDSMI_LIST
 
 
 def vanished_gpus(store: Store | None, node: Node, facts: NodeFacts, sweep_id: int) -> list[Finding]:

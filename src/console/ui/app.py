@@ -15,6 +15,7 @@ import gc
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,10 @@ class ConsoleApp(App[int]):
         prebuild_detail_after_s: float | None = PREBUILD_DETAIL_AFTER_S,
     ) -> None:
         super().__init__()
+        if engine_spec is not None and read_only != engine_spec.read_only:
+            # The stricter wins, on both sides: the engine refuses what the keys hide, and the reverse.
+            read_only = True
+            engine_spec = replace(engine_spec, read_only=True)
         self.inventory = inventory
         self.packs = packs
         self.store = store
