@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from console.checks.metrics import METRICS
-from console.checks.spec import CheckPack, CheckSpec, PackInfo
+from console.checks.spec import CheckPack, CheckSpec, PackInfo, SourcedValue
 from console.inventory.model import GPU_MODELS
 from console.probes.ids import PROBE_IDS
 
@@ -40,9 +40,16 @@ def _plain(name: object) -> str:
     return text if _PLAIN.fullmatch(text) else repr(text)
 
 
+# A sourced variable is ``SourcedValue | Scalar``: pydantic names the union member it tried in the error's path
+# (``pack.vars.x.SourcedValue.doc``), which is no field of the file.
+_UNION_MEMBERS = {SourcedValue.__name__}
+
+
 def _loc(loc: tuple[int | str, ...], pack: dict[str, object]) -> str:
     parts: list[str] = []
     for i, item in enumerate(loc):
+        if item in _UNION_MEMBERS:
+            continue
         if isinstance(item, int):
             if i > 0 and loc[i - 1] == "checks":
                 checks = pack.get("checks")

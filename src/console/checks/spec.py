@@ -29,6 +29,22 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 }
 _CONDITION = re.compile(r"^\s*(<=|>=|==|!=|<|>)\s*(\S.*?)\s*$")
 _ORDERING = ("<", "<=", ">", ">=")
+# ``docs/sources/rccl.md#mi300x-all-reduce-busbw``: a Markdown file and the anchor of a heading in it.
+_DOC = re.compile(r"[^\s#]+\.md#[\w-]+")
+_DOC_DESCRIPTION = (
+    "where the figure is explained: a Markdown file, relative to the repository, and the anchor of its heading,"
+    " e.g. docs/sources/rccl.md#mi300x-all-reduce-busbw (tests/engine/test_sources.py holds the built-in packs to"
+    " it: the file, the heading and the figure under it)"
+)
+
+
+def _doc_reference(value: str | None) -> str | None:
+    """A ``doc`` as written, or ValueError saying the form it must take."""
+    if value is not None and not _DOC.fullmatch(value):
+        raise ValueError(
+            f"doc {value!r} must be '<file>.md#<heading anchor>', e.g. docs/sources/rccl.md#mi300x-all-reduce-busbw"
+        )
+    return value
 
 
 class Condition(BaseModel):
@@ -133,6 +149,7 @@ class CheckSpec(BaseModel):
     )
     source: str = Field(min_length=1)
     source_kind: SourceKind
+    doc: str | None = Field(None, description=_DOC_DESCRIPTION)
     requires: list[str] = Field(default_factory=list, description="probe ids whose output the metric reads")
     requires_any: bool = Field(
         False, description="the metric reads whichever of ``requires`` answered (alternative sources of one value)"
@@ -144,6 +161,8 @@ class CheckSpec(BaseModel):
         " then SKIP, and UNKNOWN with the tool's words when that probe did not run or answer either",
     )
     enabled: bool = True
+
+    _valid_doc = field_validator("doc")(_doc_reference)
 
     @field_validator("fail_if", "warn_if")
     @classmethod
@@ -172,6 +191,9 @@ class SourcedValue(BaseModel):
     value: float | int | str | bool
     source: str = Field(min_length=1)
     source_kind: SourceKind
+    doc: str | None = Field(None, description=_DOC_DESCRIPTION)
+
+    _valid_doc = field_validator("doc")(_doc_reference)
 
 
 Scalar = float | int | str | bool
