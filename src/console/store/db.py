@@ -261,6 +261,27 @@ class Store(AuditLog, DrainLedger):
         ).fetchone()
         return int(row[0]) if row and row[0] is not None else None
 
+    def latest_sweep_of(self, nodes: list[str]) -> int | None:
+        """Newest sweep of ``nodes`` (any of them) that was neither a rerun nor a drift check's subset."""
+        if not nodes:
+            return None
+        marks = ",".join("?" * len(nodes))
+        row = self.conn.execute(
+            "SELECT max(s.id) FROM sweeps s JOIN node_verdicts v ON v.sweep_id = s.id"
+            f" WHERE s.parent_id IS NULL AND instr(s.level, ':') = 0 AND v.node IN ({marks})",
+            nodes,
+        ).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+
+    def probe_run_ids(self, sweep_id: int) -> dict[str, dict[str, int]]:
+        """node -> probe -> the id of its stored output in sweep ``sweep_id`` (the newest, when run twice)."""
+        ids: dict[str, dict[str, int]] = {}
+        for r in self.conn.execute(
+            "SELECT id, node, probe FROM probe_runs WHERE sweep_id = ? ORDER BY id", (sweep_id,)
+        ):
+            ids.setdefault(r["node"], {})[r["probe"]] = int(r["id"])
+        return ids
+
     def latest_sweep_id(self) -> int | None:
         """Id of the newest sweep."""
         row = self.conn.execute("SELECT max(id) FROM sweeps").fetchone()

@@ -46,6 +46,7 @@ from console.store import Store
 from console.sweep.events import Event, SweepDone
 from console.ui.bridge import EngineBridge
 from console.ui.messages import EngineProblem, FleetChanged
+from console.ui.operations import history_events
 from console.ui.palette import ConsoleCommands
 from console.ui.registry import Scope
 from console.ui.screens.detail import DetailScreen
@@ -174,6 +175,8 @@ class ConsoleApp(App[int]):
         self.set_interval(1.0, self._tick)
         if self.prebuild_detail_after_s is not None:
             self.set_timer(self.prebuild_detail_after_s, self._prebuild_detail)
+        if not self._start_sweep:
+            self.show_last_sweep()
         if self._engine_spec is None:
             return
         if self._engine_in_thread:
@@ -186,6 +189,19 @@ class ConsoleApp(App[int]):
             self.start_sweep()
         self.poll_scheduler()
         self.set_interval(self.scheduler_poll_s, self.poll_scheduler)
+
+    def show_last_sweep(self) -> None:
+        """Open on the newest sweep of this inventory in the history, marked with its age (not swept now)."""
+        found = history_events(self.store, self.inventory) if self.store is not None else None
+        if found is None:
+            return
+        events, row = found
+        for event in events:
+            self.state.apply(event)
+        progress = self.state.progress
+        progress.started_at, progress.finished_at = row["started_at"], row["finished_at"] or row["started_at"]
+        progress.outcome, progress.from_history = row["status"], True
+        self.post_message(FleetChanged())
 
     # live updates -------------------------------------------------------------------------------
 

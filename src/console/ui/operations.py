@@ -7,6 +7,8 @@ accepting a baseline and diffing against it are ``console.actions.baseline``, as
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -16,9 +18,11 @@ from console.actions.model import ActionKind
 from console.exitcodes import exit_code_for
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
+from console.model.findings import Finding, NodeVerdict, Status
 from console.report import build_report, write_json
 from console.service.commands import PlanPreview
 from console.store import Store
+from console.sweep.events import Event, NodeDone, NodeSnapshot, SweepDone, SweepStarted
 from console.ui.state import NodeRow, SweepProgress
 
 
@@ -41,6 +45,56 @@ def baseline_preview(store: Store | None, progress: SweepProgress, pools: list[s
         f"pool {pool}: baseline sweep #{store.baseline(pool) or 'none'} -> #{sweep_id}" for pool in sorted(pools)
     )
     return PlanPreview(action, title, tuple(sorted(pools)), where=f"history {store.path}", notes=notes)
+
+
+def history_events(store: Store, inventory: Inventory) -> tuple[list[Event], sqlite3.Row] | None:
+    """The newest sweep of ``inventory``'s nodes in the history, as the events that would show it again,
+    with its stored row (when it ran, how it ended); None when the history has none.
+
+    The console opened blank even with that sweep minutes old; it now opens on it, marked with its age.
+    Rows keep their findings that are not PASS and the stack, as after a live sweep; GPU telemetry is
+    not stored, so the GPUs tab waits for the next sweep.
+    """
+    sweep_id = store.latest_sweep_of([n.name for n in inventory.nodes])
+    row = store.sweep(sweep_id) if sweep_id is not None else None
+    if sweep_id is None or row is None:
+        return None
+    verdicts = store.node_verdicts(sweep_id)
+    findings: dict[str, list[Finding]] = {}
+    totals: dict[str, int] = {}
+    for finding in store.findings(sweep_id):
+        totals[finding.subject.node] = totals.get(finding.subject.node, 0) + 1
+        if finding.status is not Status.PASS:
+            findings.setdefault(finding.subject.node, []).append(finding)
+    runs = store.probe_run_ids(sweep_id)
+    events: list[Event] = [
+        SweepStarted(sweep_id=sweep_id, nodes=[v["node"] for v in verdicts], probes=[], level=row["level"])
+    ]
+    for v in verdicts:
+        verdict = NodeVerdict(
+            node=v["node"],
+            status=Status(v["status"]),
+            families={k: Status(s) for k, s in json.loads(v["families"] or "{}").items()},
+            findings=findings.get(v["node"], []),
+            reason=v["reason"],
+        )
+        snapshot = NodeSnapshot(stack=json.loads(v["stack"] or "{}"), probe_runs=runs.get(v["node"], {}))
+        events.append(
+            NodeDone(
+                sweep_id=sweep_id,
+                pool=v["pool"] or "",
+                verdict=verdict,
+                snapshot=snapshot,
+                findings_total=totals.get(v["node"], 0),
+            )
+        )
+    counts: dict[Status, int] = {}
+    for v in verdicts:
+        counts[Status(v["status"])] = counts.get(Status(v["status"]), 0) + 1
+    outcome = row["status"] if row["status"] in ("done", "deadline") else "cancelled"
+    ended = row["finished_at"] or row["started_at"]
+    events.append(SweepDone(sweep_id=sweep_id, outcome=outcome, counts=counts, duration_s=ended - row["started_at"]))
+    return events, row
 
 
 def hostlist(names: Iterable[str]) -> str:

@@ -331,6 +331,7 @@ class SweepProgress:
     finished_at: float | None = None
     outcome: str = ""
     last_full_sweep_id: int | None = None
+    from_history: bool = False  # shown from the history database when the console opened, not swept now
 
     @property
     def running(self) -> bool:

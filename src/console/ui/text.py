@@ -115,6 +115,16 @@ def clock(at: float | None) -> str:
     return time.strftime("%H:%M:%S", time.localtime(at))
 
 
+def age(seconds: float) -> str:
+    """How long ago, in the largest whole unit: ``40 s``, ``14 min``, ``3 h``, ``2 days``."""
+    seconds = max(0.0, seconds)
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {'day' if unit == 'days' and count == 1 else unit}"
+    return f"{int(seconds)} s"
+
+
 def duration(seconds: float | None) -> str:
     """``1:05`` / ``1:02:03`` for an ETA; ``--:--`` when unknown."""
     if seconds is None:

@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from console.model.findings import Status
 from console.ui.state import Holdup, SweepProgress
-from console.ui.text import SEVERITY_ORDER, STATUS_GLYPH, STATUS_STYLE, duration, safe
+from console.ui.text import SEVERITY_ORDER, STATUS_GLYPH, STATUS_STYLE, age, duration, safe
 from console.ui.view import ViewSpec
 
 BAR_WIDTH = 24
@@ -84,6 +84,13 @@ def summary_content(facts: SummaryFacts) -> Content:
             end = progress.finished_at or facts.now
             took = duration(end - progress.started_at) if progress.started_at is not None else "--:--"
             parts += [(f"{progress.outcome or 'done'} in ", "$muted"), took]
+            if progress.from_history and progress.finished_at is not None:
+                ago = age(facts.now - progress.finished_at)
+                parts += [
+                    ("  from history, ", "$muted"),
+                    (f"{ago} old", "bold $health-warn"),
+                    (" (S sweeps now)", "$muted"),
+                ]
     else:
         parts += [("no sweep yet (S starts one)", "$muted")]
     if facts.paused:
