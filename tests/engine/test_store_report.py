@@ -205,11 +205,52 @@ def test_diff_compares_with_the_newest_full_sweep_not_a_drift_check(
     store.close()
     assert main(["accept", "-i", str(inventory), "--store", str(store_path), "--sweep", str(base)]) == 0
     capsys.readouterr()
-    assert main(["diff", "-i", str(inventory), "--store", str(store_path)]) == 0
+    assert main(["diff", "-i", str(inventory), "--store", str(store_path)]) == 1  # n1 regressed: a gate fails
     out = capsys.readouterr().out
-    assert f"sweep {full} vs baseline {base}: 1 node(s) changed" in out
-    assert "n1: verdict PASS -> FAIL" in out and "n3" not in out
+    assert f"sweep {full} (quick) vs baseline {base} (quick): 1 regressed, 1 verdict change(s)" in out
+    assert "n1: regressed verdict PASS -> FAIL" in out and "n3" not in out
     assert main(["diff", "-i", str(inventory), "--store", str(store_path), "--pool", "nosuch"]) == 2
+
+
+def test_diff_compares_like_with_like_and_exits_0_without_regressions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A quick baseline against a full sweep listed every check the baseline never ran as (new) -> FAIL,
+    counted unchanged PASS nodes as changed and always exited 0."""
+    from console.cli import main
+
+    inventory = tmp_path / "c.toml"
+    inventory.write_text('[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "n[1-2]"\n')
+    store_path = tmp_path / "h.sqlite"
+    store = Store(store_path)
+    stack = {"rocm": "6.4.1"}
+    base = store.start_sweep("quick", "", "")
+    for node in ("n1", "n2"):
+        store.record_node(base, "p", roll_up(node, [_finding(node, Status.PASS, observed=32)]), stack)
+    store.finish_sweep(base, "done", {})
+    full = store.start_sweep("full", "", "")
+    for node in ("n1", "n2"):
+        rvs = Finding(check_id="rvs.fail_count", family="rvs", status=Status.FAIL, subject=Subject(node=node),
+                      message="a check the quick baseline never ran")  # fmt: skip
+        store.record_node(full, "p", roll_up(node, [_finding(node, Status.PASS, observed=32), rvs]), stack)
+    store.finish_sweep(full, "done", {})
+    store.close()
+    assert main(["accept", "-i", str(inventory), "--store", str(store_path), "--sweep", str(base)]) == 0
+    capsys.readouterr()
+    code = main(["diff", "-i", str(inventory), "--store", str(store_path), "--sweep", str(full), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    # The stored verdicts went PASS -> FAIL for the full sweep's RVS, a check the baseline never ran: on the
+    # checks both ran nothing changed, and RVS is shown beside them, not compared.
+    nodes = report["p"]["nodes"]
+    assert [(n["verdict"], n["findings"], n["regressed"]) for n in nodes] == [(["PASS", "PASS"], [], False)] * 2
+    assert [len(n["uncompared"]) for n in nodes] == [1, 1] and report["p"]["regressed"] == []
+    assert code == 0
+    code = main(["diff", "-i", str(inventory), "--store", str(store_path), "--sweep", str(full)])
+    out = capsys.readouterr().out
+    assert "only the checks the quick baseline ran are compared" in out and "(new) -> FAIL" not in out
+    assert "0 regressed, 0 verdict change(s)" in out and "n1: verdict PASS (unchanged)" in out
+    assert "not in the baseline's checks: rvs.fail_count n1: FAIL" in out
+    assert code == 0
 
 
 @pytest.mark.parametrize("command", [["history"], ["audit"], ["diff", "-i", "INV"], ["accept", "-i", "INV"]])

@@ -14,9 +14,17 @@ from rich.table import Table
 from console.actions.baseline import accept_baseline, baseline_diffs, pools_of_sweep
 from console.commands.arguments import UsageError, add_inventory, add_store
 from console.commands.terminal import plain_console
+from console.exitcodes import ExitCode
 from console.inventory import load_inventory
 from console.report.text import printable
 from console.store import Store, default_store_path
+
+DIFF_EXIT_HELP = """Only the checks the baseline ran are compared (a quick baseline against a full sweep).
+
+exit codes:
+  0    nothing got worse than the baseline
+  1    a node's verdict or a finding got worse (regressed), or a new subject FAILs or is UNKNOWN
+  2    usage error (no history database, no such pool)"""
 
 
 def register(sub: Any) -> None:
@@ -35,7 +43,12 @@ def register(sub: Any) -> None:
     a.add_argument("--pool", action="append", help="only these pools (default: every pool in the sweep)")
     a.set_defaults(func=run_accept)
 
-    d = sub.add_parser("diff", help="what changed since a pool's accepted baseline")
+    d = sub.add_parser(
+        "diff",
+        help="what changed since a pool's accepted baseline",
+        epilog=DIFF_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_store(d)
     add_inventory(d, required=True, help="cluster file (to know the pools)")
     d.add_argument("--pool", help="pool whose baseline to compare with (default: every pool with one)")
@@ -60,6 +73,11 @@ def _open(args: argparse.Namespace) -> Store:
     if not path.exists():
         raise UsageError(f"no history database at {path} (sweep first, or --store)")
     return Store(path)
+
+
+def _level(store: Store, sweep_id: int) -> str:
+    row = store.sweep(sweep_id)
+    return str(row["level"]) if row is not None else "?"
 
 
 def run_history(args: argparse.Namespace) -> int:
@@ -164,6 +182,7 @@ def run_diff(args: argparse.Namespace) -> int:
         if not pools:
             console.print("no accepted baseline yet: accept a sweep first (instinct-console accept)")
         out: dict[str, Any] = {}
+        regressions = 0
         for pool in baseline_diffs(store, inventory, pools, args.sweep):
             if pool.baseline is None or pool.current is None:
                 console.print(
@@ -171,24 +190,47 @@ def run_diff(args: argparse.Namespace) -> int:
                 )
                 continue
             diffs, new_id = pool.nodes, pool.current
-            out[pool.pool] = {"baseline": pool.baseline, "sweep": new_id, "nodes": [d.__dict__ for d in diffs]}
+            regressed = [d.node for d in diffs if d.regressed]
+            regressions += len(regressed)
+            out[pool.pool] = {
+                "baseline": pool.baseline,
+                "sweep": new_id,
+                "nodes": [{**d.__dict__, "regressed": d.regressed} for d in diffs],
+                "regressed": regressed,
+            }
             if not args.json:
+                levels = tuple(_level(store, sweep) for sweep in (pool.baseline, new_id))
+                verdicts = sum(1 for d in diffs if d.verdict_changed)
                 missing = len(pool.not_swept)
                 console.print(
-                    f"[bold]pool {_shown(pool.pool)}[/]: sweep {new_id} vs baseline {pool.baseline}:"
-                    f" {len(diffs)} node(s) changed" + (f", {missing} not in sweep {new_id}" if missing else "")
+                    f"[bold]pool {_shown(pool.pool)}[/]: sweep {new_id} ({levels[1]}) vs baseline {pool.baseline}"
+                    f" ({levels[0]}): {len(regressed)} regressed, {verdicts} verdict change(s),"
+                    f" {len(diffs) - verdicts} node(s) with the same verdict and other changes"
+                    + (f", {missing} not in sweep {new_id}" if missing else "")
                 )
-                # Verdict changes first: they are what an operator acts on.
-                for d in sorted(diffs, key=lambda d: (d.verdict[0] == d.verdict[1], d.node)):
-                    console.print(f"  {_shown(d.node)}: verdict {d.verdict[0] or '(new node)'} -> {d.verdict[1]}")
+                if levels[0] != levels[1]:
+                    console.print(f"  [dim]only the checks the {levels[0]} baseline ran are compared[/]")
+                # Regressions first, then other verdict changes: they are what an operator acts on.
+                for d in sorted(diffs, key=lambda d: (not d.regressed, not d.verdict_changed, d.node)):
+                    mark = "[red]regressed[/] " if d.regressed else ""
+                    if d.verdict_changed:
+                        verdict = f"verdict {d.verdict[0] or '(new node)'} -> {d.verdict[1]}"
+                    else:
+                        verdict = f"verdict {d.verdict[1]} (unchanged)"
+                    console.print(f"  {_shown(d.node)}: {mark}{verdict}")
                     for key, (a, b) in d.stack.items():
                         console.print(f"    stack {_shown(key)}: {_shown(a or '(none)')} -> {_shown(b or '(none)')}")
                     for key, a2, b2, message in d.findings:
                         console.print(f"    {_shown(key)}: {a2 or '(new)'} -> {b2}  {_shown(message)}")
                     for key, fa, fb in d.figures:
                         console.print(f"    {_shown(key)}: {fa:g} -> {fb:g}")
+                    for key, status, message in d.uncompared:
+                        console.print(
+                            f"    [dim]not in the baseline's checks:[/] {_shown(key)}: {status}  {_shown(message)}"
+                        )
         if args.json:
             print(json.dumps(out, indent=2, default=str))
-        return 0
+        # A pipeline gates on it: a node or a finding worse than the baseline fails the step.
+        return int(ExitCode.FAILED if regressions else ExitCode.OK)
     finally:
         store.close()

@@ -462,6 +462,11 @@ class Store(AuditLog, DrainLedger):
             )
         )
 
+    def check_ids(self, sweep_id: int) -> set[str]:
+        """Every check that judged something in sweep ``sweep_id``."""
+        rows = self.conn.execute("SELECT DISTINCT check_id FROM findings WHERE sweep_id = ?", (sweep_id,))
+        return {r[0] for r in rows}
+
     def status_counts(self, sweep_id: int) -> dict[str, int]:
         """Nodes per verdict in a sweep."""
         counts = {s.value: 0 for s in Status}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from console.model.findings import Finding, Status
+from console.model.findings import Finding, Status, roll_up
 from console.store.db import Store
 
 NOISE_FRACTION = 0.05
@@ -43,11 +43,47 @@ class NodeDiff:
     stack: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     findings: list[tuple[str, str | None, str | None, str]] = field(default_factory=list)
     figures: list[tuple[str, float, float]] = field(default_factory=list)
+    # Findings that are not PASS in checks only one of the two sweeps ran (key, status, message): shown,
+    # never compared, never a regression.
+    uncompared: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         """True when anything differs."""
-        return self.verdict[0] != self.verdict[1] or bool(self.stack or self.findings or self.figures)
+        return self.verdict[0] != self.verdict[1] or bool(
+            self.stack or self.findings or self.figures or self.uncompared
+        )
+
+    @property
+    def verdict_changed(self) -> bool:
+        """True when the node's verdict differs (the rest may have moved under the same verdict)."""
+        return self.verdict[0] != self.verdict[1]
+
+    @property
+    def regressed(self) -> bool:
+        """True when the verdict or a finding got worse: what a pipeline gating on ``diff`` stops for."""
+        before, after = self.verdict
+        if before is not None and after is not None and _worse(before, after):
+            return True
+        for _key, old, new, _message in self.findings:
+            if new is not None and (_worse(old, new) if old is not None else new in _BAD):
+                return True
+        return False
+
+
+_BAD = frozenset({Status.FAIL.value, Status.UNKNOWN.value})
+
+
+def _worse(before: str, after: str) -> bool:
+    return Status(after).severity > Status(before).severity
+
+
+_ANSWERED = ("node.", "probe.")  # node.reachable and probe.<id>: no level runs them more than another
+
+
+def _rolled(node: str, findings: dict[str, Finding]) -> str:
+    """The verdict ``findings`` alone give (PASS when none of them is worse)."""
+    return roll_up(node, list(findings.values())).status.value if findings else Status.PASS.value
 
 
 def _key(finding: Finding) -> str:
@@ -64,8 +100,16 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
     """Per-node differences between sweep ``base_id`` and sweep ``new_id`` (only nodes that changed).
 
     A node the newer sweep did not reach has no stack to compare (its verdict change says why), and a
-    node it did not sweep at all is not a change.
+    node it did not sweep at all is not a change. Like is compared with like: a check the baseline did
+    not run at all (a quick baseline against a full sweep) is no change, while a new subject of a check
+    it ran (a GPU it did not see) is.
     """
+    base_checks, new_checks = store.check_ids(base_id), store.check_ids(new_id)
+    # Whether a node and its probes answered is judged at every level; the checks proper are compared
+    # when both sweeps ran them. When they ran different checks (a quick baseline, a full sweep), each
+    # verdict is rolled up again from what is compared.
+    compared_checks = (base_checks & new_checks) | {c for c in base_checks | new_checks if c.startswith(_ANSWERED)}
+    same_checks = base_checks | new_checks == compared_checks
     base_rows = {r["node"]: r for r in store.node_verdicts(base_id)}
     new_rows = {r["node"]: r for r in store.node_verdicts(new_id)}
     names = sorted(new_rows)
@@ -81,8 +125,16 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
         for key in compared:
             if old_stack.get(key) != new_stack.get(key):
                 diff.stack[key] = (old_stack.get(key), new_stack.get(key))
-        old_findings = {_key(f): f for f in store.findings(base_id, name)}
-        new_findings = {_key(f): f for f in store.findings(new_id, name)}
+        old_all, new_all = store.findings(base_id, name), store.findings(new_id, name)
+        old_findings = {_key(f): f for f in old_all if f.check_id in compared_checks}
+        new_findings = {_key(f): f for f in new_all if f.check_id in compared_checks}
+        if not same_checks and old is not None and new is not None:
+            diff.verdict = (_rolled(name, old_findings), _rolled(name, new_findings))
+            diff.uncompared = [
+                (_key(f), f.status.value, f.message)
+                for f in new_all
+                if f.check_id not in compared_checks and f.status not in (Status.PASS, Status.SKIP)
+            ]
         for key in sorted(set(old_findings) | set(new_findings)):
             before, after = old_findings.get(key), new_findings.get(key)
             if after is None or before is None:

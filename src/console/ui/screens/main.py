@@ -468,9 +468,13 @@ def diff_content(pools: list[PoolDiff]) -> Content:
         if not pool.nodes:
             parts += [("  nothing changed", "$health-ok"), "\n\n"]
             continue
-        for node in pool.nodes:
+        for node in sorted(pool.nodes, key=lambda n: (not n.regressed, not n.verdict_changed, n.node)):
             before, after = node.verdict
-            parts += [(f"  {safe(node.node)}", "bold"), f"  verdict {before or '-'} -> {after or '-'}\n"]
+            parts += [(f"  {safe(node.node)}", "bold")]
+            if node.regressed:
+                parts += [("  regressed", "bold $health-crit")]
+            verdict = f"{before or '-'} -> {after or '-'}" if node.verdict_changed else f"{after} (unchanged)"
+            parts += [f"  verdict {verdict}\n"]
             for key, (old, new) in node.stack.items():
                 parts += [("    stack ", "$drift"), f"{safe(key)}: {safe(old or '-')} -> {safe(new or '-')}\n"]
             for key, old_status, new_status, message in node.findings:
@@ -478,5 +482,7 @@ def diff_content(pools: list[PoolDiff]) -> Content:
                 parts += [("    finding ", "$health-warn"), safe(change), "\n"]
             for key, old_value, new_value in node.figures:
                 parts += [("    figure ", "$muted"), safe(f"{key}: {old_value:g} -> {new_value:g}"), "\n"]
+            for key, status, message in node.uncompared:
+                parts += [("    not in the baseline's checks ", "$muted"), safe(f"{key}: {status}: {message}"), "\n"]
         parts.append("\n")
     return Content.assemble(*parts)
