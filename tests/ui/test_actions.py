@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Input, OptionList, Static
 
 from console.actions.baseline import accept_baseline
 from console.model.findings import Status
@@ -81,6 +81,9 @@ async def test_read_only_hides_dangerous_actions_everywhere(
             assert screen.check_action(action.action_name, ()) is None
             await pilot.press(action.key)
             assert isinstance(app.screen, MainScreen), action.id
+            # The key says why nothing happens (it gave no feedback at all).
+            said = app._notifications
+            assert any(n.message == f"{action.title}: not available in read-only mode (--read-only)" for n in said)
         await screen.run_action("drain")  # even called by name it does nothing
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
@@ -257,6 +260,28 @@ async def test_rerun_family_picker_and_rerun_without_engine(
         assert any("engine is not running" in n.message for n in app._notifications)
 
 
+async def test_rerun_of_a_family_the_level_does_not_run_says_so_instead_of_done_in_no_time(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    """The walk-through's 'Rerun family' of rvs at the standard level said 'done in 0:00' and ran nothing."""
+    app = make_app(level="standard")
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        await pilot.press("f")
+        picker = app.screen
+        assert isinstance(picker, FamilyPicker)
+        options = picker.query_one(OptionList)
+        rvs = options.get_option("rvs")
+        assert rvs.disabled and "full level only" in str(rvs.prompt)
+        assert not options.get_option("ecc").disabled
+        await pilot.press("escape")
+        app.rerun(("gpu001",), {"rvs"})  # the palette's way in, which has no picker
+        await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert "rvs: nothing to rerun at the standard level (its probes run at the full level)" in said
+        assert not any("rerunning" in message for message in said)
+
+
 async def test_accept_baseline_then_diff(
     make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, store: Store
 ) -> None:
@@ -391,3 +416,22 @@ async def test_palette_runs_registry_actions_and_switches_themes(
         assert app.theme == "instinct-high-contrast"
         await pilot.press("T")
         assert app.theme != "instinct-high-contrast"
+
+
+async def test_a_filter_with_a_key_no_node_has_says_so_and_verdicts_match_in_any_case(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    """``verdikt=FAIL`` and ``verdict=fail`` showed 0 nodes with no hint."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        screen = main_screen(pilot)
+        failing = {r.name for r in app.state.rows() if r.status is Status.FAIL}
+        assert failing
+        await pilot.press("slash", *"verdict=fail")
+        await pilot.pause()
+        assert set(screen.grid.order) == failing
+        await pilot.press(*["backspace"] * len("verdict=fail"), *"verdikt=FAIL")
+        await pilot.pause()
+        summary = str(screen.query_one("#summary", Static).render())
+        assert screen.grid.row_count == 0 and "no label 'verdikt' (labels: " in summary and "verdict" in summary

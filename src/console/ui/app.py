@@ -43,6 +43,8 @@ from console.service.commands import (
     StartSweep,
 )
 from console.store import Store
+from console.sweep.catalog import ProbeSet
+from console.sweep.engine import probes_for_families
 from console.sweep.events import Event, SweepDone
 from console.ui.bridge import EngineBridge
 from console.ui.messages import EngineProblem, FleetChanged
@@ -401,10 +403,24 @@ class ConsoleApp(App[int]):
         if not targets:
             self.notify("no node selected")
             return
+        if families is not None and not self.family_levels(families).get(ProbeSet(self.level)):
+            # "done in 0:00" with nothing run was all the walk-through got for rvs at the standard level.
+            levels = [level.value for level, probes in self.family_levels(families).items() if probes]
+            where = f"its probes run at the {' and '.join(levels)} level" if levels else "no probe judges it"
+            self.notify(
+                f"{', '.join(sorted(families))}: nothing to rerun at the {self.level} level ({where})",
+                severity="warning",
+            )
+            return
         command = Rerun(tuple(targets), frozenset(families) if families is not None else None, self.level)
         what = ", ".join(sorted(families)) if families else f"all {self.level} probes"
         if self.submit("rerun", command):
             self.notify(f"rerunning {what} on {len(targets)} node(s)")
+
+    def family_levels(self, families: set[str]) -> dict[ProbeSet, list[str]]:
+        """The probes that judge ``families`` at each sweep level (what a rerun of them runs)."""
+        levels = (ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL)
+        return {level: [p.id for p in probes_for_families(self.packs, level, families)] for level in levels}
 
     def rerun_family_from_cursor(self, family: str) -> None:
         """Palette entry: rerun one family on the marked (else cursor) nodes."""

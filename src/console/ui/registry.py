@@ -170,8 +170,18 @@ def visible_actions(read_only: bool, screen: str = "main") -> list[UiAction]:
 
 
 def bindings(read_only: bool, screen: str = "main") -> list[Binding]:
-    """Key bindings of ``screen``, one per usable action, each with the action's stable id."""
-    return [
+    """Key bindings of ``screen``, one per usable action, each with the action's stable id.
+
+    In read-only mode a dangerous action's key is not bound to it; it only says why nothing happens
+    (pressing ``d`` gave no feedback at all).
+    """
+    usable = [
         Binding(a.key, a.handler, a.title, show=a.footer, id=a.id, tooltip=a.description, priority=a.priority)
         for a in visible_actions(read_only, screen)
     ]
+    refused = [
+        Binding(a.key, f"read_only_refusal('{a.id}')", a.title, show=False, id=f"read-only-{a.id}")
+        for a in ACTIONS
+        if read_only and a.dangerous and a.screen == screen
+    ]
+    return usable + refused

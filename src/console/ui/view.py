@@ -9,7 +9,7 @@ than once per node (tests check both agree). No Textual here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache, partial
@@ -89,6 +89,8 @@ def term_matcher(raw: str) -> Callable[[FilterSubject], bool]:
     if "=" in term:
         key, _, value = term.partition("=")
         key, value = key.strip(), value.strip()
+        if key == "verdict":  # verdict=fail means what verdict=FAIL does; "none" is the not-yet-judged
+            value = value.lower() if value.lower() == "none" else value.upper()
         test = partial(_named, value) if key == "name" else partial(_labelled, key, value)
     elif "[" in term or "," in term:
         try:
@@ -101,6 +103,28 @@ def term_matcher(raw: str) -> Callable[[FilterSubject], bool]:
     if invert:
         return lambda subject: not test(subject)
     return test
+
+
+LIVE_KEYS = ("verdict", "sched", "drift", "name")
+VERDICT_VALUES = ("PASS", "WARN", "FAIL", "UNKNOWN", "SKIP", "none")
+
+
+def filter_hint(text: str, label_keys: Iterable[str]) -> str:
+    """Why a filter may show nothing: a key no node has (``verdikt=``) or a verdict that does not exist.
+
+    A mistyped key matched no node and said nothing, so the grid looked empty for no visible reason.
+    """
+    known = sorted(set(label_keys)) + [k for k in LIVE_KEYS if k not in label_keys]
+    for raw in terms(text):
+        key, eq, value = raw.lstrip("!").partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq:
+            continue
+        if key not in known:
+            return f"no label {key!r} (labels: {', '.join(known)})"
+        if key == "verdict" and value and value.upper() not in VERDICT_VALUES and value != "none":
+            return f"no verdict {value!r} (verdicts: {', '.join(VERDICT_VALUES)})"
+    return ""
 
 
 def terms(text: str) -> list[str]:

@@ -24,15 +24,21 @@ class FamilyPicker(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="picker-cancel")]
 
-    def __init__(self, targets: tuple[str, ...]) -> None:
+    def __init__(self, targets: tuple[str, ...], absent: dict[str, str] | None = None) -> None:
         super().__init__()
         self.targets = targets
+        # Families no probe of this sweep level judges, with where they run: shown, not choosable.
+        self.absent = absent or {}
 
     def compose(self) -> ComposeResult:
         """The families as an option list."""
         with Vertical(id="picker-box"):
             yield Static(Content.styled(f"Rerun which checks on {len(self.targets)} node(s)?", "bold"))
-            options = [Option("every family", id=ALL_FAMILIES), *(Option(f, id=f) for f in FAMILIES)]
+            options = [Option("every family", id=ALL_FAMILIES)]
+            for family in FAMILIES:
+                why = self.absent.get(family)
+                label = f"{family}  ({why})" if why else family
+                options.append(Option(label, id=family, disabled=why is not None))
             yield OptionList(*options, id="picker-list")
 
     @on(OptionList.OptionSelected)

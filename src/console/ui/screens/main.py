@@ -7,7 +7,7 @@ Targets of an action are resolved by node name when its key is pressed and passe
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -22,14 +22,16 @@ from console.actions.baseline import PoolDiff, accept_baseline, baseline_diffs
 from console.actions.model import ActionKind
 from console.model.findings import Status
 from console.service.commands import PlanAction, PlanPreview
+from console.sweep.catalog import ProbeSet
 from console.ui.operations import baseline_preview, export_report, hostlist
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
 from console.ui.rows import COLUMNS, row_cells
 from console.ui.screens.confirm import ConfirmScreen
 from console.ui.screens.dialogs import ALL_FAMILIES, FamilyPicker, TextScreen
 from console.ui.screens.help import HelpScreen
+from console.ui.state import FAMILIES
 from console.ui.text import safe
-from console.ui.view import Arranger, SortKey, ViewSpec
+from console.ui.view import Arranger, SortKey, ViewSpec, filter_hint
 from console.ui.widgets.key_bar import KeyBar
 from console.ui.widgets.link_panel import LinkPanel
 from console.ui.widgets.row_grid import Cell, RowGrid
@@ -133,6 +135,11 @@ class MainScreen(Screen[None]):
         key = self.grid.cursor_key
         self.query_one(LinkPanel).show(self.console_app.state.row(key) if key is not None else None)
 
+    @cached_property
+    def _label_keys(self) -> frozenset[str]:
+        """Every label key of the inventory's nodes (the filter's ``key=value`` terms)."""
+        return frozenset(k for node in self.console_app.inventory.nodes for k in node.labels)
+
     def refresh_summary(self) -> None:
         """Repaint the summary lines."""
         app = self.console_app
@@ -150,6 +157,7 @@ class MainScreen(Screen[None]):
             now=now,
             holdups=tuple(app.state.holdups(now, app.waiting_after_s)) if app.state.progress.running else (),
             give_up_key=BY_ID["give-up"].key_display,
+            filter_hint=filter_hint(self.spec.text, self._label_keys) if self.spec.text else "",
         )
         self.query_one(SummaryBar).show(facts)
 
@@ -181,6 +189,11 @@ class MainScreen(Screen[None]):
         return (cursor,) if cursor is not None else ()
 
     # view actions -------------------------------------------------------------------------------
+
+    def action_read_only_refusal(self, action_id: str) -> None:
+        """Say why a dangerous key does nothing in read-only mode."""
+        title = BY_ID[action_id].title
+        self.notify(f"{title}: not available in read-only mode (--read-only)", severity="warning")
 
     def action_help(self) -> None:
         """Keys, colours and the filter grammar."""
@@ -298,7 +311,13 @@ class MainScreen(Screen[None]):
             if family is not None:
                 self.console_app.rerun(targets, None if family == ALL_FAMILIES else {family})
 
-        self.app.push_screen(FamilyPicker(targets), chosen)
+        app = self.console_app
+        level = ProbeSet(app.level)
+        absent = {f: "" for f in FAMILIES if not app.family_levels({f})[level]}
+        for family in absent:
+            levels = [lv.value for lv, probes in app.family_levels({family}).items() if probes]
+            absent[family] = f"{' and '.join(levels)} level only" if levels else "no probe"
+        self.app.push_screen(FamilyPicker(targets, absent), chosen)
 
     def action_rerun_failed(self) -> None:
         """Rerun every FAIL and UNKNOWN node."""

@@ -32,6 +32,7 @@ class SummaryFacts:
     now: float
     holdups: tuple[Holdup, ...] = ()
     give_up_key: str = ""
+    filter_hint: str = ""  # why the filter may show nothing (a key no node has)
 
 
 def progress_bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
@@ -111,6 +112,8 @@ def summary_content(facts: SummaryFacts) -> Content:
         parts += [" + problems first"]
     if spec.text:
         parts += ["  ", ("filter ", "$muted"), (safe(spec.text), "bold")]
+        if facts.filter_hint:
+            parts += ["  ", (safe(facts.filter_hint), "bold $health-warn")]
     return Content.assemble(*parts)
 
 
