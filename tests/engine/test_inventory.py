@@ -11,8 +11,10 @@ from console.inventory import (
     fold,
     from_cvs_cluster_json,
     from_hostfile,
+    from_mapping,
     from_sinfo,
     load_inventory,
+    select_exactly,
     select_nodes,
     selection_problem,
 )
@@ -172,3 +174,13 @@ def test_sweep_refuses_a_misspelt_node_instead_of_sweeping_fewer(
 def test_fold_is_a_slurm_hostlist() -> None:
     assert fold(["gpu001", "gpu002", "gpu004", "login"]) == "gpu[001-002,004],login"
     assert fold([]) == ""
+
+
+def test_a_whole_node_name_selects_that_node_alone() -> None:
+    """``--nodes gpu1`` in a prolog swept gpu1 and gpu10-gpu12 too (a substring of their names)."""
+    inventory = from_mapping({"pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu[1-12]"}]})
+    assert [n.name for n in select_exactly(inventory, "gpu1")] == ["gpu1"]
+    assert [n.name for n in select_exactly(inventory, "pool=p !gpu1")] == [f"gpu{i}" for i in range(2, 13)]
+    assert [n.name for n in select_exactly(inventory, "gpu1 gpu1")] == ["gpu1"]
+    # A term that is no node's name stays a substring.
+    assert [n.name for n in select_exactly(inventory, "pu1")] == ["gpu1", "gpu10", "gpu11", "gpu12"]

@@ -39,7 +39,7 @@ def register(sub: Any) -> None:
     a = sub.add_parser("accept", help="mark a sweep as the accepted baseline of its pools")
     add_store(a)
     add_inventory(a, required=True, help="cluster file (to know the pools)")
-    a.add_argument("--sweep", type=int, help="sweep id (default: the latest)")
+    a.add_argument("--sweep", type=int, help="sweep id (default: the newest sweep, not a drift check or rerun)")
     a.add_argument("--pool", action="append", help="only these pools (default: every pool in the sweep)")
     a.set_defaults(func=run_accept)
 
@@ -153,10 +153,11 @@ def _when(ts: float) -> str:
 
 def run_accept(args: argparse.Namespace) -> int:
     """Record the sweep as baseline for its pools, and audit that."""
-    load_inventory(args.inventory)
+    inventory = load_inventory(args.inventory)
     store = _open(args)
     try:
-        sweep_id = args.sweep or store.latest_sweep_id()
+        # By default the newest sweep of this inventory's nodes: not a drift check's subset, not a rerun.
+        sweep_id = args.sweep or store.latest_sweep_of([n.name for n in inventory.nodes])
         if sweep_id is None or store.sweep(sweep_id) is None:
             raise UsageError("no such sweep")
         pools = set(args.pool or []) or pools_of_sweep(store, sweep_id)

@@ -2,7 +2,8 @@
 
 The same grammar serves ``--nodes`` on the command line and ``/`` in the TUI: terms separated by
 spaces must all match; a term is a hostlist (``gpu[001-004]``), ``pool=NAME``, ``key=value`` on labels,
-or plain text matched as a substring of the name; a leading ``!`` inverts the term.
+or plain text matched as a substring of the name; a leading ``!`` inverts the term. Selecting on the
+command line, a plain term that is a node's whole name selects that node alone.
 
 On the command line a selection must also be exact (``selection_problem``): a hostlist naming a node
 the inventory does not have is an error, never a smaller sweep that exits 0 for a prolog.
@@ -42,10 +43,26 @@ def node_matches(node: Node, expression: str) -> bool:
     return True
 
 
+def _names_exactly(inventory: Inventory, expression: str) -> str:
+    """``expression`` with each plain term that is a node's whole name made ``name=`` that node.
+
+    ``--nodes gpu1`` in a prolog means gpu1, not gpu1 and gpu10-gpu19 as a substring would; a term
+    naming no node stays a substring (``--nodes mi300`` for every node with it in its name).
+    """
+    names = {node.name for node in inventory.nodes}
+    exact = []
+    for raw in expression.split():
+        invert, term = ("!", raw[1:]) if raw.startswith("!") else ("", raw)
+        plain = "=" not in term and "[" not in term and "," not in term
+        exact.append(f"{invert}name={term}" if plain and term in names else raw)
+    return " ".join(exact)
+
+
 def select_nodes(inventory: Inventory, expression: str | None) -> list[Node]:
     """Nodes of ``inventory`` matching ``expression`` (all of them for None or empty)."""
     if not expression or not expression.strip():
         return list(inventory.nodes)
+    expression = _names_exactly(inventory, expression)
     return [node for node in inventory.nodes if node_matches(node, expression)]
 
 
