@@ -184,3 +184,14 @@ def test_a_whole_node_name_selects_that_node_alone() -> None:
     assert [n.name for n in select_exactly(inventory, "gpu1 gpu1")] == ["gpu1"]
     # A term that is no node's name stays a substring.
     assert [n.name for n in select_exactly(inventory, "pu1")] == ["gpu1", "gpu10", "gpu11", "gpu12"]
+
+
+def test_the_kill_grace_is_set_in_the_cluster_files_ssh_table() -> None:
+    """docs/verdicts.md named [ssh] kill_grace_s, which the loader refused."""
+    from console.transport.connect import transport_for
+
+    inventory = from_mapping(
+        {"ssh": {"kill_grace_s": 2.5}, "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "n1"}]}
+    )
+    assert inventory.ssh.kill_grace_s == 2.5
+    assert transport_for(inventory)._settings.kill_grace_s == 2.5  # type: ignore[attr-defined]

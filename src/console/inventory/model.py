@@ -23,6 +23,9 @@ class SshConfig(_Strict):
     max_channels_per_node: int = Field(8, ge=1, le=64)
     max_handshakes: int = Field(64, ge=1)
     max_commands: int = Field(256, ge=1)
+    kill_grace_s: float = Field(
+        5.0, gt=0, le=120, description="after SIGTERM to a command given up on, how long before SIGKILL"
+    )
 
 
 class SlurmConfig(_Strict):

@@ -40,5 +40,6 @@ def transport_for(inventory: Inventory, *, accept_new: bool = False, local: bool
         max_handshakes=ssh.max_handshakes,
         max_commands=ssh.max_commands,
         max_channels_per_node=ssh.max_channels_per_node,
+        kill_grace_s=ssh.kill_grace_s,
     )
     return SshTransport(ssh_targets(inventory), settings)

@@ -145,5 +145,5 @@ class HostKeyCheck:
             self.node,
             ErrorKind.HOST_KEY_UNKNOWN,
             f"no known_hosts entry for {self.node} ({where}) in {path}; the server presented {shown}; "
-            f"verify it and add it to known_hosts, or enable accept_new",
+            f"verify it and add it to known_hosts, or run with --accept-new to trust and record it",
         )
