@@ -17,11 +17,12 @@ from console.model.amdsmi import AmdSmiForm, AmdSmiResult, MetricSample, Partiti
 from console.model.gpu import GpuIdentity, GpuMetrics, GpuRecord, LinkStatus, StackVersions
 from console.probes.amdsmi.box import is_box_view, parse_box
 from console.probes.amdsmi.csv_output import is_csv_header, parse_csv
-from console.probes.amdsmi.errors import Triage, triage
+from console.probes.amdsmi.errors import Triage, is_message_line, triage
 from console.probes.amdsmi.fields import finite_int, text_of, to_int
 from console.probes.amdsmi.json_output import JsonPayload, find_json_documents, is_amdsmi_json, read_payload
 from console.probes.amdsmi.links import topology_links, xgmi_links, xgmi_ports
 from console.probes.amdsmi.records import (
+    adopt_orphans,
     details_of,
     engines_of,
     firmware_of,
@@ -61,6 +62,9 @@ _CONFIDENCE = {
     AmdSmiForm.TABLE: 0.9,
     AmdSmiForm.CSV: 0.85,
 }
+# Said in the output's warnings and summary: what is not in the text was filtered out, not reported absent.
+FRAGMENT_NOTE = "read as a fragment: amd-smi text without its GPU header or section lines (grep-filtered?)"
+_FRAGMENT_CONFIDENCE = 0.6  # key lines alone are weaker evidence than a whole output's layout
 _ROCM_SMI_MARKERS = re.compile(r"ROCm System Management Interface|^GPU\[\d+\]\s*:", re.MULTILINE)
 _AMDSMI_ERROR_WORDS = re.compile(r"amdgpu|amd[-_]?smi|GPU devices|Error code:", re.IGNORECASE)
 _XGMI_METRIC_HEADER = re.compile(r"\bbdf\b.*\bbit_rate\b")
@@ -75,7 +79,9 @@ def detect(text: str) -> Detection | None:
     if _ROCM_SMI_MARKERS.search(text):
         # Some wrappers print rocm-smi's table followed by amd-smi's version line.
         return Detection(Tool.AMD_SMI, result.kind, 0.2)
-    if result.form in _CONFIDENCE:
+    if found.fragment:
+        confidence = _FRAGMENT_CONFIDENCE
+    elif result.form in _CONFIDENCE:
         confidence = _CONFIDENCE[result.form]
     elif found.versions is not None:
         confidence = 0.9
@@ -89,13 +95,16 @@ def parse(text: str, kind: str | None = None) -> ParsedOutput:
     result, found = _read_all(text)
     if kind and kind in KINDS and result.form is not AmdSmiForm.ERROR:
         result.kind = kind
+    summary = summarise(result)
+    if found.fragment:
+        summary["fragment"] = True
     return ParsedOutput(
         tool=Tool.AMD_SMI,
         kind=result.kind,
         ok=not found.errors,
         errors=found.errors,
         warnings=found.warnings,
-        summary=summarise(result),
+        summary=summary,
         tool_version=result.versions.amdsmi_tool if result.versions else None,
         data=result,
     )
@@ -163,8 +172,14 @@ def _read_payload(lines: list[str], found: Triage) -> AmdSmiResult | None:
         found.errors += [f"CSV row does not fit its header: {line}" for line in table.skipped]
         watch = table.watch or any("timestamp" in row for row in table.rows)
         return _from_entries(list(table.rows), AmdSmiForm.CSV, watch=watch) if table.rows else None
-    document = parse_text(lines)
-    if document.gpus:
+    document = parse_text(lines, ignored=is_message_line)
+    if document.fragment:
+        fragment = _from_entries([adopt_orphans(gpu) for gpu in document.gpus], AmdSmiForm.TEXT, watch=False)
+        if fragment is not None:
+            found.fragment = True
+            found.warnings.append(FRAGMENT_NOTE)
+            return fragment
+    elif document.gpus:
         return _from_entries(document.gpus, AmdSmiForm.TEXT, watch=False)
     partitions = parse_partition_table(lines)
     if partitions:

@@ -57,6 +57,12 @@ class Triage:
     warnings: list[str] = field(default_factory=list)
     versions: StackVersions | None = None
     tool_version: str | None = None
+    fragment: bool = False  # the payload is part of an output (grep-filtered text), set by its reader
+
+
+def is_message_line(line: str) -> bool:
+    """A line ``triage`` reads (version, failure message, warning) rather than the payload."""
+    return is_version_line(line) or is_error_line(line) or is_warning_line(line)
 
 
 def is_version_line(line: str) -> bool:

@@ -418,10 +418,19 @@ def ecc_of(entry: Entry) -> EccCounts | None:
 
 
 _FLAT_BLOCK_COUNT = re.compile(r"^([a-z0-9_]+?)_(correctable|uncorrectable|deferred)_count$")
+_BLOCK_COUNTS = frozenset({"correctable_count", "uncorrectable_count", "deferred_count"})
+
+
+def _is_block_section(value: Any) -> bool:
+    """``UMC: {CORRECTABLE_COUNT, UNCORRECTABLE_COUNT, DEFERRED_COUNT}``: one ECC block's counts."""
+    return isinstance(value, Mapping) and bool(value) and value.keys() <= _BLOCK_COUNTS
 
 
 def _ecc_blocks(entry: Entry) -> list[EccBlock]:
     section = lookup(entry, "ecc_blocks")
+    if not isinstance(section, Mapping):
+        # A grep-filtered copy (``grep -A3 UMC``) keeps a block's section without its ECC_BLOCKS line.
+        section = {key: value for key, value in entry.items() if _is_block_section(value)} or None
     counts: dict[str, dict[str, Any]] = {}
     if isinstance(section, Mapping):
         for block, values in section.items():
@@ -631,6 +640,7 @@ def infer_kind(entries: Sequence[Entry]) -> str | None:
         if keys & markers:
             return kind
     metric_score = len(keys & (_METRIC_SECTIONS | _METRIC_LEAVES))
+    metric_score += any(_is_block_section(value) for entry in entries for value in entry.values())
     static_score = len(keys & (_STATIC_SECTIONS | _STATIC_LEAVES))
     if "clock" in keys:
         if any(clock_levels_of(entry) for entry in entries):
@@ -644,3 +654,40 @@ def infer_kind(entries: Sequence[Entry]) -> str | None:
     if keys & _LIST_KEYS:
         return "list"
     return None
+
+
+def _sections_of_leaves(*tables: FieldTable) -> dict[str, str]:
+    """Leaf key -> the one section the tables read it under (``hotspot`` -> ``temperature``); a leaf printed
+    under several sections (``version``: IFWI and VBIOS) is left out, as its section cannot be told."""
+    sections: dict[str, set[str]] = {}
+    for table in tables:
+        for _, paths, _, _ in table.specs:
+            for path in paths:
+                parts = path.split(".")
+                if len(parts) == 2:
+                    sections.setdefault(parts[1], set()).add(parts[0])
+    return {leaf: next(iter(found)) for leaf, found in sections.items() if len(found) == 1}
+
+
+# Identity and telemetry only: static sections share generic leaves (NAME, VERSION, TYPE) the tables do not
+# all read, so a lone NAME could as well be IFWI's as the driver's. A lone CORRECTABLE_COUNT is an old
+# release's ECC total or any ECC block's count (each block prints the same three keys): no section either.
+_SECTION_OF_LEAF = {
+    leaf: section
+    for leaf, section in _sections_of_leaves(_IDENTITY, _METRICS, _PCIE, _ECC).items()
+    if leaf not in _BLOCK_COUNTS
+}
+
+
+def adopt_orphans(entry: Entry) -> dict[str, Any]:
+    """A fragment's entry with each orphaned leaf (its section line filtered out: ``HOTSPOT: 43 °C`` right
+    under ``GPU: 0``) moved under the one section that prints it; leaves of no known section stay."""
+    adopted = {key: dict(value) if isinstance(value, Mapping) else value for key, value in entry.items()}
+    for key, value in entry.items():
+        section = _SECTION_OF_LEAF.get(key)
+        if section is None or isinstance(value, Mapping):
+            continue
+        holder = adopted.setdefault(section, {})
+        if isinstance(holder, dict) and key not in holder:
+            holder[key] = adopted.pop(key)
+    return adopted

@@ -38,6 +38,8 @@ from console.probes.rvs.log import LogScan, scan_log
 from console.probes.rvs.summary import SummaryBox, parse_summary_box
 
 MODULE_KINDS = JSON_MODULES
+# Said in the output's warnings and summary: the records are judged, what came before them is not there.
+FRAGMENT_NOTE = "read as a fragment: records of an RVS JSON log's tail, without their module and action"
 KINDS = MODULE_KINDS | {"summary", "gpu-list", "json", "error", "log"}
 _SUMMARY_BOX_SINCE = (1, 3)
 # Strongest marker seen -> how sure detection is that the text is RVS output.
@@ -49,6 +51,7 @@ _CONFIDENCE = (
     ("gpu-list", 0.9),
     ("json", 0.85),
     ("banner", 0.85),
+    ("json-fragment", 0.6),
     ("grammar", 0.7),
     ("result", 0.6),
     ("level", 0.5),
@@ -92,7 +95,7 @@ def _parse(text: str, kind: str | None) -> tuple[ParsedOutput, set[str]]:
         raise ParseError("expected an RVS JSON log: an object keyed by module (gst, iet, ...) with action lists")
     scan = scan_log(console_lines)
     if json_log is not None:
-        scan.markers.add("json")
+        scan.markers.add("json-fragment" if json_log.fragment else "json")
     box = parse_summary_box(scan.box_lines) if scan.box_lines else None
     data = _build(scan, box, json_log)
     errors = _errors(scan, box, json_log, data)
@@ -100,13 +103,22 @@ def _parse(text: str, kind: str | None) -> tuple[ParsedOutput, set[str]]:
     if found_kind == "gpu-list" and not scan.gpu_list and "gpu-list" not in scan.markers:
         raise ParseError("expected 'rvs -g' output: '<bdf> - GPU[<node> - <gpu_id>] <name>' lines")
     has_data = bool(data.results or data.gpus or data.json_records or (box and box.actions))
+    summary = _summary(scan, box, data, found_kind)
+    warnings = list(dict.fromkeys(scan.warnings))
+    if json_log is not None and json_log.fragment:
+        summary["fragment"] = True
+        warnings.append(FRAGMENT_NOTE)
+        # A tail that starts inside a record: the record's last keys are before the first one read.
+        cut = [line.strip() for line in console_lines if line.strip()[:1] in ('"', "}", "]", ",")]
+        if cut:
+            warnings.append(f"not read: {len(cut)} line(s) of a record the tail starts inside, from {cut[0]!r}")
     parsed = ParsedOutput(
         tool=Tool.RVS,
         kind=found_kind,
         ok=has_data and not errors,
         errors=errors,
-        warnings=list(dict.fromkeys(scan.warnings)),
-        summary=_summary(scan, box, data, found_kind),
+        warnings=warnings,
+        summary=summary,
         tool_version=data.version,
         data=data,
     )

@@ -36,6 +36,18 @@ _MAIN_VALUE = {
 }
 
 
+# A record of a log's tail (``tail rvs_*.json``) has lost the module and action keys enclosing it: the keys
+# only one module logs tell the module (pebb and pbqt both log a throughput; only pebb a source CPU).
+_MODULE_OF_KEYS = (
+    ("pebb", ("srccpu",)),
+    ("pbqt", ("srcgpu", "dstgpu")),
+    ("gst", ("gflops",)),
+    ("iet", ("average power",)),
+    ("tst", ("average junction temperature",)),
+    ("babel", ("results",)),
+)
+
+
 @dataclass
 class JsonLog:
     """What the JSON part of an output holds."""
@@ -43,6 +55,7 @@ class JsonLog:
     version: str | None = None
     records: list[RvsJsonRecord] = field(default_factory=list)
     complete: bool = True
+    fragment: bool = False  # records of a log's tail, without the module and action around them
 
 
 def json_start(lines: list[str]) -> int | None:
@@ -141,11 +154,23 @@ def _collect(value: Any, log: JsonLog) -> None:
             )
         )
         return
+    module = _module_of(value)
+    if module is not None:
+        log.records.append(RvsJsonRecord(module=module, fields=value))
+        log.fragment = True
+        return
     for key, sub in value.items():
         if key == "version" and isinstance(sub, str):
             log.version = sub
         elif isinstance(sub, dict) and key.lower() in JSON_MODULES:
             _collect_module(key.lower(), sub, log)
+
+
+def _module_of(record: dict[str, Any]) -> str | None:
+    """The module of a record found outside any module and action (a log's tail), from its own keys."""
+    if any(isinstance(value, dict) for value in record.values()):
+        return None
+    return next((module for module, keys in _MODULE_OF_KEYS if all(key in record for key in keys)), None)
 
 
 def _collect_module(module: str, actions: dict[str, Any], log: JsonLog) -> None:
