@@ -52,3 +52,11 @@ def test_a_gpu_past_its_bad_page_threshold_fails_and_pending_pages_warn() -> Non
     assert findings[("ras.bad_pages_retired", 5)] is Status.FAIL
     assert findings[("ras.bad_pages_pending", 2)] is Status.WARN
     assert findings[("ras.bad_pages_retired", 0)] is Status.PASS
+
+
+def test_the_gpu_table_shows_the_power_cap_the_check_reads() -> None:
+    """The GPUs tab showed the cap n/a (the narrowed metric has none) while the check read 750 W from static."""
+    _, facts = _facts_with_bad_pages(("amdsmi.list", "amdsmi.static", "amdsmi.metric"))
+    caps = {gpu.identity.index: gpu.metrics.power_cap_w for gpu in facts.gpus}  # type: ignore[attr-defined]
+    judged = {f.subject.gpu: f.evidence.observed for f in _judge(GpuModel.MI300X, facts) if f.check_id == "power.cap"}  # type: ignore[arg-type]
+    assert judged and all(caps[gpu] == observed == 750 for gpu, observed in judged.items()), (caps, judged)

@@ -132,3 +132,20 @@ def test_unreachable_node_verdict() -> None:
     state.apply(NodeDone(sweep_id=1, pool="p", verdict=verdict, snapshot=NodeSnapshot()))
     row = state.row("gpu3")
     assert row.status is Status.UNKNOWN and row.problem and not row.drift and row.family("ecc") is None
+
+
+def test_a_rerun_counts_and_dates_only_the_nodes_it_probed() -> None:
+    """A one-node rerun read '7/1 nodes' and moved UPDATED on pool peers its fleet pass only re-judged."""
+    clock = [100.0]
+    state = LiveState(inventory(), clock=lambda: clock[0])
+    names = state.names()
+    state.apply(SweepStarted(sweep_id=1, nodes=list(names), probes=["p"], level="quick"))
+    for name in names:
+        state.apply(done(name, [finding(name, Status.PASS)]))
+    clock[0] = 200.0
+    state.apply(SweepStarted(sweep_id=2, nodes=[names[0]], probes=["p"], level="quick", rerun=True))
+    for name in names:  # the rerun's node, then its pool peers re-judged by the fleet pass
+        state.apply(done(name, [finding(name, Status.PASS)], sweep_id=2))
+    assert state.progress.done == {names[0]} and len(state.progress.nodes) == 1
+    assert state.row(names[0]).updated_at == 200.0
+    assert all(state.row(name).updated_at == 100.0 for name in names[1:])

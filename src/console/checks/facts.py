@@ -117,8 +117,11 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
         parsed = facts.parsed(probe)
         if isinstance(parsed, ParsedOutput) and parsed.data is not None:
             records.extend(getattr(parsed.data, "gpus", []) or [])
-    facts.gpus = sorted(
-        merge_gpu_records(records, same_tool=True), key=lambda g: (g.identity.index is None, g.identity.index or 0)
+    facts.gpus = _with_static_power_caps(
+        facts,
+        sorted(
+            merge_gpu_records(records, same_tool=True), key=lambda g: (g.identity.index is None, g.identity.index or 0)
+        ),
     )
     facts.xgmi = _xgmi_links(facts)
     facts.stack = _stack(facts)
@@ -127,6 +130,26 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
     rates = facts.parsed(ProbeId.HOST_NIC_RATE)
     facts.nic_rates = list(rates) if isinstance(rates, list) else None
     return facts
+
+
+def _with_static_power_caps(facts: NodeFacts, gpus: list[GpuRecord]) -> list[GpuRecord]:
+    """``gpus`` with the power cap ``amd-smi static`` states where the (narrowed) metric has none.
+
+    The power cap check read 750 W from static while the console's GPU table showed n/a from metric.
+    Records may be shared with a reused parse, so a filled one is a copy.
+    """
+    static = facts.parsed(ProbeId.AMDSMI_STATIC)
+    details = getattr(getattr(static, "data", None), "details", None) or []
+    caps = {d.bdf: d.power_cap_w for d in details if d.bdf is not None and d.power_cap_w is not None}
+    filled = []
+    for gpu in gpus:
+        cap = caps.get(gpu.identity.bdf or "")
+        metrics = gpu.metrics
+        if cap is not None and metrics is not None and metrics.power_cap_w is None:
+            filled.append(gpu.model_copy(update={"metrics": metrics.model_copy(update={"power_cap_w": cap})}))
+        else:
+            filled.append(gpu)
+    return filled
 
 
 # What one link table may fill in from the other (not the reasons dict, copied once per link above).

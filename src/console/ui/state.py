@@ -332,6 +332,7 @@ class SweepProgress:
     outcome: str = ""
     last_full_sweep_id: int | None = None
     from_history: bool = False  # shown from the history database when the console opened, not swept now
+    swept: frozenset[str] = frozenset()  # ``nodes`` as a set: which verdicts come from probing, not re-judging
 
     @property
     def running(self) -> bool:
@@ -480,6 +481,7 @@ class LiveState:
             level=event.level,
             rerun=event.rerun,
             nodes=tuple(event.nodes),
+            swept=frozenset(event.nodes),
             started_at=self.clock(),
             last_full_sweep_id=self.progress.last_full_sweep_id if event.rerun else event.sweep_id,
         )
@@ -499,6 +501,9 @@ class LiveState:
 
     def _node_done(self, row: NodeRow, event: NodeDone, prepared: Prepared) -> bool:
         now = self.clock()
+        # A pool peer re-judged by a rerun's fleet pass was not probed: its UPDATED time stays, and it
+        # does not count towards the rerun's progress (a one-node rerun read "7/1 nodes").
+        swept = event.sweep_id != self.progress.sweep_id or row.name in self.progress.swept
         self._replace(
             row,
             verdict=prepared[0],
@@ -507,13 +512,13 @@ class LiveState:
             findings_total=prepared[2],
             running=False,
             in_flight=NOTHING_IN_FLIGHT,
-            updated_at=now,
+            updated_at=now if swept or row.updated_at is None else row.updated_at,
         )
         view = self._rows[row.name].view
         if view is not None and view.gpus:
             sample = MetricSample(now, {g.index: g for g in view.gpus})
             self._history.setdefault(row.name, deque(maxlen=HISTORY_SAMPLES)).append(sample)
-        if event.sweep_id == self.progress.sweep_id:
+        if event.sweep_id == self.progress.sweep_id and row.name in self.progress.swept:
             self.progress.done.add(row.name)
             self._summary_dirty = True
         return True
