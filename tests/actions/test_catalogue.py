@@ -78,3 +78,9 @@ def test_unpin_is_refused_in_read_only_and_audited(tmp_path: Path, capsys: pytes
         assert entry["action"] == "unpin" and entry["outcome"] == f"refused: {READ_ONLY}"
     finally:
         store.close()
+
+
+def test_enforce_pin_says_what_it_does() -> None:
+    """Its help said it acts on drifted nodes; it refuses them and holds packages on the nodes that match."""
+    summary = entry(ActionKind.ENFORCE_PIN).summary
+    assert "nodes that match" in summary and "drifted ones are refused" in summary

@@ -150,7 +150,7 @@ def test_pinning_from_the_odd_node_out_warns(store: Store) -> None:
     for peer in ("gpu001", "gpu002"):
         record(store, inv, peer, {"rocm": "7.0.2", "os": "ubuntu 22.04"})
     notes = ActionService(inv, store).plan(ActionRequest(ActionKind.PIN, (), from_node="gpu003")).notes
-    assert "warning: gpu003 has rocm 7.0.1; 2 of 2 pool peers run 7.0.2" in notes
+    assert notes[0] == "warning: gpu003 has rocm 7.0.1; 2 of 2 pool peers run 7.0.2"  # first: it was below the fold
     assert not [n for n in notes if n.startswith("warning:") and "os" in n]
     agreeing = ActionService(inv, store).plan(ActionRequest(ActionKind.PIN, (), from_node="gpu001")).notes
     assert not [n for n in agreeing if n.startswith("warning:")]

@@ -198,8 +198,10 @@ def plan_pin(
     if not new.pinned_fields():
         return refused(request, f"no stack known for {node}: sweep it first")
     changes = pin_changes(current, new)
-    notes = [f"stack of {node} from {source}", *(changes or ["same as the current pin: nothing changes"])]
-    notes += _odd_one_out(node, new, peers)
+    # The warning that this node is the odd one out comes first: below a dozen changed fields it was
+    # scrolled out of the dialog.
+    notes = _odd_one_out(node, new, peers)
+    notes += [f"stack of {node} from {source}", *(changes or ["same as the current pin: nothing changes"])]
     return ActionPlan(
         request=replace(request, pool=pool),
         commands=(),
