@@ -396,6 +396,14 @@ async def test_export_report_writes_the_verdicts_shown(
         assert report["exit_code"] == 1
 
 
+def test_palette_entries_are_named_by_their_group(make_app: Callable[..., ConsoleApp]) -> None:
+    """They read 'the: resume' and 'finding: help' (the first word of the group's title)."""
+    texts = {c.text for c in palette_commands(make_app())}
+    assert {"cluster: resume (u)", "view: help (?)", "history: accept baseline (A)"} <= texts
+    assert "sweep: rerun family rvs" in texts
+    assert not [t for t in texts if t.startswith(("the:", "finding:"))]
+
+
 async def test_palette_runs_registry_actions_and_switches_themes(
     make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
 ) -> None:

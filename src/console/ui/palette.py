@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from console.ui.registry import GROUP_TITLES, visible_actions
+from console.ui.registry import visible_actions
 from console.ui.state import FAMILIES
 
 if TYPE_CHECKING:
@@ -31,13 +31,13 @@ def palette_commands(app: ConsoleApp) -> list[PaletteCommand]:
     main = app.main_screen
     commands = []
     for action in visible_actions(app.read_only, "main"):
-        group = GROUP_TITLES[action.group].split()[0].lower()
-        text = f"{group}: {action.title.lower()} ({action.key_display})"
+        # The group's own short name: the first word of its title read "the: resume", "finding: help".
+        text = f"{action.group}: {action.title.lower()} ({action.key_display})"
         commands.append(PaletteCommand(text, action.description, partial(main.run_action, action.handler)))
     for family in FAMILIES:
         commands.append(
             PaletteCommand(
-                f"sweeps: rerun family {family}",
+                f"sweep: rerun family {family}",
                 "on the marked nodes, else the node under the cursor",
                 partial(app.rerun_family_from_cursor, family),
             )
