@@ -265,3 +265,25 @@ def test_reading_commands_do_not_create_a_mistyped_history_database(
     argv = [str(inventory) if word == "INV" else word for word in command]
     assert main([*argv, "--store", str(missing)]) == 2
     assert "no history database at" in capsys.readouterr().err and not missing.exists()
+
+
+def test_history_and_audit_are_not_cut_at_80_columns_in_a_pipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """history cut its rows at Rich's 80-column default; audit folded pool names as a hostlist."""
+    from console.cli import main
+
+    store_path = tmp_path / "h.sqlite"
+    store = Store(store_path)
+    nodes = "gpu[0001-0999],mi355x-rack17-node[001-128],mi300x-rack02-node[001-064]"
+    sweep = store.start_sweep("standard", "cluster.toml", nodes)
+    store.finish_sweep(sweep, "done", {"counts": {"PASS": 1180, "WARN": 7, "FAIL": 3, "UNKNOWN": 1}})
+    with store.audited("accept", ["mi300x-a", "mi355x-a"], inputs={"sweep": sweep}, user="op") as entry:
+        entry.finish("accepted")
+    store.close()
+    assert main(["history", "--store", str(store_path)]) == 0
+    out = capsys.readouterr().out
+    assert nodes in out and "PASS=1180 WARN=7 FAIL=3 UNKNOWN=1" in out and "…" not in out
+    assert main(["audit", "--store", str(store_path)]) == 0
+    out = capsys.readouterr().out
+    assert "mi300x-a, mi355x-a" in out and "mi[300,355]x-a" not in out

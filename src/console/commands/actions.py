@@ -32,7 +32,7 @@ from console.actions import (
     drift_report,
     effective_pins,
 )
-from console.actions.catalogue import CATALOGUE, Reason
+from console.actions.catalogue import CATALOGUE, Reason, Targets, entry
 from console.actions.model import KUBE_KINDS, SLURM_KINDS
 from console.actions.planning import READ_ONLY
 from console.checks import load_packs
@@ -371,6 +371,16 @@ def _print_drift(rows: list[DriftRow], *, show_all: bool) -> None:
     console.print(" ".join(f"{s.value}={n}" for s, n in counts.items() if n) or "no pinned fields")
 
 
+def _targets(action: str, targets: list[str]) -> str:
+    """An audited action's targets as the operator reads them: nodes as a hostlist, pools as names.
+
+    Folding pools as hostlists read ``mi[300,355]x-a``.
+    """
+    kinds = {kind.value: kind for kind in ActionKind}
+    on_pools = action in kinds and entry(kinds[action]).targets in (Targets.POOL, Targets.POOLS)
+    return ", ".join(targets) if on_pools else fold(targets)
+
+
 def run_audit(args: argparse.Namespace) -> int:
     """Print the audit log, newest first; an intent without an outcome shows as in progress or unknown."""
     path = Path(args.store or default_store_path())
@@ -401,7 +411,7 @@ def run_audit(args: argparse.Namespace) -> int:
     table = Table("#", "when", "who", "action", "targets", "outcome", "commands")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"]))
-        table.add_row(str(e["id"]), when, escape(e["user"]), e["action"], escape(fold(e["targets"])),
+        table.add_row(str(e["id"]), when, escape(e["user"]), e["action"], escape(_targets(e["action"], e["targets"])),
                       escape(e["outcome"]), escape("\n".join(e["commands"])))  # fmt: skip
     plain_console().print(table)
     return 0

@@ -136,7 +136,7 @@ def run_history(args: argparse.Namespace) -> int:
                 str(r["id"]),
                 _when(r["started_at"]),
                 r["level"],
-                _shown(r["nodes"][:40]),
+                _shown(r["nodes"]),
                 r["status"],
                 shown,
                 baselines.get(r["id"], ""),

@@ -15,10 +15,17 @@ from console.report.text import printable
 from console.store import Store
 from console.store.pins import pin_overrides
 
+# Tables written to a pipe or a log: as wide as their rows, never cut at Rich's 80-column default
+# (``history`` cut its node lists there).
+PIPE_WIDTH = 1000
+
 
 def plain_console(*, stderr: bool = False) -> Console:
     """A console for command output (``stderr`` for errors and progress)."""
-    return Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True)
+    console = Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True)
+    if not console.is_terminal:
+        console.width = PIPE_WIDTH
+    return console
 
 
 def warn_pin_overrides(inventory: Inventory, store: Store) -> None:

@@ -468,7 +468,8 @@ class MainScreen(Screen[None]):
         """Write the JSON report of what is on screen."""
         app = self.console_app
         path = export_report(app.inventory, app.state.rows(), app.state.progress, app.export_dir)
-        self.notify(safe(str(path)), title="report written", markup=False)
+        # The whole path: a relative one (the current directory, by default) left the operator guessing.
+        self.notify(safe(str(path.resolve())), title="report written", markup=False)
 
     async def action_quit(self) -> None:
         """Stop the engine and leave."""
