@@ -19,4 +19,4 @@ fi
 
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/pip" install -q --upgrade pip >/dev/null
-"$VENV/bin/pip" install -q -e '.[dev,bench]'
+"$VENV/bin/pip" install -q -e '.[dev,bench,kube]'

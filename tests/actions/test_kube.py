@@ -9,6 +9,7 @@ recorded one, in order, and answers with the recorded response.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -166,11 +167,59 @@ def test_describe_names_the_consoles_own_cordon() -> None:
     assert describe_node(node) == "cordoned by the console (alice): ecc, taints amd.com/gpu-unhealthy=ecc:NoSchedule"
 
 
-def test_real_client_needs_the_optional_kubernetes_package() -> None:
-    try:
-        import kubernetes  # noqa: F401
-    except ImportError:
-        with pytest.raises(RuntimeError, match=r"instinct-console\[kube\]"):
-            KubernetesClientApi()
-    else:
-        pytest.skip("kubernetes is installed here")
+def test_real_client_needs_the_optional_kubernetes_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    # setup installs the kube extra; without it (a None entry makes the import fail) the error says how.
+    monkeypatch.setitem(sys.modules, "kubernetes", None)
+    with pytest.raises(RuntimeError, match=r"instinct-console\[kube\]"):
+        KubernetesClientApi()
+
+
+def test_real_client_reads_the_kubeconfig_it_is_given(tmp_path: Path) -> None:
+    """With the kube extra installed, a kubeconfig that is not there is said, not a traceback later."""
+    with pytest.raises(Exception, match="nope"):
+        KubernetesClientApi(str(tmp_path / "nope"))
+
+
+async def test_cordon_from_the_console_plans_through_the_same_catalogue_and_service(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cordon was CLI-only. In the console, c opens the same confirm dialog as drain, and the plan comes
+    from the Kubernetes API (the recorded exchange) through the engine's action service."""
+    from console.checks import load_packs
+    from console.inventory import from_mapping
+    from console.service.assembly import EngineSpec
+    from console.ui.app import ConsoleApp
+    from console.ui.screens.confirm import ConfirmScreen
+    from tests.ui.helpers import main_screen, type_text, wait_until
+
+    api = RecordedApi("cordon_exchange.json")
+    monkeypatch.setattr("console.actions.kube.KubernetesClientApi", lambda *args, **kwargs: api)
+    inventory = from_mapping({"name": "k", "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu[001-003]"}]})
+    packs = load_packs()
+    app = ConsoleApp(
+        inventory,
+        packs,
+        store=store,
+        engine_spec=EngineSpec(inventory, packs, store.path, local=True),
+        engine_in_thread=True,
+        start_sweep=False,
+        export_dir=tmp_path,
+        scheduler_poll_s=3600,
+    )
+    async with app.run_test(size=(160, 48)) as pilot:
+        grid = main_screen(pilot).grid
+        for name in ("gpu001", "gpu002", "gpu003"):
+            grid.toggle_mark(name)
+        await pilot.press("c")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.action_spec.id == "cordon"
+        assert dialog.action_spec.dangerous
+        await type_text(pilot, "xgmi link down gpu3")
+        await wait_until(pilot, lambda: dialog.preview is not None and dialog.preview.reason == "xgmi link down gpu3")
+        preview = dialog.preview
+        assert preview is not None and preview.refused is None, preview
+        assert preview.where == "kubernetes"
+        decisions = dict(preview.decisions)
+        assert decisions["gpu002"].startswith("skip: cordoned by others")
+        assert [line.split()[1] for line in preview.command_lines()] == ["PATCH", "PATCH"]
+        await pilot.press("escape")

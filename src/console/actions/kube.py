@@ -151,16 +151,22 @@ class KubernetesClientApi:
             raise RuntimeError(
                 "cordon/uncordon need the 'kubernetes' package: pip install 'instinct-console[kube]'"
             ) from exc
-        config.load_kube_config(config_file=kubeconfig, context=context)
+        try:
+            config.load_kube_config(config_file=kubeconfig, context=context)
+        except Exception as exc:  # the client's ConfigException names no file: say which one was read
+            where = kubeconfig or "$KUBECONFIG or ~/.kube/config"
+            raise RuntimeError(f"cannot use the kubeconfig {where}: {exc}") from exc
         self._api = client.CoreV1Api()
 
     def list_nodes(self) -> list[dict[str, Any]]:
         """Every Node, as the API server sent it."""
-        items = json.loads(self._api.list_node(_preload_content=False).data).get("items", [])
+        # Unparsed (_preload_content=False): the raw urllib3 response, whatever the client's stubs say.
+        response: Any = self._api.list_node(_preload_content=False)
+        items = json.loads(response.data).get("items", [])
         return [item for item in items if isinstance(item, dict)]
 
     def patch_node(self, name: str, body: dict[str, Any], content_type: str) -> dict[str, Any]:
         """Send ``body`` with ``content_type`` (the client would otherwise pick JSON Patch for a list body)."""
-        answer = self._api.patch_node(name, body, _content_type=content_type, _preload_content=False)
+        answer: Any = self._api.patch_node(name, body, _content_type=content_type, _preload_content=False)
         node: dict[str, Any] = json.loads(answer.data)
         return node

@@ -123,6 +123,8 @@ ACTIONS: tuple[UiAction, ...] = (
     # the cluster (dangerous)
     _catalogued(ActionKind.DRAIN, "d", Scope.MARKED, "drain", "cluster", footer=True),
     _catalogued(ActionKind.RESUME, "u", Scope.MARKED, "resume", "cluster"),
+    _catalogued(ActionKind.CORDON, "c", Scope.MARKED, "cordon", "cluster"),
+    _catalogued(ActionKind.UNCORDON, "U", Scope.MARKED, "uncordon", "cluster"),
     _catalogued(ActionKind.ENFORCE_PIN, "E", Scope.MARKED, "enforce_pin", "cluster"),
     _catalogued(ActionKind.PIN, "P", Scope.NODE, "pin_stack", "cluster"),
     # history

@@ -393,6 +393,14 @@ class MainScreen(Screen[None]):
         """Return the marked (or cursor) nodes to service."""
         self._cluster_action(ActionKind.RESUME)
 
+    def action_cordon(self) -> None:
+        """Cordon and taint the marked (or cursor) nodes in Kubernetes."""
+        self._cluster_action(ActionKind.CORDON)
+
+    def action_uncordon(self) -> None:
+        """Uncordon the marked (or cursor) nodes the console cordoned."""
+        self._cluster_action(ActionKind.UNCORDON)
+
     def action_enforce_pin(self) -> None:
         """Act on marked (or cursor) nodes whose stack differs from the pool pin."""
         self._cluster_action(ActionKind.ENFORCE_PIN)
