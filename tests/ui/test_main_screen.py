@@ -301,3 +301,27 @@ async def test_keys_typed_right_after_slash_reach_the_filter(
         screen = main_screen(pilot)
         assert screen.spec.text == "sim003" and screen.grid.order == ["sim003"]
         assert screen.grid.has_focus
+
+
+async def test_at_80_columns_the_reason_stays_on_screen(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    """At 80 columns the REASON column was off-screen behind the fourteen per-family columns."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(pilot, fleet.events)
+        grid = main_screen(pilot).grid
+        shown = grid.shown_columns
+        assert "reason" in shown and "verdict" in shown and "node" in shown
+        assert "ecc" not in shown and "model" not in shown
+        header = grid.render_line(0).text
+        assert "REASON" in header and len(header.rstrip()) <= 80
+        failing = next(r for r in app.state.rows() if r.status is Status.FAIL)
+        assert grid.move_cursor_to(failing.name)
+        await pilot.pause()
+        line = grid.render_line(1 + grid.cursor_index - int(grid.scroll_y)).text
+        assert failing.verdict is not None and failing.verdict.reason[:20] in line
+    app = make_app()
+    async with app.run_test(size=(170, 50)) as pilot:
+        await feed(pilot, fleet.events)
+        assert "ecc" in main_screen(pilot).grid.shown_columns  # wide enough: every column

@@ -27,14 +27,16 @@ FAMILY_TITLES = {
 COLUMNS: tuple[Column, ...] = (
     Column("mark", "", 1),
     Column("node", "NODE", 16),
-    Column("pool", "POOL", 11),
-    Column("model", "MODEL", 6),
+    Column("pool", "POOL", 11, drop=4),
+    Column("model", "MODEL", 6, drop=2),
     Column("sched", "SCHED", 8),
     Column("verdict", "VERDICT", 9),
-    *(Column(family, FAMILY_TITLES[family], 3, "center") for family in FAMILIES),
+    # On a narrow screen the per-family columns go first (the verdict and the reason say the same in
+    # short), then the model, probe counts and pool: the reason stays on screen at 80 columns.
+    *(Column(family, FAMILY_TITLES[family], 3, "center", drop=1) for family in FAMILIES),
     Column("drift", "Δ", 1),
     Column("updated", "UPDATED", 8),
-    Column("probes", "PROBES", 6, "right"),
+    Column("probes", "PROBES", 6, "right", drop=3),
     Column("reason", "REASON", 0),
 )
 

@@ -49,12 +49,22 @@ CellSource = Callable[[], Sequence[Cell]]
 
 @dataclass(frozen=True)
 class Column:
-    """One fixed-width column; ``width=0`` takes whatever width is left (only the last column)."""
+    """One fixed-width column; ``width=0`` takes whatever width is left (only the last column).
+
+    ``drop`` > 0: the column may be left out when the grid is too narrow for the last column to show
+    ``MIN_LAST_WIDTH`` cells; lower ranks go first, a whole rank at a time.
+    """
 
     key: str
     title: str
     width: int
     justify: Justify = "left"
+    drop: int = 0
+
+
+# What the last column (the node's reason) keeps at least on a narrow screen: at 80 columns it was
+# entirely off-screen behind the per-family columns.
+MIN_LAST_WIDTH = 30
 
 
 def fit(text: str, width: int, justify: Justify = "left") -> str:
@@ -131,7 +141,8 @@ class RowGrid(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.columns = tuple(columns)
         self._column_index = {c.key: i for i, c in enumerate(self.columns)}
-        self._fixed_width = sum(c.width + 1 for c in self.columns if c.width) - 1
+        self._hidden: frozenset[int] = frozenset()
+        self._fixed_width = self._width_of_fixed()
         self._cells: dict[str, list[Cell]] = {}
         self._sources: dict[str, CellSource] = {}
         self._versions: dict[str, int] = {}
@@ -375,8 +386,32 @@ class RowGrid(ScrollView, can_focus=True):
         self._warm_from = 0
         self.refresh()
 
+    def _width_of_fixed(self, hidden: frozenset[int] | set[int] | None = None) -> int:
+        hidden = self._hidden if hidden is None else hidden
+        return sum(c.width + 1 for i, c in enumerate(self.columns) if c.width and i not in hidden) - 1
+
+    def _fit_columns(self, width: int) -> None:
+        """Leave out droppable columns, lowest rank first, until the last column gets its minimum."""
+        before = self._hidden
+        hidden: set[int] = set()
+        for rank in sorted({c.drop for c in self.columns if c.drop}):
+            if width - self._width_of_fixed(hidden) - 1 >= MIN_LAST_WIDTH:
+                break
+            hidden.update(i for i, c in enumerate(self.columns) if c.drop == rank)
+        self._hidden = frozenset(hidden)
+        if self._hidden != before:
+            self._strips.clear()
+        self._fixed_width = self._width_of_fixed()
+
+    @property
+    def shown_columns(self) -> tuple[str, ...]:
+        """The keys of the columns on screen at this width."""
+        return tuple(c.key for i, c in enumerate(self.columns) if i not in self._hidden)
+
     def on_resize(self, event: events.Resize) -> None:
-        """Keep the last column filling the width, and the cursor in view."""
+        """Keep the last column filling the width (leaving out columns that would push it off-screen),
+        and the cursor in view."""
+        self._fit_columns(self.size.width)
         self._resize_rows(Size(max(self._fixed_width, self.size.width), len(self._order) + 1))
         self._scroll_cursor_into_view()
         self._warm_from = 0
@@ -412,10 +447,15 @@ class RowGrid(ScrollView, can_focus=True):
         gap = self._style("", row_style)
         segments: list[Segment] = []
         used = 0
-        for position, (column, (text, style)) in enumerate(zip(self.columns, cells, strict=False)):
-            if position:
+        hidden = self._hidden
+        first = True
+        for index, (column, (text, style)) in enumerate(zip(self.columns, cells, strict=False)):
+            if index in hidden:
+                continue
+            if not first:
                 segments.append(Segment(" ", gap))
                 used += 1
+            first = False
             column_width = column.width or max(0, width - used)
             segments.append(Segment(fit(text, column_width, column.justify), self._style(style, row_style)))
             used += column_width
