@@ -185,27 +185,14 @@ async def test_cordon_from_the_console_plans_through_the_same_catalogue_and_serv
 ) -> None:
     """Cordon was CLI-only. In the console, c opens the same confirm dialog as drain, and the plan comes
     from the Kubernetes API (the recorded exchange) through the engine's action service."""
-    from console.checks import load_packs
     from console.inventory import from_mapping
-    from console.service.assembly import EngineSpec
-    from console.ui.app import ConsoleApp
     from console.ui.screens.confirm import ConfirmScreen
-    from tests.ui.helpers import main_screen, type_text, wait_until
+    from tests.ui.helpers import local_console, main_screen, type_text, wait_until
 
     api = RecordedApi("cordon_exchange.json")
     monkeypatch.setattr("console.actions.kube.KubernetesClientApi", lambda *args, **kwargs: api)
     inventory = from_mapping({"name": "k", "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu[001-003]"}]})
-    packs = load_packs()
-    app = ConsoleApp(
-        inventory,
-        packs,
-        store=store,
-        engine_spec=EngineSpec(inventory, packs, store.path, local=True),
-        engine_in_thread=True,
-        start_sweep=False,
-        export_dir=tmp_path,
-        scheduler_poll_s=3600,
-    )
+    app = local_console(inventory, store, tmp_path, scheduler_poll_s=3600)
     async with app.run_test(size=(160, 48)) as pilot:
         grid = main_screen(pilot).grid
         for name in ("gpu001", "gpu002", "gpu003"):

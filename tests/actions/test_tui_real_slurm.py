@@ -19,17 +19,14 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Button, Input
 
-from console.checks import load_packs
 from console.inventory import from_mapping
 from console.model.findings import Finding, Status, Subject, roll_up
-from console.service.assembly import EngineSpec
 from console.store import Store
 from console.sweep.events import NodeDone, NodeSnapshot, SweepDone, SweepStarted
-from console.ui.app import ConsoleApp
 from console.ui.screens.confirm import ConfirmScreen
 from console.ui.screens.main import MainScreen
 from tests.harness.slurm_lab import SlurmLab
-from tests.ui.helpers import cell_text, feed, main_screen, type_text
+from tests.ui.helpers import cell_text, feed, local_console, main_screen, type_text
 
 SIZE = (170, 50)
 TAG = "instinct-console:"
@@ -97,20 +94,9 @@ async def test_drain_and_resume_from_the_tui_reach_the_real_slurmctld(
         {"name": "iclab", "pools": [{"name": "mi300x", "gpu_model": "MI300X", "nodes": ",".join(nodes)}]}
     )
     assert inventory.slurm.controller == ""  # Slurm commands run here, with the lab's SLURM_CONF
-    packs = load_packs()
     sweep_id = store.start_sweep("quick", "iclab", ",".join(nodes), None)
-    app = ConsoleApp(
-        inventory,
-        packs,
-        store=store,
-        engine_spec=EngineSpec(inventory, packs, store.path, local=True),
-        engine_in_thread=True,
-        start_sweep=False,
-        export_dir=tmp_path,
-        confirm_threshold=0,  # even one node needs its count typed
-        refresh_interval_s=0.0,
-        scheduler_poll_s=0.5,
-    )
+    # Even one node needs its count typed.
+    app = local_console(inventory, store, tmp_path, confirm_threshold=0, scheduler_poll_s=0.5)
     async with app.run_test(size=SIZE) as pilot:
         await feed(pilot, verdict_events(sweep_id, nodes))  # type: ignore[arg-type]
         assert app.bridge is not None and app.bridge.running
@@ -193,20 +179,9 @@ async def test_drain_past_the_cap_from_the_tui_takes_what_fits_then_an_override_
     inventory = from_mapping(
         {"name": "iclab", "pools": [{"name": "mi300x", "gpu_model": "MI300X", "nodes": ",".join(nodes)}]}
     )
-    packs = load_packs()
     sweep_id = store.start_sweep("quick", "iclab", ",".join(nodes), None)
-    app = ConsoleApp(
-        inventory,
-        packs,
-        store=store,
-        engine_spec=EngineSpec(inventory, packs, store.path, local=True),
-        engine_in_thread=True,
-        start_sweep=False,
-        export_dir=tmp_path,
-        confirm_threshold=0,
-        refresh_interval_s=0.0,
-        scheduler_poll_s=0.5,
-    )
+    # Even one node needs its count typed.
+    app = local_console(inventory, store, tmp_path, confirm_threshold=0, scheduler_poll_s=0.5)
     async with app.run_test(size=SIZE) as pilot:
         await feed(pilot, verdict_events(sweep_id, nodes))  # type: ignore[arg-type]
         await wait_for(lambda: all(app.state.row(n).scheduler_word == "idle" for n in nodes), "SCHED read")

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
 
+from console.checks import load_packs
+from console.inventory.model import Inventory
+from console.service.assembly import EngineSpec
+from console.store import Store
 from console.sweep.events import Event
 from console.ui.app import ConsoleApp
 from console.ui.screens.main import MainScreen
@@ -47,3 +53,19 @@ async def wait_until(pilot: Pilot[int], check: Callable[[], bool], timeout_s: fl
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         await pilot.pause(0.05)
+
+
+def local_console(inventory: Inventory, store: Store, export_dir: Path, **options: Any) -> ConsoleApp:
+    """A console whose engine runs on a thread of the test and reaches 'nodes' on this host (the Slurm lab,
+    recorded Kubernetes exchanges), without a sweep at start; ``options`` override the rest."""
+    packs = load_packs()
+    settings: dict[str, Any] = {
+        "store": store,
+        "engine_spec": EngineSpec(inventory, packs, store.path, local=True),
+        "engine_in_thread": True,
+        "start_sweep": False,
+        "export_dir": export_dir,
+        "refresh_interval_s": 0.0,
+        **options,
+    }
+    return ConsoleApp(inventory, packs, **settings)

@@ -157,7 +157,7 @@ def run_accept(args: argparse.Namespace) -> int:
     store = _open(args)
     try:
         # By default the newest sweep of this inventory's nodes: not a drift check's subset, not a rerun.
-        sweep_id = args.sweep or store.latest_sweep_of([n.name for n in inventory.nodes])
+        sweep_id = args.sweep or store.latest_full_sweep([n.name for n in inventory.nodes], reruns=False)
         if sweep_id is None or store.sweep(sweep_id) is None:
             raise UsageError("no such sweep")
         pools = set(args.pool or []) or pools_of_sweep(store, sweep_id)

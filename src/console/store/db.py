@@ -249,26 +249,16 @@ class Store(AuditLog, DrainLedger):
         row: sqlite3.Row | None = self.conn.execute("SELECT * FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
         return row
 
-    def latest_full_sweep(self, nodes: list[str]) -> int | None:
-        """Newest sweep that judged any of ``nodes`` with every family of its level (not drift's subset)."""
+    def latest_full_sweep(self, nodes: list[str], *, reruns: bool = True) -> int | None:
+        """Newest sweep that judged any of ``nodes`` with every family of its level (not drift's subset);
+        with ``reruns`` False, not a rerun either (a sweep of its own)."""
         if not nodes:
             return None
         marks = ",".join("?" * len(nodes))
+        own = "" if reruns else " AND s.parent_id IS NULL"
         row = self.conn.execute(
             "SELECT max(s.id) FROM sweeps s JOIN node_verdicts v ON v.sweep_id = s.id"
-            f" WHERE instr(s.level, ':') = 0 AND v.node IN ({marks})",
-            nodes,
-        ).fetchone()
-        return int(row[0]) if row and row[0] is not None else None
-
-    def latest_sweep_of(self, nodes: list[str]) -> int | None:
-        """Newest sweep of ``nodes`` (any of them) that was neither a rerun nor a drift check's subset."""
-        if not nodes:
-            return None
-        marks = ",".join("?" * len(nodes))
-        row = self.conn.execute(
-            "SELECT max(s.id) FROM sweeps s JOIN node_verdicts v ON v.sweep_id = s.id"
-            f" WHERE s.parent_id IS NULL AND instr(s.level, ':') = 0 AND v.node IN ({marks})",
+            f" WHERE instr(s.level, ':') = 0{own} AND v.node IN ({marks})",
             nodes,
         ).fetchone()
         return int(row[0]) if row and row[0] is not None else None

@@ -55,7 +55,7 @@ def history_events(store: Store, inventory: Inventory) -> tuple[list[Event], sql
     Rows keep their findings that are not PASS and the stack, as after a live sweep; GPU telemetry is
     not stored, so the GPUs tab waits for the next sweep.
     """
-    sweep_id = store.latest_sweep_of([n.name for n in inventory.nodes])
+    sweep_id = store.latest_full_sweep([n.name for n in inventory.nodes], reruns=False)
     row = store.sweep(sweep_id) if sweep_id is not None else None
     if sweep_id is None or row is None:
         return None
