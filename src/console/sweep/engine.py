@@ -555,6 +555,12 @@ class SweepEngine:
                     return await self._with_fallbacks(node, runs, deadline)
             else:
                 failed = describe(exc)
+                if exc.partial_stdout:
+                    # The probes that finished before the link went keep their answers; the one running
+                    # then is blamed, not the bundle's first (a dropped link read as a host.os failure).
+                    sections = split_bundle(exc.partial_stdout, group, output.dropped)
+                    runs = _runs_of(group, sections, started, 0.0, failed, not_started=_running_one(group, sections))
+                    return await self._with_fallbacks(node, runs, deadline)
             lost = [_ProbeRun(spec, None, None, failed, started, 0.0) for spec in group]
             return self._finish_probes(node, lost, [_UNPARSED] * len(lost))
         sections = split_bundle(result.stdout, group, output.dropped)
@@ -782,11 +788,24 @@ def _judged(run: _ProbeRun, result: Any) -> tuple[Any, str | None]:
     return result, problem
 
 
+def _running_one(group: list[ProbeSpec], sections: dict[str, Section]) -> str:
+    """Why the probes after the one a lost connection interrupted have no answer."""
+    running = next((s.id for s in group if s.id in sections and sections[s.id].exit_status is None), None)
+    return f"not run: the connection was lost while {running} ran" if running else "not run: the connection was lost"
+
+
 def _runs_of(
-    group: list[ProbeSpec], sections: dict[str, Section], started: float, share: float, unfinished: str | None
+    group: list[ProbeSpec],
+    sections: dict[str, Section],
+    started: float,
+    share: float,
+    unfinished: str | None,
+    *,
+    not_started: str = "no result: the bundle ended before the probe started",
 ) -> list[_ProbeRun]:
     """Each probe's run from its section of the bundle's output; ``unfinished`` is why a probe without
-    an end marker has none (None: the bundle itself ended normally, so the probe's own output says)."""
+    an end marker has none (None: the bundle itself ended normally, so the probe's own output says);
+    ``not_started`` why a probe the bundle never reached has none."""
     runs = []
     for spec in group:
         section = sections.get(spec.id)
@@ -798,7 +817,7 @@ def _runs_of(
         elif unfinished is not None:
             problem = unfinished
         elif section is None:
-            problem = "no result: the bundle ended before the probe started"
+            problem = not_started
         else:
             problem = probe_problem(None, section.output, spec)
         runs.append(_ProbeRun(spec, output, exit_status, problem, started, share))

@@ -23,7 +23,7 @@ class ErrorKind(StrEnum):
 class TransportError(Exception):
     """A node could not run a command; ``detail`` is one line an operator can act on.
 
-    ``partial_stdout`` is what a command that timed out had printed before it was killed: a probe
+    ``partial_stdout`` is what a command that timed out (or lost its connection) had printed: a probe
     bundle keeps the sections of the probes that finished ahead of the one that hung.
     """
 

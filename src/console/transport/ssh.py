@@ -366,7 +366,11 @@ class SshTransport(Transport):
         except (asyncssh.Error, ConnectionError) as exc:
             session.peer.forget(session.conn)
             self._running.discard(session)  # the connection is gone: the node's own timeout ends it
-            raise _session_error(session.node, exc) from exc
+            error = _session_error(session.node, exc)
+            if isinstance(error, TransportError):
+                # What the command printed before the link went: a bundle's probes that had finished.
+                error.partial_stdout = session.stdout.value()
+            raise error from exc
 
     async def _last_kill(self, session: _Session) -> None:
         assert session.pgid is not None
