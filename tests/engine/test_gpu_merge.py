@@ -60,3 +60,22 @@ def test_the_gpu_table_shows_the_power_cap_the_check_reads() -> None:
     caps = {gpu.identity.index: gpu.metrics.power_cap_w for gpu in facts.gpus}  # type: ignore[attr-defined]
     judged = {f.subject.gpu: f.evidence.observed for f in _judge(GpuModel.MI300X, facts) if f.check_id == "power.cap"}  # type: ignore[arg-type]
     assert judged and all(caps[gpu] == observed == 750 for gpu, observed in judged.items()), (caps, judged)
+
+
+def test_rvs_failures_name_the_gpu_by_index_and_pci_address() -> None:
+    """RVS names a GPU by its KFD gpu_id ('[GPU:: 10279]'); the finding says which GPU that is."""
+    cluster = example_cluster(nodes_per_model={GpuModel.MI300X: 1}, with_faults=False)
+    name = cluster.nodes[0].name
+    cluster.faults = [Fault(kind=FaultKind.RVS_GST_LOW, node=name, gpu=3)]
+    outcomes = {}
+    for probe in ("amdsmi.list", "amdsmi.static", "rvs.level3"):
+        spec = PROBES_BY_ID[probe]
+        reply = run_program(context_for(cluster, name), list(spec.argv))
+        outcomes[probe] = ProbeOutcome(probe, getattr(spec.parse, "fresh", spec.parse)(reply.stdout), None, 1)
+    node = Node(name=name, pool="p", gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
+    facts = build_facts(node, StackPin(), outcomes)
+    gpu3 = next(g for g in facts.gpus if g.identity.index == 3)
+    failing = [f for f in _judge(GpuModel.MI300X, facts) if f.family == "rvs" and f.status is Status.FAIL]  # type: ignore[arg-type]
+    said = " ".join(f.message for f in failing)
+    assert failing and f"gpu3, {gpu3.identity.bdf} (RVS id " in said, said
+    assert "[GPU::" not in said, said

@@ -6,6 +6,7 @@ None, why (the tool's own ``N/A`` reason or the missing probe). Metrics never ju
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -442,13 +443,48 @@ def nic_rate(facts: NodeFacts) -> list[Observation]:
     return observations
 
 
+_RVS_GPU = re.compile(r"\[GPU::\s*(\d+)\s*\]")
+
+
+def _gpus_named(facts: NodeFacts, parsed: ParsedOutput, text: str) -> str:
+    """RVS names a GPU by its KFD gpu_id (``[GPU:: 10279]``): say which GPU that is, by index and PCI address.
+
+    The id is looked up among the node's GPUs (amd-smi), else RVS's own GPU list; an id neither
+    knows stays as RVS printed it.
+    """
+    if "GPU::" not in text:
+        return text
+    known: dict[int, tuple[int | None, str | None]] = {}
+    for gpu in getattr(parsed.data, "gpus", None) or []:
+        if gpu.gpu_id is not None:
+            known[gpu.gpu_id] = (gpu.index, gpu.bdf)
+    for record in facts.gpus:
+        if record.identity.kfd_gpu_id is not None:
+            known[record.identity.kfd_gpu_id] = (record.identity.index, record.identity.bdf)
+
+    def named(match: re.Match[str]) -> str:
+        index, bdf = known.get(int(match.group(1)), (None, None))
+        if index is None and bdf is None:
+            return match.group(0)
+        where = ", ".join(part for part in (f"gpu{index}" if index is not None else "", bdf or "") if part)
+        return f"[{where} (RVS id {match.group(1)})]"
+
+    return _RVS_GPU.sub(named, text)
+
+
+def _tool_errors(facts: NodeFacts, parsed: ParsedOutput, count: int) -> str | None:
+    """The tool's first ``count`` complaints, one line, GPUs named as the console names them."""
+    detail = "; ".join(parsed.errors[:count])
+    return _gpus_named(facts, parsed, detail) if detail else None
+
+
 def _summary_metric(probe: str, key: str) -> Metric:
     def extract(facts: NodeFacts) -> list[Observation]:
         parsed = facts.parsed(probe)
         if not isinstance(parsed, ParsedOutput):
             return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
         value = parsed.summary.get(key)
-        detail = "; ".join(parsed.errors[:2]) or None
+        detail = _tool_errors(facts, parsed, 2)
         # Without the figure, the tool's own complaint says why (a crash, no table); else that it is absent.
         missing = None if value is not None else (detail or f"not in the {probe} output")
         return [Observation(_node(facts), value, missing, probe, detail=detail)]
@@ -461,7 +497,7 @@ def _ok_metric(probe: str) -> Metric:
         parsed = facts.parsed(probe)
         if not isinstance(parsed, ParsedOutput):
             return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
-        detail = "; ".join(parsed.errors[:3]) or None
+        detail = _tool_errors(facts, parsed, 3)
         return [Observation(_node(facts), parsed.ok, None, probe, detail=detail)]
 
     return extract
