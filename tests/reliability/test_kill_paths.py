@@ -69,9 +69,14 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimOnSshd]:
 def clean(sim: SimOnSshd) -> Iterator[SimOnSshd]:
     assert _stubborn_probes(sim) == []
     yield sim
-    # Whatever a failed test left behind must not leak into the next one.
+    # Whatever a failed test left behind must not leak into the next one. A process listed a moment ago
+    # may be gone by now (a kill the console started in the background finished): nothing to do then.
     for pid in sim.fleet.processes(STUBBORN):
-        if "sshd" not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if "sshd" not in cmdline:
             subprocess.run(["kill", "-9", str(pid)], check=False)
 
 
