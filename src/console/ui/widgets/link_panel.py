@@ -114,7 +114,9 @@ def matrix_content(row: NodeRow, floors: LinkFloors) -> Content:
         ("■ ok ", "$heat-good"),
         ("■ near ", "$heat-near"),
         ("■ below ", "$heat-low"),
-        ("✗ link down", "$health-crit"),
+        ("✗ link down ", "$health-crit"),
+        # amd-smi before ROCm 6.4 prints no link state; on MI250X that includes pairs with no direct link.
+        ("? no state", "$health-none"),
     ]
     return Content.assemble(*parts)
 
