@@ -390,6 +390,8 @@ async def test_export_report_writes_the_verdicts_shown(
         await pilot.press("x")
         files = list(tmp_path.glob("instinct-console-sweep*.json"))
         assert len(files) == 1
+        # Where it went, as a whole path (the walk-through had to guess the directory).
+        assert any(n.message == str(files[0].resolve()) for n in app._notifications)
         report = json.loads(files[0].read_text())
         assert {n["node"] for n in report["nodes"]} == {n.name for n in fleet.inventory.nodes}
         assert report["counts"]["FAIL"] == sum(1 for v in fleet.verdicts.values() if v.status is Status.FAIL)
