@@ -259,6 +259,19 @@ def test_user_dir_overrides_and_disables_by_id(tmp_path: Path) -> None:
     assert builtin_checks_dir().is_dir()
 
 
+def test_a_site_turns_checks_off_by_id_even_a_model_packs_from_its_common_file(tmp_path: Path) -> None:
+    """Turning one check off needed its whole [[checks]] table; a site now names it in [pack] disable."""
+    (tmp_path / "site.toml").write_text('[pack]\nmodel = "ALL"\ndisable = ["pcie.replay", "rccl.busbw"]\n')
+    packs = load_packs([tmp_path])
+    for pack in packs.values():
+        off = {c.id for c in pack.checks if not c.enabled}
+        assert "pcie.replay" in off and ("rccl.busbw" in off or "rccl.busbw" not in {c.id for c in pack.checks})
+    assert "rccl.busbw" in {c.id for c in packs["MI300X"].checks if not c.enabled}  # defined by the model pack
+    (tmp_path / "site.toml").write_text('[pack]\nmodel = "ALL"\ndisable = ["pcie.replya"]\n')
+    with pytest.raises(CheckConfigError, match=r"site.toml: field pack.disable: no check is called pcie.replya"):
+        load_packs([tmp_path])
+
+
 def test_a_figure_missing_from_a_failed_run_is_explained_by_the_tools_own_error() -> None:
     pack = load_packs()["MI300X"]
     error = "gpu001: Test NCCL failure common.cu:1285 'unhandled cuda error'"

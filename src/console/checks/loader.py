@@ -1,7 +1,8 @@
 """Loading check packs: the built-in ``checks/`` directory, then the operator's own directories.
 
-A user file for the same model overrides built-in checks by id and may add new ones or disable a
-check with ``enabled = false``. A bad file is a ``CheckConfigError`` naming the file and the field.
+A user file for the same model overrides built-in checks by id (a whole ``[[checks]]`` table), may add
+new ones, and turns checks off by id with ``disable = ["pcie.replay"]`` in its ``[pack]`` table. A bad
+file is a ``CheckConfigError`` naming the file and the field; so is a disabled id no pack defines.
 """
 
 from __future__ import annotations
@@ -136,16 +137,25 @@ def load_packs(extra_dirs: list[Path] | None = None) -> dict[str, CheckPack]:
     for model in GPU_MODELS:
         merged = CheckPack(pack=PackInfo(model=model))
         where: dict[str, Path] = {}
+        disabled: set[str] = set()
         for scope in (COMMON_MODEL, model):
             for path, pack in loaded:
                 if pack.pack.model.upper() == scope:
                     merged = _merge(merged, pack)
                     where.update({c.id: path for c in pack.checks})
+                    disabled.update(pack.pack.disable)
+        # Turned off after every file is merged: a site's common file may disable a model pack's check.
+        merged.checks = [c.model_copy(update={"enabled": False}) if c.id in disabled else c for c in merged.checks]
         if merged.checks:
             packs[model] = merged
             origin[model] = where
     for model, pack in packs.items():
         _check_variables(pack, origin[model])
+    defined = {check.id for pack in packs.values() for check in pack.checks}
+    for path, pack in loaded:
+        unknown = [name for name in pack.pack.disable if name not in defined]
+        if unknown:  # a typo would leave the check on while the operator believes it off
+            raise CheckConfigError(f"{path}: field pack.disable: no check is called {', '.join(map(_plain, unknown))}")
     return packs
 
 

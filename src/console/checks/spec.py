@@ -214,6 +214,10 @@ class PackInfo(BaseModel):
         default_factory=dict,
         description="probe id -> seconds: a long test's timeout on this model, below the catalogue's flat one",
     )
+    disable: list[str] = Field(
+        default_factory=list,
+        description="ids of checks packs loaded before this one define, turned off (a site's override)",
+    )
 
     @field_validator("timeouts")
     @classmethod
