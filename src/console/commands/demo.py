@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "demo",
         help="start a simulated cluster with faults and open the console on it",
-        description=__doc__,
+        description=__doc__.replace("``", "") if __doc__ else None,  # rST quotes read as noise in --help
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--nodes", type=int, default=32, help="simulated nodes (default 32)")
