@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from console.checks import CheckPack, load_packs
+from console.checks.afid import afid, describe_afid
 from console.checks.single import NODE, OutputVerdict, is_fragment, judge_output, named_models, probes_reading
 from console.commands.arguments import UsageError, add_checks
 from console.commands.terminal import plain_console
@@ -98,6 +99,8 @@ def to_json_object(result: ParsedOutput, judgement: Judgement | None = None) -> 
     """The ``--json`` object: tool, kind, ok, errors, summary, data (plus warnings and version), then
     ``verdict`` (its ``status`` null when nothing was judged, with the ``reason``) and ``findings``."""
     obj: dict[str, Any] = result.model_dump(mode="json")
+    for record in (obj.get("data") or {}).get("cper") or []:
+        record["afid_meanings"] = [_afid_json(int(number)) for number in record.get("afids", [])]
     if judgement is None:
         return obj
     judged = judgement.judged
@@ -114,6 +117,14 @@ def to_json_object(result: ParsedOutput, judgement: Judgement | None = None) -> 
     }
     obj["findings"] = [f.model_dump(mode="json") for f in judged.findings] if judged else []
     return obj
+
+
+def _afid_json(number: int) -> dict[str, Any]:
+    row = afid(number)
+    if row is None:
+        return {"afid": number, "known": False}
+    fields = ("category", "error_type", "severity", "physical", "what_to_do", "doc")
+    return {"afid": number, "known": True, "action": row.action.value, **{f: getattr(row, f) for f in fields}}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,6 +207,21 @@ def _print_summary(result: ParsedOutput) -> None:
         console.print(f"  [red]error:[/] {_safe(error)}")
     for warning in result.warnings[:20]:
         console.print(f"  [yellow]warning:[/] {_safe(warning)}")
+    for line in cper_lines(result):
+        console.print(f"  {_safe(line)}")
+
+
+def cper_lines(result: ParsedOutput) -> list[str]:
+    """``amd-smi ras --cper`` records with what each AFID means and the action it calls for."""
+    lines = []
+    for record in getattr(result.data, "cper", None) or []:
+        gpu = f"gpu{record.gpu_index}" if record.gpu_index is not None else "gpu ?"
+        head = f"CPER {record.timestamp or '(no time)'} {gpu} {record.severity}"
+        lines.append(head + (f" ({record.file_name})" if record.file_name else ""))
+        lines += [f"    {describe_afid(int(number))}" for number in record.afids]
+        if record.afid_note:
+            lines.append(f"    {record.afid_note}")
+    return lines
 
 
 _STYLE = {

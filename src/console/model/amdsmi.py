@@ -97,7 +97,10 @@ class CperRecord(Model):
     timestamp: str | None = None
     severity: str | None = None
     file_name: str | None = None
-    afids: list[str] = Field(default_factory=list)
+    afids: list[str] = Field(default_factory=list, description="AMD Field IDs, as printed (with --folder)")
+    afid_note: str | None = Field(
+        None, description="why the AFIDs cell holds no usable id: '-', 'decode failed', an invalid id (2^64-1)"
+    )
 
 
 class EngineActivity(Numerous):

@@ -341,9 +341,11 @@ def _mode(word: str | None) -> str | None:
 
 
 _SEVERITY = re.compile(
-    r"^(fatal|non[-_]?fatal[-_a-z]*|corrected|uncorrected|recoverable|informational)$", re.IGNORECASE
+    r"^(fatal|boot|unknown|non[-_]?fatal[-_a-z]*|corrected|uncorrected|recoverable|informational)$", re.IGNORECASE
 )
 _DATE_OR_TIME = re.compile(r"^\d{2,4}[-/]\d{1,2}[-/]\d{1,4}$|^\d{1,2}:\d{2}(:\d{2})?$")
+# amd-smi before ROCm 7.2.1 printed 2^64 - 1 for each AFID of a record it could not decode.
+INVALID_AFID = "18446744073709551615"
 
 
 def is_cper_header(line: str) -> bool:
@@ -353,24 +355,54 @@ def is_cper_header(line: str) -> bool:
 
 
 def parse_cper(lines: list[str]) -> list[CperRecord]:
-    """CPER rows: GPU, time, severity and the file the record was saved to (column order tolerant)."""
+    """CPER rows: time, GPU, severity, the file the record was saved to and its AFIDs.
+
+    The AFID column (``list of afids``, printed with ``--folder``) holds space-separated ids, ``-`` for
+    none, ``decode failed`` or ``Error fetching AFIDs``, or 2^64-1 for a record the tool could not decode:
+    each is kept, and what is no id is said in ``afid_note``. Column order is tolerated.
+    """
     records: list[CperRecord] = []
-    in_table = False
+    in_table = has_afids = False
     for line in lines:
         if is_cper_header(line):
-            in_table = True
+            in_table, has_afids = True, "afid" in line.lower()
             continue
         tokens = line.split()
         if not in_table or not tokens:
             continue
-        severity = next((t for t in tokens if _SEVERITY.match(t)), None)
-        if severity is None:
+        at = next((i for i, t in enumerate(tokens) if _SEVERITY.match(t)), None)
+        if at is None:
             continue
-        gpu = next((int(t) for t in tokens if t.isdigit() and len(t) <= 3), None)
-        stamp = " ".join(t for t in tokens if _DATE_OR_TIME.match(t)) or None
-        file_name = next((t for t in tokens if t.lower().endswith((".cper", ".bin"))), None)
-        afids = [t for t in tokens if re.fullmatch(r"\d{4,}", t) and t not in (stamp or "")]
+        severity = tokens[at]
+        gpu = next((int(t) for t in tokens[:at] if t.isdigit() and len(t) <= 3), None)
+        stamp = " ".join(t for t in tokens[:at] if _DATE_OR_TIME.match(t)) or None
+        rest = tokens[at + 1 :]
+        file_name = next((t for t in rest if t.lower().endswith((".cper", ".bin"))), None)
+        cell = rest[rest.index(file_name) + 1 :] if file_name is not None else rest
+        afids, note = _afid_cell(cell) if has_afids else ([], None)
         records.append(
-            CperRecord(gpu_index=gpu, timestamp=stamp, severity=severity.lower(), file_name=file_name, afids=afids)
+            CperRecord(
+                gpu_index=gpu,
+                timestamp=stamp,
+                severity=severity.lower(),
+                file_name=file_name,
+                afids=afids,
+                afid_note=note,
+            )
         )
     return records
+
+
+def _afid_cell(tokens: list[str]) -> tuple[list[str], str | None]:
+    """The AFIDs of one row and, when some of the cell is no usable id, what it said instead."""
+
+    def is_id(token: str) -> bool:  # AFIDs are small; 20 digits is 2^64-1's length, the invalid one
+        return token.isdigit() and len(token) <= len(INVALID_AFID) and token != INVALID_AFID
+
+    afids = [t for t in tokens if is_id(t)]
+    if INVALID_AFID in tokens:
+        return afids, "invalid AFID 18446744073709551615: the record could not be decoded (amd-smi before 7.2.1)"
+    words = " ".join(t for t in tokens if not is_id(t))
+    if words and words != "-":
+        return afids, words
+    return afids, "no AFID" if not afids else None
