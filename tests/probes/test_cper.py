@@ -57,6 +57,13 @@ def test_boot_and_unknown_severities_and_cells_without_ids_are_kept() -> None:
     ]
 
 
+def test_digits_that_are_not_ascii_are_no_ids() -> None:
+    """str.isdigit() holds for '²' and '٣', which int() refuses: such a cell is said, not read, nor a crash."""
+    text = "timestamp  gpu_id  severity  file_name  list of afids\n2025/04/08 18:23:44  ٣  FATAL  fatal-1.cper  ² 30\n"
+    (record,) = parse_amdsmi(text).data.cper  # type: ignore[union-attr]
+    assert (record.gpu_index, record.afids, record.afid_note) == (None, ["30"], "²")
+
+
 def test_parse_says_what_each_afid_means_and_the_action(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["parse", str(FIXTURES / "ras-cper-folder-rocm71.txt")]) == 0
     out = capsys.readouterr().out

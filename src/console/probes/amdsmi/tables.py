@@ -374,7 +374,7 @@ def parse_cper(lines: list[str]) -> list[CperRecord]:
         if at is None:
             continue
         severity = tokens[at]
-        gpu = next((int(t) for t in tokens[:at] if t.isdigit() and len(t) <= 3), None)
+        gpu = next((int(t) for t in tokens[:at] if t.isascii() and t.isdigit() and len(t) <= 3), None)
         stamp = " ".join(t for t in tokens[:at] if _DATE_OR_TIME.match(t)) or None
         rest = tokens[at + 1 :]
         file_name = next((t for t in rest if t.lower().endswith((".cper", ".bin"))), None)
@@ -397,7 +397,7 @@ def _afid_cell(tokens: list[str]) -> tuple[list[str], str | None]:
     """The AFIDs of one row and, when some of the cell is no usable id, what it said instead."""
 
     def is_id(token: str) -> bool:  # AFIDs are small; 20 digits is 2^64-1's length, the invalid one
-        return token.isdigit() and len(token) <= len(INVALID_AFID) and token != INVALID_AFID
+        return token.isascii() and token.isdigit() and len(token) <= len(INVALID_AFID) and token != INVALID_AFID
 
     afids = [t for t in tokens if is_id(t)]
     if INVALID_AFID in tokens:
