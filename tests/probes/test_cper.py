@@ -57,6 +57,19 @@ def test_boot_and_unknown_severities_and_cells_without_ids_are_kept() -> None:
     ]
 
 
+def test_a_row_that_is_no_record_is_said_not_dropped() -> None:
+    text = (
+        "timestamp            gpu_id  severity             file_name         list of afids\n"
+        "2025/04/08 18:23:44  0       FATAL                fatal-1.cper      18\n"
+        "2025/04/08 18:2\x00#  garbled\n"
+        "Press CTRL + C to stop.\n"
+    )
+    parsed = parse_amdsmi(text)
+    assert len(parsed.data.cper) == 1  # type: ignore[union-attr]
+    assert parsed.warnings == ["not a CPER record: 2025/04/08 18:2#  garbled"]  # control characters cleaned
+    assert parse_amdsmi((FIXTURES / "ras-cper-folder-rocm71.txt").read_text()).warnings == []
+
+
 def test_digits_that_are_not_ascii_are_no_ids() -> None:
     """str.isdigit() holds for '²' and '٣', which int() refuses: such a cell is said, not read, nor a crash."""
     text = "timestamp  gpu_id  severity  file_name  list of afids\n2025/04/08 18:23:44  ٣  FATAL  fatal-1.cper  ² 30\n"

@@ -185,7 +185,10 @@ def _read_payload(lines: list[str], found: Triage) -> AmdSmiResult | None:
     if partitions:
         return _from_partitions(partitions, AmdSmiForm.TABLE)
     if any(is_cper_header(line) for line in lines):
-        return AmdSmiResult(kind="ras", form=AmdSmiForm.TABLE, cper=parse_cper(lines))
+        unread: list[str] = []
+        records = parse_cper([line for line in lines if not is_message_line(line)], unread)
+        found.warnings.extend(f"not a CPER record: {line[:200]}" for line in unread)
+        return AmdSmiResult(kind="ras", form=AmdSmiForm.TABLE, cper=records)
     return None
 
 

@@ -354,12 +354,17 @@ def is_cper_header(line: str) -> bool:
     return "severity" in lowered and "gpu" in lowered and ":" not in lowered
 
 
-def parse_cper(lines: list[str]) -> list[CperRecord]:
+# Lines amd-smi prints inside a CPER listing that are no record: said by triage or meant for a terminal.
+_CPER_CHATTER = re.compile(r"press ctrl|dumping cper|no cper|warning|^~?\$|^-+$", re.IGNORECASE)
+
+
+def parse_cper(lines: list[str], unread: list[str] | None = None) -> list[CperRecord]:
     """CPER rows: time, GPU, severity, the file the record was saved to and its AFIDs.
 
     The AFID column (``list of afids``, printed with ``--folder``) holds space-separated ids, ``-`` for
     none, ``decode failed`` or ``Error fetching AFIDs``, or 2^64-1 for a record the tool could not decode:
-    each is kept, and what is no id is said in ``afid_note``. Column order is tolerated.
+    each is kept, and what is no id is said in ``afid_note``. Column order is tolerated. A line of the
+    table that is no record goes to ``unread`` (never silently dropped).
     """
     records: list[CperRecord] = []
     in_table = has_afids = False
@@ -372,6 +377,8 @@ def parse_cper(lines: list[str]) -> list[CperRecord]:
             continue
         at = next((i for i, t in enumerate(tokens) if _SEVERITY.match(t)), None)
         if at is None:
+            if unread is not None and not _CPER_CHATTER.search(line.strip()):
+                unread.append(line.strip())
             continue
         severity = tokens[at]
         gpu = next((int(t) for t in tokens[:at] if t.isascii() and t.isdigit() and len(t) <= 3), None)
