@@ -8,7 +8,7 @@ blast-radius cap; a plan whose every target was skipped (not merely already done
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
@@ -61,52 +61,48 @@ def finish(
     request: ActionRequest,
     decisions: dict[str, Decision],
     *,
-    steps: tuple[Step, ...],
+    steps: Callable[[tuple[str, ...]], tuple[Step, ...]],
     where: str,
     notes: list[str],
     cap: CapCheck | None = None,
 ) -> ActionPlan:
-    """The plan for ``decisions``: cap applied (unless forced), refused when every target was skipped."""
+    """The plan for ``decisions``, its ``steps`` made for the targets it acts on.
+
+    With a ``cap``: the targets past their pool's cap are left out, each saying why, and the first note
+    counts them; when none fits, the request is refused with the pools' counts. Forced, the cap is
+    overridden and the note says so. Refused when every target was skipped.
+    """
     acting = [t for t, d in decisions.items() if d.act]
-    capped = tuple(t for t, d in decisions.items() if d.note.startswith(CAPPED))
+    capped: tuple[str, ...] = ()
     why = None
     if cap is not None and acting:
         violations = cap_violations(cap.policy, cap.pools, cap.held, acting, by_console=cap.by_console)
         if violations and request.force:
             notes.append("cap overridden (--force): " + "; ".join(violations))
         elif violations:
-            why = "; ".join(violations) + "; use --force to override"
-            capped = tuple(acting)  # none fits: every one of them is held back by the cap
+            fit, left = within_cap(cap.policy, cap.pools, cap.held, acting, by_console=cap.by_console)
+            capped = tuple(left) if fit else tuple(acting)
+            if fit:
+                counted = f"{len(left)} of {len(acting)} nodes left out by the cap: {fold(left)} (--force overrides)"
+                notes.insert(0, counted)
+                decisions = {t: Decision(False, f"{CAPPED}{left[t]}") if t in left else d for t, d in decisions.items()}
+                acting = fit
+            else:  # none fits: every one of them is held back
+                why = "; ".join(violations) + "; use --force to override"
     skipped = [f"{t}: {d.note}" for t, d in decisions.items() if not d.act and not d.no_op]
     if not acting and skipped and why is None:
         why = f"nothing to {request.kind.value}: " + "; ".join(skipped)
+    made = steps(tuple(acting)) if why is None and acting else ()
     return ActionPlan(
         request=request,
-        commands=tuple(step.argv for step in steps) if why is None else (),
+        commands=tuple(step.argv for step in made),
         where=where,
         notes=tuple(notes),
         refused=why,
-        steps=steps if why is None else (),
+        steps=made,
         decisions={t: d.note for t, d in decisions.items()},
         capped=capped,
     )
-
-
-def _capped(
-    request: ActionRequest, decisions: dict[str, Decision], cap: CapCheck, notes: list[str]
-) -> dict[str, Decision]:
-    """``decisions`` with the targets past their pool's cap left out (unless forced), each saying why.
-
-    When none fits, ``finish`` refuses the whole request with the pools' counts, as before.
-    """
-    acting = [t for t, d in decisions.items() if d.act]
-    if request.force or not acting:
-        return decisions
-    fit, left = within_cap(cap.policy, cap.pools, cap.held, acting, by_console=cap.by_console)
-    if not fit or not left:  # everything fits, or nothing does (refused as a whole by ``finish``)
-        return decisions
-    notes.insert(0, f"{len(left)} of {len(acting)} nodes left out by the cap: {fold(left)} (--force overrides)")
-    return {t: Decision(False, f"{CAPPED}{left[t]}") if t in left else d for t, d in decisions.items()}
 
 
 # Why a required reason (console.actions.catalogue) is required, per action.
@@ -147,10 +143,11 @@ def plan_slurm(
         # Out of service for any reason, by anyone: what the pool has left is what the cap protects.
         held = frozenset(n for n, s in (states or {}).items() if s.out_of_service)
         cap = CapCheck(caps, pools, held, by_console=held & owned)
-        decisions = _capped(request, decisions, cap, notes)
-    acting = tuple(t for t, d in decisions.items() if d.act)
     reason = slurm.tag_reason(request.reason, request.sweep_id) if request.kind is ActionKind.DRAIN else None
-    steps = (Step(where, slurm.update_argv(fold(acting), request.kind, reason), acting),) if acting else ()
+
+    def steps(acting: tuple[str, ...]) -> tuple[Step, ...]:  # one scontrol for every node it acts on
+        return (Step(where, slurm.update_argv(fold(acting), request.kind, reason), acting),)
+
     return finish(request, decisions, steps=steps, where=where, notes=notes, cap=cap)
 
 
@@ -178,8 +175,10 @@ def plan_kube(
     if cordon and nodes is not None:  # unread: checked when executing
         held = frozenset(n for n, obj in (nodes or {}).items() if kube.ours(obj) and kube.cordoned(obj))
         cap = CapCheck(caps, pools, held, by_console=held)
-        decisions = _capped(request, decisions, cap, notes)
-    steps = tuple(Step(KUBERNETES, kube.request_argv(t, body), (t,)) for t, d in decisions.items() if d.act)
+
+    def steps(acting: tuple[str, ...]) -> tuple[Step, ...]:  # one PATCH per node
+        return tuple(Step(KUBERNETES, kube.request_argv(t, body), (t,)) for t in acting)
+
     return finish(request, decisions, steps=steps, where=KUBERNETES, notes=notes, cap=cap)
 
 
@@ -238,7 +237,7 @@ def plan_enforce(
     and the plan says it was not checked.
     """
     decisions: dict[str, Decision] = {}
-    steps = []
+    holds: list[Step] = []
     for target in request.targets:
         os_id = os_ids.get(target)
         manager = manager_for(os_id)
@@ -257,13 +256,13 @@ def plan_enforce(
             decisions[target] = Decision(False, f"skip: off its pin ({drifted}): a hold would keep the drift")
         else:
             decisions[target] = Decision(True, f"hold {len(packages)} packages with {manager.value}")
-            steps.append(Step(target, hold_argv(manager, packages), (target,)))
+            holds.append(Step(target, hold_argv(manager, packages), (target,)))
     notes = ["a hold freezes the installed versions: nodes last seen off their pin are skipped"]
     unseen = [t for t in request.targets if decisions[t].act and not (stacks or {}).get(t)]
     if unseen:
         notes.append(f"never swept, not checked against the pin: {fold(unseen)} (run drift first)")
-    where = fold(s.targets[0] for s in steps) or "nodes"
-    return finish(request, decisions, steps=tuple(steps), where=where, notes=notes)
+    where = fold(s.targets[0] for s in holds) or "nodes"
+    return finish(request, decisions, steps=lambda acting: tuple(holds), where=where, notes=notes)
 
 
 def _held_drift(pin: StackPin, stack: Mapping[str, str]) -> str:
