@@ -132,15 +132,20 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
     return facts
 
 
+def static_power_caps(facts: NodeFacts) -> dict[str, float]:
+    """PCI address -> the power cap ``amd-smi static --limit`` states (the narrowed metric states none)."""
+    static = facts.parsed(ProbeId.AMDSMI_STATIC)
+    details = getattr(getattr(static, "data", None), "details", None) or []
+    return {d.bdf: d.power_cap_w for d in details if d.bdf is not None and d.power_cap_w is not None}
+
+
 def _with_static_power_caps(facts: NodeFacts, gpus: list[GpuRecord]) -> list[GpuRecord]:
     """``gpus`` with the power cap ``amd-smi static`` states where the (narrowed) metric has none.
 
     The power cap check read 750 W from static while the console's GPU table showed n/a from metric.
     Records may be shared with a reused parse, so a filled one is a copy.
     """
-    static = facts.parsed(ProbeId.AMDSMI_STATIC)
-    details = getattr(getattr(static, "data", None), "details", None) or []
-    caps = {d.bdf: d.power_cap_w for d in details if d.bdf is not None and d.power_cap_w is not None}
+    caps = static_power_caps(facts)
     filled = []
     for gpu in gpus:
         cap = caps.get(gpu.identity.bdf or "")

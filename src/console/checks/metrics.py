@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from console.checks.facts import NodeFacts
+from console.checks.facts import NodeFacts, static_power_caps
 from console.model.findings import Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus
 from console.probes.base import ParsedOutput
@@ -109,9 +109,7 @@ for _name, _source, _attr, _probe in (
 @metric("gpu.power_cap_w")
 def power_cap(facts: NodeFacts) -> list[Observation]:
     """Configured power cap per GPU: ``static --limit`` states it (the narrowed metric does not), else metric's."""
-    static = facts.parsed(ProbeId.AMDSMI_STATIC)
-    details = getattr(getattr(static, "data", None), "details", None) or []
-    caps = {d.bdf: d.power_cap_w for d in details if d.bdf is not None and d.power_cap_w is not None}
+    caps = static_power_caps(facts)
 
     def read(gpu: GpuRecord) -> tuple[Any, str | None]:
         cap = caps.get(gpu.identity.bdf or "")
