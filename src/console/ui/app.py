@@ -403,10 +403,11 @@ class ConsoleApp(App[int]):
         if not targets:
             self.notify("no node selected")
             return
-        if families is not None and not self.family_levels(families).get(ProbeSet(self.level)):
+        levels = self.levels_judging(families) if families is not None else []
+        if families is not None and ProbeSet(self.level) not in levels:
             # "done in 0:00" with nothing run was all the walk-through got for rvs at the standard level.
-            levels = [level.value for level, probes in self.family_levels(families).items() if probes]
-            where = f"its probes run at the {' and '.join(levels)} level" if levels else "no probe judges it"
+            ran = " and ".join(level.value for level in levels)
+            where = f"its probes run at the {ran} level" if levels else "no probe judges it"
             self.notify(
                 f"{', '.join(sorted(families))}: nothing to rerun at the {self.level} level ({where})",
                 severity="warning",
@@ -417,10 +418,10 @@ class ConsoleApp(App[int]):
         if self.submit("rerun", command):
             self.notify(f"rerunning {what} on {len(targets)} node(s)")
 
-    def family_levels(self, families: set[str]) -> dict[ProbeSet, list[str]]:
-        """The probes that judge ``families`` at each sweep level (what a rerun of them runs)."""
+    def levels_judging(self, families: set[str]) -> list[ProbeSet]:
+        """The sweep levels with a probe that judges ``families`` (what a rerun of them could run)."""
         levels = (ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL)
-        return {level: [p.id for p in probes_for_families(self.packs, level, families)] for level in levels}
+        return [level for level in levels if probes_for_families(self.packs, level, families)]
 
     def rerun_family_from_cursor(self, family: str) -> None:
         """Palette entry: rerun one family on the marked (else cursor) nodes."""

@@ -313,10 +313,11 @@ class MainScreen(Screen[None]):
 
         app = self.console_app
         level = ProbeSet(app.level)
-        absent = {f: "" for f in FAMILIES if not app.family_levels({f})[level]}
-        for family in absent:
-            levels = [lv.value for lv, probes in app.family_levels({family}).items() if probes]
-            absent[family] = f"{' and '.join(levels)} level only" if levels else "no probe"
+        absent = {}
+        for family in FAMILIES:
+            levels = app.levels_judging({family})
+            if level not in levels:
+                absent[family] = f"{' and '.join(lv.value for lv in levels)} level only" if levels else "no probe"
         self.app.push_screen(FamilyPicker(targets, absent), chosen)
 
     def action_rerun_failed(self) -> None:
