@@ -421,13 +421,15 @@ class Store(AuditLog, DrainLedger):
                 readings[key] = (float(observed), float(found["created_at"]))
         return int(row[0]), readings
 
-    def findings(self, sweep_id: int, node: str | None = None) -> list[Finding]:
-        """Findings of a sweep (optionally one node), as models."""
+    def findings(self, sweep_id: int, node: str | None = None, *, problems_only: bool = False) -> list[Finding]:
+        """Findings of a sweep (optionally one node; with ``problems_only``, those not PASS), as models."""
         query = "SELECT * FROM findings WHERE sweep_id = ?"
         args: tuple[Any, ...] = (sweep_id,)
         if node is not None:
             query += " AND node = ?"
             args = (sweep_id, node)
+        if problems_only:
+            query += " AND status != 'PASS'"
         return [
             Finding.model_validate(
                 {
@@ -456,6 +458,11 @@ class Store(AuditLog, DrainLedger):
         """Every check that judged something in sweep ``sweep_id``."""
         rows = self.conn.execute("SELECT DISTINCT check_id FROM findings WHERE sweep_id = ?", (sweep_id,))
         return {r[0] for r in rows}
+
+    def finding_totals(self, sweep_id: int) -> dict[str, int]:
+        """Findings per node in a sweep, whatever their status (counted, not read)."""
+        rows = self.conn.execute("SELECT node, count(*) FROM findings WHERE sweep_id = ? GROUP BY node", (sweep_id,))
+        return {r[0]: int(r[1]) for r in rows}
 
     def status_counts(self, sweep_id: int) -> dict[str, int]:
         """Nodes per verdict in a sweep."""

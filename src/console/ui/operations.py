@@ -60,12 +60,12 @@ def history_events(store: Store, inventory: Inventory) -> tuple[list[Event], sql
     if sweep_id is None or row is None:
         return None
     verdicts = store.node_verdicts(sweep_id)
+    # Only the findings that are not PASS are read (a live row keeps no more); the rest are counted:
+    # reading all of a large fleet's findings would hold up the console's start.
     findings: dict[str, list[Finding]] = {}
-    totals: dict[str, int] = {}
-    for finding in store.findings(sweep_id):
-        totals[finding.subject.node] = totals.get(finding.subject.node, 0) + 1
-        if finding.status is not Status.PASS:
-            findings.setdefault(finding.subject.node, []).append(finding)
+    for finding in store.findings(sweep_id, problems_only=True):
+        findings.setdefault(finding.subject.node, []).append(finding)
+    totals = store.finding_totals(sweep_id)
     runs = store.probe_run_ids(sweep_id)
     events: list[Event] = [
         SweepStarted(sweep_id=sweep_id, nodes=[v["node"] for v in verdicts], probes=[], level=row["level"])
@@ -88,9 +88,7 @@ def history_events(store: Store, inventory: Inventory) -> tuple[list[Event], sql
                 findings_total=totals.get(v["node"], 0),
             )
         )
-    counts: dict[Status, int] = {}
-    for v in verdicts:
-        counts[Status(v["status"])] = counts.get(Status(v["status"]), 0) + 1
+    counts = {Status(status): n for status, n in store.status_counts(sweep_id).items()}
     outcome = row["status"] if row["status"] in ("done", "deadline") else "cancelled"
     ended = row["finished_at"] or row["started_at"]
     events.append(SweepDone(sweep_id=sweep_id, outcome=outcome, counts=counts, duration_s=ended - row["started_at"]))
