@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from console.sweep.bundle import (
+    CLEANUP_TIMEOUT_S,
     GPU_TOOLS,
     BundleOutput,
     bundle_script,
@@ -66,10 +67,12 @@ def test_grouping_and_timeout() -> None:
     quick = probes_for("quick")
     groups = group_probes(quick, 4)
     assert len(groups) == 4 and sorted(p.id for g in groups for p in g) == sorted(p.id for p in quick)
-    assert bundle_timeout(quick) == pytest.approx(max(p.timeout_s for p in quick) * 1.1)  # the promise: T + 10 %
+    # The promise: T + 10 %, and the time a probe's cleanup may take before and after it.
+    cleanups = 2 * (CLEANUP_TIMEOUT_S + 1) if any(p.cleanup for p in quick) else 0
+    assert bundle_timeout(quick) == pytest.approx(max(p.timeout_s for p in quick) * 1.1 + cleanups)
     assert all(shlex.split(bundle_script(g)) for g in groups)
     for group in groups:  # what cannot hang ahead of the GPU tools that can
-        on_gpu = [p.argv[0] in GPU_TOOLS for p in group]
+        on_gpu = [p.program in GPU_TOOLS for p in group]
         assert on_gpu == sorted(on_gpu), [p.id for p in group]
     assert {p.id for p in PROBES} >= {p.id for p in quick}
 
@@ -133,3 +136,22 @@ def test_a_probe_ignoring_sigterm_is_killed_by_the_nodes_own_timeout_within_its_
     assert sections["stubborn"].exit_status == 137 and b"late" not in sections["stubborn"].output
     assert sections["next"].output == b"n\n"
     assert 1.0 + node_grace_s(1) * 0.9 <= elapsed < bundle_timeout(probes) + 1.0
+
+
+def test_a_probes_cleanup_runs_before_and_after_it_even_when_it_times_out(tmp_path: Path) -> None:
+    """``amd-smi ras --cper --folder`` writes files on the node: its cleanup removes them whatever the probe's
+    end, and what a run the console killed left is removed before the next one writes again."""
+    folder = tmp_path / "cper"
+    folder.mkdir()
+    (folder / "left-by-a-killed-run.cper").write_text("x")
+    writes = (
+        f"test ! -e {folder}/left-by-a-killed-run.cper && mkdir -p {folder} && touch {folder}/fatal-1.cper && sleep 30"
+    )
+    probe = replace(_spec("ras.cper", "sh", "-c", writes, timeout=1), cleanup=("rm", "-rf", "--", str(folder)))
+    after = _spec("b.after", "echo", "next")
+    proc = subprocess.run(["sh", "-c", bundle_script([probe, after])], capture_output=True, timeout=60, check=False)
+    sections = split_bundle(proc.stdout, [probe, after])
+    assert sections["ras.cper"].exit_status == 124  # timed out, after it wrote (so the earlier file was gone)
+    assert not folder.exists()
+    assert sections["b.after"].output == b"next\n"
+    assert bundle_timeout([probe]) > bundle_timeout([_spec("x", "true", timeout=1)])

@@ -41,6 +41,9 @@ EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.NIC_PORT_DOWN: (Status.FAIL, "nic"),
     FaultKind.NIC_MISSING: (Status.FAIL, "nic"),
     FaultKind.NIC_SLOW: (Status.FAIL, "nic"),
+    FaultKind.CPER_RECORD: (Status.FAIL, "ras"),
+    FaultKind.CPER_NOT_ENABLED: (Status.PASS, ""),  # the CPER checks SKIP: the ECC counters judge instead
+    FaultKind.SUDO_DENIED: (Status.UNKNOWN, "ras"),
     FaultKind.TOOL_MISSING: (Status.UNKNOWN, "inventory"),
     FaultKind.DRIVER_NOT_LOADED: (Status.FAIL, "inventory"),
     FaultKind.COMMAND_HANG: (Status.UNKNOWN, "inventory"),  # amd-smi hangs; the long tests still answer
@@ -76,8 +79,8 @@ REASON_WORDS: dict[FaultKind, tuple[str, ...]] = {
 
 @pytest.fixture(scope="module")
 def demo_cluster() -> Iterator[SimCluster]:
-    # 60 nodes give the demo fault set room for every kind in the catalogue, one per node.
-    with start_sim_cluster(nodes=60, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
+    # 63 nodes give the demo fault set room for every kind in the catalogue, one per node.
+    with start_sim_cluster(nodes=63, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
         yield sim
 
 

@@ -23,6 +23,8 @@ _TIMEOUTS = r"timeout -k \S+ \S+ "
 # A probe line, its argv captured; a probe with a fallback runs it after `2>/dev/null ||`.
 _KILL = re.compile(r"pkill -(TERM|KILL) -s \d+ \|\| kill -\1 -\d+|pgrep -s \d+ >/dev/null \|\| kill -0 -\d+")
 _PROBE_LINE = re.compile(_TIMEOUTS + r"(.*?)(?: 2>/dev/null \|\| " + _TIMEOUTS + r".*?)? 2>&1;")
+# A probe's cleanup, before and after it, its output discarded (``ProbeSpec.cleanup``).
+_CLEANUP_LINE = re.compile(_TIMEOUTS + r"([^;]*?) >/dev/null 2>&1;")
 
 
 class RecordingFleet(SshdFleet):
@@ -58,7 +60,8 @@ def classify(command: str) -> tuple[str, list[tuple[str, ...]]]:
     if words[:3] == ["exec", "sh", "-c"] and "@@ic-pgid" in words[3] and words[4:5] == ["sh"]:
         argv = words[9:] if words[5:7] == ["timeout", "-k"] else words[5:]
         if argv[:2] == ["sh", "-c"] and len(argv) == 3 and "@@ic-begin" in argv[2]:
-            return "bundle", [tuple(shlex.split(m.group(1))) for m in _PROBE_LINE.finditer(argv[2])]
+            probes = _CLEANUP_LINE.sub("", argv[2])
+            return "bundle", [tuple(shlex.split(m.group(1))) for m in _PROBE_LINE.finditer(probes)]
         return "run", [tuple(argv)]
     if words[:2] == ["sh", "-c"] and len(words) == 3 and _KILL.fullmatch(words[2]):
         return "kill", []

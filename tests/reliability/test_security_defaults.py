@@ -41,7 +41,10 @@ def test_a_sweep_runs_exactly_the_catalogs_probes_and_nothing_else(recorded: Sim
             assert kind == "bundle", f"{node.name} was asked to run {command[:200]!r}"
             sent.extend(argvs)
         assert sorted(sent) == sorted(expected), f"{node.name}: each catalog probe exactly once"
-        assert sorted(recorded.exec_log(node.name)) == sorted(" ".join(argv) for argv in expected)
+        # and each probe's cleanup (the CPER record files' folder) before and after it
+        cleanups = [spec.cleanup for spec in probes_for(ProbeSet.QUICK) if spec.cleanup] * 2
+        ran = sorted(" ".join(argv) for argv in [*expected, *cleanups])
+        assert sorted(recorded.exec_log(node.name)) == ran
 
 
 @pytest.mark.root

@@ -24,7 +24,7 @@ def _acts(node: SimNode, kind: FaultKind, program: str = "amd-smi") -> bool:
 def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     assert set(EFFECTS) == set(FaultKind)
     assert sorted(DEMO_ORDER) == sorted(FaultKind)
-    assert len(FaultKind) == 38
+    assert len(FaultKind) == 41
 
 
 @pytest.mark.parametrize(
@@ -116,6 +116,14 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.DRIVER_DRIFT: (None, None, {"amdgpu": "6.10.5"}, lambda n: n.stack.amdgpu_driver == "6.10.5"),
     FaultKind.FIRMWARE_DRIFT: (3, None, {}, lambda n: n.gpus[3].firmware["PM"] == "85.108.0"),
     FaultKind.RVS_GST_LOW: (3, None, {}, lambda n: n.gpus[3].gst_factor == 0.8),
+    FaultKind.CPER_RECORD: (
+        3,
+        None,
+        {"afid": "19"},
+        lambda n: [(r.severity, r.afids) for r in n.gpus[3].cper] == [("fatal", [19])],
+    ),
+    FaultKind.CPER_NOT_ENABLED: (None, None, {}, lambda n: not n.cper_enabled),
+    FaultKind.SUDO_DENIED: (None, None, {}, lambda n: n.sudo_denied),
     FaultKind.RCCL_WRONG: (None, None, {}, lambda n: n.rccl_wrong),
     FaultKind.RCCL_LOW_BUSBW: (None, None, {}, lambda n: n.rccl_busbw_factor < 0.9),
     FaultKind.RCCL_HANG: (None, None, {}, lambda n: n.rccl_hang),

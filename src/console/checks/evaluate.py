@@ -142,6 +142,7 @@ def evaluate_check(
     if check.requires and not any(p in facts.outcomes for p in check.requires):
         return []
     probe_problem, on_problem = _blocked(check, facts)
+    facts.settings = variables
     observations = METRICS[check.metric](facts)
     if probe_problem and (check.relative_to == "node-median" or all(o.value is None for o in observations)):
         # Nothing of what it reads came back: one finding for the node, not the same reason per GPU or link.
@@ -187,7 +188,7 @@ def evaluate_check(
         message = f"{check.title}: {shown}"
         if status is not Status.PASS and not check.value_names:
             message += f" ({expected})"
-        if obs.detail and status is not Status.PASS:
+        if obs.detail and (status is not Status.PASS or obs.always_detail):
             message += f": {obs.detail}"
         evidence = _evidence(check, obs, expected, run_ids, sources.get(var or ""))
         findings.append(_finding(check, obs, status, message, evidence))

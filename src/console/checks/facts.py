@@ -65,6 +65,9 @@ class NodeFacts:
     # Earlier readings from the history, for checks of change (``HISTORY_CHECKS``): check id -> (that
     # sweep, {GPU key (PCI address) -> (value, when)}). Empty without a history database.
     previous: dict[str, tuple[int, dict[str, tuple[float, float]]]] = field(default_factory=dict)
+    # The pack's variables, for the few metrics that take a setting rather than a threshold (how old a
+    # CPER record may be and still count): set by ``evaluate_check`` before a metric reads the facts.
+    settings: dict[str, Any] = field(default_factory=dict)
     # One Subject per GPU, link or port, shared by every finding naming it (findings never modify
     # their subject): a node's ~280 findings otherwise carry ~280 copies of ~70 subjects.
     _subjects: dict[tuple[Any, ...], Subject] = field(default_factory=dict, repr=False, compare=False)

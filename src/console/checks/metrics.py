@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from console.checks.cper import severity_class, tally
 from console.checks.facts import NodeFacts, static_power_caps
+from console.model.amdsmi import CperRecord
 from console.model.findings import Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus
 from console.probes.base import ParsedOutput
@@ -29,6 +31,7 @@ class Observation:
     probe: str | None = None
     key: str | None = None  # e.g. the firmware block name, for per-block pins
     detail: str | None = None
+    always_detail: bool = False  # said in a PASS message too (CPER records a check ignored)
 
 
 Metric = Callable[[NodeFacts], list[Observation]]
@@ -136,7 +139,8 @@ def amdsmi_ok(facts: NodeFacts) -> list[Observation]:
     """False when any amd-smi output shows the tool failed (driver not loaded, no GPU, errors)."""
     seen = False
     for probe, outcome in facts.outcomes.items():
-        if not probe.startswith("amdsmi.") or not outcome.usable:
+        # The CPER listing runs under sudo: its refusal says nothing about amd-smi, and its checks say it.
+        if not probe.startswith("amdsmi.") or probe == ProbeId.AMDSMI_CPER or not outcome.usable:
             continue
         parsed = outcome.parsed
         if isinstance(parsed, ParsedOutput):
@@ -532,3 +536,54 @@ for _name, _probe in (
     ("rvs.ok", ProbeId.RVS_LEVEL3),
 ):
     METRICS[_name] = _ok_metric(_probe)
+
+
+def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
+    """Per GPU, the CPER records of severity class ``wanted`` that count (``console.checks.cper``)."""
+    parsed = facts.parsed(ProbeId.AMDSMI_CPER)
+    if not isinstance(parsed, ParsedOutput) or not parsed.ok or getattr(parsed.data, "kind", None) != "ras":
+        # Nothing listed is not "no records": the check says why it could not judge (never 0, never PASS).
+        why = "; ".join(parsed.errors[:2]) if isinstance(parsed, ParsedOutput) and parsed.errors else "no CPER listing"
+        return [Observation(_node(facts), None, f"amdsmi.cper: {why}", ProbeId.AMDSMI_CPER)]
+    records = list(getattr(parsed.data, "cper", None) or [])
+    now = time.time()
+    uptime = facts.parsed(ProbeId.HOST_UPTIME)
+    booted = now - uptime if isinstance(uptime, float) else None
+    max_age = facts.settings.get("cper_max_age_h")
+    max_age_h = float(max_age) if isinstance(max_age, int | float) and not isinstance(max_age, bool) else None
+    by_gpu: dict[int | None, list[CperRecord]] = {}
+    for record in records:
+        if severity_class(record) == wanted:
+            by_gpu.setdefault(record.gpu_index, []).append(record)
+    known = {gpu.identity.index: gpu for gpu in facts.gpus}
+    subjects: list[tuple[int | None, Subject]] = [(index, _gpu_subject(facts, gpu)) for index, gpu in known.items()]
+    # Records on a GPU amd-smi's list did not show (or with no GPU, ``-``) are the node's: never dropped.
+    strays = [index for index in by_gpu if index not in known]
+    if strays or not subjects:
+        subjects.append((None, _node(facts)))
+    observations = []
+    for index, subject in subjects:
+        mine = by_gpu.get(index, []) if index is not None else [r for i in strays for r in by_gpu[i]]
+        counted = tally(mine, now=now, booted=booted, max_age_h=max_age_h)
+        observations.append(
+            Observation(
+                subject,
+                float(len(counted.counted)),
+                probe=ProbeId.AMDSMI_CPER,
+                detail=counted.detail(),
+                always_detail=bool(counted.ignored or counted.notes),
+            )
+        )
+    return observations
+
+
+@metric("gpu.cper_fatal")
+def cper_fatal(facts: NodeFacts) -> list[Observation]:
+    """Fatal and boot-time CPER records of this boot, younger than the pack's ``cper_max_age_h``."""
+    return _cper(facts, "fatal")
+
+
+@metric("gpu.cper_uncorrected")
+def cper_uncorrected(facts: NodeFacts) -> list[Observation]:
+    """Non-fatal uncorrected CPER records (poison consumed, deferred errors) of this boot, recent enough."""
+    return _cper(facts, "uncorrected")

@@ -43,6 +43,22 @@ def parse_os_release(text: str) -> OsRelease:
     return OsRelease(id=values.get("ID"), version_id=values.get("VERSION_ID"), pretty_name=values.get("PRETTY_NAME"))
 
 
+_UPTIME = re.compile(r"(\d+(?:\.\d+)?) (\d+(?:\.\d+)?)")
+
+
+def parse_uptime(text: str) -> float:
+    """Seconds since boot from ``/proc/uptime`` (``<up> <idle>``, both in seconds with two decimals)."""
+    complete(text, "/proc/uptime")
+    lines = [line.strip() for line in clean_lines(text) if line.strip()]
+    match = _UPTIME.fullmatch(lines[0]) if len(lines) == 1 else None
+    if match is None:
+        shown = _shown(lines[0]) if lines else "nothing"
+        raise ParseError(
+            f"not /proc/uptime: {shown}" + (f" (and {len(lines) - 1} more lines)" if len(lines) > 1 else ""), text
+        )
+    return float(match.group(1))
+
+
 # What a one-line version answer must look like, by what it is: digits first, then the characters
 # releases use. A ROCm release read as ``6.\ufffd`` or a kernel as ``Segmentation fault`` is not one.
 _ONE_LINE_FORMS = {

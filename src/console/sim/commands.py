@@ -81,6 +81,7 @@ class SimContext:
     state_dir: Path | None = None
     invocation: int = 0
     env: dict[str, str] = field(default_factory=dict)
+    as_root: bool = False  # run through sudo: root-only reads (CPER records) answer
 
     @cached_property
     def rng(self) -> random.Random:
@@ -137,6 +138,19 @@ _RCCL_TESTS = (
 )
 _HOST = ("uname", "hostname", "cat", "stat", "modinfo", "dkms", "ibv_devinfo", "rdma", "lspci")
 
+
+def _sudo(ctx: SimContext, argv: list[str]) -> SimReply:
+    """``sudo [-n] program...``: the program as root, or sudo's refusal when the node denies it."""
+    args = argv[1:]
+    while args and args[0].startswith("-"):
+        args = args[1:]
+    if not args:
+        return SimReply("", "usage: sudo -h | -K | -k | -V\n", 1)
+    if ctx.node.sudo_denied:
+        return SimReply("", "sudo: a password is required\n", 1)
+    return run_program(replace(ctx, as_root=True), args)
+
+
 PROGRAMS: dict[str, Handler] = {
     "amd-smi": _lazy(_RENDER + "amdsmi"),
     "rocm-smi": _lazy(_RENDER + "rocm"),
@@ -147,6 +161,7 @@ PROGRAMS: dict[str, Handler] = {
     **{name: _lazy(_RENDER + "host") for name in _HOST},
     "sinfo": _lazy(_RENDER + "slurm"),
     "scontrol": _lazy(_RENDER + "slurm"),
+    "sudo": _sudo,
 }
 
 # Simulated seconds a trickled output takes to arrive in full.

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 
 from console.sim.faults import BEHAVIOUR_KINDS, Fault, FaultKind
-from console.sim.models import LinkState, SimBadPage, SimBehaviour, SimGpu, SimNode
+from console.sim.models import LinkState, SimBadPage, SimBehaviour, SimCperRecord, SimGpu, SimNode
 from console.sim.specs import STACK_PRESETS
 
 Effect = Callable[[SimNode, Fault, random.Random], None]
@@ -257,6 +257,28 @@ def _behaviour(node: SimNode, fault: Fault, rng: random.Random) -> None:
     )
 
 
+# The AFID a simulated record carries unless the fault names one: a typical id of each severity class.
+_CPER_AFIDS = {"fatal": 25, "boot": 4, "uncorrected": 22, "corrected": 24}
+
+
+def _cper_record(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    """``count`` records of ``severity`` on the GPU, ``age_h`` old (``before_boot``: older than the node's
+    uptime; ``time = "unreadable"`` or ``"future"``: a clock the console cannot trust)."""
+    gpu = _gpu(node, fault)
+    if gpu is None:
+        return
+    severity = _str(fault, "severity", "fatal")
+    if severity not in _CPER_AFIDS:
+        raise ValueError(f"cper_record severity must be one of {', '.join(_CPER_AFIDS)}, got {severity!r}")
+    afid = _int(fault, "afid", _CPER_AFIDS[severity])
+    age_s = _float(fault, "age_h", 1.0) * 3600
+    if fault.params.get("before_boot"):
+        age_s = node.uptime_s + 3600
+    time_text = {"unreadable": "--/--/-- --:--:--", "future": "2070/01/01 00:26:21"}.get(_str(fault, "time", ""))
+    for _ in range(_int(fault, "count", 1)):
+        gpu.cper.append(SimCperRecord(severity=severity, afids=[afid], age_s=age_s, time_text=time_text))
+
+
 def _flag(attribute: str, value: bool) -> Effect:
     def effect(node: SimNode, fault: Fault, rng: random.Random) -> None:
         setattr(node, attribute, value)
@@ -291,6 +313,9 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.SSH_REFUSED: _flag("ssh_refused", True),
     FaultKind.AUTH_FAILURE: _flag("auth_failure", True),
     FaultKind.HOST_KEY_CHANGED: _flag("host_key_changed", True),
+    FaultKind.CPER_RECORD: _cper_record,
+    FaultKind.CPER_NOT_ENABLED: _flag("cper_enabled", False),
+    FaultKind.SUDO_DENIED: _flag("sudo_denied", True),
     **{kind: _behaviour for kind in BEHAVIOUR_KINDS},
 }
 

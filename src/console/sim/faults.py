@@ -42,6 +42,9 @@ class FaultKind(StrEnum):
     NIC_PORT_DOWN = "nic_port_down"
     NIC_MISSING = "nic_missing"
     NIC_SLOW = "nic_slow"
+    CPER_RECORD = "cper_record"
+    CPER_NOT_ENABLED = "cper_not_enabled"
+    SUDO_DENIED = "sudo_denied"
     TOOL_MISSING = "tool_missing"
     DRIVER_NOT_LOADED = "driver_not_loaded"
     COMMAND_HANG = "command_hang"
@@ -101,6 +104,7 @@ _GPU_KINDS = {
     FaultKind.PCIE_DOWNTRAINED_WIDTH,
     FaultKind.FIRMWARE_DRIFT,
     FaultKind.RVS_GST_LOW,
+    FaultKind.CPER_RECORD,
 }
 _LINK_KINDS = {FaultKind.XGMI_LINK_DOWN, FaultKind.XGMI_LINK_DEGRADED, FaultKind.TRANSFERBENCH_PAIR_SLOW}
 
@@ -183,6 +187,9 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.NON_UTF8_OUTPUT,
     FaultKind.EXIT_CODE,
     FaultKind.HUGE_OUTPUT,
+    FaultKind.CPER_RECORD,
+    FaultKind.CPER_NOT_ENABLED,
+    FaultKind.SUDO_DENIED,
 )
 
 

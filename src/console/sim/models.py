@@ -141,6 +141,15 @@ class SimBadPage(Model):
     status: str = Field("retired", description="retired / pending / unreservable")
 
 
+class SimCperRecord(Model):
+    """One CPER record in the driver's ring of a GPU."""
+
+    severity: str = Field(description="fatal, boot, uncorrected or corrected")
+    afids: list[int] = Field(default_factory=list)
+    age_s: float = Field(3600.0, description="how long before the invocation the driver stamped it")
+    time_text: str | None = Field(None, description="the time column as printed, when it is not the real one")
+
+
 class SimGpu(Model):
     """Concrete state of one GPU at build time; renderers add per-invocation jitter."""
 
@@ -175,6 +184,7 @@ class SimGpu(Model):
     ecc: dict[str, SimEcc] = Field(default_factory=dict, description="RAS block -> counters")
     bad_pages: list[SimBadPage] = Field(default_factory=list)
     bad_page_threshold: int
+    cper: list[SimCperRecord] = Field(default_factory=list, description="CPER records in the driver's ring")
     violations_pct: dict[str, float] = Field(default_factory=dict, description="PVIOL/TVIOL/... -> % throttled")
     throttle_status: str = Field("UNTHROTTLED", description="pre-MI300 THROTTLE_STATUS text")
     firmware: dict[str, str]
@@ -236,6 +246,9 @@ class SimNode(Model):
     kernel_cmdline: str
     boot_id: str
     driver_loaded: bool = True
+    uptime_s: float = Field(7 * 86_400.0, description="seconds since the node booted")
+    cper_enabled: bool = Field(True, description="the driver keeps a CPER ring (amd-smi ras --cper can read it)")
+    sudo_denied: bool = Field(False, description="sudo -n refuses the SSH user (a password is required)")
     behaviours: list[SimBehaviour] = Field(default_factory=list)
     ssh_refused: bool = False
     auth_failure: bool = False
@@ -398,6 +411,8 @@ def build_node(cluster: ClusterSpec, name: str) -> SimNode:
         ),
         boot_id=f"{_hex(rng, 8)}-{_hex(rng, 4)}-{_hex(rng, 4)}-{_hex(rng, 4)}-{_hex(rng, 12)}",
         faults=cluster.faults_on(name),
+        # Drawn apart from the node's build so that adding it changed no other drawn value.
+        uptime_s=random.Random(f"uptime:{cluster.seed}:{name}").uniform(2, 30) * 86_400.0,
     )
     for fault in node.faults:
         apply_fault(node, fault, random.Random(f"fault:{cluster.seed}:{fault.describe()}"))

@@ -37,6 +37,8 @@ _ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 _BEGIN = re.compile(rb"^@@ic-begin (\S+)\n", re.MULTILINE)
 KILL_GRACE_S = 5  # the most a probe that ignores SIGTERM outlives its timeout on the node
 KILL_GRACE_SHARE = 0.05
+# A probe's cleanup (removing the files it wrote) gets this long, then SIGKILL a second later.
+CLEANUP_TIMEOUT_S = 5
 # The console waits for a bundle this much longer than its longest probe's timeout: the node's own
 # kill (at most +5 %) comes first, and what the probes printed comes back with their exit status.
 BUNDLE_TIMEOUT_FACTOR = 1.1
@@ -69,7 +71,12 @@ def bundle_script(probes: Sequence[ProbeSpec]) -> str:
         if not _ID.match(spec.id):
             raise ValueError(f"probe id {spec.id!r} is not a plain word")
         run = f"timeout -k {node_grace_s(spec.timeout_s):g} {spec.timeout_s:g} {shlex.join(spec.argv)}"
-        lines.append(f'echo "@@ic-begin {spec.id}"; {run} 2>&1; echo "\n@@ic-end {spec.id} rc=$?"')
+        line = f'echo "@@ic-begin {spec.id}"; {run} 2>&1; echo "\n@@ic-end {spec.id} rc=$?"'
+        if spec.cleanup:
+            # Before (what a run the console had to kill left) and after, whatever the probe's end.
+            clean = f"timeout -k 1 {CLEANUP_TIMEOUT_S:g} {shlex.join(spec.cleanup)} >/dev/null 2>&1"
+            line = f"{clean}; {line}; {clean}"
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 
@@ -80,7 +87,8 @@ def bundle_timeout(probes: Sequence[ProbeSpec]) -> float:
     timeout too. Probes still queued when the bundle is given up report "no result".
     """
     longest = max((spec.timeout_s for spec in probes), default=0.0)
-    return longest * BUNDLE_TIMEOUT_FACTOR
+    cleanups = 2 * (CLEANUP_TIMEOUT_S + 1) if any(spec.cleanup for spec in probes) else 0
+    return longest * BUNDLE_TIMEOUT_FACTOR + cleanups
 
 
 def split_bundle(
@@ -223,4 +231,4 @@ def group_probes(probes: Sequence[ProbeSpec], channels: int) -> list[list[ProbeS
         loads[target] += spec.timeout_s
     # Within a bundle, what cannot hang first: a GPU tool waiting on a wedged GPU then holds only the
     # probes queued behind it, and the node's OS, kernel and stack facts still come back.
-    return [sorted(g, key=lambda p: (p.argv[0] in GPU_TOOLS, p.timeout_s)) for g in groups if g] + alone
+    return [sorted(g, key=lambda p: (p.program in GPU_TOOLS, p.timeout_s)) for g in groups if g] + alone

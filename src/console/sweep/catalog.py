@@ -24,6 +24,7 @@ from console.probes.host import (
     parse_os_release,
     parse_rdma_link,
     parse_single_line,
+    parse_uptime,
 )
 from console.probes.ids import ProbeId
 
@@ -63,6 +64,19 @@ class ProbeSpec:
     # Exit statuses that still mean "this output is the answer" (``cat`` of several files prints what it
     # can and says 1 for the one missing). Any other status of a quick probe makes it UNKNOWN.
     ok_exit: frozenset[int] = frozenset({0})
+    # Run before and after the probe in its bundle (output discarded): removes what the probe writes on
+    # the node (``amd-smi ras --cper --folder``), also what an earlier run the console killed left.
+    cleanup: tuple[str, ...] | None = None
+
+    @property
+    def program(self) -> str:
+        """The tool the probe runs: ``amd-smi`` for ``sudo -n amd-smi ras ...``."""
+        words = list(self.argv)
+        if words and words[0] == "sudo":
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[1:]
+        return words[0] if words else ""
 
     @property
     def command_line(self) -> str:
@@ -129,6 +143,10 @@ def _line(what: str, *, whole_line: bool = True) -> Parser:
     return parse
 
 
+def _uptime(text: str) -> Any:
+    return parse_uptime(text)
+
+
 def _os_release(text: str) -> Any:
     return parse_os_release(text)
 
@@ -177,6 +195,8 @@ STAMP_PROBES = (STACK_STAMP, MODULE_STAMP)
 
 
 QUICK, STANDARD, FULL = ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL
+# Where ``amd-smi ras --cper`` writes its record files for the moment of one probe.
+CPER_FOLDER = "/run/instinct-console-cper"
 
 PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
@@ -239,6 +259,23 @@ PROBES: tuple[ProbeSpec, ...] = (
         _steady_tool(Tool.AMD_SMI, "xgmi"),
         QUICK,
     ),
+    # CPER records of every GPU with their AFIDs. Reading them needs root (the library refuses anyone
+    # else), and the AFIDs are printed only with ``--folder``, where amd-smi writes one file per record:
+    # a directory under /run (root's, in RAM, gone at a reboot) that the cleanup removes before and after.
+    # ``--severity`` takes separate words; ``all`` is fatal, non-fatal uncorrected and corrected.
+    ProbeSpec(
+        ProbeId.AMDSMI_CPER,
+        "ras",
+        ("sudo", "-n", "amd-smi", "ras", "--cper", "--severity", "all", "--folder", CPER_FOLDER),
+        30,
+        # A table has no footer: a listing cut short ends mid-line, or it is indistinguishable from a whole one.
+        _whole_lines(_tool(Tool.AMD_SMI, "ras"), "amd-smi ras --cper"),
+        QUICK,
+        description="CPER error records with their AFIDs (needs passwordless sudo for amd-smi)",
+        cleanup=("sudo", "-n", "rm", "-rf", "--", CPER_FOLDER),
+    ),
+    # Seconds since boot: CPER records stamped before the node's last boot are not this boot's.
+    ProbeSpec(ProbeId.HOST_UPTIME, "ras", ("cat", "/proc/uptime"), 10, _uptime, QUICK),
     ProbeSpec(ProbeId.HOST_OS, "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
     ProbeSpec(ProbeId.HOST_KERNEL, "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
     ProbeSpec(

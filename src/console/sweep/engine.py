@@ -111,6 +111,9 @@ def describe(error: TransportError) -> str:
 # How argparse-based tools (amd-smi, rvs wrappers) refuse a subcommand or option they do not have, with
 # usage status 2: the line naming what was refused.
 _USAGE_ERROR = re.compile(rb"^.*error: (?:unrecognized arguments|argument .*invalid choice).*$", re.MULTILINE)
+# A driver that does not offer what the probe reads (amd-smi on a GPU or kernel without the CPER ring):
+# the same as an older tool, whatever the exit status.
+_NOT_OFFERED = re.compile(rb"^.*requires CPER to be enabled.*$", re.MULTILINE | re.IGNORECASE)
 
 
 OUTPUT_CUT = "output cut"  # how a probe's problem starts when its output was past the limit
@@ -128,6 +131,8 @@ def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec, dropp
             f"{OUTPUT_CUT}: {_mib(kept + dropped_bytes)} printed, the console keeps {_mib(kept)} of one probe's output"
         )
     if exit_status == 2 and (refusal := _USAGE_ERROR.search(output)) is not None:
+        return f"{UNSUPPORTED}: {refusal.group(0).decode(errors='replace').strip()}"
+    if (refusal := _NOT_OFFERED.search(output)) is not None:
         return f"{UNSUPPORTED}: {refusal.group(0).decode(errors='replace').strip()}"
     if exit_status is None:
         return "no result: the connection or the bundle ended before the probe finished"

@@ -36,6 +36,7 @@ _ERROR_PATTERNS = [
     re.compile(r"\bamdgpu not found in modules\b", re.IGNORECASE),
     re.compile(r"\bPermission denied\b|\bCommand requires elevation\b|\brequires (?:root|sudo)\b", re.IGNORECASE),
     re.compile(r"^\s*amd-smi: error:"),
+    re.compile(r"^sudo: "),  # sudo -n refused (a password is required, not in sudoers)
     re.compile(r"\[AMDSMI_STATUS_(?!SUCCESS)[A-Z_]+\]"),
     re.compile(r"^\s*Unable to (?:set|get|reset|find|open|initialize)\b", re.IGNORECASE),
 ]

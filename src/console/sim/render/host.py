@@ -135,6 +135,7 @@ def _virtual_files(node: SimNode) -> dict[str, str | None]:
         f"/opt/rocm-{stack.rocm}/.info/version": stack.rocm_build + "\n",
         "/sys/module/amdgpu/version": stack.amdgpu_driver + "\n" if node.driver_loaded else None,
         "/proc/cmdline": node.kernel_cmdline + "\n",
+        "/proc/uptime": f"{node.uptime_s:.2f} {node.uptime_s * 180:.2f}\n",
         "/proc/version": (
             f"Linux version {stack.kernel} (buildd@lcy02-amd64-001) (x86_64-linux-gnu-gcc-12 (Ubuntu 12.3.0) "
             f"12.3.0, GNU ld (GNU Binutils for Ubuntu) 2.42) {kernel_build(node)}\n"

@@ -1,0 +1,106 @@
+"""Which CPER records of a node still count, and how a finding words them.
+
+amd-smi lists every record the driver's ring holds, each time it is asked, and a record stays there
+until the driver reloads: a fatal record from last week (the GPU was reset since, the node has been
+fine) would drain the node at every sweep, which is how healthy nodes were drained elsewhere
+(ROCm/device-metrics-exporter#506). So a record counts only when it is from this boot and younger
+than the pack's ``cper_max_age_h``; the others are named in the finding as ignored, never dropped
+unsaid. A record whose time cannot be read, or that lies in the future, still counts: its age is not
+known, and a wrong clock is no proof of health.
+
+amd-smi prints the time without a zone; amdgpu stamps records from the UTC wall clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from console.checks.afid import afid
+from console.model.amdsmi import CperRecord
+
+# A record stamped this much before the computed boot time is still taken as this boot's: the boot time
+# is the console's clock minus the node's uptime, and the two clocks may differ a little.
+BOOT_SLACK_S = 300.0
+# Beyond this ahead of the console's clock a record's time is wrong (AMD's own samples show 2070).
+FUTURE_SLACK_S = 86_400.0
+_FORMATS = ("%Y/%m/%d %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y/%m/%d %H:%M", "%Y-%m-%d %H:%M")
+
+
+def severity_class(record: CperRecord) -> str:
+    """``fatal`` (fatal and boot-time records), ``uncorrected``, ``corrected`` or ``unknown``."""
+    word = (record.severity or "").lower().replace("_", "-")
+    if word in ("fatal", "boot"):
+        return "fatal"
+    if "uncorrected" in word or word == "recoverable":
+        return "uncorrected"
+    if "corrected" in word:
+        return "corrected"
+    return "unknown"
+
+
+def record_time(record: CperRecord) -> float | None:
+    """The record's time as epoch seconds (UTC), None when it cannot be read."""
+    text = " ".join((record.timestamp or "").split())
+    for form in _FORMATS:
+        try:
+            return dt.datetime.strptime(text, form).replace(tzinfo=dt.UTC).timestamp()
+        except ValueError:
+            continue
+    return None
+
+
+@dataclass
+class Tally:
+    """The records of one severity class on one GPU: those that count, and those ignored with why."""
+
+    counted: list[CperRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # why a counted record's age is unknown
+    ignored: list[str] = field(default_factory=list)
+
+    def detail(self) -> str | None:
+        """What the finding says beyond the count: the records' AFIDs and actions, and what was ignored."""
+        parts = [describe_record(record) for record in self.counted[:4]]
+        if len(self.counted) > 4:
+            parts.append(f"and {len(self.counted) - 4} more")
+        parts += self.notes[:3]
+        if self.ignored:
+            parts.append(f"{len(self.ignored)} ignored: " + "; ".join(self.ignored[:3]))
+        return "; ".join(parts) or None
+
+
+def tally(records: Iterable[CperRecord], *, now: float, booted: float | None, max_age_h: float | None) -> Tally:
+    """Sort ``records`` (one severity class of one GPU) into those that count and those ignored."""
+    result = Tally()
+    for record in records:
+        when = record_time(record)
+        stamp = record.timestamp or "no time"
+        if when is None:
+            result.counted.append(record)
+            result.notes.append(f"record time {stamp!r} unreadable: counted")
+        elif when > now + FUTURE_SLACK_S:
+            result.counted.append(record)
+            result.notes.append(f"record time {stamp} is in the future (the clock was wrong): counted")
+        elif booted is not None and when < booted - BOOT_SLACK_S:
+            result.ignored.append(f"{stamp} is before the node's last boot")
+        elif max_age_h is not None and now - when > max_age_h * 3600:
+            result.ignored.append(f"{stamp} is older than {max_age_h:g} h")
+        else:
+            result.counted.append(record)
+    return result
+
+
+def describe_record(record: CperRecord) -> str:
+    """``2026/12/01 10:00:00 AFID 19 (HBM, bad page retirement threshold) -> rma, physical``."""
+    said = []
+    for number in record.afids:
+        row = afid(int(number))
+        if row is None:
+            said.append(f"AFID {number} (not in the AFID table this console knows)")
+        else:
+            physical = ", physical" if row.physical else ""
+            said.append(f"AFID {number} ({row.category}, {row.error_type}) -> {row.action.value}{physical}")
+    if record.afid_note:
+        said.append(record.afid_note)
+    return f"{record.timestamp or 'no time'} " + (", ".join(said) or "no AFID")

@@ -1,0 +1,113 @@
+"""CPER records in a quick sweep over real SSH against the simulator (issue 19, item 1).
+
+A fatal record of this boot fails its GPU with the AFID's meaning and action; an old record, or one from
+before the node's boot, is named as ignored and does not fail; an untrustworthy clock still counts; a
+refused sudo is UNKNOWN, never PASS; a driver without the CPER ring SKIPs, the ECC counters judged instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from console.checks import load_packs
+from console.inventory import load_inventory
+from console.model.findings import Finding, NodeVerdict, Status
+from console.sim.launcher import start_sim_cluster
+from console.sweep import SweepEngine
+from console.transport.connect import transport_for
+
+SCENARIO = """time_factor = 400
+[[nodes]]
+names = "sim[001-009]"
+[[faults]]
+nodes = "sim002"
+kind = "cper_record"
+gpu = 3
+afid = 19
+[[faults]]
+nodes = "sim003"
+kind = "cper_record"
+gpu = 1
+age_h = 200
+[[faults]]
+nodes = "sim004"
+kind = "cper_record"
+gpu = 2
+before_boot = true
+[[faults]]
+nodes = "sim005"
+kind = "sudo_denied"
+[[faults]]
+nodes = "sim006"
+kind = "cper_not_enabled"
+[[faults]]
+nodes = "sim007"
+kind = "cper_record"
+gpu = 5
+severity = "uncorrected"
+[[faults]]
+nodes = "sim008"
+kind = "cper_record"
+gpu = 0
+time = "future"
+[[faults]]
+nodes = "sim009"
+kind = "cper_record"
+gpu = 6
+severity = "boot"
+afid = 4
+count = 2
+"""
+
+
+def _cper(verdict: NodeVerdict) -> list[Finding]:
+    return [f for f in verdict.findings if f.check_id.startswith("ras.cper") and f.status is not Status.PASS]
+
+
+def test_cper_records_are_judged_by_age_and_afid(tmp_path: Path) -> None:
+    scenario = tmp_path / "cper.toml"
+    scenario.write_text(SCENARIO)
+    with start_sim_cluster(scenario=scenario) as sim:
+        inventory = load_inventory(sim.inventory_path)
+
+        async def sweep() -> dict[str, NodeVerdict]:
+            engine = SweepEngine(inventory, transport_for(inventory), load_packs())
+            try:
+                return dict((await engine.run(level="quick")).verdicts)
+            finally:
+                await engine.close()
+
+        verdicts = asyncio.run(sweep())
+    status = {name: v.status for name, v in verdicts.items()}
+    assert status == {
+        "sim001": Status.PASS,
+        "sim002": Status.FAIL,
+        "sim003": Status.PASS,
+        "sim004": Status.PASS,
+        "sim005": Status.UNKNOWN,
+        "sim006": Status.PASS,
+        "sim007": Status.WARN,
+        "sim008": Status.FAIL,
+        "sim009": Status.FAIL,
+    }
+    [fatal] = _cper(verdicts["sim002"])
+    assert (fatal.check_id, fatal.subject.gpu) == ("ras.cper_fatal", 3)
+    assert "AFID 19 (HBM, bad page retirement threshold) -> rma, physical" in fatal.message
+    [old] = [f for f in verdicts["sim003"].findings if f.check_id == "ras.cper_fatal" and f.subject.gpu == 1]
+    assert old.status is Status.PASS and "1 ignored" in old.message and "older than 72 h" in old.message
+    [before] = [f for f in verdicts["sim004"].findings if f.check_id == "ras.cper_fatal" and f.subject.gpu == 2]
+    assert before.status is Status.PASS and "before the node's last boot" in before.message
+    refused = _cper(verdicts["sim005"])
+    assert {f.status for f in refused} == {Status.UNKNOWN}
+    assert all("sudo: a password is required" in f.message for f in refused)
+    assert "driver.amdsmi" not in {f.check_id for f in verdicts["sim005"].findings if f.status is not Status.PASS}
+    skipped = _cper(verdicts["sim006"])
+    assert skipped and {f.status for f in skipped} == {Status.SKIP}
+    assert "requires CPER to be enabled" in skipped[0].message
+    [uncorrected] = _cper(verdicts["sim007"])
+    assert uncorrected.status is Status.WARN and "AFID 22" in uncorrected.message
+    [future] = _cper(verdicts["sim008"])
+    assert "in the future" in future.message
+    [boot] = _cper(verdicts["sim009"])
+    assert boot.message.startswith("Fatal CPER records: 2") and "AFID 4" in boot.message
