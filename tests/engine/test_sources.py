@@ -218,3 +218,30 @@ def test_a_missing_doc_file_heading_or_figure_is_caught(tmp_path: Path) -> None:
         "mi300x.toml: check wrong_figure: doc docs/sources/links.md#lane-count: 8 is not written under the heading",
         "mi300x.toml: check no_doc: has no doc",
     ]
+
+
+_ACTION_DOC = re.compile(r"docs/sources/[\w-]+\.md#[\w-]+")
+
+
+@pytest.mark.parametrize("pack_path", PACKS, ids=lambda p: p.name)
+def test_every_check_says_what_a_failure_calls_for_and_where_that_comes_from(pack_path: Path) -> None:
+    """Issue 19, item 2: a check that can FAIL names its action; every check cites the heading explaining it."""
+    problems = []
+    for check in load_pack_file(pack_path).checks:
+        can_fail = check.fail_if is not None or check.compare == "pin" or check.relative_to is not None
+        if can_fail and check.action is None:
+            problems.append(f"{check.id}: can FAIL but names no action")
+        cited = _ACTION_DOC.search(check.action_source or "")
+        if cited is None:
+            problems.append(f"{check.id}: action_source cites no docs/sources heading")
+            continue
+        file, _, anchor = cited.group(0).partition("#")
+        if anchor not in _sections_of(ROOT / file):
+            problems.append(f"{check.id}: {cited.group(0)} is no heading")
+        elif (
+            check.action is not None
+            and file.endswith("actions.md")
+            and f"`{check.action.value}`" not in _sections_of(ROOT / file)[anchor]
+        ):
+            problems.append(f"{check.id}: {cited.group(0)} does not name `{check.action.value}`")
+    assert problems == []

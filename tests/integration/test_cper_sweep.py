@@ -12,7 +12,7 @@ from pathlib import Path
 
 from console.checks import load_packs
 from console.inventory import load_inventory
-from console.model.findings import Finding, NodeVerdict, Status
+from console.model.findings import Finding, NodeVerdict, Remedy, Status
 from console.sim.launcher import start_sim_cluster
 from console.sweep import SweepEngine
 from console.transport.connect import transport_for
@@ -94,6 +94,10 @@ def test_cper_records_are_judged_by_age_and_afid(tmp_path: Path) -> None:
     [fatal] = _cper(verdicts["sim002"])
     assert (fatal.check_id, fatal.subject.gpu) == ("ras.cper_fatal", 3)
     assert "AFID 19 (HBM, bad page retirement threshold) -> rma, physical" in fatal.message
+    # The finding calls for what the AFID calls for (issue 19, item 2), and so does the node.
+    assert fatal.evidence.action is Remedy.RMA and "RMA the OAM" in (fatal.evidence.action_source or "")
+    assert verdicts["sim002"].action is Remedy.RMA
+    assert verdicts["sim001"].action is None and verdicts["sim005"].action is Remedy.RERUN
     [old] = [f for f in verdicts["sim003"].findings if f.check_id == "ras.cper_fatal" and f.subject.gpu == 1]
     assert old.status is Status.PASS and "1 ignored" in old.message and "older than 72 h" in old.message
     [before] = [f for f in verdicts["sim004"].findings if f.check_id == "ras.cper_fatal" and f.subject.gpu == 2]
@@ -107,7 +111,9 @@ def test_cper_records_are_judged_by_age_and_afid(tmp_path: Path) -> None:
     assert "requires CPER to be enabled" in skipped[0].message
     [uncorrected] = _cper(verdicts["sim007"])
     assert uncorrected.status is Status.WARN and "AFID 22" in uncorrected.message
+    assert uncorrected.evidence.action is Remedy.MONITOR
     [future] = _cper(verdicts["sim008"])
     assert "in the future" in future.message
     [boot] = _cper(verdicts["sim009"])
     assert boot.message.startswith("Fatal CPER records: 2") and "AFID 4" in boot.message
+    assert boot.evidence.action is Remedy.REBOOT

@@ -180,3 +180,20 @@ def test_junit_says_what_the_json_report_says(full_report: dict[str, object]) ->
         )
         assert in_junit == failed, name
         assert int(suite.get("tests") or 0) >= len(node["findings"]), name  # type: ignore[arg-type]
+
+
+def test_every_finding_that_did_not_pass_says_what_it_calls_for(full_report: dict[str, object]) -> None:
+    """Issue 19, item 2: FAIL, WARN and UNKNOWN findings name an action with its source; so does their node."""
+    missing = []
+    for node in _nodes(full_report).values():
+        if node["status"] in ("FAIL", "WARN", "UNKNOWN") and not node.get("action"):
+            missing.append(f"{node['node']}: no node action")
+        for finding in node["findings"]:  # type: ignore[attr-defined]
+            evidence = finding.get("evidence", {})
+            if finding["status"] in ("FAIL", "WARN", "UNKNOWN") and not (
+                evidence.get("action") and evidence.get("action_source")
+            ):
+                missing.append(f"{node['node']} {finding['check_id']} {finding['status']}: no action")
+    assert missing == []
+    actions = {f["evidence"]["action"] for n in _nodes(full_report).values() for f in n["findings"]}  # type: ignore[attr-defined]
+    assert {"inspect", "reboot", "rma", "rerun", "restore-stack", "monitor"} <= actions

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from console.checks.afid import AFIDS, Action, afid, describe_afid
+from console.checks.afid import AFIDS, afid, describe_afid
 from console.cli import main
+from console.model.findings import Remedy
 from console.probes import Tool, parse_output
 from console.probes.amdsmi import parse as parse_amdsmi
 from tests.engine.test_sources import github_anchor
@@ -96,8 +97,8 @@ def test_every_afid_of_the_table_has_one_row_and_a_doc_heading() -> None:
         headings = re.findall(r"^#+ (.+)$", (REPO / path).read_text(), re.MULTILINE)
         assert anchor in {github_anchor(h) for h in headings}, row.doc
     # Fatal link errors are physical inspections; ids that could not be classified are no hardware verdict.
-    assert afid(18).action is Action.INSPECT and afid(18).physical  # type: ignore[union-attr]
-    assert {afid(n).action for n in (31, 32, 33, 34)} == {Action.RERUN}  # type: ignore[union-attr]
+    assert afid(18).action is Remedy.INSPECT and afid(18).physical  # type: ignore[union-attr]
+    assert {afid(n).action for n in (31, 32, 33, 34)} == {Remedy.RERUN}  # type: ignore[union-attr]
     assert describe_afid(99).startswith("AFID 99: not in the AFID table")
 
 

@@ -11,17 +11,8 @@ are monitored, and ids that say the record could not be classified call for no h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-
-class Action(StrEnum):
-    """What a finding calls for, mildest first."""
-
-    MONITOR = "monitor"  # count it; strikes over a window escalate (issue 19's flap logic)
-    RERUN = "rerun"  # decode again with a newer amd-smi, or rerun the check: no hardware verdict
-    REBOOT = "reboot"  # reboot, then revalidate; RMA if the validation fails
-    INSPECT = "inspect/reseat"  # a physical inspection: reseat, retorque, check the link's far end
-    RMA = "rma"  # return the part
+from console.model.findings import Remedy
 
 
 @dataclass(frozen=True)
@@ -33,7 +24,7 @@ class Afid:
     category: str
     error_type: str
     severity: str
-    action: Action
+    action: Remedy
     physical: bool
     what_to_do: str
     doc: str
@@ -47,49 +38,49 @@ _DOC = "docs/sources/cper-afid.md"
 
 AFIDS: tuple[Afid, ...] = (
     Afid(1, 12, "boot", "boot-time error (firmware load, HBM test or training, link training, boot controller)",
-         "fail-to-init", Action.REBOOT, False, "reboot and revalidate; RMA the OAM if the validation fails",
+         "fail-to-init", Remedy.REBOOT, False, "reboot and revalidate; RMA the OAM if the validation fails",
          f"{_DOC}#boot-time-errors"),
-    Afid(13, 13, "off-package link", "PCIe AER", "corrected", Action.MONITOR, False,
+    Afid(13, 13, "off-package link", "PCIe AER", "corrected", Remedy.MONITOR, False,
          "count it; no remediation for a corrected error", f"{_DOC}#off-package-links"),
-    Afid(14, 14, "off-package link", "PCIe AER", "fatal", Action.INSPECT, True,
+    Afid(14, 14, "off-package link", "PCIe AER", "fatal", Remedy.INSPECT, True,
          "PCIe triage: link status, the upstream switch or root port, reseat and retorque; RMA the OAM last",
          f"{_DOC}#off-package-links"),
-    Afid(15, 15, "off-package link", "WAFL", "corrected", Action.MONITOR, False,
+    Afid(15, 15, "off-package link", "WAFL", "corrected", Remedy.MONITOR, False,
          "count it; no remediation for a corrected error", f"{_DOC}#off-package-links"),
-    Afid(16, 16, "off-package link", "WAFL", "fatal", Action.INSPECT, True,
+    Afid(16, 16, "off-package link", "WAFL", "fatal", Remedy.INSPECT, True,
          "pull the GPU tray, check the OAM screw torque, reinstall; RMA the UBB if the validation fails",
          f"{_DOC}#off-package-links"),
-    Afid(17, 17, "off-package link", "XGMI", "corrected", Action.MONITOR, False,
+    Afid(17, 17, "off-package link", "XGMI", "corrected", Remedy.MONITOR, False,
          "count it; no remediation for a corrected error", f"{_DOC}#off-package-links"),
-    Afid(18, 18, "off-package link", "XGMI", "fatal", Action.INSPECT, True,
+    Afid(18, 18, "off-package link", "XGMI", "fatal", Remedy.INSPECT, True,
          "pull the GPU tray, check the OAM screw torque, reinstall; RMA the UBB if the validation fails",
          f"{_DOC}#off-package-links"),
-    Afid(19, 19, "HBM", "bad page retirement threshold", "fatal", Action.RMA, True,
+    Afid(19, 19, "HBM", "bad page retirement threshold", "fatal", Remedy.RMA, True,
          "RMA the OAM (check amd-smi bad-pages first: a stale record recurs at every driver load)",
          f"{_DOC}#hbm"),
-    Afid(20, 20, "HBM", "on-die ECC", "fatal", Action.RMA, True, "RMA the OAM", f"{_DOC}#hbm"),
-    Afid(21, 21, "HBM", "end-to-end CRC", "fatal", Action.RMA, True, "RMA the OAM", f"{_DOC}#hbm"),
-    Afid(22, 22, "HBM", "on-die ECC", "uncorrected non-fatal", Action.MONITOR, False,
+    Afid(20, 20, "HBM", "on-die ECC", "fatal", Remedy.RMA, True, "RMA the OAM", f"{_DOC}#hbm"),
+    Afid(21, 21, "HBM", "end-to-end CRC", "fatal", Remedy.RMA, True, "RMA the OAM", f"{_DOC}#hbm"),
+    Afid(22, 22, "HBM", "on-die ECC", "uncorrected non-fatal", Remedy.MONITOR, False,
          "count it: not in the remediation map (non-fatal)", f"{_DOC}#hbm"),
-    Afid(23, 23, "HBM", "end-to-end CRC", "uncorrected non-fatal", Action.MONITOR, False,
+    Afid(23, 23, "HBM", "end-to-end CRC", "uncorrected non-fatal", Remedy.MONITOR, False,
          "count it: not in the remediation map (non-fatal)", f"{_DOC}#hbm"),
-    Afid(24, 24, "HBM", "any", "corrected", Action.MONITOR, False,
+    Afid(24, 24, "HBM", "any", "corrected", Remedy.MONITOR, False,
          "count it; no remediation for a corrected error", f"{_DOC}#hbm"),
-    Afid(25, 25, "HBM", "other", "fatal", Action.REBOOT, False,
+    Afid(25, 25, "HBM", "other", "fatal", Remedy.REBOOT, False,
          "reboot and rerun the failing workload; RMA the OAM if the validation fails", f"{_DOC}#hbm"),
-    Afid(26, 26, "device internal", "hardware assertion (HWA)", "fatal", Action.REBOOT, False,
+    Afid(26, 26, "device internal", "hardware assertion (HWA)", "fatal", Remedy.REBOOT, False,
          "reboot and rerun the workload; RMA the OAM if the validation fails", f"{_DOC}#device-internal"),
-    Afid(27, 27, "device internal", "watchdog timeout (WDT)", "fatal", Action.REBOOT, False,
+    Afid(27, 27, "device internal", "watchdog timeout (WDT)", "fatal", Remedy.REBOOT, False,
          "reboot and rerun the workload; RMA the OAM if the validation fails", f"{_DOC}#device-internal"),
-    Afid(28, 28, "device internal", "other", "uncorrected non-fatal", Action.MONITOR, False,
+    Afid(28, 28, "device internal", "other", "uncorrected non-fatal", Remedy.MONITOR, False,
          "count it: not in the remediation map (non-fatal)", f"{_DOC}#device-internal"),
-    Afid(29, 29, "device internal", "other", "corrected", Action.MONITOR, False,
+    Afid(29, 29, "device internal", "other", "corrected", Remedy.MONITOR, False,
          "count it; no remediation for a corrected error", f"{_DOC}#device-internal"),
-    Afid(30, 30, "device internal", "other", "fatal", Action.RMA, True, "RMA the OAM",
+    Afid(30, 30, "device internal", "other", "fatal", Remedy.RMA, True, "RMA the OAM",
          f"{_DOC}#device-internal"),
-    Afid(31, 33, "CPER format", "malformed record, incomplete or invalid ACA data", "any", Action.RERUN, False,
+    Afid(31, 33, "CPER format", "malformed record, incomplete or invalid ACA data", "any", Remedy.RERUN, False,
          "no hardware verdict: decode the saved record again with a newer amd-smi", f"{_DOC}#unclassified"),
-    Afid(34, 34, "unidentified", "unidentified error", "any", Action.RERUN, False,
+    Afid(34, 34, "unidentified", "unidentified error", "any", Remedy.RERUN, False,
          "no hardware verdict: keep the record for AMD support", f"{_DOC}#unclassified"),
 )  # fmt: skip
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from console.checks.afid import afid
 from console.model.amdsmi import CperRecord
+from console.model.findings import Remedy
 
 # A record stamped this much before the computed boot time is still taken as this boot's: the boot time
 # is the console's clock minus the node's uptime, and the two clocks may differ a little.
@@ -58,6 +59,15 @@ class Tally:
     counted: list[CperRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # why a counted record's age is unknown
     ignored: list[str] = field(default_factory=list)
+
+    def action(self) -> tuple[Remedy | None, str | None]:
+        """The gravest action the counted records' AFIDs call for, and what the vendor says to do."""
+        rows = [row for record in self.counted for number in record.afids if (row := afid(int(number))) is not None]
+        if not rows:
+            return None, None
+        row = max(rows, key=lambda r: r.action.rank)
+        ids = f"{row.first}-{row.last}" if row.last != row.first else str(row.first)
+        return row.action, f"AFID {ids}: {row.what_to_do} ({row.doc})"
 
     def detail(self) -> str | None:
         """What the finding says beyond the count: the records' AFIDs and actions, and what was ignored."""

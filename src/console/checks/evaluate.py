@@ -22,7 +22,7 @@ from typing import Any
 from console.checks.facts import NodeFacts, ProbeOutcome
 from console.checks.metrics import METRICS, Observation
 from console.checks.spec import CheckPack, CheckSpec, Condition, SourcedValue
-from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
+from console.model.findings import Evidence, Finding, Remedy, SourceKind, Status, Subject
 
 
 def fmt_value(value: Any, unit: str | None) -> str:
@@ -66,7 +66,18 @@ def _evidence(
     )
 
 
+# What a finding the checks could not judge calls for, whatever the check.
+UNJUDGED_ACTION = "not judged: fix what the finding names (access, the tool, the probe), then rerun"
+
+
 def _finding(check: CheckSpec, obs: Observation, status: Status, message: str, evidence: Evidence) -> Finding:
+    if status is Status.FAIL:
+        evidence.action = obs.action or check.action
+        evidence.action_source = obs.action_source or check.action_source
+    elif status is Status.WARN:
+        evidence.action, evidence.action_source = check.warn_action, check.action_source
+    elif status is Status.UNKNOWN:
+        evidence.action, evidence.action_source = Remedy.RERUN, UNJUDGED_ACTION
     return Finding.trusted(
         check_id=check.id, family=check.family, status=status, subject=obs.subject, message=message, evidence=evidence
     )
@@ -311,6 +322,7 @@ def unreachable_finding(node: str, reason: str, *, lead: str = "could not check"
         status=Status.UNKNOWN,
         subject=Subject(node=node),
         message=f"{lead}: {reason}",
+        evidence=Evidence(action=Remedy.RERUN, action_source=UNJUDGED_ACTION),
     )
 
 
@@ -327,5 +339,10 @@ def unanswered_probe_finding(facts: NodeFacts, outcome: ProbeOutcome, family: st
         status=status,
         subject=facts.subject(),
         message=f"{command}: {outcome.problem or 'no output'}",
-        evidence=Evidence.trusted(probe=outcome.probe, probe_run_id=outcome.run_id),
+        evidence=Evidence.trusted(
+            probe=outcome.probe,
+            probe_run_id=outcome.run_id,
+            action=Remedy.RERUN if status is Status.UNKNOWN else None,
+            action_source=UNJUDGED_ACTION if status is Status.UNKNOWN else None,
+        ),
     )

@@ -15,7 +15,7 @@ from typing import Any
 from console.checks.cper import severity_class, tally
 from console.checks.facts import NodeFacts, static_power_caps
 from console.model.amdsmi import CperRecord
-from console.model.findings import Scope, Subject
+from console.model.findings import Remedy, Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus
 from console.probes.base import ParsedOutput
 from console.probes.ids import ProbeId
@@ -32,6 +32,8 @@ class Observation:
     key: str | None = None  # e.g. the firmware block name, for per-block pins
     detail: str | None = None
     always_detail: bool = False  # said in a PASS message too (CPER records a check ignored)
+    action: Remedy | None = None  # what this subject calls for, when it is not the check's (a CPER record's AFID)
+    action_source: str | None = None
 
 
 Metric = Callable[[NodeFacts], list[Observation]]
@@ -565,6 +567,7 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
     for index, subject in subjects:
         mine = by_gpu.get(index, []) if index is not None else [r for i in strays for r in by_gpu[i]]
         counted = tally(mine, now=now, booted=booted, max_age_h=max_age_h)
+        action, action_why = counted.action()
         observations.append(
             Observation(
                 subject,
@@ -572,6 +575,8 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
                 probe=ProbeId.AMDSMI_CPER,
                 detail=counted.detail(),
                 always_detail=bool(counted.ignored or counted.notes),
+                action=action,
+                action_source=action_why,
             )
         )
     return observations

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from console.model.findings import SourceKind, Status
+from console.model.findings import Remedy, SourceKind, Status
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt,
@@ -159,6 +159,13 @@ class CheckSpec(BaseModel):
         description="a probe whose own checks judge the same thing when the node's tool does not support this"
         " check's probe (an older amd-smi without `xgmi -l`: TransferBench measures every link); the check is"
         " then SKIP, and UNKNOWN with the tool's words when that probe did not run or answer either",
+    )
+    action: Remedy | None = Field(
+        None, description="what a FAIL calls for: monitor, rerun, restore-stack, reset-gpu, reboot, inspect or rma"
+    )
+    warn_action: Remedy = Field(Remedy.MONITOR, description="what a WARN calls for")
+    action_source: str | None = Field(
+        None, description="where the action comes from (docs/sources/actions.md lists every check's)"
     )
     enabled: bool = True
 

@@ -250,10 +250,13 @@ def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code
     for node in nodes:
         if node.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
             colour = {Status.FAIL: "red", Status.UNKNOWN: "magenta", Status.WARN: "yellow"}[node.status]
-            console.print(f"  [{colour}]{node.status.value:7}[/] {_shown(node.node)}")
+            action = f"  next: {node.action.value}" if node.action else ""
+            console.print(f"  [{colour}]{node.status.value:7}[/] {_shown(node.node)}{action}")
             for finding in node.findings:
                 if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
                     where = finding.subject.label()[len(node.node) :].strip()
                     prefix = f"{where}: " if where else ""
-                    console.print(f"           {finding.status.value:7} {_shown(prefix + finding.message)}")
+                    then = finding.evidence.action
+                    arrow = f" -> {then.value}" if then and finding.status is not Status.UNKNOWN else ""
+                    console.print(f"           {finding.status.value:7} {_shown(prefix + finding.message)}{arrow}")
     console.print(f"exit {int(code)} ({code.name.lower()})")

@@ -36,6 +36,32 @@ def worst(statuses: list[Status] | tuple[Status, ...], default: Status = Status.
     return max(statuses, key=lambda s: s.severity) if statuses else default
 
 
+class Remedy(StrEnum):
+    """What a finding calls for, mildest first: the next step an operator (or the remediation loop) takes."""
+
+    MONITOR = "monitor"  # count it; repeats within a window escalate
+    RERUN = "rerun"  # no hardware verdict yet: run the check again (after fixing what stopped it)
+    RESTORE_STACK = "restore-stack"  # install the pool's pinned driver, ROCm or firmware again
+    RESET_GPU = "reset-gpu"  # reset the GPU (or set back what was changed on it), then revalidate
+    REBOOT = "reboot"  # reboot the node, then revalidate
+    INSPECT = "inspect"  # a physical inspection: reseat, retorque, cooling, cable or the link's far end
+    RMA = "rma"  # return the part
+
+    @property
+    def rank(self) -> int:
+        """Order of gravity: RMA is the gravest."""
+        return _REMEDY_ORDER.index(self)
+
+
+_REMEDY_ORDER = list(Remedy)
+
+
+def gravest(remedies: list[Remedy | None]) -> Remedy | None:
+    """The gravest of ``remedies`` (None when there is none)."""
+    present = [r for r in remedies if r is not None]
+    return max(present, key=lambda r: r.rank) if present else None
+
+
 class SourceKind(StrEnum):
     """How much a threshold can be trusted (as tagged in thresholds.md)."""
 
@@ -88,6 +114,8 @@ class Evidence(Numerous):
     source_kind: SourceKind | None = None
     probe: str | None = Field(None, description="probe id whose output holds the figure")
     probe_run_id: int | None = Field(None, description="store id of the raw output")
+    action: Remedy | None = Field(None, description="what a finding that did not pass calls for")
+    action_source: str | None = Field(None, description="where that action comes from")
 
 
 class Finding(Numerous):
@@ -109,6 +137,7 @@ class NodeVerdict(Model):
     families: dict[str, Status] = Field(default_factory=dict)
     findings: list[Finding] = Field(default_factory=list)
     reason: str = Field("", description="one line: the worst finding's message")
+    action: Remedy | None = Field(None, description="the gravest action its worst findings call for")
 
 
 def roll_up(node: str, findings: list[Finding]) -> NodeVerdict:
@@ -126,4 +155,7 @@ def roll_up(node: str, findings: list[Finding]) -> NodeVerdict:
         reason = f"{where} {headline.message}" if where else headline.message
     if not findings:
         reason = "no checks ran"
-    return NodeVerdict(node=node, status=status, families=families, findings=findings, reason=reason)
+    action = None
+    if status in (Status.FAIL, Status.WARN, Status.UNKNOWN):
+        action = gravest([f.evidence.action for f in findings if f.status is status])
+    return NodeVerdict(node=node, status=status, families=families, findings=findings, reason=reason, action=action)

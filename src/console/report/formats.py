@@ -14,7 +14,7 @@ from console import __version__
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.base import Model
-from console.model.findings import Finding, NodeVerdict, Status
+from console.model.findings import Finding, NodeVerdict, Remedy, Status
 from console.model.multinode import MultinodeResult
 from console.report.text import printable, redact
 
@@ -29,6 +29,7 @@ class NodeReport(Model):
     gpu_model: str
     status: Status
     reason: str
+    action: Remedy | None = Field(None, description="the gravest action the node's worst findings call for")
     families: dict[str, Status] = Field(default_factory=dict)
     stack: dict[str, str] = Field(default_factory=dict)
     findings: list[Finding] = Field(default_factory=list)
@@ -82,6 +83,7 @@ def build_report(
                 gpu_model=node.gpu_model,
                 status=verdict.status,
                 reason=redact(verdict.reason),
+                action=verdict.action,
                 families=verdict.families,
                 stack=stacks.get(node.name, {}),
                 findings=[

@@ -39,6 +39,7 @@ FINDING_COLUMNS = (
     Column("family", "FAMILY", 12),
     Column("check", "CHECK", 24),
     Column("subject", "SUBJECT", 10),
+    Column("action", "ACTION", 13),
     Column("message", "MESSAGE", 0),
 )
 PARTIAL_NOTE = "only findings that are not PASS are shown: no history database holds the rest\n"
@@ -289,6 +290,8 @@ class DetailScreen(Screen[None]):
         parts += ["\n", (status_label(row.status), STATUS_STYLE[row.status])]
         if row.verdict is not None and row.verdict.reason:
             parts += ["  ", safe(row.verdict.reason)]
+        if row.verdict is not None and row.verdict.action is not None:
+            parts += [("  next: ", "$muted"), (row.verdict.action.value, "bold")]
         if row.updated_at is not None:
             parts += [(f"   updated {clock(row.updated_at)}", "$muted")]
         self.query_one("#detail-head", Static).update(Content.assemble(*parts))
@@ -328,6 +331,7 @@ class DetailScreen(Screen[None]):
             (finding.family, ""),
             (finding.check_id, ""),
             (where, ""),
+            (finding.evidence.action.value if finding.evidence.action else "", style),
             (message, style if finding.status not in GROUPED else ""),
         ]
 
