@@ -257,6 +257,7 @@ def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code
                     where = finding.subject.label()[len(node.node) :].strip()
                     prefix = f"{where}: " if where else ""
                     then = finding.evidence.action
-                    arrow = f" -> {then.value}" if then and finding.status is not Status.UNKNOWN else ""
+                    said = then is None or finding.status is Status.UNKNOWN or f"-> {then.value}" in finding.message
+                    arrow = "" if said else f" -> {then.value}"
                     console.print(f"           {finding.status.value:7} {_shown(prefix + finding.message)}{arrow}")
     console.print(f"exit {int(code)} ({code.name.lower()})")
