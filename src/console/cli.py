@@ -21,7 +21,18 @@ from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.runtime import tune_gc
 
 # Order is the order shown in --help.
-COMMAND_MODULES: tuple[str, ...] = ("tui", "demo", "sweep", "local", "parse", "history", "sim", "actions", "evidence")
+COMMAND_MODULES: tuple[str, ...] = (
+    "tui",
+    "demo",
+    "sweep",
+    "local",
+    "parse",
+    "history",
+    "sim",
+    "actions",
+    "lifecycle",
+    "evidence",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,6 +17,7 @@ from console.actions import ActionKind, ActionRequest, ActionService, bare_inven
 from console.cli import main
 from console.model.findings import Finding, Status, Subject, roll_up
 from console.store import Store
+from console.store.lifecycle import Stage
 from tests.harness.slurm_lab import SlurmLab
 
 TAG = "instinct-console:"
@@ -62,10 +63,20 @@ async def test_a_console_drain_is_recorded_with_who_why_when_and_the_sweep_behin
     assert (record.sweep_id, record.findings, record.audit_id) == (sweep, ["xgmi.link_up"], drained.audit_id)
     assert record.ended_at is None and lab.reason("gpu002") == record.reason
 
-    _, resumed = await act(svc, ActionKind.RESUME, "gpu002")
+    # A drain for what a sweep found opens the node's remediation case: it returns only once revalidated.
+    case = store.case("gpu002")
+    assert case is not None and case.stage is Stage.DRAINED and case.findings == ["xgmi.link_up"]
+    _, held = await act(svc, ActionKind.RESUME, "gpu002")
+    assert not held.ok and f"case #{case.id} is drained" in held.outcome and "--force" in held.outcome
+    assert lab.state("gpu002") == "drained"
+
+    _, resumed = await act(svc, ActionKind.RESUME, "gpu002", force=True)
     assert resumed.ok, resumed.outcome
     (record,) = store.drains()
     assert record.ended_at is not None and record.ended_by == f"resumed by the console (audit #{resumed.audit_id})"
+    assert store.case("gpu002") is None
+    (ended,) = store.cases("gpu002")
+    assert ended.stage is Stage.ENDED and "before its revalidation passed" in store.case_steps(ended.id)[-1].note
 
 
 async def test_resume_acts_only_on_drains_the_console_recorded(lab: SlurmLab, store: Store) -> None:

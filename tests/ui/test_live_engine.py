@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from textual.widgets import Button, Input
+from textual.widgets import Button, Input, Static
 
 from console.checks import CheckPack
 from console.inventory import load_inventory
@@ -168,8 +168,15 @@ async def test_drain_and_resume_through_the_action_service(
         await pilot.press("u")
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
+        # The drain cited this sweep, where the node failed: its case holds it until it is revalidated,
+        # and the dialog offers the override (audited) instead of a Yes that would do nothing.
+        await wait_for(lambda: bool(dialog.query("#confirm-override")), 30)
+        assert dialog.preview is not None and dialog.preview.held == (node,)
+        assert "case #1 is drained" in str(dialog.query_one("#confirm-plan", Static).render())
+        dialog.query_one("#confirm-override", Input).focus()
+        await pilot.press(*"override")
         yes = dialog.query_one("#confirm-yes", Button)
-        await wait_for(lambda: not yes.disabled, 30)
+        await wait_for(lambda: not yes.disabled and dialog.preview is not None and dialog.preview.forced, 30)
         await pilot.click("#confirm-yes")
         await wait_for(lambda: "drain" not in app.state.row(node).scheduler_word, 30)
 

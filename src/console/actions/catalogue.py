@@ -58,7 +58,7 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
                    "Slurm node state: DRAIN, with the reason tagged as the console's", Targets.NODES, Reason.REQUIRED,
                    dangerous=True),
     CatalogueEntry(ActionKind.RESUME, "Resume",
-                   "return nodes the console drained to service (a drain by anyone else needs --force)",
+                   "return nodes the console drained to service, once their case is revalidated (else --force)",
                    "Slurm node state: RESUME (back in service)", Targets.NODES, Reason.OPTIONAL, dangerous=True),
     CatalogueEntry(ActionKind.UNDRAIN, "Undrain",
                    "clear the drain flag of nodes the console drained, leaving DOWN alone",
@@ -82,6 +82,13 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
     CatalogueEntry(ActionKind.ACCEPT, "Accept baseline", "accept a finished sweep as the baseline of its pools",
                    "the pools' accepted baseline in the history database (what diff compares with)", Targets.POOLS,
                    Reason.OPTIONAL, dangerous=False),
+    CatalogueEntry(ActionKind.REPAIRED, "Repaired",
+                   "say the repair a drained node's case calls for is done (who and what): it is revalidated next",
+                   "the node's remediation case in the history database: revalidating, its passes counted from 0",
+                   Targets.NODES, Reason.REQUIRED, dangerous=True),
+    CatalogueEntry(ActionKind.ESCALATE, "Escalate", "send a drained node to the vendor (RMA): its case closes",
+                   "the node's remediation case in the history database: escalated (the node stays drained)",
+                   Targets.NODES, Reason.REQUIRED, dangerous=True),
 )  # fmt: skip
 
 BY_KIND: dict[ActionKind, CatalogueEntry] = {entry.kind: entry for entry in CATALOGUE}

@@ -19,10 +19,14 @@ class ActionKind(StrEnum):
     UNPIN = "unpin"
     ENFORCE_PIN = "enforce-pin"
     ACCEPT = "accept"  # a sweep as its pools' baseline
+    REPAIRED = "repaired"  # a drained node's repair is done: its case is revalidated next
+    ESCALATE = "escalate"  # a drained node goes to the vendor (RMA): its case closes
 
 
 SLURM_KINDS = frozenset({ActionKind.DRAIN, ActionKind.RESUME, ActionKind.UNDRAIN})
 KUBE_KINDS = frozenset({ActionKind.CORDON, ActionKind.UNCORDON})
+# Steps of a node's remediation case (console.store.lifecycle): they change the history database only.
+CASE_KINDS = frozenset({ActionKind.REPAIRED, ActionKind.ESCALATE})
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,8 @@ class ActionPlan:
     # Targets held back by their pool's cap: the others run and the result is not ok (all of them when
     # none fits, and the plan is refused); forcing the request overrides the cap.
     capped: tuple[str, ...] = ()
+    # Targets their remediation case holds out (not revalidated yet); forcing the request resumes them.
+    held: tuple[str, ...] = ()
 
     @property
     def acting_on(self) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ from console.actions.runner import RunOutput
 from console.actions.slurm_state import SlurmNode
 from console.inventory.hostlist import fold
 from console.inventory.model import StackPin
+from console.store.lifecycle import Case, Stage
 
 KUBERNETES = "kubernetes"
 STORE = "store"
@@ -128,15 +129,28 @@ def plan_slurm(
     caps: CapPolicy,
     pools: Mapping[str, Sequence[str]],
     owned: AbstractSet[str],
+    cases: Mapping[str, str] | None = None,
 ) -> ActionPlan:
     """One ``scontrol update`` for every target that needs it; ``states`` None: not read yet.
 
-    ``owned``: the nodes the console holds drained by its own records (see ``slurm.decide``).
+    ``owned``: the nodes the console holds drained by its own records (see ``slurm.decide``). ``cases``:
+    node -> why its remediation case keeps it out (not revalidated yet); a resume skips it unless forced.
     """
     missing = reason_missing(request)
     if missing is not None:
         return missing
     decisions = {t: slurm.decide(request.kind, t, states, request.force, owned=owned) for t in request.targets}
+    held_by_case: list[str] = []
+    if request.kind is not ActionKind.DRAIN:
+        for target, why in (cases or {}).items():
+            decision = decisions.get(target)
+            if decision is None or not decision.act:
+                continue
+            if request.force:
+                decisions[target] = Decision(True, f"{decision.note} (forced past {why})")
+            else:
+                decisions[target] = Decision(False, f"skip: {why}; --force resumes it anyway")
+                held_by_case.append(target)
     notes = [] if states is not None else [NOT_READ]
     cap = None
     if request.kind is ActionKind.DRAIN and states is not None:  # unread: what is out is unknown, checked later
@@ -148,7 +162,31 @@ def plan_slurm(
     def steps(acting: tuple[str, ...]) -> tuple[Step, ...]:  # one scontrol for every node it acts on
         return (Step(where, slurm.update_argv(fold(acting), request.kind, reason), acting),)
 
-    return finish(request, decisions, steps=steps, where=where, notes=notes, cap=cap)
+    plan = finish(request, decisions, steps=steps, where=where, notes=notes, cap=cap)
+    return replace(plan, held=tuple(held_by_case)) if held_by_case else plan
+
+
+def plan_case(request: ActionRequest, cases: Mapping[str, Case | None]) -> ActionPlan:
+    """A step of each target's remediation case; only nodes whose case is at a stage that allows it act."""
+    missing = reason_missing(request)
+    if missing is not None:
+        return missing
+    decisions = {t: _case_decision(request.kind, cases.get(t)) for t in request.targets}
+
+    def steps(acting: tuple[str, ...]) -> tuple[Step, ...]:
+        return (Step(STORE, ("case", request.kind.value, fold(acting)), acting),)
+
+    return finish(request, decisions, steps=steps, where=STORE, notes=[])
+
+
+def _case_decision(kind: ActionKind, case: Case | None) -> Decision:
+    if case is None:
+        return Decision(False, "skip: no open case (the console opens one when it drains a node)")
+    if kind is ActionKind.ESCALATE:
+        return Decision(True, f"case #{case.id}: {case.stage.value} -> escalated (rma); the node stays drained")
+    if case.stage in (Stage.DRAINED, Stage.AWAITING_REPAIR):
+        return Decision(True, f"case #{case.id}: {case.stage.value} -> revalidating")
+    return Decision(False, f"no-op: case #{case.id} is {case.stage.value} already", no_op=True)
 
 
 def plan_kube(

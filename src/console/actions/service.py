@@ -24,6 +24,7 @@ from console.actions.caps import CapPolicy
 from console.actions.catalogue import DANGEROUS
 from console.actions.holds import OS_RELEASE_ARGV, hold_argv, manager_for
 from console.actions.model import (
+    CASE_KINDS,
     KUBE_KINDS,
     SLURM_KINDS,
     ActionKind,
@@ -39,6 +40,7 @@ from console.actions.planning import (
     READ_ONLY,
     explain,
     outcome,
+    plan_case,
     plan_enforce,
     plan_kube,
     plan_pin,
@@ -51,9 +53,11 @@ from console.actions.slurm_state import SlurmNode
 from console.checks import CheckPack, NodeFacts
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, SlurmConfig, SshConfig, StackPin
+from console.model.findings import Remedy, Status, gravest
 from console.probes.base import ParseError
 from console.probes.host import parse_os_release
 from console.store import AuditEntry, Store, current_user
+from console.store.lifecycle import Case, Stage
 from console.store.pins import effective_pins
 
 _SLURM = "slurm"
@@ -61,7 +65,7 @@ NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an
 
 
 # What this service plans and carries out; the catalogue's other actions only write the history database.
-SERVICE_KINDS = SLURM_KINDS | KUBE_KINDS | {ActionKind.PIN, ActionKind.ENFORCE_PIN}
+SERVICE_KINDS = SLURM_KINDS | KUBE_KINDS | CASE_KINDS | {ActionKind.PIN, ActionKind.ENFORCE_PIN}
 NOT_HERE = {ActionKind.UNPIN: "pin --clear", ActionKind.ACCEPT: "console.actions.baseline"}
 
 
@@ -164,9 +168,11 @@ class ActionService:
         self._slurm, self._slurm_reader = await slurm.read_states(self.runner, self.slurm_where, self._slurm_reader)
         self._unreadable.pop(_SLURM, None)
         # A node resumed (or drained again) outside the console since its drain: the console's record ends.
-        self.store.reconcile_drains(
+        ended = self.store.reconcile_drains(
             {name: (node.reason if node.draining_flag else None, node.state) for name, node in self._slurm.items()}
         )
+        for record in ended:  # the case ends with the drain: the console never fights an operator
+            self.store.close_case(record.node, Stage.ENDED, user=self.user, note=record.ended_by or "", audit_id=None)
         return self._slurm
 
     def _owned(self, states: Mapping[str, SlurmNode] | None) -> frozenset[str]:
@@ -235,6 +241,8 @@ class ActionService:
         if self.inventory.nodes and unknown:
             return refused(request, f"not in the inventory: {fold(unknown)}")
         request = replace(request, targets=targets)
+        if request.kind in CASE_KINDS:
+            return plan_case(request, {t: self.store.case(t) for t in targets})
         if request.kind in SLURM_KINDS:
             problem = self._unreadable.get(_SLURM)
             return refused(request, problem) if problem else self._plan_slurm(request, self._slurm)
@@ -260,7 +268,20 @@ class ActionService:
     def _plan_slurm(self, request: ActionRequest, states: dict[str, SlurmNode] | None) -> ActionPlan:
         pools = self._pools(states or request.targets)
         owned = self._owned(states)
-        return plan_slurm(request, states, where=self.slurm_where, caps=self.caps, pools=pools, owned=owned)
+        cases = self._cases_holding(request.targets) if request.kind is not ActionKind.DRAIN else {}
+        return plan_slurm(
+            request, states, where=self.slurm_where, caps=self.caps, pools=pools, owned=owned, cases=cases
+        )
+
+    def _cases_holding(self, nodes: Iterable[str]) -> dict[str, str]:
+        """Nodes whose open case has not passed its revalidation yet, and what it waits for."""
+        policy = self.inventory.lifecycle
+        held = {}
+        for node in nodes:
+            case = self.store.case(node)
+            if case is not None and not case.ready(policy):
+                held[node] = f"case #{case.id} is {case.stage.value}, next: {case.next_step(policy)}"
+        return held
 
     def _plan_kube(self, request: ActionRequest, nodes: dict[str, dict[str, Any]] | None) -> ActionPlan:
         if request.kind is ActionKind.CORDON:
@@ -305,6 +326,8 @@ class ActionService:
             return await self._execute_kube(plan)
         if kind is ActionKind.PIN:
             return self._execute_pin(plan)
+        if kind in CASE_KINDS:
+            return self._execute_case(plan)
         return await self._execute_enforce(plan)
 
     def _stale(self, fresh: ActionPlan, why: str) -> ActionResult:
@@ -326,6 +349,7 @@ class ActionService:
                 self.store.record_drains(fresh.acting_on, reason, user=self.user, sweep_id=sweep_id, audit_id=entry.id)
             outputs = [await self.runner.run(s.where, s.argv) for s in fresh.steps]
             self._end_drains(kind, entry.id, fresh.steps, outputs)
+            self._step_cases(fresh, entry.id, outputs)
             try:
                 after = await self._read_slurm()
             except slurm.SlurmError:
@@ -345,6 +369,65 @@ class ActionService:
                 self.store.end_drains(step.targets, f"the drain failed (audit #{audit_id}): {explain(out)}")
             elif kind is not ActionKind.DRAIN and out.ok:
                 self.store.end_drains(step.targets, f"{PAST[kind]} by the console (audit #{audit_id})")
+
+    def _step_cases(self, plan: ActionPlan, audit_id: int, outputs: list[RunOutput]) -> None:
+        """A drain opens (or goes on with) each node's remediation case; a resume or undrain closes it."""
+        kind, policy = plan.request.kind, self.inventory.lifecycle
+        for step, out in zip(plan.steps, outputs, strict=True):
+            if not out.ok:
+                continue
+            for node in step.targets:
+                if kind is ActionKind.DRAIN:
+                    # A drain for what a sweep found opens a case; a maintenance drain (no sweep, or none
+                    # of the node's findings in it failed) is resumed as it was drained.
+                    records = self.store.drains(node, open_only=True)
+                    findings = records[-1].findings if records else []
+                    if findings:
+                        action = self._action_of(node, plan.request.sweep_id)
+                        sweep_id = plan.request.sweep_id
+                        self.store.open_case(
+                            node, user=self.user, action=action, sweep_id=sweep_id, findings=findings, audit_id=audit_id
+                        )
+                    continue
+                case = self.store.case(node)
+                if case is None:
+                    continue
+                if case.ready(policy):
+                    note = f"{PAST[kind]} by the console after {case.passes} passing revalidations"
+                    self.store.close_case(node, Stage.RETURNED, user=self.user, note=note, audit_id=audit_id)
+                else:
+                    note = f"{PAST[kind]} by the console (--force) before its revalidation passed"
+                    self.store.close_case(node, Stage.ENDED, user=self.user, note=note, audit_id=audit_id)
+
+    def _action_of(self, node: str, sweep_id: int | None) -> Remedy | None:
+        """What the node's worst findings in ``sweep_id`` call for (None without that sweep)."""
+        if sweep_id is None:
+            return None
+        findings = self.store.findings(sweep_id, node, problems_only=True)
+        for status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
+            worst = [f.evidence.action for f in findings if f.status is status]
+            if worst:
+                return gravest(worst)
+        return None
+
+    def _execute_case(self, plan: ActionPlan) -> ActionResult:
+        fresh = plan_case(plan.request, {t: self.store.case(t) for t in plan.request.targets})
+        why = recheck(plan, fresh)
+        if why is not None:
+            return self._stale(fresh, why)
+        per_target = dict(fresh.decisions)
+        with self._audited(fresh, fresh.steps) as entry:
+            reason = fresh.request.reason
+            for node in fresh.acting_on:
+                case: Case | None
+                if fresh.request.kind is ActionKind.REPAIRED:
+                    case = self.store.acknowledge_repair(node, user=self.user, note=reason, audit_id=entry.id)
+                else:
+                    escalated = Stage.ESCALATED
+                    case = self.store.close_case(node, escalated, user=self.user, note=reason, audit_id=entry.id)
+                per_target[node] = f"case #{case.id}: {case.stage.value}" if case else "no open case"
+            done = ActionResult(True, f"{fresh.request.kind.value}: {fold(fresh.acting_on)}", per_target)
+            return self._record(entry, [], done)
 
     async def _execute_kube(self, plan: ActionPlan) -> ActionResult:
         try:

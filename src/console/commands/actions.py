@@ -33,7 +33,7 @@ from console.actions import (
     effective_pins,
 )
 from console.actions.catalogue import CATALOGUE, Reason, Targets, entry
-from console.actions.model import KUBE_KINDS, SLURM_KINDS
+from console.actions.model import CASE_KINDS, KUBE_KINDS, SLURM_KINDS
 from console.actions.planning import READ_ONLY
 from console.checks import load_packs
 from console.commands.arguments import (
@@ -100,6 +100,15 @@ def register(sub: Any) -> None:
         if kind in (ActionKind.CORDON, ActionKind.UNCORDON):
             p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
         p.set_defaults(func=run_action, kind=kind)
+
+    # The steps of a drained node's remediation case (`cases` and `revalidate` are in console.commands.lifecycle).
+    for action in (a for a in CATALOGUE if a.kind in CASE_KINDS):
+        p = _parser(sub, action.id, action.summary, ACTION_EXIT_HELP)
+        p.add_argument("nodes", metavar="NODES", help="hostlist, e.g. gpu[001-004],gpu010")
+        p.add_argument("--reason", required=True, help="what was done, or why (kept in the case and the audit log)")
+        p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+        p.add_argument("--dry-run", action="store_true", help="show the plan only")
+        p.set_defaults(func=run_action, kind=action.kind, sweep=None, force=False, cap=None, cap_fraction=0.10)
 
     p = _parser(sub, "pin", "show, set (--from-node) or enforce (--enforce) a pool's stack pin", ACTION_EXIT_HELP)
     p.add_argument("--pool", help="pool to pin (default: the pool of --from-node)")

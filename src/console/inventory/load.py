@@ -102,7 +102,15 @@ def expand_inventory(
     unknown = sorted(set(spec.hosts) - set(seen))
     if unknown:
         raise InventoryError(f"{source}: field {_field_path(('hosts', unknown[0]))}: node is not in any pool")
-    return Inventory(name=spec.name, ssh=spec.ssh, slurm=spec.slurm, pools=pools, nodes=nodes, source=source)
+    return Inventory(
+        name=spec.name,
+        ssh=spec.ssh,
+        slurm=spec.slurm,
+        pools=pools,
+        nodes=nodes,
+        source=source,
+        lifecycle=spec.lifecycle,
+    )
 
 
 def load_inventory(path: str | Path) -> Inventory:

@@ -86,12 +86,27 @@ class HostOverride(_Strict):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
+class LifecyclePolicy(_Strict):
+    """How a drained node comes back (``[lifecycle]``): revalidation passes needed, and the strikes that escalate."""
+
+    passes_required: int = Field(2, ge=1, le=10, description="passing revalidations in a row before it may return")
+    max_strikes: int = Field(3, ge=1, le=100, description="failed revalidations within the window that escalate")
+    window_h: float = Field(168.0, gt=0, description="the strike window, in hours (a week by default)")
+    level: str = Field("standard", description="the probe level a revalidation sweeps at")
+
+    @property
+    def window_s(self) -> float:
+        """The strike window in seconds."""
+        return self.window_h * 3600
+
+
 class InventoryFile(_Strict):
     """The TOML cluster file as written by the operator (or by ``sim serve --inventory-out``)."""
 
     name: str = "cluster"
     ssh: SshConfig = Field(default_factory=SshConfig)
     slurm: SlurmConfig = Field(default_factory=SlurmConfig)
+    lifecycle: LifecyclePolicy = Field(default_factory=LifecyclePolicy)
     pools: list[Pool] = Field(default_factory=list)
     hosts: dict[str, HostOverride] = Field(default_factory=dict)
 
@@ -118,6 +133,7 @@ class Inventory(_Strict):
     ssh: SshConfig
     slurm: SlurmConfig
     pools: dict[str, Pool]
+    lifecycle: LifecyclePolicy = Field(default_factory=LifecyclePolicy)
     nodes: list[Node]
     source: str = Field("", description="file the inventory was read from")
 

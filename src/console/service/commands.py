@@ -40,6 +40,7 @@ class PlanPreview:
     decisions: tuple[tuple[str, str], ...] = ()
     shown: tuple[str, ...] = ()
     capped: tuple[str, ...] = ()  # targets left out by their pool's cap (the rest would run)
+    held: tuple[str, ...] = ()  # targets their remediation case holds out (not revalidated yet)
     forced: bool = False  # planned with the cap overridden
     plan: Any = field(default=None, compare=False)
 
@@ -172,6 +173,7 @@ async def plan_cluster_action(context: EngineContext, command: PlanAction) -> Pl
         decisions=tuple((str(k), str(v)) for k, v in plan.decisions.items()),
         shown=tuple(step.shown() for step in plan.steps),
         capped=plan.capped,
+        held=plan.held,
         forced=c.force,
         plan=plan,
     )

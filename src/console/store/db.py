@@ -24,6 +24,7 @@ from typing import Any
 from console.model.findings import Finding, NodeVerdict, Status, Subject
 from console.store.audit import AuditLog
 from console.store.drains import DrainLedger
+from console.store.lifecycle import LifecycleLedger
 from console.store.owner import ProcessOwner
 from console.store.upgrade import INTERRUPTED, end_orphaned_sweeps, upgrade
 
@@ -144,7 +145,7 @@ class StoreError(Exception):
     """A history database that cannot be opened or is not one; the message names the file."""
 
 
-class Store(AuditLog, DrainLedger):
+class Store(AuditLog, DrainLedger, LifecycleLedger):
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
     def __init__(self, path: str | Path) -> None:

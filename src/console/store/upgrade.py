@@ -1,10 +1,11 @@
-"""Schema version 2 and the clean-up every opening of the history database does.
+"""Schema versions 2 and 3, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
-the drains the console made (``drains``). A database of version 1 is upgraded in place the first
-time a version-2 console opens it; its audit rows were all written after the fact, so each is
-finished when it was written. Fresh databases take the same path.
+the drains the console made (``drains``). Version 3 adds the remediation lifecycle's cases and their
+steps (``console.store.lifecycle``). An older database is upgraded in place the first time a newer
+console opens it; audit rows of version 1 were all written after the fact, so each is finished when
+it was written. Fresh databases take the same path.
 
 A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
 "interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
@@ -18,7 +19,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -34,6 +35,35 @@ CREATE TABLE IF NOT EXISTS drains (
     ended_at REAL,
     ended_by TEXT
 )"""
+# Version 3: the remediation lifecycle (``console.store.lifecycle``).
+_CASES = (
+    """CREATE TABLE IF NOT EXISTS cases (
+    id INTEGER PRIMARY KEY,
+    node TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    action TEXT,
+    opened_at REAL NOT NULL,
+    opened_by TEXT NOT NULL,
+    sweep_id INTEGER,
+    findings TEXT NOT NULL DEFAULT '[]',
+    passes INTEGER NOT NULL DEFAULT 0,
+    strikes INTEGER NOT NULL DEFAULT 0,
+    closed_at REAL
+)""",
+    """CREATE TABLE IF NOT EXISTS case_steps (
+    id INTEGER PRIMARY KEY,
+    case_id INTEGER NOT NULL REFERENCES cases(id),
+    at REAL NOT NULL,
+    user TEXT NOT NULL,
+    step TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    sweep_id INTEGER,
+    audit_id INTEGER REFERENCES audit(id)
+)""",
+    "CREATE INDEX IF NOT EXISTS cases_open ON cases(node) WHERE closed_at IS NULL",
+    "CREATE INDEX IF NOT EXISTS case_steps_case ON case_steps(case_id)",
+)
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
     "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
@@ -54,7 +84,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 2: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 3: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -69,8 +99,8 @@ def upgrade(conn: sqlite3.Connection) -> None:
             conn.execute("ALTER TABLE audit ADD COLUMN finished_at REAL")
             conn.execute("UPDATE audit SET finished_at = at")
         conn.execute(_DRAINS)
-        for index in _INDEXES:
-            conn.execute(index)
+        for statement in (*_INDEXES, *_CASES):
+            conn.execute(statement)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     except BaseException:
         conn.execute("ROLLBACK")

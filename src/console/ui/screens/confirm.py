@@ -124,13 +124,12 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
             self._replan()
 
     def _offer_override(self, preview: PlanPreview) -> None:
-        """Mount the override field the first time a plan leaves nodes out by the cap."""
-        if preview.capped and not self.query("#confirm-override"):
-            n = len(preview.capped)
-            field = Input(
-                placeholder=f"type {OVERRIDE_WORD} to take the {n} node{'' if n == 1 else 's'} past the cap too",
-                id="confirm-override",
-            )
+        """Mount the override field the first time a plan leaves nodes out by the cap or their case."""
+        if (preview.capped or preview.held) and not self.query("#confirm-override"):
+            n = len(preview.capped or preview.held)
+            nodes = f"{n} node{'' if n == 1 else 's'}"
+            why = f"the {nodes} past the cap" if preview.capped else f"the {nodes} their case holds (not revalidated)"
+            field = Input(placeholder=f"type {OVERRIDE_WORD} to take {why} too", id="confirm-override")
             self.query_one("#confirm-box", Vertical).mount(field, before=self.query_one("#confirm-buttons"))
 
     @on(Input.Submitted)

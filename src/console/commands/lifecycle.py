@@ -1,0 +1,225 @@
+"""``cases`` and ``revalidate``: the remediation lifecycle of drained nodes, from the shell.
+
+``cases`` lists each open case (a node the console drained for what a sweep found): its stage, the
+action it calls for, its passes and strikes, and the next step. ``revalidate NODES`` sweeps the nodes
+whose repair was acknowledged (``repaired``) at the policy's level and records each node's outcome: a
+pass, a strike (FAIL or WARN: not healthy yet), or nothing (UNKNOWN: not judged). After enough passes
+in a row (two by default, the "accepted twice" rule), ``resume`` returns the node; before that it is
+held unless forced. The cluster file's ``[lifecycle]`` sets the policy. ``repaired`` and ``escalate``
+are actions of the catalogue (``console.commands.actions``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from console.checks import load_packs
+from console.commands.arguments import UsageError, add_engine_options, add_store
+from console.commands.interrupts import run_interruptible
+from console.commands.terminal import plain_console
+from console.exitcodes import ExitCode, exit_code_for
+from console.inventory import expand, load_inventory
+from console.inventory.model import LifecyclePolicy
+from console.model.findings import NodeVerdict, Status, gravest
+from console.report.text import printable
+from console.service.assembly import EngineSpec, build_engine
+from console.store import Store, current_user, default_store_path
+from console.store.lifecycle import Case, Stage
+from console.sweep import ProbeSet, SweepEngine
+
+REVALIDATE_EXIT_HELP = """exit codes:
+  0    every revalidated node passed
+  1    a node failed its revalidation (FAIL or WARN: a strike), or none was ready to revalidate
+  2    usage error
+  3    no strike, but a node could not be judged (UNKNOWN: neither a pass nor a strike)
+  4    the deadline ended the sweep
+  130  interrupted (Ctrl-C or SIGTERM)"""
+
+
+def register(sub: Any) -> None:
+    """Add ``cases`` and ``revalidate``."""
+    c = sub.add_parser("cases", help="list drained nodes' remediation cases: stage, action, passes, next step")
+    add_store(c)
+    c.add_argument("-i", "--inventory", help="cluster file (its [lifecycle] policy; default policy without one)")
+    c.add_argument("--node", help="only this node's cases, with their steps")
+    c.add_argument("--all", action="store_true", help="closed cases too")
+    c.add_argument("--json", action="store_true", help="print JSON")
+    c.set_defaults(func=run_cases)
+
+    r = sub.add_parser(
+        "revalidate",
+        help="sweep repaired nodes and record a pass or a strike on their cases",
+        epilog=REVALIDATE_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    r.add_argument("nodes", metavar="NODES", help="hostlist of nodes whose repair was acknowledged")
+    add_engine_options(r)
+    r.add_argument(
+        "--level",
+        choices=[p.value for p in ProbeSet if p is not ProbeSet.MULTINODE],
+        help="probe level (default: the cluster file's [lifecycle] level, standard)",
+    )
+    r.add_argument("--json", action="store_true", help="print each node's outcome and case as JSON")
+    r.set_defaults(func=run_revalidate)
+
+
+def _store(args: argparse.Namespace) -> Store:
+    """The history database to read; a usage error when there is none (reading must not create one)."""
+    path = Path(args.store or default_store_path())
+    if not path.exists():
+        raise UsageError(f"no history database at {path} (sweep first, or --store)")
+    return Store(path)
+
+
+def _case_json(case: Case, policy: LifecyclePolicy) -> dict[str, Any]:
+    return {
+        "id": case.id,
+        "node": case.node,
+        "stage": case.stage.value,
+        "action": case.action.value if case.action else None,
+        "passes": case.passes,
+        "passes_required": policy.passes_required,
+        "strikes": case.strikes,
+        "opened_at": case.opened_at,
+        "opened_by": case.opened_by,
+        "sweep_id": case.sweep_id,
+        "findings": case.findings,
+        "closed_at": case.closed_at,
+        "next": case.next_step(policy),
+    }
+
+
+def run_cases(args: argparse.Namespace) -> int:
+    """Print the open cases (or all, or one node's with their steps)."""
+    policy = load_inventory(args.inventory).lifecycle if args.inventory else LifecyclePolicy()
+    store = _store(args)
+    try:
+        cases = store.cases(args.node, open_only=not args.all)
+        steps = {case.id: store.case_steps(case.id) for case in cases} if args.node else {}
+    finally:
+        store.close()
+    if args.json:
+        rows = [_case_json(case, policy) for case in cases]
+        for row in rows:
+            if row["id"] in steps:
+                row["steps"] = [
+                    {k: (v.value if isinstance(v, Stage) else v) for k, v in vars(s).items()} for s in steps[row["id"]]
+                ]
+        print(json.dumps(rows, indent=2))
+        return int(ExitCode.OK)
+    console = plain_console()
+    if not cases:
+        console.print("no open cases" if not args.all else "no cases")
+        return int(ExitCode.OK)
+    table = Table("case", "node", "stage", "action", "passes", "strikes", "opened", "next")
+    for case in cases:
+        opened = time.strftime("%Y-%m-%d %H:%M", time.localtime(case.opened_at))
+        table.add_row(
+            f"#{case.id}",
+            printable(case.node),
+            case.stage.value,
+            case.action.value if case.action else "-",
+            f"{case.passes}/{policy.passes_required}",
+            str(case.strikes),
+            f"{opened} by {printable(case.opened_by)}",
+            case.next_step(policy),
+        )
+    console.print(table)
+    for case_id, shown in steps.items():
+        console.print(f"case #{case_id}:")
+        for step in shown:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(step.at))
+            sweep = f" (sweep {step.sweep_id})" if step.sweep_id else ""
+            console.print(
+                f"  {when} {printable(step.user)} {step.step} -> {step.stage.value}{sweep}: {printable(step.note)}"
+            )
+    return int(ExitCode.OK)
+
+
+def run_revalidate(args: argparse.Namespace) -> int:
+    """Sweep the repaired nodes and record each node's pass or strike."""
+    inventory = load_inventory(args.inventory)
+    policy = inventory.lifecycle
+    level = args.level or policy.level
+    wanted = list(expand(args.nodes))
+    known = {n.name for n in inventory.nodes}
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise UsageError(f"not in the inventory: {', '.join(unknown)}")
+    store = Store(args.store or default_store_path())
+    console = plain_console()
+    try:
+        ready, skipped = [], {}
+        for name in wanted:
+            case = store.case(name)
+            if case is None:
+                skipped[name] = "no open case"
+            elif case.stage is not Stage.REVALIDATING:
+                skipped[name] = f"case #{case.id} is {case.stage.value}: next {case.next_step(policy)}"
+            else:
+                ready.append(name)
+        for name, why in skipped.items():
+            console.print(f"skip {printable(name)}: {printable(why)}")
+        if not ready:
+            console.print("nothing to revalidate")
+            return int(ExitCode.FAILED)
+        packs = load_packs(list(args.checks))
+        spec = EngineSpec(
+            inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
+        )
+        engine = build_engine(spec, store)
+        inputs = {"level": level, "policy": policy.model_dump()}
+        with store.audited("revalidate", ready, inputs=inputs, commands=[f"sweep --probes {level}"]) as entry:
+            verdicts, sweep_id, outcome = run_interruptible(_sweep(engine, [inventory.node(n) for n in ready], level))
+            results = _record(store, verdicts, sweep_id, policy, ready)
+            entry.finish(outcome, "\n".join(f"{n}: {line}" for n, (line, _) in results.items()))
+    except KeyboardInterrupt:
+        plain_console(stderr=True).print("[red]error:[/] interrupted")
+        return int(ExitCode.INTERRUPTED)
+    finally:
+        store.close()
+    if args.json:
+        print(
+            json.dumps({n: {"outcome": line, "case": _case_json(case, policy)} for n, (line, case) in results.items()})
+        )
+    else:
+        for name, (line, case) in results.items():
+            where = f"case #{case.id} {case.stage.value}, next: {case.next_step(policy)}"
+            console.print(f"{printable(name)}: {printable(line)}; {where}")
+    statuses = [verdicts[n].status if n in verdicts else Status.UNKNOWN for n in ready]
+    # A WARN is no pass either: the node is not healthy yet.
+    return int(exit_code_for(statuses, outcome, fail_on_warn=True))
+
+
+async def _sweep(engine: SweepEngine, nodes: list[Any], level: str) -> tuple[dict[str, NodeVerdict], int, str]:
+    try:
+        result = await engine.run(nodes, level=level)
+    finally:
+        await engine.transport.close()
+    return dict(result.verdicts), result.sweep_id, result.outcome
+
+
+def _record(
+    store: Store, verdicts: dict[str, NodeVerdict], sweep_id: int, policy: LifecyclePolicy, nodes: list[str]
+) -> dict[str, tuple[str, Case]]:
+    """Each node's outcome on its case: PASS is a pass, FAIL or WARN a strike, anything else neither."""
+    results = {}
+    for name in nodes:
+        verdict = verdicts.get(name)
+        status = verdict.status if verdict is not None else Status.UNKNOWN
+        passed = True if status is Status.PASS else False if status in (Status.FAIL, Status.WARN) else None
+        action = gravest([f.evidence.action for f in verdict.findings if f.status is status]) if verdict else None
+        reason = verdict.reason if verdict is not None else "not swept"
+        note = f"{status.value}" + (f": {reason}" if reason else "")
+        case = store.record_revalidation(
+            name, passed=passed, sweep_id=sweep_id, action=action, user=current_user(), policy=policy, note=note
+        )
+        word = {True: "pass", False: "strike", None: "not judged"}[passed]
+        results[name] = (f"{word} ({note})", case)
+    return results
