@@ -13,9 +13,11 @@ import json
 import os
 import socket
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.markup import escape
 
 from console.checks import load_packs
@@ -23,10 +25,13 @@ from console.commands.arguments import UsageError, add_checks, add_inventory, se
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
+from console.inventory.model import StackPin
 from console.model.findings import Status
 from console.service.assembly import EngineSpec, build_engine
+from console.store.pins import pin_from_fields
 from console.sweep.catalog import ProbeSet
 from console.sweep.local_check import check_local, recording_transport
+from console.sweep.node_report import LocalCheckReport
 
 EPILOG = (
     EXIT_CODE_HELP
@@ -53,7 +58,16 @@ def register(sub: Any) -> None:
     p.add_argument("--node", help="this node's name (default $SLURMD_NODENAME, else the short hostname)")
     node_levels = [s.value for s in ProbeSet if s is not ProbeSet.MULTINODE]
     p.add_argument("--probes", choices=node_levels, default="quick", help="probe set (default quick)")
-    p.add_argument("--json", metavar="FILE", help="write the verdict and raw outputs as JSON ('-' for stdout)")
+    p.add_argument(
+        "--json", metavar="FILE", help="write the compact report (verdict, findings, digest) as JSON ('-' for stdout)"
+    )
+    p.add_argument("--raw", action="store_true", help="put every probe's raw output in the JSON report even on a PASS")
+    p.add_argument(
+        "--pins",
+        type=_pins,
+        metavar="JSON",
+        help="judge pools against these pins, {pool: {field: value}} (sweep --via-slurm passes the console's)",
+    )
     add_checks(p)
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument("--fail-on-warn", action="store_true", help="exit 1 on a WARN verdict too (e.g. stack drift)")
@@ -63,6 +77,19 @@ def register(sub: Any) -> None:
 def node_name(given: str | None) -> str:
     """The node this runs on: ``--node``, Slurm's name for it, or the short hostname."""
     return given or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def _pins(text: str) -> dict[str, StackPin]:
+    """``--pins``: {pool: {field: value}} in ``pinned_fields`` form (``firmware.PM`` for a firmware block)."""
+    try:
+        given = json.loads(text)
+        if not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values()):
+            raise ValueError("not an object of objects")
+        return {
+            str(pool): pin_from_fields({str(k): str(v) for k, v in fields.items()}) for pool, fields in given.items()
+        }
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--pins {text[:80]!r}: {exc}") from None
 
 
 def _inventory(args: argparse.Namespace, name: str) -> Inventory:
@@ -82,8 +109,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"node {name!r} is not in {inventory.source} (use --node)")
     packs = load_packs(list(args.checks))
     try:
-        engine = build_engine(EngineSpec(inventory, packs, None), None, recording_transport(name))
-        report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline))
+        spec = EngineSpec(inventory, packs, None, pins=args.pins)
+        engine = build_engine(spec, None, recording_transport(name))
+        report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline, raw=args.raw))
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)
     if args.json == "-":
@@ -91,11 +119,21 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), separators=(",", ":")) + "\n")
     elif args.json:
         Path(args.json).write_text(report.model_dump_json(indent=2) + "\n")
-    out = plain_console(stderr=args.json == "-")
-    verdict = report.verdict
-    out.print(f"{escape(name)}: {verdict.status.value} {escape(verdict.reason)}".rstrip())
-    for finding in verdict.findings:
+    _summary(plain_console(stderr=args.json == "-"), report)
+    return int(exit_code_for([report.status], result.outcome, fail_on_warn=args.fail_on_warn))
+
+
+def _summary(out: Console, report: LocalCheckReport) -> None:
+    """The report for a person: the verdict, counts per status, each finding not PASS with its evidence."""
+    name = report.node
+    out.print(f"{escape(name)}: {report.status.value} {escape(report.reason)}".rstrip())
+    counts = Counter(f.status for f in report.findings)
+    counts[Status.PASS] += sum(report.passed.values())
+    shown = ", ".join(f"{counts[s]} {s.value}" for s in Status if counts[s])
+    out.print(f"  findings: {shown or 'none'}; {len(report.probes)} probes, {sum(p.size for p in report.probes)} bytes")
+    for finding in report.findings:
         if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
             where = finding.subject.label()[len(name) :].strip()
             out.print(f"  {finding.status.value:7} {escape((where + ': ' if where else '') + finding.message)}")
-    return int(exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn))
+            if finding.evidence.source:
+                out.print(f"          [dim]source: {escape(finding.evidence.source)}[/]")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from pydantic import Field
@@ -109,21 +110,33 @@ class NodeVerdict(Model):
     families: dict[str, Status] = Field(default_factory=dict)
     findings: list[Finding] = Field(default_factory=list)
     reason: str = Field("", description="one line: the worst finding's message")
+    # A node judged on the node (``sweep --via-slurm``) sends its PASS findings as counts, not records: the
+    # console keeps them as counts too (in the store as well), so 10,000 nodes cost what their problems do.
+    passed: dict[str, int] = Field(
+        default_factory=dict, description="PASS findings not kept as records, counted per check id"
+    )
 
 
-def roll_up(node: str, findings: list[Finding]) -> NodeVerdict:
-    """Summarise a node's findings: worst status overall and per family, and the headline reason."""
-    families: dict[str, Status] = {}
+def roll_up(
+    node: str, findings: list[Finding], passed: dict[str, int] | None = None, passed_families: Iterable[str] = ()
+) -> NodeVerdict:
+    """Summarise a node's findings: worst status overall and per family, and the headline reason.
+
+    ``passed`` counts PASS findings kept as numbers (a node judged on the node), in ``passed_families``.
+    """
+    families: dict[str, Status] = dict.fromkeys(passed_families, Status.PASS)
     for finding in findings:
         current = families.get(finding.family)
         if current is None or finding.status.severity > current.severity:
             families[finding.family] = finding.status
-    status = worst([f.status for f in findings], default=Status.UNKNOWN)
+    status = worst([f.status for f in findings] + ([Status.PASS] if passed else []), default=Status.UNKNOWN)
     headline = max(findings, key=lambda f: f.status.severity, default=None)
     reason = ""
     if headline is not None and status not in (Status.PASS, Status.SKIP):
         where = headline.subject.label()[len(node) :].strip()
         reason = f"{where} {headline.message}" if where else headline.message
-    if not findings:
+    if not findings and not passed:
         reason = "no checks ran"
-    return NodeVerdict(node=node, status=status, families=families, findings=findings, reason=reason)
+    return NodeVerdict(
+        node=node, status=status, families=families, findings=findings, reason=reason, passed=dict(passed or {})
+    )

@@ -1,10 +1,13 @@
-"""Schema version 2 and the clean-up every opening of the history database does.
+"""Schema version 3 and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
 the drains the console made (``drains``). A database of version 1 is upgraded in place the first
 time a version-2 console opens it; its audit rows were all written after the fact, so each is
 finished when it was written. Fresh databases take the same path.
+
+Version 3 adds ``node_verdicts.passed``: the PASS findings of a node judged on the node (``sweep
+--via-slurm``), counted per check (JSON ``{check id: count}``) instead of kept one row each.
 
 A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
 "interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
@@ -18,7 +21,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -54,7 +57,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 2: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 3: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -68,6 +71,8 @@ def upgrade(conn: sqlite3.Connection) -> None:
         if "finished_at" not in audit:
             conn.execute("ALTER TABLE audit ADD COLUMN finished_at REAL")
             conn.execute("UPDATE audit SET finished_at = at")
+        if "passed" not in _columns(conn, "node_verdicts"):
+            conn.execute("ALTER TABLE node_verdicts ADD COLUMN passed TEXT NOT NULL DEFAULT '{}'")
         conn.execute(_DRAINS)
         for index in _INDEXES:
             conn.execute(index)
