@@ -116,6 +116,11 @@ class NodeVerdict(Model):
         default_factory=dict, description="PASS findings not kept as records, counted per check id"
     )
 
+    @property
+    def total(self) -> int:
+        """How many findings the verdict stands for: those it holds and those it counts."""
+        return len(self.findings) + sum(self.passed.values())
+
 
 def roll_up(
     node: str, findings: list[Finding], passed: dict[str, int] | None = None, passed_families: Iterable[str] = ()
