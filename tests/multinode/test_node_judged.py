@@ -26,7 +26,8 @@ from console.service.assembly import EngineSpec, build_engine
 from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.store.diff import diff_sweeps
-from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport
+from console.store.pins import effective_pins
+from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport, _pins_given, srun_argv
 from console.transport import LocalTransport
 from tests.multinode.localnodes import local_cluster, shim_dir
 
@@ -213,6 +214,12 @@ def _dropped_passed(line: str, check: str) -> str:
             "the report's probes are not those asked for",
         ),
         (lambda line: _edit(line, level="full"), "judged at level full, not at the level asked for"),
+        (
+            lambda line: line.replace('"node":"gpu001"', '"node":"gpu002"').replace(
+                '"node":"gpu002"', '"node":"gpu001"', 1
+            ),
+            "findings about another node",
+        ),
     ],
 )
 def test_a_report_that_cannot_be_vouched_for_is_unknown(
@@ -250,3 +257,29 @@ def test_a_node_that_never_reports_is_not_checked(
     assert verdicts["gpu001"].status is Status.UNKNOWN
     assert verdicts["gpu001"].reason == "could not check: unreachable: no report from the Slurm job: " + stderr.strip()
     assert [f.check_id for f in verdicts["gpu001"].findings] == ["node.reachable"]
+
+
+def test_the_consoles_stored_pin_goes_to_the_nodes(
+    nodes: Nodes, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    plain = nodes.reports(capsys, "compact")
+    rocm = json.loads(plain[0])["stack"]["rocm"]
+    store = Store(tmp_path / "h.db")
+    store.set_pin("p", {"rocm": rocm}, "gpu001", "test")  # pin --from-node: the console's, not the file's
+    inventory = load_inventory(nodes.inventory)
+    # Judged against the cluster file's pin (none) the node's PASS is not what this console would say.
+    verdicts = sweep(nodes.inventory, store, srun_stdout(plain))
+    assert verdicts["gpu001"].status is Status.UNKNOWN and "other check packs, pins" in verdicts["gpu001"].reason
+    # The job tells the nodes the console's pins; then the node judges the pin itself.
+    argv = srun_argv(
+        inventory.nodes,
+        str(nodes.inventory),
+        "quick",
+        SlurmJobSettings(),
+        _pins_given(inventory, effective_pins(inventory, store)),
+    )
+    pins = argv[argv.index("--pins") + 1]
+    assert json.loads(pins) == {"p": {"rocm": rocm}}
+    line = node_line(nodes.root, nodes.inventory, "gpu001", capsys, "--pins", pins)
+    verdicts = sweep(nodes.inventory, store, srun_stdout([line, *plain[1:]]))
+    assert verdicts["gpu001"].status is Status.PASS and verdicts["gpu001"].passed["stack.rocm"] == 1

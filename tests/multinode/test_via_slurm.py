@@ -60,6 +60,13 @@ def test_srun_line_checks_every_node_in_one_job() -> None:
     assert "--time=18" in argv  # the standard set's slowest probe (900 s) + grace + overhead, rounded up, + 1
     tail = ["instinct-console", "check-local", "-i", "/shared/inv.toml", "--probes", "standard", "--json", "-"]
     assert argv[-len(tail) :] == tail
+    # Site packs, the console's stored pins and --slurm-raw go to the nodes, which judge with them.
+    settings = SlurmJobSettings(checks=("/shared/site",), raw=True)
+    argv = srun_argv(nodes, "/shared/inv.toml", "quick", settings, {"p": {"rocm": "6.4.1"}})
+    assert argv[argv.index("check-local") :] == [
+        "check-local", "-i", "/shared/inv.toml", "--probes", "quick", "--checks", "/shared/site",
+        "--pins", '{"p":{"rocm":"6.4.1"}}', "--raw", "--json", "-",
+    ]  # fmt: skip
 
 
 def test_task_outputs_rejoin_chunked_interleaved_lines() -> None:

@@ -225,6 +225,8 @@ def admit(  # noqa: PLR0917
     """
     if report.node != node.name or report.pool != node.pool or report.gpu_model != node.gpu_model:
         return f"the report is of {report.node} ({report.pool}, {report.gpu_model}), not of this node"
+    if any(f.subject.node != node.name for f in report.findings):
+        return "findings about another node"
     if report.judged_with != expected_with:
         return "judged on the node with other check packs, pins or expectations than this console's"
     wanted, ran = set(probes), {p.probe for p in report.probes}
