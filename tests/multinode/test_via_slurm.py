@@ -40,6 +40,7 @@ def report(node: str, output: str = "6.8.0\n") -> LocalCheckReport:
         level="quick",
         outcome="done",
         duration_s=1.0,
+        finished_at=1.0,
         judged_with="0" * 16,
         status=Status.FAIL,
         reason="",

@@ -20,15 +20,16 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from console.checks import load_packs
+from console.checks import CheckPack, load_packs
 from console.commands.arguments import UsageError, add_checks, add_inventory, seconds
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
 from console.inventory.model import StackPin
-from console.model.findings import Status
+from console.model.findings import NodeVerdict, Status
 from console.service.assembly import EngineSpec, build_engine
 from console.store.pins import pin_from_fields
+from console.sweep.cached_verdict import DEFAULT_MAX_AGE_S, gpu_list, read_cached, scoped
 from console.sweep.catalog import ProbeSet
 from console.sweep.local_check import check_local, recording_transport
 from console.sweep.node_report import LocalCheckReport
@@ -69,6 +70,25 @@ def register(sub: Any) -> None:
         help="judge pools against these pins, {pool: {field: value}} (sweep --via-slurm passes the console's)",
     )
     add_checks(p)
+    p.add_argument(
+        "--from-cache",
+        type=Path,
+        metavar="FILE",
+        help="answer at once from the report a periodic 'check-local --json FILE' keeps there (HealthCheckProgram)",
+    )
+    p.add_argument(
+        "--max-age",
+        type=seconds,
+        default=DEFAULT_MAX_AGE_S,
+        metavar="SECONDS",
+        help=f"with --from-cache: an older report is no answer, UNKNOWN (default {DEFAULT_MAX_AGE_S:g})",
+    )
+    p.add_argument(
+        "--gpus",
+        type=_gpus,
+        metavar="LIST",
+        help="judge only these GPUs' findings (a prolog: --gpus \"$SLURM_JOB_GPUS\"); the node's own always count",
+    )
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument("--fail-on-warn", action="store_true", help="exit 1 on a WARN verdict too (e.g. stack drift)")
     p.set_defaults(func=run)
@@ -92,6 +112,14 @@ def _pins(text: str) -> dict[str, StackPin]:
         raise argparse.ArgumentTypeError(f"--pins {text[:80]!r}: {exc}") from None
 
 
+def _gpus(text: str) -> set[int] | None:
+    """``--gpus``: ``0,1,3`` or ``0-3``; empty for every GPU."""
+    try:
+        return gpu_list(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--gpus {text!r}: GPU indices such as 0,1,3 or 0-3") from None
+
+
 def _inventory(args: argparse.Namespace, name: str) -> Inventory:
     if args.inventory:
         return load_inventory(args.inventory)
@@ -108,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
     if name not in {n.name for n in inventory.nodes}:
         raise UsageError(f"node {name!r} is not in {inventory.source} (use --node)")
     packs = load_packs(list(args.checks))
+    if args.from_cache is not None:
+        return _answer_from_cache(args, inventory, name, packs)
     try:
         spec = EngineSpec(inventory, packs, None, pins=args.pins)
         engine = build_engine(spec, None, recording_transport(name))
@@ -118,20 +148,44 @@ def run(args: argparse.Namespace) -> int:
         # One ASCII line: srun --label cuts long lines into chunks, which must not split a character.
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), separators=(",", ":")) + "\n")
     elif args.json:
-        Path(args.json).write_text(report.model_dump_json(indent=2) + "\n")
-    _summary(plain_console(stderr=args.json == "-"), report)
-    return int(exit_code_for([report.status], result.outcome, fail_on_warn=args.fail_on_warn))
+        _write_atomically(Path(args.json), report.model_dump_json(indent=2) + "\n")
+    verdict = scoped(report, args.gpus, packs.get(report.gpu_model))
+    _summary(plain_console(stderr=args.json == "-"), report, verdict)
+    return int(exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn))
 
 
-def _summary(out: Console, report: LocalCheckReport) -> None:
-    """The report for a person: the verdict, counts per status, each finding not PASS with its evidence."""
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` whole: a HealthCheckProgram reading it meanwhile sees the old report or the new."""
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
+def _answer_from_cache(args: argparse.Namespace, inventory: Inventory, name: str, packs: dict[str, CheckPack]) -> int:
+    """The cached report's verdict (scoped to ``--gpus``), or UNKNOWN when there is none to trust."""
+    out = plain_console()
+    found = read_cached(args.from_cache, name, args.max_age)
+    if isinstance(found, str):
+        out.print(f"{escape(name)}: UNKNOWN {escape(found)}")
+        return int(exit_code_for([Status.UNKNOWN], "done", fail_on_warn=args.fail_on_warn))
+    if found.pool != inventory.node(name).pool:
+        out.print(f"{escape(name)}: UNKNOWN the cached report was judged in pool {escape(found.pool)}")
+        return int(exit_code_for([Status.UNKNOWN], "done", fail_on_warn=args.fail_on_warn))
+    verdict = scoped(found, args.gpus, packs.get(found.gpu_model))
+    _summary(out, found, verdict)
+    return int(exit_code_for([verdict.status], found.outcome, fail_on_warn=args.fail_on_warn))
+
+
+def _summary(out: Console, report: LocalCheckReport, verdict: NodeVerdict) -> None:
+    """``verdict`` (the report's, maybe scoped to some GPUs) for a person: the verdict, counts per status,
+    each finding not PASS with its evidence."""
     name = report.node
-    out.print(f"{escape(name)}: {report.status.value} {escape(report.reason)}".rstrip())
-    counts = Counter(f.status for f in report.findings)
-    counts[Status.PASS] += sum(report.passed.values())
+    out.print(f"{escape(name)}: {verdict.status.value} {escape(verdict.reason)}".rstrip())
+    counts = Counter(f.status for f in verdict.findings)
+    counts[Status.PASS] += sum(verdict.passed.values())
     shown = ", ".join(f"{counts[s]} {s.value}" for s in Status if counts[s])
     out.print(f"  findings: {shown or 'none'}; {len(report.probes)} probes, {sum(p.size for p in report.probes)} bytes")
-    for finding in report.findings:
+    for finding in verdict.findings:
         if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
             where = finding.subject.label()[len(name) :].strip()
             out.print(f"  {finding.status.value:7} {escape((where + ': ' if where else '') + finding.message)}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections import Counter
 from collections.abc import Iterable
 from typing import Literal, Protocol, runtime_checkable
@@ -82,6 +83,7 @@ class LocalCheckReport(Model):
     level: str
     outcome: str = Field(description="done, cancelled or deadline")
     duration_s: float
+    finished_at: float = Field(description="when the check ended, in seconds since the epoch")
     judged_with: str = Field(description="digest of the check pack, pin and expectations the node was judged with")
     status: Status
     reason: str
@@ -167,6 +169,7 @@ def build_report(  # noqa: PLR0917
         level=level,
         outcome=outcome,
         duration_s=duration_s,
+        finished_at=time.time(),
         judged_with=judged_with(pack, facts.pin, node),
         status=verdict.status,
         reason=verdict.reason,
