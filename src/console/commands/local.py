@@ -39,8 +39,8 @@ EPILOG = (
     + """
 
 Slurm: as a Prolog the exit code is enough (non-zero drains the node). HealthCheckProgram ignores it, so
-drain from the script: instinct-console check-local -i FILE || scontrol update NodeName=$SLURMD_NODENAME \\
-State=DRAIN Reason="instinct-console check-local failed\""""
+drain from the script. Both have seconds: keep a report fresh with a periodic check-local --json FILE and
+answer from it with --from-cache FILE (scripts and slurm.conf lines: docs/slurm/ in the repository)."""
 )
 
 
