@@ -670,8 +670,10 @@ class SweepEngine:
         expected = self._judged_with.get(node.pool)
         if expected is None:
             expected = self._judged_with[node.pool] = judged_with(pack, pin, node)
-        problem = "no check pack here for its GPU model" if pack is None else None
-        problem = problem or admit(report, node, [p.id for p in probes], expected, pack, pin)  # type: ignore[arg-type]
+        if pack is None:
+            problem: str | None = "no check pack here for its GPU model"
+        else:
+            problem = admit(report, node, [p.id for p in probes], expected, pack, pin)
         if problem is not None or pack is None:
             self._node_unreachable(node, f"its check-local report cannot be taken: {problem}")
             return
@@ -697,7 +699,8 @@ class SweepEngine:
         here against the history (from the figures it kept), the pool's comparisons and external findings."""
         report = self._judged[node.name]
         changes = [c for c in pack.checks if c.enabled and c.metric in CHANGE_METRICS and facts.ran(c.requires)]
-        findings = [f for f in report.findings if f.check_id not in {c.id for c in changes}]
+        changed_ids = {c.id for c in changes}
+        findings = [f for f in report.findings if f.check_id not in changed_ids]
         passed = report.passed
         if changes:
             facts.previous = self._previous_readings(node)
