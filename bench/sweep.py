@@ -11,8 +11,10 @@ For each size a simulated cluster (``instinct-console sim serve``, its own proce
 Wall time, CPU of each contender's process tree, and peak RSS of the console are printed as a table
 with ratios (peer time / console time). ``--sshd N`` adds one console-vs-pdsh row against N real
 OpenSSH sshd nodes answering the simulator's outputs, rendered once up front (``bench/_sshd.py``).
+``--slurm N`` adds ``sweep --via-slurm`` (nodes judged on the node) and ``--via-slurm --slurm-raw``
+(judged here) on an N-node Slurm lab of this host (``bench/_slurm.py``).
 
-    .venv/bin/python bench/sweep.py --nodes 64,256,1024 [--sshd 256] [--json results.json]
+    .venv/bin/python bench/sweep.py --nodes 64,256,1024 [--sshd 256] [--slurm 8] [--json results.json]
 """
 
 from __future__ import annotations
@@ -301,6 +303,18 @@ def ratio(row: Row, peer: str, ours: str) -> str:
 
 def print_table(rows: list[Row]) -> None:
     """Wall (cpu) per contender, then the ratios the targets are stated in."""
+    slurm = [row for row in rows if "via-slurm" in row.results]
+    rows = [row for row in rows if row not in slurm]
+    for row in slurm:
+        judged, raw = row.results["via-slurm"], row.results.get("via-slurm raw", {})
+        print(
+            f"\nslurm lab of {row.nodes}: console CPU {judged['cpu_s']} s = {judged['cpu_ms_per_node']} ms/node"
+            f" with node-judged reports, {raw.get('cpu_s')} s = {raw.get('cpu_ms_per_node')} ms/node judging the"
+            f" raw outputs here (--slurm-raw); wall {judged['wall_s']} / {raw.get('wall_s')} s (the nodes are"
+            " this host, their tools the simulator's shims)"
+        )
+    if not rows:
+        return
     names = ["console cold", "console warm", "pdsh", "clush", "parallel-ssh"]
     print("\n" + f"{'fleet':<16}{'nodes':>6}" + "".join(f"{n:>18}" for n in names))
     for row in rows:
@@ -343,6 +357,7 @@ def main() -> None:
     ap.add_argument("--fanout", type=int, default=64, help="peers' fan-out; the console's max_handshakes is 64")
     ap.add_argument("--peers", default="pdsh,clush,parallel-ssh", help="comma list of peers to run ('' for none)")
     ap.add_argument("--sshd", type=int, default=0, metavar="N", help="add a row against N real sshd nodes")
+    ap.add_argument("--slurm", type=int, default=0, metavar="N", help="add a --via-slurm row on an N-node Slurm lab")
     ap.add_argument("--json", type=Path, help="also write the measurements to this file")
     args = ap.parse_args()
     raise_nofile()
@@ -350,6 +365,13 @@ def main() -> None:
     rows = [bench_sim(int(n), args.fanout, peers) for n in args.nodes.split(",") if n]
     if args.sshd:
         rows.append(bench_sshd(args.sshd, args.fanout))
+    if args.slurm:
+        from _slurm import bench_slurm  # needs root and the Slurm daemons; imported only when asked for
+
+        print(f"Slurm lab of {args.slurm} nodes: sweep --via-slurm", flush=True)
+        slurm = Row("slurm lab", args.slurm, 0)
+        bench_slurm(args.slurm, slurm)
+        rows.append(slurm)
     print_table(rows)
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1))

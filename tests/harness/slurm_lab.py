@@ -83,8 +83,9 @@ def _all_pids() -> list[int]:
 class SlurmLab:
     """``count`` fake GPU nodes ``gpu001``.. served by real Slurm daemons; a context manager."""
 
-    def __init__(self, count: int = 6, *, prefix: str = "gpu") -> None:
+    def __init__(self, count: int = 6, *, prefix: str = "gpu", conf_lines: str = "") -> None:
         self.count = count
+        self.conf_lines = conf_lines  # more slurm.conf lines (Prolog=, HealthCheckProgram=, ...)
         self.nodes = [f"{prefix}{i:03d}" for i in range(1, count + 1)]
         self.dir = Path()
         self.ctld_port = 0
@@ -222,7 +223,7 @@ class SlurmLab:
             "ReturnToService=2\nSlurmdTimeout=30\nSlurmctldTimeout=30\nMessageTimeout=5\n"
             f"NodeName={self.nodes[0][:-3]}[{self.nodes[0][-3:]}-{self.nodes[-1][-3:]}] NodeHostname={host}"
             f" NodeAddr=127.0.0.1 Port=[{node_port}-{last}] CPUs=1 RealMemory=1000 State=UNKNOWN\n"
-            "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n"
+            "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n" + self.conf_lines
         )
 
     def _init_script(self) -> str:

@@ -69,17 +69,23 @@ def test_via_slurm_sweep_on_a_real_slurm_lab(tmp_path: Path, monkeypatch: pytest
     with slurm_lab.SlurmLab(2) as lab:
         inventory = local_cluster(tmp_path, list(lab.nodes))
         monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])
-        code = main(
-            [
-                "sweep", "-i", str(inventory), "--via-slurm", "--slurm-command", str(per_node_launcher(tmp_path)),
-                "--store", str(tmp_path / "h.db"), "--json", str(tmp_path / "r.json"),
-            ]
-        )  # fmt: skip
-    report = json.loads((tmp_path / "r.json").read_text())
+        argv = [
+            "sweep", "-i", str(inventory), "--via-slurm", "--slurm-command", str(per_node_launcher(tmp_path)),
+            "--store", str(tmp_path / "h.db"), "--json", str(tmp_path / "r.json"),
+        ]  # fmt: skip
+        code = main(argv)
+        report = json.loads((tmp_path / "r.json").read_text())
+        store = Store(tmp_path / "h.db")
+        try:
+            # The nodes judged themselves and sent their verdicts: PASS findings as counts, no raw outputs.
+            first = store.latest_sweep_id()
+            assert first is not None and store.latest_probe_run(lab.nodes[1], "amdsmi.metric") is None
+            assert sum(store.passed_counts(first, lab.nodes[1]).values()) > 200
+            # --slurm-raw: every node sends its outputs too, judged and kept here.
+            assert main([*argv, "--slurm-raw"]) == ExitCode.OK
+            assert store.latest_probe_run(lab.nodes[1], "amdsmi.metric") is not None
+            assert store.finding_totals(first) == store.finding_totals(first + 1)
+        finally:
+            store.close()
     assert code == ExitCode.OK, report
     assert [(n["node"], n["status"]) for n in report["nodes"]] == [(name, "PASS") for name in lab.nodes]
-    store = Store(tmp_path / "h.db")
-    try:
-        assert store.latest_probe_run(lab.nodes[1], "amdsmi.metric") is not None
-    finally:
-        store.close()

@@ -17,7 +17,7 @@ from console.model.findings import NodeVerdict, Status
 from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.sweep import SweepEngine
-from console.sweep.local_check import LocalCheckReport, LocalProbeRun
+from console.sweep.node_report import LocalCheckReport, LocalProbeRun
 from console.sweep.via_slurm import (
     SlurmJobSettings,
     SlurmJobTransport,
@@ -40,8 +40,11 @@ def report(node: str, output: str = "6.8.0\n") -> LocalCheckReport:
         level="quick",
         outcome="done",
         duration_s=1.0,
-        verdict=NodeVerdict(node=node, status=Status.PASS),
-        probes=[LocalProbeRun(probe="host.kernel", exit_status=0, output=output)],
+        finished_at=1.0,
+        judged_with="0" * 16,
+        status=Status.FAIL,
+        reason="",
+        raw=[LocalProbeRun(probe="host.kernel", exit_status=0, output=output)],
     )
 
 
@@ -58,6 +61,13 @@ def test_srun_line_checks_every_node_in_one_job() -> None:
     assert "--time=18" in argv  # the standard set's slowest probe (900 s) + grace + overhead, rounded up, + 1
     tail = ["instinct-console", "check-local", "-i", "/shared/inv.toml", "--probes", "standard", "--json", "-"]
     assert argv[-len(tail) :] == tail
+    # Site packs, the console's stored pins and --slurm-raw go to the nodes, which judge with them.
+    settings = SlurmJobSettings(checks=("/shared/site",), raw=True)
+    argv = srun_argv(nodes, "/shared/inv.toml", "quick", settings, {"p": {"rocm": "6.4.1"}})
+    assert argv[argv.index("check-local") :] == [
+        "check-local", "-i", "/shared/inv.toml", "--probes", "quick", "--checks", "/shared/site",
+        "--pins", '{"p":{"rocm":"6.4.1"}}', "--raw", "--json", "-",
+    ]  # fmt: skip
 
 
 def test_task_outputs_rejoin_chunked_interleaved_lines() -> None:
@@ -66,8 +76,12 @@ def test_task_outputs_rejoin_chunked_interleaved_lines() -> None:
     mixed = [line for pair in zip(chunks_one, chunks_two, strict=False) for line in pair]
     mixed += chunks_one[len(chunks_two) :] + chunks_two[len(chunks_one) :]
     assert task_outputs("\n".join(mixed)) == {0: one, 1: two}
-    found = reports_from("\n".join([*mixed, "2: Traceback (most recent call last):", "not labelled"]))
-    assert set(found) == {"gpu001", "gpu002"} and found["gpu001"].probes[0].output == "a b " * 900
+    found, unusable = reports_from("\n".join([*mixed, "2: Traceback (most recent call last):", "not labelled"]))
+    assert set(found) == {"gpu001", "gpu002"} and unusable == {}
+    assert found["gpu001"].raw is not None and found["gpu001"].raw[0].output == "a b " * 900
+    # A cut report still names its node, which is then UNKNOWN for that reason, not "no report".
+    _, unusable = reports_from("\n".join(chunks_one[:2]))
+    assert list(unusable) == ["gpu001"] and "cut or garbled" in unusable["gpu001"]
 
 
 def test_only_idle_or_mixed_nodes_get_the_job() -> None:
@@ -120,15 +134,50 @@ def test_one_slurm_job_sweeps_every_idle_node(lab: Any, tmp_path: Path, monkeypa
         verdicts = asyncio.run(sweep())
     finally:
         lab.reset()
-    assert verdicts[names[0]].status is Status.PASS
+    # The healthy node judged itself: its verdict came back with its PASS findings as counts, no outputs.
+    assert verdicts[names[0]].status is Status.PASS and sum(verdicts[names[0]].passed.values()) > 200
+    assert store.latest_probe_run(names[0], "amdsmi.static") is None
+    # The failing one sent its outputs too: judged here again, and kept.
     assert verdicts[names[1]].status is Status.FAIL and verdicts[names[1]].families["ecc"] is Status.FAIL
     assert verdicts[names[2]].status is Status.UNKNOWN
     assert "Slurm state drained" in verdicts[names[2]].reason
-    stored = store.latest_probe_run(names[0], "amdsmi.static")
+    stored = store.latest_probe_run(names[1], "amdsmi.static")
     assert stored is not None and stored["command"] == "amd-smi static --json"
     output = store.probe_output(int(stored["id"]))
     assert output is not None and b'"market_name"' in output[0]
     assert os.environ.get("SLURMD_NODENAME") is None  # the console ran as itself, not as a node
+
+
+def test_a_report_cut_on_its_way_back_is_unknown(lab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    names = list(lab.nodes)[:2]
+    inventory = load_inventory(local_cluster(tmp_path, names))
+    monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])
+    # The first node's report loses its end on the way (a full pipe, a killed task): only 3,000 bytes arrive.
+    cutting = tmp_path / "cutting-console"
+    launcher = per_node_launcher(tmp_path)
+    cutting.write_text(
+        f'#!/bin/sh\nif [ "$SLURMD_NODENAME" = "{names[0]}" ]; then\n'
+        f'  {launcher} "$@" | head -c 3000; echo\nelse\n  exec {launcher} "$@"\nfi\n'
+    )
+    cutting.chmod(0o755)
+    settings = SlurmJobSettings(command=(str(cutting),), immediate_s=20)
+    transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", settings)
+    engine = SweepEngine(inventory, transport, load_packs())
+
+    async def sweep() -> dict[str, NodeVerdict]:
+        try:
+            await transport.gather(inventory.nodes, "quick")
+            return (await engine.run(level="quick")).verdicts
+        finally:
+            await engine.close()
+
+    try:
+        verdicts = asyncio.run(sweep())
+    finally:
+        lab.reset()
+    assert verdicts[names[0]].status is Status.UNKNOWN
+    assert "its check-local report is cut or garbled (3000 characters" in verdicts[names[0]].reason
+    assert verdicts[names[1]].status is Status.PASS
 
 
 def test_a_missing_console_on_the_nodes_is_reported_per_node(

@@ -38,6 +38,12 @@ def fmt_value(value: Any, unit: str | None) -> str:
     return f"{text} {unit}" if unit and unit != "bytes" else text
 
 
+def observe(metric: str, facts: NodeFacts) -> list[Observation]:
+    """The node's readings of ``metric``: those it sent already made (``NodeFacts.readings``), else the metric's."""
+    given = facts.readings.get(metric)
+    return given if given is not None else METRICS[metric](facts)
+
+
 def _evidence(
     check: CheckSpec,
     obs: Observation,
@@ -154,7 +160,7 @@ def evaluate_check(
         return []
     probe_problem, on_problem = _blocked(check, facts)
     facts.settings = variables
-    observations = METRICS[check.metric](facts)
+    observations = observe(check.metric, facts)
     if probe_problem and (check.relative_to == "node-median" or all(o.value is None for o in observations)):
         # Nothing of what it reads came back: one finding for the node, not the same reason per GPU or link.
         return [_node_finding(check, facts, on_problem, probe_problem, run_ids)]
@@ -244,12 +250,14 @@ def pack_variables(pack: CheckPack, facts: NodeFacts) -> dict[str, Any]:
     return variables
 
 
-def evaluate_node(pack: CheckPack, facts: NodeFacts, run_ids: dict[str, int] | None = None) -> list[Finding]:
-    """Every non-fleet check of ``pack`` on one node, plus UNKNOWN findings for unreachable nodes."""
+def evaluate_node(
+    pack: CheckPack, facts: NodeFacts, run_ids: dict[str, int] | None = None, only: Iterable[CheckSpec] | None = None
+) -> list[Finding]:
+    """Every non-fleet check of ``pack`` (or those of ``only``) on one node."""
     variables = pack_variables(pack, facts)
     sources = {name: sv for name in pack.pack.vars if (sv := pack.pack.source_of(name)) is not None}
     findings: list[Finding] = []
-    for check in pack.checks:
+    for check in pack.checks if only is None else only:
         findings.extend(evaluate_check(check, facts, variables, run_ids, sources))
     return findings
 
@@ -306,7 +314,7 @@ def evaluate_fleet(pack: CheckPack, pool_facts: Iterable[NodeFacts]) -> list[Fin
         for facts in nodes:
             if check.requires and not any(p in facts.outcomes for p in check.requires):
                 continue
-            observed.extend(METRICS[check.metric](facts))
+            observed.extend(observe(check.metric, facts))
         if len({o.subject.node for o in observed}) >= check.min_fleet:
             variables = pack.pack.values()
             findings.extend(_relative(check, observed, variables, "pool median", {}))

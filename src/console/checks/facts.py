@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from console.inventory.model import Node, StackPin
 from console.model.findings import Scope, Subject
@@ -17,6 +17,9 @@ from console.model.gpu import GpuRecord, LinkStatus, StackVersions, XgmiLink, me
 from console.model.host import NicPort, OsRelease
 from console.probes.base import ParsedOutput
 from console.probes.ids import ProbeId
+
+if TYPE_CHECKING:
+    from console.checks.metrics import Observation
 
 # The start of a probe's problem when its tool refused the options as unknown: an older release without
 # that subcommand or flag (``amd-smi xgmi --link-status`` came with ROCm 6.4). The checks that need it
@@ -68,6 +71,9 @@ class NodeFacts:
     # The pack's variables, for the few metrics that take a setting rather than a threshold (how old a
     # CPER record may be and still count): set by ``evaluate_check`` before a metric reads the facts.
     settings: dict[str, Any] = field(default_factory=dict)
+    # Readings already made, by metric name, read instead of the metric: a node judged on the node sends
+    # the figures the console's own checks (pool medians, changes since the last sweep) still compare.
+    readings: dict[str, list[Observation]] = field(default_factory=dict)
     # One Subject per GPU, link or port, shared by every finding naming it (findings never modify
     # their subject): a node's ~280 findings otherwise carry ~280 copies of ~70 subjects.
     _subjects: dict[tuple[Any, ...], Subject] = field(default_factory=dict, repr=False, compare=False)

@@ -390,25 +390,29 @@ def ecc_correctable_increase(facts: NodeFacts) -> list[Observation]:
     before = facts.previous.get("ecc.correctable")
     observations = []
     for gpu in facts.gpus:
-        subject = _gpu_subject(facts, gpu)
         now, missing = _field(gpu.ecc, "correctable", "no ecc data")
-        key = gpu.identity.bdf or str(gpu.identity.index)
-        if now is None:
-            observations.append(Observation(subject, None, missing, ProbeId.AMDSMI_METRIC))
-            continue
-        earlier = before[1].get(key) if before is not None else None
-        if before is None or earlier is None:
-            observations.append(Observation(subject, None, "no earlier reading in the history", ProbeId.AMDSMI_METRIC))
-            continue
-        value, when = earlier
-        hours = max(0.0, time.time() - when) / 3600
-        if now < value:  # the driver reloaded: its counters start again from 0
-            detail = f"counter reset since sweep {before[0]} ({value:g} then, {now:g} now)"
-            observations.append(Observation(subject, float(now), None, ProbeId.AMDSMI_METRIC, detail=detail))
-            continue
-        detail = f"{value:g} -> {now:g} since sweep {before[0]}, {hours:.1f} h ago"
-        observations.append(Observation(subject, float(now - value), None, ProbeId.AMDSMI_METRIC, detail=detail))
+        observations.append(correctable_increase(_gpu_subject(facts, gpu), now, missing, before))
     return observations
+
+
+def correctable_increase(
+    subject: Subject, now: float | None, missing: str | None, before: tuple[int, dict[str, tuple[float, float]]] | None
+) -> Observation:
+    """One GPU's correctable ECC errors gained since ``before`` (the history's earlier readings) given its
+    count ``now``: the metric's reading, also made from a node-judged report's ``ecc.correctable`` figures."""
+    if now is None:
+        return Observation(subject, None, missing, ProbeId.AMDSMI_METRIC)
+    key = subject.gpu_bdf or str(subject.gpu)
+    earlier = before[1].get(key) if before is not None else None
+    if before is None or earlier is None:
+        return Observation(subject, None, "no earlier reading in the history", ProbeId.AMDSMI_METRIC)
+    value, when = earlier
+    hours = max(0.0, time.time() - when) / 3600
+    if now < value:  # the driver reloaded: its counters start again from 0
+        detail = f"counter reset since sweep {before[0]} ({value:g} then, {now:g} now)"
+        return Observation(subject, float(now), None, ProbeId.AMDSMI_METRIC, detail=detail)
+    detail = f"{value:g} -> {now:g} since sweep {before[0]}, {hours:.1f} h ago"
+    return Observation(subject, float(now - value), None, ProbeId.AMDSMI_METRIC, detail=detail)
 
 
 @metric("node.nic_count")
@@ -592,3 +596,10 @@ def cper_fatal(facts: NodeFacts) -> list[Observation]:
 def cper_uncorrected(facts: NodeFacts) -> list[Observation]:
     """Non-fatal uncorrected CPER records (poison consumed, deferred errors) of this boot, recent enough."""
     return _cper(facts, "uncorrected")
+
+
+# Metrics of change -> the check whose figures they compare with the history's, and how one subject's
+# change reads from its figure now (a console judges them from a node-judged report's kept figures).
+CHANGE_METRICS: dict[str, tuple[str, Callable[..., Observation]]] = {
+    "gpu.ecc_correctable_increase": ("ecc.correctable", correctable_increase),
+}

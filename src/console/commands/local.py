@@ -13,28 +13,34 @@ import json
 import os
 import socket
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.markup import escape
 
-from console.checks import load_packs
+from console.checks import CheckPack, load_packs
 from console.commands.arguments import UsageError, add_checks, add_inventory, seconds
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
-from console.model.findings import Status
+from console.inventory.model import StackPin
+from console.model.findings import NodeVerdict, Status
 from console.service.assembly import EngineSpec, build_engine
+from console.store.pins import pin_from_fields
+from console.sweep.cached_verdict import DEFAULT_MAX_AGE_S, gpu_list, read_cached, scoped
 from console.sweep.catalog import ProbeSet
 from console.sweep.local_check import check_local, recording_transport
+from console.sweep.node_report import LocalCheckReport
 
 EPILOG = (
     EXIT_CODE_HELP
     + """
 
 Slurm: as a Prolog the exit code is enough (non-zero drains the node). HealthCheckProgram ignores it, so
-drain from the script: instinct-console check-local -i FILE || scontrol update NodeName=$SLURMD_NODENAME \\
-State=DRAIN Reason="instinct-console check-local failed\""""
+drain from the script. Both have seconds: keep a report fresh with a periodic check-local --json FILE and
+answer from it with --from-cache FILE (scripts and slurm.conf lines: docs/slurm/ in the repository)."""
 )
 
 
@@ -53,8 +59,36 @@ def register(sub: Any) -> None:
     p.add_argument("--node", help="this node's name (default $SLURMD_NODENAME, else the short hostname)")
     node_levels = [s.value for s in ProbeSet if s is not ProbeSet.MULTINODE]
     p.add_argument("--probes", choices=node_levels, default="quick", help="probe set (default quick)")
-    p.add_argument("--json", metavar="FILE", help="write the verdict and raw outputs as JSON ('-' for stdout)")
+    p.add_argument(
+        "--json", metavar="FILE", help="write the compact report (verdict, findings, digest) as JSON ('-' for stdout)"
+    )
+    p.add_argument("--raw", action="store_true", help="put every probe's raw output in the JSON report even on a PASS")
+    p.add_argument(
+        "--pins",
+        type=_pins,
+        metavar="JSON",
+        help="judge pools against these pins, {pool: {field: value}} (sweep --via-slurm passes the console's)",
+    )
     add_checks(p)
+    p.add_argument(
+        "--from-cache",
+        type=Path,
+        metavar="FILE",
+        help="answer at once from the report a periodic 'check-local --json FILE' keeps there (HealthCheckProgram)",
+    )
+    p.add_argument(
+        "--max-age",
+        type=seconds,
+        default=DEFAULT_MAX_AGE_S,
+        metavar="SECONDS",
+        help=f"with --from-cache: an older report is no answer, UNKNOWN (default {DEFAULT_MAX_AGE_S:g})",
+    )
+    p.add_argument(
+        "--gpus",
+        type=_gpus,
+        metavar="LIST",
+        help="judge only these GPUs' findings (a prolog: --gpus \"$SLURM_JOB_GPUS\"); the node's own always count",
+    )
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument("--fail-on-warn", action="store_true", help="exit 1 on a WARN verdict too (e.g. stack drift)")
     p.set_defaults(func=run)
@@ -63,6 +97,27 @@ def register(sub: Any) -> None:
 def node_name(given: str | None) -> str:
     """The node this runs on: ``--node``, Slurm's name for it, or the short hostname."""
     return given or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def _pins(text: str) -> dict[str, StackPin]:
+    """``--pins``: {pool: {field: value}} in ``pinned_fields`` form (``firmware.PM`` for a firmware block)."""
+    try:
+        given = json.loads(text)
+        if not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values()):
+            raise ValueError("not an object of objects")
+        return {
+            str(pool): pin_from_fields({str(k): str(v) for k, v in fields.items()}) for pool, fields in given.items()
+        }
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--pins {text[:80]!r}: {exc}") from None
+
+
+def _gpus(text: str) -> set[int] | None:
+    """``--gpus``: ``0,1,3`` or ``0-3``; empty for every GPU."""
+    try:
+        return gpu_list(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--gpus {text!r}: GPU indices such as 0,1,3 or 0-3") from None
 
 
 def _inventory(args: argparse.Namespace, name: str) -> Inventory:
@@ -81,21 +136,58 @@ def run(args: argparse.Namespace) -> int:
     if name not in {n.name for n in inventory.nodes}:
         raise UsageError(f"node {name!r} is not in {inventory.source} (use --node)")
     packs = load_packs(list(args.checks))
+    if args.from_cache is not None:
+        return _answer_from_cache(args, inventory, name, packs)
     try:
-        engine = build_engine(EngineSpec(inventory, packs, None), None, recording_transport(name))
-        report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline))
+        spec = EngineSpec(inventory, packs, None, pins=args.pins)
+        engine = build_engine(spec, None, recording_transport(name))
+        report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline, raw=args.raw))
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)
     if args.json == "-":
         # One ASCII line: srun --label cuts long lines into chunks, which must not split a character.
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), separators=(",", ":")) + "\n")
     elif args.json:
-        Path(args.json).write_text(report.model_dump_json(indent=2) + "\n")
-    out = plain_console(stderr=args.json == "-")
-    verdict = report.verdict
+        _write_atomically(Path(args.json), report.model_dump_json(indent=2) + "\n")
+    verdict = scoped(report, args.gpus, packs.get(report.gpu_model))
+    _summary(plain_console(stderr=args.json == "-"), report, verdict)
+    return int(exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` whole: a HealthCheckProgram reading it meanwhile sees the old report or the new."""
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
+def _answer_from_cache(args: argparse.Namespace, inventory: Inventory, name: str, packs: dict[str, CheckPack]) -> int:
+    """The cached report's verdict (scoped to ``--gpus``), or UNKNOWN when there is none to trust."""
+    out = plain_console()
+    found = read_cached(args.from_cache, name, args.max_age)
+    if isinstance(found, str):
+        out.print(f"{escape(name)}: UNKNOWN {escape(found)}")
+        return int(exit_code_for([Status.UNKNOWN], "done", fail_on_warn=args.fail_on_warn))
+    if found.pool != inventory.node(name).pool:
+        out.print(f"{escape(name)}: UNKNOWN the cached report was judged in pool {escape(found.pool)}")
+        return int(exit_code_for([Status.UNKNOWN], "done", fail_on_warn=args.fail_on_warn))
+    verdict = scoped(found, args.gpus, packs.get(found.gpu_model))
+    _summary(out, found, verdict)
+    return int(exit_code_for([verdict.status], found.outcome, fail_on_warn=args.fail_on_warn))
+
+
+def _summary(out: Console, report: LocalCheckReport, verdict: NodeVerdict) -> None:
+    """``verdict`` (the report's, maybe scoped to some GPUs) for a person: the verdict, counts per status,
+    each finding not PASS with its evidence."""
+    name = report.node
     out.print(f"{escape(name)}: {verdict.status.value} {escape(verdict.reason)}".rstrip())
+    counts = Counter(f.status for f in verdict.findings)
+    counts[Status.PASS] += sum(verdict.passed.values())
+    shown = ", ".join(f"{counts[s]} {s.value}" for s in Status if counts[s])
+    out.print(f"  findings: {shown or 'none'}; {len(report.probes)} probes, {sum(p.size for p in report.probes)} bytes")
     for finding in verdict.findings:
         if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
             where = finding.subject.label()[len(name) :].strip()
             out.print(f"  {finding.status.value:7} {escape((where + ': ' if where else '') + finding.message)}")
-    return int(exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn))
+            if finding.evidence.source:
+                out.print(f"          [dim]source: {escape(finding.evidence.source)}[/]")

@@ -88,6 +88,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="CMD",
         help="with --via-slurm: the command that runs instinct-console on the nodes (default instinct-console)",
     )
+    p.add_argument(
+        "--slurm-raw",
+        action="store_true",
+        help="with --via-slurm: every node sends its raw outputs, judged and stored here (default: not-PASS nodes)",
+    )
     p.add_argument("--every", type=seconds, metavar="SECONDS", help="sweep again every SECONDS; busy ticks are skipped")
     p.add_argument("--count", type=whole(1), metavar="N", help="with --every: stop after N sweeps")
 
@@ -179,7 +184,12 @@ def _slurm_settings(inventory: Inventory, args: argparse.Namespace) -> SlurmJobS
     """How ``--via-slurm`` submits its one job for all the nodes; None to reach each node over SSH."""
     if not args.via_slurm:
         return None
-    return SlurmJobSettings(command=tuple(shlex.split(args.slurm_command)), partition=inventory.slurm.partition)
+    return SlurmJobSettings(
+        command=tuple(shlex.split(args.slurm_command)),
+        partition=inventory.slurm.partition,
+        checks=tuple(str(Path(d).resolve()) for d in args.checks),
+        raw=args.slurm_raw,
+    )
 
 
 async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, err: Console) -> int:

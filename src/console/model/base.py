@@ -37,8 +37,9 @@ class Numerous(Model):
         cls._every_field = set(cls.model_fields)  # complete only once pydantic has built the class
         cls._field_list = tuple(cls.model_fields.items())
 
-    def __init__(self, **data: Any) -> None:
-        super().__init__(**data)
+    def model_post_init(self, context: Any, /) -> None:
+        # After validation, from keywords or from JSON alike. An ``__init__`` here made pydantic build
+        # every nested instance (a report's findings) through it: each was validated twice.
         object.__setattr__(self, "__pydantic_fields_set__", type(self)._every_field)
 
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from pydantic import Field
@@ -138,24 +139,47 @@ class NodeVerdict(Model):
     findings: list[Finding] = Field(default_factory=list)
     reason: str = Field("", description="one line: the worst finding's message")
     action: Remedy | None = Field(None, description="the gravest action its worst findings call for")
+    # A node judged on the node (``sweep --via-slurm``) sends its PASS findings as counts, not records: the
+    # console keeps them as counts too (in the store as well), so 10,000 nodes cost what their problems do.
+    passed: dict[str, int] = Field(
+        default_factory=dict, description="PASS findings not kept as records, counted per check id"
+    )
+
+    @property
+    def total(self) -> int:
+        """How many findings the verdict stands for: those it holds and those it counts."""
+        return len(self.findings) + sum(self.passed.values())
 
 
-def roll_up(node: str, findings: list[Finding]) -> NodeVerdict:
-    """Summarise a node's findings: worst status overall and per family, and the headline reason."""
-    families: dict[str, Status] = {}
+def roll_up(
+    node: str, findings: list[Finding], passed: dict[str, int] | None = None, passed_families: Iterable[str] = ()
+) -> NodeVerdict:
+    """Summarise a node's findings: worst status overall and per family, and the headline reason.
+
+    ``passed`` counts PASS findings kept as numbers (a node judged on the node), in ``passed_families``.
+    """
+    families: dict[str, Status] = dict.fromkeys(passed_families, Status.PASS)
     for finding in findings:
         current = families.get(finding.family)
         if current is None or finding.status.severity > current.severity:
             families[finding.family] = finding.status
-    status = worst([f.status for f in findings], default=Status.UNKNOWN)
+    status = worst([f.status for f in findings] + ([Status.PASS] if passed else []), default=Status.UNKNOWN)
     headline = max(findings, key=lambda f: f.status.severity, default=None)
     reason = ""
     if headline is not None and status not in (Status.PASS, Status.SKIP):
         where = headline.subject.label()[len(node) :].strip()
         reason = f"{where} {headline.message}" if where else headline.message
-    if not findings:
+    if not findings and not passed:
         reason = "no checks ran"
     action = None
     if status in (Status.FAIL, Status.WARN, Status.UNKNOWN):
         action = gravest([f.evidence.action for f in findings if f.status is status])
-    return NodeVerdict(node=node, status=status, families=families, findings=findings, reason=reason, action=action)
+    return NodeVerdict(
+        node=node,
+        status=status,
+        families=families,
+        findings=findings,
+        reason=reason,
+        action=action,
+        passed=dict(passed or {}),
+    )

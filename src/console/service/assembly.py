@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from console.checks import CheckPack
-from console.inventory.model import Inventory
+from console.inventory.model import Inventory, StackPin
 from console.store import Store
 from console.store.pins import effective_pins
 from console.sweep.engine import SweepEngine
@@ -40,6 +40,8 @@ class EngineSpec:
     local: bool = False  # run the probes on this host instead of over SSH
     probe_timeout_cap_s: float | None = None  # --probe-timeout: a node still busy after it is UNKNOWN
     slurm: SlurmJobSettings | None = None  # sweep --via-slurm: one Slurm job runs check-local on every node
+    # Pools judged against these pins instead of their effective ones: check-local told the console's.
+    pins: dict[str, StackPin] | None = None
 
 
 def build_transport(spec: EngineSpec) -> Transport:
@@ -64,7 +66,7 @@ def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | N
         transport,
         spec.packs,
         store,
-        pins=effective_pins(spec.inventory, store),
+        pins={**effective_pins(spec.inventory, store), **(spec.pins or {})},
         probe_timeout_cap_s=spec.probe_timeout_cap_s,
     )
     if store is not None:

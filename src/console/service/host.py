@@ -47,7 +47,7 @@ class EngineHost:
         if isinstance(event, NodeDone):
             # The console keeps the findings that are not PASS (the rest are in the store): send only those.
             event = event.model_copy(
-                update={"verdict": without_passing(event.verdict), "findings_total": len(event.verdict.findings)}
+                update={"verdict": without_passing(event.verdict), "findings_total": event.verdict.total}
             )
         self._events.append(event)
         if self._flush_handle is None:

@@ -382,7 +382,7 @@ class Store(AuditLog, DrainLedger, LifecycleLedger):
             )
             conn.execute(
                 "INSERT OR REPLACE INTO node_verdicts (sweep_id, node, pool, status, families, reason, stack,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " updated_at, passed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     sweep_id,
                     verdict.node,
@@ -392,6 +392,7 @@ class Store(AuditLog, DrainLedger, LifecycleLedger):
                     verdict.reason,
                     json.dumps(stack),
                     now,
+                    json.dumps(verdict.passed),
                 ),
             )
 
@@ -456,14 +457,33 @@ class Store(AuditLog, DrainLedger, LifecycleLedger):
         )
 
     def check_ids(self, sweep_id: int) -> set[str]:
-        """Every check that judged something in sweep ``sweep_id``."""
-        rows = self.conn.execute("SELECT DISTINCT check_id FROM findings WHERE sweep_id = ?", (sweep_id,))
+        """Every check that judged something in sweep ``sweep_id`` (PASS findings kept as counts included)."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT check_id FROM findings WHERE sweep_id = ?"
+            " UNION SELECT DISTINCT c.key FROM node_verdicts v, json_each(v.passed) c WHERE v.sweep_id = ?",
+            (sweep_id, sweep_id),
+        )
         return {r[0] for r in rows}
 
     def finding_totals(self, sweep_id: int) -> dict[str, int]:
-        """Findings per node in a sweep, whatever their status (counted, not read)."""
+        """Findings per node in a sweep, whatever their status (counted, not read), PASS counts included."""
         rows = self.conn.execute("SELECT node, count(*) FROM findings WHERE sweep_id = ? GROUP BY node", (sweep_id,))
-        return {r[0]: int(r[1]) for r in rows}
+        totals = {r[0]: int(r[1]) for r in rows}
+        counted = self.conn.execute(
+            "SELECT v.node, sum(c.value) FROM node_verdicts v, json_each(v.passed) c WHERE v.sweep_id = ?"
+            " GROUP BY v.node",
+            (sweep_id,),
+        )
+        for node, n in counted:
+            totals[node] = totals.get(node, 0) + int(n)
+        return totals
+
+    def passed_counts(self, sweep_id: int, node: str) -> dict[str, int]:
+        """PASS findings of ``node`` in sweep ``sweep_id`` kept as counts per check (judged on the node)."""
+        row = self.conn.execute(
+            "SELECT passed FROM node_verdicts WHERE sweep_id = ? AND node = ?", (sweep_id, node)
+        ).fetchone()
+        return {str(k): int(v) for k, v in json.loads(row[0] or "{}").items()} if row else {}
 
     def status_counts(self, sweep_id: int) -> dict[str, int]:
         """Nodes per verdict in a sweep."""

@@ -3,9 +3,11 @@
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
 the drains the console made (``drains``). Version 3 adds the remediation lifecycle's cases and their
-steps (``console.store.lifecycle``). An older database is upgraded in place the first time a newer
-console opens it; audit rows of version 1 were all written after the fact, so each is finished when
-it was written. Fresh databases take the same path.
+steps (``console.store.lifecycle``) and ``node_verdicts.passed``: the PASS findings of a node judged on
+the node (``sweep --via-slurm``), counted per check (JSON ``{check id: count}``) instead of kept one row
+each. An older database is upgraded in place the first time a newer console opens it; audit rows of
+version 1 were all written after the fact, so each is finished when it was written. Fresh databases
+take the same path.
 
 A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
 "interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
@@ -98,6 +100,8 @@ def upgrade(conn: sqlite3.Connection) -> None:
         if "finished_at" not in audit:
             conn.execute("ALTER TABLE audit ADD COLUMN finished_at REAL")
             conn.execute("UPDATE audit SET finished_at = at")
+        if "passed" not in _columns(conn, "node_verdicts"):
+            conn.execute("ALTER TABLE node_verdicts ADD COLUMN passed TEXT NOT NULL DEFAULT '{}'")
         conn.execute(_DRAINS)
         for statement in (*_INDEXES, *_CASES):
             conn.execute(statement)

@@ -29,7 +29,7 @@ async def sweep_cluster(
     started = time.monotonic()
     transport = engine.transport
     if isinstance(transport, SlurmJobTransport):
-        await transport.gather(nodes, level)
+        await transport.gather(nodes, level, engine.pins)
     result = await engine.run(nodes, level=level, deadline_s=deadline_s)
     if ProbeSet(level) is not ProbeSet.MULTINODE or result.outcome != "done":
         return result, None

@@ -16,10 +16,10 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
-from console.checks import METRICS, CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
-from console.checks.evaluate import unanswered_probe_finding, unreachable_finding
+from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
+from console.checks.evaluate import observe, unanswered_probe_finding, unreachable_finding
 from console.checks.facts import UNSUPPORTED
-from console.checks.metrics import HISTORY_CHECKS
+from console.checks.metrics import CHANGE_METRICS, HISTORY_CHECKS
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
@@ -46,6 +46,7 @@ from console.sweep.events import (
     SweepDone,
     SweepStarted,
 )
+from console.sweep.node_report import JudgedOnNodes, LocalCheckReport, admit, console_checks, judged_with
 from console.sweep.steady import DEFAULT_MAX_AGE_S, SteadyCache, stamp_of
 from console.sweep.vanished import vanished_gpus
 from console.transport import ErrorKind, Transport, TransportError
@@ -239,6 +240,11 @@ class SweepEngine:
         self._history: dict[str, dict[str, tuple[int, dict[str, tuple[float, float]]]]] = {}
         self._history_sweep = 0
         self._given_up: set[str] = set()
+        # Nodes that judged themselves (sweep --via-slurm): their reports, taken instead of outputs.
+        self._judging = transport if isinstance(transport, JudgedOnNodes) else None
+        self._judged: dict[str, LocalCheckReport] = {}
+        self._judged_with: dict[str, str] = {}  # pool -> what its nodes must have been judged with
+        self._families: dict[str, dict[str, str]] = {}  # GPU model -> check id -> family
 
     # events -----------------------------------------------------------------------------------
 
@@ -464,6 +470,11 @@ class SweepEngine:
         except TimeoutError:
             self._node_unreachable(node, self._past_cap())
             return
+        report = self._judging.judged(node.name) if self._judging is not None else None
+        if report is not None:
+            self._take_report(node, report, probes)
+            return
+        self._judged.pop(node.name, None)
         plan = self.steady.plan(node.name, probes, self._outcomes.get(node.name, {}), refresh)
         began = self.steady.now()
         outcomes = await self._run_probes(node, plan.now, deadline)
@@ -657,7 +668,74 @@ class SweepEngine:
     def _pack_for(self, node: Node) -> CheckPack | None:
         return self.packs.get(node.gpu_model)
 
+    def _take_report(self, node: Node, report: LocalCheckReport, probes: list[ProbeSpec]) -> None:
+        """Take the verdict a node reached on itself, once this console can vouch for it; UNKNOWN else."""
+        pack = self._pack_for(node)
+        pin = self.pins.get(node.pool, StackPin())
+        expected = self._judged_with.get(node.pool)
+        if expected is None:
+            expected = self._judged_with[node.pool] = judged_with(pack, pin, node)
+        if pack is None:
+            problem: str | None = "no check pack here for its GPU model"
+        else:
+            problem = admit(report, node, [p.id for p in probes], expected, pack, pin)
+        if problem is not None or pack is None:
+            self._node_unreachable(node, f"its check-local report cannot be taken: {problem}")
+            return
+        facts = NodeFacts(
+            node=node,
+            pin=pin,
+            stack=report.stack,
+            outcomes={d.probe: ProbeOutcome(d.probe, d) for d in report.probes},
+            readings={metric: [r.observation() for r in found] for metric, found in report.readings.items()},
+        )
+        # The metrics a console still reads of this node read its report, never outputs it does not have.
+        for metric in [*console_checks(pack), _PAIR_METRIC]:
+            facts.readings.setdefault(metric, [])
+        self._outcomes.pop(node.name, None)
+        self._judged[node.name] = report
+        self.facts[node.name] = facts
+        self._evaluate_judged(node, pack, facts)
+
+    def _evaluate_judged(
+        self, node: Node, pack: CheckPack, facts: NodeFacts, extra: list[Finding] | None = None
+    ) -> None:
+        """A node-judged node's verdict: its own findings and PASS counts, with the checks of change judged
+        here against the history (from the figures it kept), the pool's comparisons and external findings."""
+        report = self._judged[node.name]
+        changes = [c for c in pack.checks if c.enabled and c.metric in CHANGE_METRICS and facts.ran(c.requires)]
+        changed_ids = {c.id for c in changes}
+        findings = [f for f in report.findings if f.check_id not in changed_ids]
+        passed = report.passed
+        if changes:
+            facts.previous = self._previous_readings(node)
+            for check in changes:
+                base, read = CHANGE_METRICS[check.metric]
+                before = facts.previous.get(base)
+                facts.readings[check.metric] = [
+                    read(f.subject, _number(f.evidence.observed), f.message, before)
+                    for f in report.findings
+                    if f.check_id == base
+                ]
+            judged = evaluate_node(pack, facts, only=changes)
+            findings += [f for f in judged if f.status is not Status.PASS]
+            # Their PASS findings are counts too, as the node's own are.
+            passed = dict(passed)
+            for finding in judged:
+                if finding.status is Status.PASS:
+                    passed[finding.check_id] = passed.get(finding.check_id, 0) + 1
+        families = self._families.get(node.gpu_model)
+        if families is None:
+            families = self._families[node.gpu_model] = {c.id: c.family for c in pack.checks}
+        external = [f for group in self._external.get(node.name, {}).values() for f in group]
+        everything = findings + external + (extra or [])
+        passed_families = {families[c] for c in passed}
+        self._publish(node, roll_up(node.name, everything, passed, passed_families), facts)
+
     def _evaluate_node(self, node: Node, extra: list[Finding] | None = None) -> None:
+        if node.name in self._judged and (pack := self._pack_for(node)) is not None:
+            self._evaluate_judged(node, pack, self.facts[node.name], extra)
+            return
         outcomes = self._outcomes.get(node.name, {})
         facts = build_facts(node, self.pins.get(node.pool, StackPin()), outcomes)
         facts.previous = self._previous_readings(node)
@@ -699,7 +777,7 @@ class SweepEngine:
         """
         node = self.inventory.node(node_name)
         self._external.setdefault(node_name, {})[source] = list(findings)
-        if node_name in self._outcomes:
+        if node_name in self._outcomes or node_name in self._judged:
             self._evaluate_node(node)
         else:
             self._publish(node, roll_up(node_name, list(findings)), self.facts.get(node_name) or NodeFacts(node=node))
@@ -707,6 +785,7 @@ class SweepEngine:
 
     def _node_unreachable(self, node: Node, reason: str) -> None:
         self._outcomes.pop(node.name, None)
+        self._judged.pop(node.name, None)
         self.steady.forget(node.name)
         self._refused = {key for key in self._refused if key[0] != node.name}
         self.facts.pop(node.name, None)
@@ -883,10 +962,18 @@ def snapshot_of(facts: NodeFacts) -> NodeSnapshot:
     )
 
 
+_PAIR_METRIC = "link.tb_a2a_gbps"
+
+
+def _number(value: object) -> float | None:
+    """A figure kept in a finding's evidence as a number, else None."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _pair_bandwidth(facts: NodeFacts) -> dict[str, float]:
     return {
         f"{o.subject.gpu}-{o.subject.peer}": float(o.value)
-        for o in METRICS["link.tb_a2a_gbps"](facts)
+        for o in observe(_PAIR_METRIC, facts)
         if isinstance(o.value, int | float)
     }
 

@@ -1,9 +1,9 @@
 """The sweep of one node run on the node itself (Slurm prolog, HealthCheckProgram, ``sweep --via-slurm``).
 
 The probes run through ``LocalTransport`` exactly as an SSH sweep runs them (same bundles, timeouts
-and kills), the node is judged with the same check packs, and the report keeps every probe's raw
-output so a console gathering many of these can judge them again with fleet context and store them
-like outputs it fetched itself (``console.sweep.via_slurm``).
+and kills), the node is judged here with the same check packs, and the report is the compact one of
+``console.sweep.node_report``: a console gathering many takes their verdicts as they are and keeps
+the raw outputs (and judges again) only of the nodes that are not PASS (``console.sweep.via_slurm``).
 """
 
 from __future__ import annotations
@@ -11,41 +11,17 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Literal
 
-from pydantic import Field
-
-from console.model.base import Model
-from console.model.findings import NodeVerdict
+from console.checks import NodeFacts
+from console.inventory.model import StackPin
 from console.sweep.bundle import split_bundle
 from console.sweep.catalog import PROBES_BY_ID, ProbeSet
 from console.sweep.engine import SweepEngine, SweepResult
+from console.sweep.node_report import LocalCheckReport, build_report
 from console.transport import CommandResult, ErrorKind, LocalTransport, OutputSink, Transport, TransportError
 
 # The begin marker each probe of a bundle script echoes (console.sweep.bundle).
 _SCRIPT_PROBE = re.compile(r'echo "@@ic-begin ([A-Za-z0-9_.-]+)"')
-
-
-class LocalProbeRun(Model):
-    """One probe's raw output as the node saw it; ``exit_status`` None when it never finished."""
-
-    probe: str
-    exit_status: int | None
-    output: str
-
-
-class LocalCheckReport(Model):
-    """What ``check-local --json`` prints: the node's verdict and the raw outputs behind it."""
-
-    format: Literal["instinct-console-check-local-1"] = "instinct-console-check-local-1"
-    node: str
-    pool: str
-    gpu_model: str
-    level: str
-    outcome: str = Field(description="done, cancelled or deadline")
-    duration_s: float
-    verdict: NodeVerdict
-    probes: list[LocalProbeRun] = Field(default_factory=list)
 
 
 class RecordingTransport(Transport):
@@ -108,15 +84,21 @@ def recording_transport(node_name: str) -> RecordingTransport:
 
 
 async def check_local(
-    engine: SweepEngine, node_name: str, level: ProbeSet | str = ProbeSet.QUICK, deadline_s: float | None = None
+    engine: SweepEngine,
+    node_name: str,
+    level: ProbeSet | str = ProbeSet.QUICK,
+    deadline_s: float | None = None,
+    *,
+    raw: bool = False,
 ) -> tuple[LocalCheckReport, SweepResult]:
-    """Sweep ``node_name`` (this host) at ``level`` and report its verdict with the raw outputs.
+    """Sweep ``node_name`` (this host) at ``level``, judge it, and report it compactly (every raw output
+    too with ``raw``, or when it is not PASS).
 
     ``engine`` runs its probes through a ``recording_transport`` (``console.service.assembly`` builds it).
     """
     recorder = engine.transport
     if not isinstance(recorder, RecordingTransport):
-        raise TypeError("check_local needs an engine on a recording_transport: the report keeps the raw outputs")
+        raise TypeError("check_local needs an engine on a recording_transport: the report digests the raw outputs")
     node = engine.inventory.node(node_name)
     started = time.monotonic()
     try:
@@ -124,17 +106,15 @@ async def check_local(
     finally:
         await engine.close()
     sections = split_bundle(b"\n".join(recorder.stdout), list(PROBES_BY_ID.values()))
-    report = LocalCheckReport(
-        node=node.name,
-        pool=node.pool,
-        gpu_model=node.gpu_model,
-        level=level_for_node(level).value,
-        outcome=result.outcome,
-        duration_s=round(time.monotonic() - started, 3),
-        verdict=result.verdicts[node.name],
-        probes=[
-            LocalProbeRun(probe=s.probe, exit_status=s.exit_status, output=s.output.decode("utf-8", "replace"))
-            for s in sections.values()
-        ],
+    report = build_report(
+        node,
+        level_for_node(level).value,
+        result.outcome,
+        round(time.monotonic() - started, 3),
+        result.verdicts[node.name],
+        engine.facts.get(node.name) or NodeFacts(node=node, pin=engine.pins.get(node.pool) or StackPin()),
+        engine.packs.get(node.gpu_model),
+        sections.values(),
+        raw=raw,
     )
     return report, result

@@ -2,11 +2,14 @@
 
 The console submits ``srun -N <n> -w <nodes> --ntasks-per-node=1 --label ... instinct-console
 check-local -i <inventory> --probes <level> --json -`` where Slurm commands run (this host, or the
-inventory's Slurm controller over SSH). Each task prints one JSON line with its node's raw probe
-outputs; ``SlurmJobTransport`` then serves those outputs to a normal ``SweepEngine`` as if it had
-fetched them over SSH, so the verdicts, fleet checks, store records and reports are exactly those
-of an SSH sweep. Nodes Slurm would not run the job on (drained, down, busy) are not submitted: they
-come back as not checked, with their Slurm state as the reason.
+inventory's Slurm controller over SSH). Each task judges its node and prints one JSON line, its
+compact report (``console.sweep.node_report``). ``SlurmJobTransport`` hands a normal ``SweepEngine``
+the reports of the nodes that sent no raw outputs (PASS nodes), which it takes as they are once it
+can vouch for them; the nodes that did send them (not PASS, or ``--raw``) it serves as if it had
+fetched their outputs over SSH, and the engine judges them again and stores them. Either way the
+verdicts, fleet checks, store records and reports are those of an SSH sweep. Nodes Slurm would not
+run the job on (drained, down, busy) are not submitted: they come back as not checked, with their
+Slurm state as the reason.
 
 The inventory file must be readable at the same path on the nodes (a shared filesystem), and
 ``instinct-console`` must be on their PATH (or give the command that runs it).
@@ -22,14 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from console.inventory.hostlist import fold
-from console.inventory.model import Inventory, Node
+from console.inventory.model import Inventory, Node, StackPin
 from console.sweep.bundle import KILL_GRACE_S
 from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.engine import describe
-from console.sweep.local_check import LocalCheckReport, level_for_node
+from console.sweep.local_check import level_for_node
+from console.sweep.node_report import LocalCheckReport, read_report
 from console.transport import (
     CappedOutput,
     CommandResult,
@@ -56,6 +58,8 @@ class SlurmJobSettings:
     command: tuple[str, ...] = ("instinct-console",)
     partition: str | None = None
     immediate_s: int = 60  # srun gives up when the nodes are not free this soon, instead of queueing
+    checks: tuple[str, ...] = ()  # --checks DIRs, at the same paths on the nodes: they judge with them
+    raw: bool = False  # every node sends its raw outputs, and the console judges them all again
 
 
 def node_limit_s(level: ProbeSet | str) -> float:
@@ -65,9 +69,14 @@ def node_limit_s(level: ProbeSet | str) -> float:
 
 
 def srun_argv(
-    nodes: Sequence[Node], inventory_path: str, level: ProbeSet | str, settings: SlurmJobSettings
+    nodes: Sequence[Node],
+    inventory_path: str,
+    level: ProbeSet | str,
+    settings: SlurmJobSettings,
+    pins: dict[str, dict[str, str]] | None = None,
 ) -> list[str]:
-    """The one ``srun`` that checks every node in ``nodes``."""
+    """The one ``srun`` that checks every node in ``nodes`` (``pins``: pools whose pin differs from the
+    inventory's, in ``pinned_fields`` form, for the nodes to judge against)."""
     minutes = math.ceil(node_limit_s(level) / 60) + 1
     argv = [
         "srun", "-N", str(len(nodes)), "-w", fold(n.name for n in nodes), "--ntasks-per-node=1", "--label",
@@ -76,8 +85,14 @@ def srun_argv(
     ]  # fmt: skip
     if settings.partition:
         argv.append(f"--partition={settings.partition}")
-    check = ["check-local", "-i", inventory_path, "--probes", level_for_node(level).value, "--json", "-"]
-    return [*argv, *settings.command, *check]
+    check = ["check-local", "-i", inventory_path, "--probes", level_for_node(level).value]
+    for directory in settings.checks:
+        check += ["--checks", directory]
+    if pins:
+        check += ["--pins", json.dumps(pins, separators=(",", ":"), sort_keys=True)]
+    if settings.raw:
+        check.append("--raw")
+    return [*argv, *settings.command, *check, "--json", "-"]
 
 
 def _labelled(text: str) -> list[tuple[int, str]]:
@@ -93,16 +108,19 @@ def task_outputs(stdout: str) -> dict[int, str]:
     return {task: "".join(parts) for task, parts in tasks.items()}
 
 
-def reports_from(stdout: str) -> dict[str, LocalCheckReport]:
-    """The check-local reports in an srun output, by node; a task that printed something else is skipped."""
+def reports_from(stdout: str) -> tuple[dict[str, LocalCheckReport], dict[str, str]]:
+    """The check-local reports in an srun output by node, and why the reports of some nodes cannot be
+    used (cut, garbled, another format); a task printing something that names no node is left out (its
+    node then has no report, with srun's word about it)."""
     reports: dict[str, LocalCheckReport] = {}
+    unusable: dict[str, str] = {}
     for text in task_outputs(stdout).values():
-        try:
-            report = LocalCheckReport.model_validate(json.loads(text))
-        except (ValueError, ValidationError):
-            continue
-        reports[report.node] = report
-    return reports
+        found = read_report(text)
+        if isinstance(found, LocalCheckReport):
+            reports[found.node] = found
+        elif found[0] is not None:
+            unusable[found[0]] = found[1]
+    return reports, unusable
 
 
 def runnable_nodes(sinfo_stdout: str, names: Sequence[str]) -> dict[str, str]:
@@ -123,16 +141,17 @@ def runnable_nodes(sinfo_stdout: str, names: Sequence[str]) -> dict[str, str]:
 
 
 def bundle_text(report: LocalCheckReport) -> bytes:
-    """The report's probe outputs in the bundle format the engine splits (``console.sweep.bundle``)."""
+    """The report's raw outputs in the bundle format the engine splits (``console.sweep.bundle``)."""
     parts = []
-    for run in report.probes:
+    for run in report.raw or []:
         end = f"@@ic-end {run.probe} rc={run.exit_status}\n" if run.exit_status is not None else ""
         parts.append(f"@@ic-begin {run.probe}\n{run.output}\n{end}")
     return "".join(parts).encode()
 
 
 class SlurmJobTransport(Transport):
-    """Serves the outputs one Slurm job gathered; ``gather`` runs that job (again for every sweep)."""
+    """Serves what one Slurm job gathered: the reports of nodes judged on the node (``judged``), the raw
+    outputs of the others; ``gather`` runs that job (again for every sweep)."""
 
     def __init__(self, inventory: Inventory, submit: Transport, where: str, settings: SlurmJobSettings) -> None:
         self.inventory = inventory
@@ -140,32 +159,48 @@ class SlurmJobTransport(Transport):
         self.where = where
         self.settings = settings
         self._outputs: dict[str, tuple[bytes, float]] = {}
+        self._reports: dict[str, LocalCheckReport] = {}
         self._missing: dict[str, str] = {}
 
-    async def gather(self, nodes: Sequence[Node], level: ProbeSet | str) -> None:
-        """Run the job over ``nodes`` and keep what each node reported."""
-        self._outputs, self._missing = {}, {}
+    async def gather(
+        self, nodes: Sequence[Node], level: ProbeSet | str, pins: dict[str, StackPin] | None = None
+    ) -> None:
+        """Run the job over ``nodes`` and keep what each node reported; ``pins`` are the console's (the
+        nodes judge against them where they differ from the inventory's)."""
+        self._outputs, self._reports, self._missing = {}, {}, {}
         names = [n.name for n in nodes]
         refused = await self._refused(names)
         self._missing.update(refused)
         runnable = [n for n in nodes if n.name not in refused]
         if not runnable:
             return
-        argv = srun_argv(runnable, str(Path(self.inventory.source).resolve()), level, self.settings)
+        given = _pins_given(self.inventory, pins or {})
+        argv = srun_argv(runnable, str(Path(self.inventory.source).resolve()), level, self.settings, given)
         timeout = node_limit_s(level) + self.settings.immediate_s + NODE_OVERHEAD_S
         try:
             result = await self.submit.run(self.where, argv, timeout_s=timeout)
         except TransportError as exc:
             self._missing.update({n.name: f"the Slurm job failed: {describe(exc)}" for n in runnable})
             return
-        stderr = result.stderr.decode("utf-8", "replace")
-        reports = reports_from(result.stdout.decode("utf-8", "replace"))
-        for node in runnable:
+        self.collect(result.stdout.decode("utf-8", "replace"), result.stderr.decode("utf-8", "replace"), runnable)
+
+    def collect(self, stdout: str, stderr: str, nodes: Sequence[Node]) -> None:
+        """Keep what the job's tasks printed for ``nodes``: a report to take, raw outputs to judge, or why
+        there is neither (no report, or one that cannot be used)."""
+        reports, unusable = reports_from(stdout)
+        for node in nodes:
             report = reports.get(node.name)
             if report is None:
-                self._missing[node.name] = f"no report from the Slurm job: {_job_error(stderr, node.name)}"
+                why = unusable.get(node.name) or f"no report from the Slurm job: {_job_error(stderr, node.name)}"
+                self._missing[node.name] = why
+            elif report.raw is None:
+                self._reports[node.name] = report
             else:
                 self._outputs[node.name] = (bundle_text(report), report.duration_s)
+
+    def judged(self, node: str) -> LocalCheckReport | None:
+        """The report of ``node`` when it sent no raw outputs: its verdict is taken as the node judged it."""
+        return self._reports.get(node)
 
     async def _refused(self, names: list[str]) -> dict[str, str]:
         argv = ["sinfo", "-h", "-N", "-n", ",".join(names), "-o", "%N %T"]
@@ -204,13 +239,22 @@ class SlurmJobTransport(Transport):
         )
 
     async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
-        """UNREACHABLE, with the reason, for a node the job did not report on."""
-        if node not in self._outputs:
+        """UNREACHABLE, with the reason, for a node the job did not report on (or not usably)."""
+        if node not in self._outputs and node not in self._reports:
             raise TransportError(node, ErrorKind.UNREACHABLE, self._missing.get(node, "not in the Slurm job"))
 
     async def close(self) -> None:
         """Close the transport the job was submitted through."""
         await self.submit.close()
+
+
+def _pins_given(inventory: Inventory, pins: dict[str, StackPin]) -> dict[str, dict[str, str]]:
+    """The pools whose pin here differs from the inventory's, as the nodes are told them (``--pins``)."""
+    return {
+        pool: pin.pinned_fields()
+        for pool, pin in sorted(pins.items())
+        if pool in inventory.pools and pin.pinned_fields() != inventory.pools[pool].pin.pinned_fields()
+    }
 
 
 def _job_error(stderr: str, node: str) -> str:

@@ -501,12 +501,13 @@ class ConsoleApp(App[int]):
         Rows keep only findings that are not PASS; without a database holding the rest, that is what is shown.
         """
         kept = self.kept_findings(row)
+        counted = sum(row.verdict.passed.values()) if row.verdict is not None else 0  # judged on the node
         if self.more_findings_stored(row):
             assert self.store is not None and row.sweep_id is not None  # what more_findings_stored checked
             stored = self.store.findings(row.sweep_id, row.name)
-            if len(stored) == row.findings_total:
+            if len(stored) + counted == row.findings_total:
                 return stored, True
-        return kept, len(kept) == row.findings_total
+        return kept, len(kept) + counted == row.findings_total
 
     @staticmethod
     def kept_findings(row: NodeRow) -> list[Finding]:
@@ -515,7 +516,7 @@ class ConsoleApp(App[int]):
 
     def more_findings_stored(self, row: NodeRow) -> bool:
         """True when the history database may hold findings of the row's verdict that the row does not."""
-        kept = len(row.verdict.findings) if row.verdict is not None else 0
+        kept = row.verdict.total if row.verdict is not None else 0
         return self.store is not None and row.sweep_id is not None and kept < row.findings_total
 
     def pool_pin(self, pool: str) -> dict[str, str]:

@@ -77,6 +77,7 @@ def history_events(store: Store, inventory: Inventory) -> tuple[list[Event], sql
             families={k: Status(s) for k, s in json.loads(v["families"] or "{}").items()},
             findings=findings.get(v["node"], []),
             reason=v["reason"],
+            passed=json.loads(v["passed"] or "{}"),  # PASS findings a node judged on itself sent as counts
         )
         snapshot = NodeSnapshot(stack=json.loads(v["stack"] or "{}"), probe_runs=runs.get(v["node"], {}))
         events.append(

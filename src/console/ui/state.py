@@ -178,7 +178,7 @@ Prepared = tuple[NodeVerdict, NodeView, int]
 def _prepare(event: NodeDone) -> Prepared:
     if event.findings_total is not None:  # the engine process sent it without its PASS findings already
         return event.verdict, view_of(event.snapshot), event.findings_total
-    return without_passing(event.verdict), view_of(event.snapshot), len(event.verdict.findings)
+    return without_passing(event.verdict), view_of(event.snapshot), event.verdict.total
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, Static
 
-from console.model.findings import Finding, Status
+from console.model.findings import Finding, Status, Subject
 from console.ui.registry import bindings
 from console.ui.screens.dialogs import RawOutputScreen
 from console.ui.state import MetricSample, NodeRow
@@ -109,6 +109,25 @@ def finding_rows(findings: list[Finding]) -> list[FindingRow]:
         rows.append(FindingRow(key, (finding,)))
     rows += [FindingRow(f"{status.value}|{check}", tuple(group)) for (status, check), group in grouped.items()]
     return rows
+
+
+def counted_rows(node: str, passed: dict[str, int], family_of: dict[str, str]) -> list[FindingRow]:
+    """A line per check a node judged on itself and passed, sent as a count (its figures stay on the node)."""
+    return [
+        FindingRow(
+            f"PASS|{check}|counted",
+            (
+                Finding.trusted(
+                    check_id=check,
+                    family=family_of.get(check, ""),
+                    status=Status.PASS,
+                    subject=Subject(node=node),
+                    message=f"passed on {count}, judged on the node (counted; the figures stay there)",
+                ),
+            ),
+        )
+        for check, count in sorted(passed.items())
+    ]
 
 
 def gpu_series(history: list[MetricSample], index: int, field: str) -> list[float | None]:
@@ -308,6 +327,10 @@ class DetailScreen(Screen[None]):
         else:
             everything, self._complete = app.findings_of(row)
         lines = finding_rows(everything)
+        if row.verdict is not None and row.verdict.passed:
+            pack = app.packs.get(row.node.gpu_model)
+            family_of = {c.id: c.family for c in pack.checks} if pack is not None else {}
+            lines += counted_rows(row.name, row.verdict.passed, family_of)
         self._findings = {line.key: line for line in lines}
         grid.replace_rows([(line.key, self._line_cells(line)) for line in lines])
         if preselect and lines:
