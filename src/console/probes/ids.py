@@ -20,6 +20,7 @@ class Tool(StrEnum):
     RVS = "rvs"
     RCCL_TESTS = "rccl-tests"
     TRANSFERBENCH = "transferbench"
+    TORCH = "torch"
 
 
 class ProbeId(StrEnum):
