@@ -48,6 +48,7 @@ class ProbeId(StrEnum):
     TB_HEALTHCHECK = "tb.healthcheck"
     RCCL_ALL_REDUCE = "rccl.all_reduce"
     RVS_LEVEL3 = "rvs.level3"
+    FRAMEWORK_TORCH = "framework.torch"
 
 
 PROBE_IDS = frozenset(ProbeId)
