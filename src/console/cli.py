@@ -21,7 +21,17 @@ from console.exitcodes import EXIT_CODE_HELP, ExitCode
 from console.runtime import tune_gc
 
 # Order is the order shown in --help.
-COMMAND_MODULES: tuple[str, ...] = ("tui", "demo", "sweep", "local", "parse", "history", "sim", "actions")
+COMMAND_MODULES: tuple[str, ...] = (
+    "tui",
+    "demo",
+    "sweep",
+    "local",
+    "parse",
+    "workload",
+    "history",
+    "sim",
+    "actions",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

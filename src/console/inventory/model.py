@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from console.model.workload import WorkloadSpec
+
 GPU_MODELS = ("MI300X", "MI325X", "MI350X", "MI355X", "MI250X")
 
 
@@ -94,6 +96,7 @@ class InventoryFile(_Strict):
     slurm: SlurmConfig = Field(default_factory=SlurmConfig)
     pools: list[Pool] = Field(default_factory=list)
     hosts: dict[str, HostOverride] = Field(default_factory=dict)
+    workloads: list[WorkloadSpec] = Field(default_factory=list, description="site workloads (docs/workloads.md)")
 
 
 class Node(_Strict):
@@ -120,6 +123,7 @@ class Inventory(_Strict):
     pools: dict[str, Pool]
     nodes: list[Node]
     source: str = Field("", description="file the inventory was read from")
+    workloads: dict[str, WorkloadSpec] = Field(default_factory=dict, description="by name, in file order")
 
     def node(self, name: str) -> Node:
         """The node called ``name`` (KeyError if absent)."""
