@@ -72,6 +72,9 @@ class ProbeSpec:
     ok_exit: frozenset[int] = frozenset({0})
     # How the command reads in findings and the history when its argv carries a whole script.
     shown: str | None = None
+    # A test that occupies the GPUs for minutes runs in a bundle of its own, as the judged-partial long
+    # tests do: its hang must not hold the quick probes queued behind it.
+    alone: bool = False
 
     @property
     def command_line(self) -> str:
@@ -328,6 +331,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ProbeSet.FRAMEWORK,
         description="PyTorch on the node's python3: HIP build, devices, BF16/FP8 GEMM TFLOPs, all-reduce",
         shown=torch_probe_shown(torch_probe_argv()),
+        alone=True,
     ),
 )
 
