@@ -34,7 +34,8 @@ class ProbeSet(StrEnum):
 
     ``framework`` stands apart: the quick probes plus the framework probes (PyTorch), which need a
     Python environment many fleets keep only in containers and which occupy every GPU, so no other
-    level runs them (docs/operator-guide.md, "Framework checks").
+    level runs them (docs/operator-guide.md, "Framework checks"). ``workload`` runs the quick probes,
+    then the workloads the cluster file declares (docs/workloads.md; ``console.sweep.workloads``).
     """
 
     QUICK = "quick"
@@ -42,6 +43,7 @@ class ProbeSet(StrEnum):
     FULL = "full"
     MULTINODE = "multinode"
     FRAMEWORK = "framework"
+    WORKLOAD = "workload"
 
 
 _SET_ORDER = [ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL]
@@ -343,6 +345,8 @@ def probes_for(level: ProbeSet | str, families: set[str] | None = None) -> list[
     level = ProbeSet(level)
     if level is ProbeSet.MULTINODE:
         level = ProbeSet.STANDARD
+    if level is ProbeSet.WORKLOAD:
+        level = ProbeSet.QUICK  # the workloads themselves run after the node probes (console.sweep.workloads)
     if level is ProbeSet.FRAMEWORK:
         # The quick probes say what the node is (its GPUs, their model, its stack) for the framework checks.
         wanted = {ProbeSet.QUICK, ProbeSet.FRAMEWORK}
