@@ -4,8 +4,8 @@ The reply is the document the real script prints (``console.probes.pytorch.node_
 the node's state: torch's version follows the node's ROCm release, GEMM throughput the GPU model's RVS
 GEMM targets scaled by the GPU's own state (a throttled GPU is slower in torch too) and by the torch
 faults (``node.torch``: not installed, a CPU-only build, devices torch cannot see, a slow GEMM, NaN in
-a result, a wrong or hung all-reduce). Any other ``python3`` command is refused: a simulated node runs
-only the console's own scripts.
+a result, a wrong or hung all-reduce). A site's training script (``.../train.py``) is the workloads
+renderer's; any other ``python3`` command is refused.
 """
 
 from __future__ import annotations
@@ -33,7 +33,11 @@ IMPORT_S, DEVICE_S, ALLREDUCE_S = 6.0, 2.0, 25.0
 
 
 def handle(ctx: SimContext, argv: list[str]) -> SimReply:
-    """Answer ``python3 -c SCRIPT ...`` as the node's torch would; refuse any other script."""
+    """Answer ``python3 -c SCRIPT ...`` as the node's torch would, a site's ``train.py`` as it runs; refuse the rest."""
+    if len(argv) >= 2 and argv[1].endswith("/train.py"):
+        from console.sim.render.workloads import train
+
+        return train(ctx, argv)
     if len(argv) < 3 or argv[1] != "-c" or not argv[2].startswith(SCRIPT_MARK):
         return SimReply(
             stdout="", stderr="python3: the simulated node runs only the console's probe scripts\n", exit_status=2
