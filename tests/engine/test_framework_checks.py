@@ -3,6 +3,8 @@ each torch fault is named with its check, its GPU or stage, and each model's GEM
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from console.checks import NodeFacts, ProbeOutcome, build_facts, evaluate_node, load_packs
@@ -190,3 +192,16 @@ def test_fp8_a_torch_cannot_run_is_skip_with_why() -> None:
         )
     fp8 = [f for f in _framework("MI300X", facts) if f.check_id == "framework.fp8_tflops"]
     assert {f.status for f in fp8} == {Status.SKIP} and "torch 2.1.2 has no _scaled_mm" in fp8[0].message
+
+
+def test_a_pinned_torch_release_warns_when_the_node_imports_another() -> None:
+    facts = _facts("MI300X")
+    assert facts.stack["torch"] == "2.7.1+rocm6.4"
+    pack = load_packs()["MI300X"]
+    for pinned, status in (("2.7.1+rocm6.4", Status.PASS), ("2.6.0+rocm6.3", Status.WARN)):
+        judged = evaluate_node(pack, replace(facts, pin=StackPin(torch=pinned)))
+        [finding] = [f for f in judged if f.check_id == "stack.torch"]
+        assert finding.status is status, finding.message
+    assert "(pool pin 2.6.0+rocm6.3)" in finding.message
+    quick = replace(facts, outcomes={k: v for k, v in facts.outcomes.items() if k != ProbeId.FRAMEWORK_TORCH})
+    assert [f for f in evaluate_node(pack, quick) if f.check_id == "stack.torch"] == []

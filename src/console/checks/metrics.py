@@ -265,6 +265,7 @@ for _key, _probes in (
     ("rccl", [ProbeId.RCCL_ALL_REDUCE]),
     ("rvs", [ProbeId.RVS_LEVEL3]),
     ("transferbench", [ProbeId.TB_A2A]),
+    ("torch", [ProbeId.FRAMEWORK_TORCH]),
 ):
     METRICS[f"stack.{_key}"] = _stack_metric(_key, _probes)
 

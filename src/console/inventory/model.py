@@ -48,6 +48,7 @@ class StackPin(_Strict):
     rccl: str | None = None
     rvs: str | None = None
     transferbench: str | None = None
+    torch: str | None = Field(None, description="torch.__version__ of the node's python3 (the framework probe)")
     image_digest: str | None = None
     firmware: dict[str, str] = Field(default_factory=dict, description="GPU firmware block -> version")
 
