@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sweep",
     "local",
     "parse",
+    "workload",
     "history",
     "sim",
     "actions",

@@ -77,6 +77,16 @@ def test_grouping_and_timeout() -> None:
     assert {p.id for p in PROBES} >= {p.id for p in quick}
 
 
+def test_the_framework_probe_runs_in_a_bundle_of_its_own() -> None:
+    """Its 600 s hang must not hold the quick probes, even over one channel."""
+    probes = probes_for("framework")
+    for channels in (1, 4):
+        groups = group_probes(probes, channels)
+        [alone] = [g for g in groups if any(p.id == "framework.torch" for p in g)]
+        assert [p.id for p in alone] == ["framework.torch"]
+        assert sum(len(g) for g in groups) == len(probes)
+
+
 def test_a_fallback_is_not_part_of_the_bundle() -> None:
     """The engine sends the full form only after the tool refused the narrow one (a hang is not retried)."""
     spec = replace(_spec("probe", "amd-smi", "metric", "-v", "--json"), fallback=("amd-smi", "metric", "--json"))

@@ -35,7 +35,8 @@ CAP_S = 8.0  # the probe-timeout cap: a hung probe costs this, not its catalogue
 # serving 230 nodes at once kept healthy probes past a 4 s cap. Batches keep every node's share small.
 BATCH = 48
 OUTPUT_LIMIT = 1 << 20  # a huge output is 3 MiB here, over this limit: the same cut, cheaper
-LEVELS = (ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL)
+# framework stands apart (quick + torch): its new probe is the torch one, swept last.
+LEVELS = (ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL, ProbeSet.FRAMEWORK)
 # Behaviour faults need no GPU; each gets the parameters that make it a fault of the named probe.
 PARAMS: dict[FaultKind, dict[str, object]] = {
     FaultKind.HUGE_OUTPUT: {"mb": 3},
@@ -50,6 +51,7 @@ HARDWARE_LEVEL: dict[FaultKind, ProbeSet] = {
     FaultKind.RCCL_LOW_BUSBW: ProbeSet.STANDARD,
     FaultKind.RCCL_HANG: ProbeSet.STANDARD,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: ProbeSet.STANDARD,
+    **{kind: ProbeSet.FRAMEWORK for kind in FaultKind if kind.value.startswith("torch_")},
 }
 # (fault kind, probe id) cases where PASS is the true answer, and why.
 EXCEPTIONS: dict[tuple[FaultKind, str], str] = {
@@ -157,7 +159,7 @@ async def _sweep_each_level(sim: SimCluster) -> dict[str, NodeVerdict]:
 def test_the_catalogue_covers_every_fault_kind_and_every_probe() -> None:
     kinds = {c.kind for c in CASES if c.kind is not None}
     assert kinds == set(FaultKind)
-    assert {c.probe.id for c in CASES if c.probe} == {p.id for p in probes_for(ProbeSet.FULL)}
+    assert {c.probe.id for c in CASES if c.probe} == {p.id for level in LEVELS for p in probes_for(level)}
 
 
 def test_a_healthy_node_passes_at_every_level(verdicts: dict[str, NodeVerdict]) -> None:

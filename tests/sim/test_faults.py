@@ -24,7 +24,7 @@ def _acts(node: SimNode, kind: FaultKind, program: str = "amd-smi") -> bool:
 def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     assert set(EFFECTS) == set(FaultKind)
     assert sorted(DEMO_ORDER) == sorted(FaultKind)
-    assert len(FaultKind) == 41
+    assert len(FaultKind) == 48
 
 
 @pytest.mark.parametrize(
@@ -147,6 +147,13 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.SSH_DROP_MID_COMMAND: (None, None, {}, lambda n: _acts(n, FaultKind.SSH_DROP_MID_COMMAND)),
     FaultKind.AUTH_FAILURE: (None, None, {}, lambda n: n.auth_failure),
     FaultKind.HOST_KEY_CHANGED: (None, None, {}, lambda n: n.host_key_changed),
+    FaultKind.TORCH_MISSING: (None, None, {}, lambda n: not n.torch.installed),
+    FaultKind.TORCH_CPU_ONLY: (None, None, {}, lambda n: not n.torch.hip_build),
+    FaultKind.TORCH_DEVICE_COUNT: (None, None, {}, lambda n: n.torch.visible_devices == 7),
+    FaultKind.TORCH_GEMM_SLOW: (3, None, {}, lambda n: n.torch.gemm_factor == {3: 0.6}),
+    FaultKind.TORCH_GEMM_NAN: (3, None, {}, lambda n: n.torch.nonfinite == {3: 4096}),
+    FaultKind.TORCH_ALLREDUCE_WRONG: (None, None, {}, lambda n: n.torch.all_reduce == "wrong"),
+    FaultKind.TORCH_ALLREDUCE_HANG: (None, None, {}, lambda n: n.torch.all_reduce == "hang"),
 }
 
 

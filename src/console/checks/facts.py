@@ -219,6 +219,7 @@ def _stack(facts: NodeFacts) -> dict[str, str]:
         ("transferbench", ProbeId.TB_A2A),
         ("rccl", ProbeId.RCCL_ALL_REDUCE),
         ("rvs", ProbeId.RVS_LEVEL3),
+        ("torch", ProbeId.FRAMEWORK_TORCH),
     ):
         parsed = facts.parsed(probe)
         if isinstance(parsed, ParsedOutput) and parsed.tool_version:

@@ -271,6 +271,7 @@ for _key, _probes in (
     ("rccl", [ProbeId.RCCL_ALL_REDUCE]),
     ("rvs", [ProbeId.RVS_LEVEL3]),
     ("transferbench", [ProbeId.TB_A2A]),
+    ("torch", [ProbeId.FRAMEWORK_TORCH]),
 ):
     METRICS[f"stack.{_key}"] = _stack_metric(_key, _probes)
 
@@ -603,3 +604,183 @@ def cper_uncorrected(facts: NodeFacts) -> list[Observation]:
 CHANGE_METRICS: dict[str, tuple[str, Callable[..., Observation]]] = {
     "gpu.ecc_correctable_increase": ("ecc.correctable", correctable_increase),
 }
+
+
+# -- the PyTorch framework probe (console.probes.pytorch) -----------------------------------------------
+
+_MODEL_TOKEN = re.compile(r"\bMI\d{3}[A-Z]*\b", re.IGNORECASE)
+
+
+def _torch_result(facts: NodeFacts) -> tuple[Any, Observation | None]:
+    """The framework probe's result, or the one node observation saying why there is none."""
+    parsed = facts.parsed(ProbeId.FRAMEWORK_TORCH)
+    data = getattr(parsed, "data", None)
+    if data is None:
+        missing = facts.missing_reason([ProbeId.FRAMEWORK_TORCH]) or "framework.torch not run"
+        return None, Observation(_node(facts), None, missing, ProbeId.FRAMEWORK_TORCH)
+    return data, None
+
+
+def _torch_gpu(facts: NodeFacts, device: Any) -> tuple[Subject, GpuRecord | None]:
+    """The GPU a torch device is: by PCI address when torch reports it, else by enumeration index (HIP and
+    amd-smi both enumerate in PCI order)."""
+    record = None
+    if device.pci_bus_id:
+        record = next((g for g in facts.gpus if g.identity.bdf == device.pci_bus_id.lower()), None)
+    elif device.index < len(facts.gpus):
+        record = facts.gpus[device.index]
+    bdf = record.identity.bdf if record is not None else device.pci_bus_id
+    return facts.subject(Scope.GPU, gpu=device.index, gpu_bdf=bdf), record
+
+
+def _no_devices(facts: NodeFacts, data: Any) -> list[Observation]:
+    """The node observation of a per-GPU framework metric when torch has no device to report on: why."""
+    if data.devices:
+        return []
+    why = _torch_not_imported(data) or f"torch sees no GPU (torch.cuda.is_available() = {data.torch.cuda_available})"
+    return [Observation(_node(facts), None, why, ProbeId.FRAMEWORK_TORCH)]
+
+
+def _torch_not_imported(data: Any) -> str | None:
+    build = data.torch
+    if build.status.value != "ok":
+        return f"torch could not be imported: {build.error or build.status.value}"
+    return None
+
+
+@metric("framework.hip_build")
+def torch_hip_build(facts: NodeFacts) -> list[Observation]:
+    """True when the node's torch imports and is a ROCm (HIP) build that sees a GPU."""
+    data, missing = _torch_result(facts)
+    if missing is not None:
+        return [missing]
+    build = data.torch
+    if (why := _torch_not_imported(data)) is not None:
+        return [Observation(_node(facts), False, None, ProbeId.FRAMEWORK_TORCH, detail=why)]
+    detail = f"torch {build.version or '?'}, {build.build_label()}, torch.cuda.is_available() = {build.cuda_available}"
+    value = build.is_hip and bool(build.cuda_available)
+    return [Observation(_node(facts), value, None, ProbeId.FRAMEWORK_TORCH, detail=detail)]
+
+
+@metric("framework.devices_unseen")
+def torch_devices_unseen(facts: NodeFacts) -> list[Observation]:
+    """GPUs amd-smi lists that torch does not see (negative: torch sees more than amd-smi lists)."""
+    data, missing = _torch_result(facts)
+    if missing is not None:
+        return [missing]
+    listed = next((o.value for o in gpu_count(facts) if isinstance(o.value, int)), None)
+    if listed is None:
+        unlisted = facts.missing_reason([ProbeId.AMDSMI_LIST]) or "amd-smi did not say how many GPUs the node has"
+        return [Observation(_node(facts), None, unlisted, ProbeId.FRAMEWORK_TORCH)]
+    if (why := _torch_not_imported(data)) is not None:
+        return [Observation(_node(facts), None, why, ProbeId.FRAMEWORK_TORCH)]
+    seen = data.torch.device_count
+    if seen is None:
+        return [Observation(_node(facts), None, "torch did not report a device count", ProbeId.FRAMEWORK_TORCH)]
+    detail = f"torch sees {seen} of the {listed} GPUs amd-smi lists"
+    return [Observation(_node(facts), listed - seen, None, ProbeId.FRAMEWORK_TORCH, detail=detail)]
+
+
+def _model_of(name: str) -> str:
+    token = _MODEL_TOKEN.search(name)
+    return token.group(0).upper() if token else " ".join(name.lower().split())
+
+
+@metric("framework.device_model_matches")
+def torch_device_model(facts: NodeFacts) -> list[Observation]:
+    """Per torch device: whether the model torch names is the one amd-smi names for that GPU."""
+    data, missing = _torch_result(facts)
+    if missing is not None:
+        return [missing]
+    if unseen := _no_devices(facts, data):
+        return unseen
+    observations = []
+    for device in data.devices:
+        subject, record = _torch_gpu(facts, device)
+        smi = record.identity.market_name if record is not None else None
+        if not device.name or not smi:
+            why = "torch did not name the device" if not device.name else "amd-smi names no model for this GPU"
+            observations.append(Observation(subject, None, why, ProbeId.FRAMEWORK_TORCH))
+            continue
+        detail = f"torch: {device.name}; amd-smi: {smi}"
+        same = _model_of(device.name) == _model_of(smi)
+        observations.append(Observation(subject, same, None, ProbeId.FRAMEWORK_TORCH, detail=detail))
+    return observations
+
+
+def _gemm_metric(stage_name: str) -> Metric:
+    def extract(facts: NodeFacts) -> list[Observation]:
+        data, missing = _torch_result(facts)
+        if missing is not None:
+            return [missing]
+        if unseen := _no_devices(facts, data):
+            return unseen
+        observations = []
+        for device in data.devices:
+            subject, _ = _torch_gpu(facts, device)
+            stage = getattr(device, stage_name)
+            why: str | None = None
+            if stage.tflops is None:
+                said = f": {stage.error}" if stage.error else ""
+                why = f"{stage_name} GEMM {stage.status.value}{said}"
+            observations.append(Observation(subject, stage.tflops, why, ProbeId.FRAMEWORK_TORCH))
+        return observations
+
+    return extract
+
+
+METRICS["framework.bf16_tflops"] = _gemm_metric("bf16")
+METRICS["framework.fp8_tflops"] = _gemm_metric("fp8")
+
+
+@metric("framework.gemm_nonfinite")
+def torch_gemm_nonfinite(facts: NodeFacts) -> list[Observation]:
+    """NaN or Inf elements in a device's GEMM results (BF16 and FP8 added up)."""
+    data, missing = _torch_result(facts)
+    if missing is not None:
+        return [missing]
+    if unseen := _no_devices(facts, data):
+        return unseen
+    observations = []
+    for device in data.devices:
+        subject, _ = _torch_gpu(facts, device)
+        counts = {name: s.nonfinite for name, s in (("bf16", device.bf16), ("fp8", device.fp8)) if s.nonfinite}
+        checked = [s for s in (device.bf16, device.fp8) if s.nonfinite is not None]
+        if not checked:
+            observations.append(Observation(subject, None, "no GEMM result was checked", ProbeId.FRAMEWORK_TORCH))
+            continue
+        detail = ", ".join(f"{name} {count}" for name, count in counts.items()) or None
+        total = float(sum(s.nonfinite for s in checked))
+        observations.append(Observation(subject, total, None, ProbeId.FRAMEWORK_TORCH, detail=detail))
+    return observations
+
+
+@metric("framework.all_reduce_correct")
+def torch_all_reduce(facts: NodeFacts) -> list[Observation]:
+    """Whether the one-node torch.distributed all-reduce gave the exact sum on every rank."""
+    data, missing = _torch_result(facts)
+    if missing is not None:
+        return [missing]
+    stage = data.all_reduce
+    if stage.correct is None:
+        said = f": {stage.error}" if stage.error else ""
+        return [Observation(_node(facts), None, f"all-reduce {stage.status.value}{said}", ProbeId.FRAMEWORK_TORCH)]
+    detail = (
+        f"{stage.backend}, {stage.world_size} ranks, max error {stage.max_abs_error:g}, {stage.nonfinite} NaN/Inf"
+        if stage.max_abs_error is not None
+        else None
+    )
+    return [Observation(_node(facts), stage.correct, None, ProbeId.FRAMEWORK_TORCH, detail=detail)]
+
+
+@metric("framework.stages_ok")
+def torch_stages(facts: NodeFacts) -> list[Observation]:
+    """False when a stage after the import raised (its error text is the detail)."""
+    data, missing = _torch_result(facts)
+    if missing is not None:
+        return [missing]
+    if (why := _torch_not_imported(data)) is not None:
+        return [Observation(_node(facts), None, why, ProbeId.FRAMEWORK_TORCH)]
+    errors = data.stage_errors()
+    detail = "; ".join(errors[:3]) or None
+    return [Observation(_node(facts), not errors, None, ProbeId.FRAMEWORK_TORCH, detail=detail)]

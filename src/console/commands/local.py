@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
     p.add_argument("--model", choices=GPU_MODELS, type=str.upper, help="GPU model, when there is no cluster file")
     p.add_argument("--gpu-count", type=int, default=8, help="expected GPUs with --model (default 8)")
     p.add_argument("--node", help="this node's name (default $SLURMD_NODENAME, else the short hostname)")
-    node_levels = [s.value for s in ProbeSet if s is not ProbeSet.MULTINODE]
+    node_levels = [s.value for s in ProbeSet if s not in (ProbeSet.MULTINODE, ProbeSet.WORKLOAD)]
     p.add_argument("--probes", choices=node_levels, default="quick", help="probe set (default quick)")
     p.add_argument(
         "--json", metavar="FILE", help="write the compact report (verdict, findings, digest) as JSON ('-' for stdout)"

@@ -152,6 +152,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.count is not None and args.every is None:
         raise UsageError("--count needs --every")
+    if args.probes == ProbeSet.WORKLOAD and not inventory.workloads:
+        raise UsageError(f"--probes workload: {args.inventory} declares no [[workloads]] (docs/workloads.md)")
+    if args.via_slurm and args.probes == ProbeSet.WORKLOAD:
+        raise UsageError("--via-slurm gathers the node probes only: run --probes workload over SSH, without it")
     store_path = Path(args.store or default_store_path())
     spec = EngineSpec(
         inventory,

@@ -102,6 +102,15 @@ def expand_inventory(
     unknown = sorted(set(spec.hosts) - set(seen))
     if unknown:
         raise InventoryError(f"{source}: field {_field_path(('hosts', unknown[0]))}: node is not in any pool")
+    workloads = {}
+    for index, workload in enumerate(spec.workloads):
+        where = f"{source}: field workloads[{index}]"
+        if workload.name in workloads:
+            raise InventoryError(f"{where}.name: workload {workload.name!r} is defined twice")
+        unknown = [name for name in workload.pools if name not in pools]
+        if unknown:
+            raise InventoryError(f"{where}.pools: no pool is called {', '.join(map(repr, unknown))}")
+        workloads[workload.name] = workload
     return Inventory(
         name=spec.name,
         ssh=spec.ssh,
@@ -110,6 +119,7 @@ def expand_inventory(
         nodes=nodes,
         source=source,
         lifecycle=spec.lifecycle,
+        workloads=workloads,
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from console.model.workload import WorkloadSpec
+
 GPU_MODELS = ("MI300X", "MI325X", "MI350X", "MI355X", "MI250X")
 
 
@@ -46,6 +48,7 @@ class StackPin(_Strict):
     rccl: str | None = None
     rvs: str | None = None
     transferbench: str | None = None
+    torch: str | None = Field(None, description="torch.__version__ of the node's python3 (the framework probe)")
     image_digest: str | None = None
     firmware: dict[str, str] = Field(default_factory=dict, description="GPU firmware block -> version")
 
@@ -109,6 +112,7 @@ class InventoryFile(_Strict):
     lifecycle: LifecyclePolicy = Field(default_factory=LifecyclePolicy)
     pools: list[Pool] = Field(default_factory=list)
     hosts: dict[str, HostOverride] = Field(default_factory=dict)
+    workloads: list[WorkloadSpec] = Field(default_factory=list, description="site workloads (docs/workloads.md)")
 
 
 class Node(_Strict):
@@ -136,6 +140,7 @@ class Inventory(_Strict):
     lifecycle: LifecyclePolicy = Field(default_factory=LifecyclePolicy)
     nodes: list[Node]
     source: str = Field("", description="file the inventory was read from")
+    workloads: dict[str, WorkloadSpec] = Field(default_factory=dict, description="by name, in file order")
 
     def node(self, name: str) -> Node:
         """The node called ``name`` (KeyError if absent)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from console.probes import amdsmi, rccl, rocminfo, rocmsmi, rvs, transferbench
+from console.probes import amdsmi, pytorch, rccl, rocminfo, rocmsmi, rvs, transferbench
 from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines, strip_log_prefixes, to_text
 from console.probes.ids import Tool
 
@@ -35,6 +35,7 @@ _PARSERS: dict[Tool, ToolParser] = {
     Tool.RVS: rvs,
     Tool.RCCL_TESTS: rccl,
     Tool.TRANSFERBENCH: transferbench,
+    Tool.TORCH: pytorch,
 }
 
 

@@ -20,6 +20,7 @@ class Tool(StrEnum):
     RVS = "rvs"
     RCCL_TESTS = "rccl-tests"
     TRANSFERBENCH = "transferbench"
+    TORCH = "torch"
 
 
 class ProbeId(StrEnum):
@@ -49,6 +50,7 @@ class ProbeId(StrEnum):
     TB_HEALTHCHECK = "tb.healthcheck"
     RCCL_ALL_REDUCE = "rccl.all_reduce"
     RVS_LEVEL3 = "rvs.level3"
+    FRAMEWORK_TORCH = "framework.torch"
 
 
 PROBE_IDS = frozenset(ProbeId)

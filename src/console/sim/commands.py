@@ -157,6 +157,8 @@ PROGRAMS: dict[str, Handler] = {
     "rocminfo": _lazy(_RENDER + "rocm"),
     "rvs": _lazy(_RENDER + "rvs"),
     "TransferBench": _lazy(_RENDER + "transferbench"),
+    "python3": _lazy(_RENDER + "pytorch"),
+    **{name: _lazy(_RENDER + "workloads") for name in ("docker", "podman", "apptainer", "vllm")},
     **{name: _lazy(_RENDER + "rccl") for name in (*_RCCL_TESTS, "mpirun", "mpiexec", "srun")},
     **{name: _lazy(_RENDER + "host") for name in _HOST},
     "sinfo": _lazy(_RENDER + "slurm"),

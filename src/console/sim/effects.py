@@ -245,6 +245,36 @@ def _nic_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
         nic.rate_gbps = _int(fault, "rate_gbps", nic.rate_gbps // 2)
 
 
+def _torch_missing(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.torch.installed = False
+
+
+def _torch_cpu_only(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.torch.hip_build = False
+
+
+def _torch_device_count(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A GPU the HIP runtime cannot open, or a leftover HIP_VISIBLE_DEVICES: one device fewer by default.
+    node.torch.visible_devices = _int(fault, "visible", max(len(node.gpus) - 1, 0))
+
+
+def _torch_gemm_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if fault.gpu is not None:
+        node.torch.gemm_factor[fault.gpu] = _float(fault, "factor", 0.6)
+
+
+def _torch_gemm_nan(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if fault.gpu is not None:
+        node.torch.nonfinite[fault.gpu] = _int(fault, "count", 4096)
+
+
+def _torch_all_reduce(outcome: str) -> Effect:
+    def effect(node: SimNode, fault: Fault, rng: random.Random) -> None:
+        node.torch.all_reduce = outcome
+
+    return effect
+
+
 def _behaviour(node: SimNode, fault: Fault, rng: random.Random) -> None:
     args = _str(fault, "args", "")
     node.behaviours.append(
@@ -309,6 +339,13 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.NIC_PORT_DOWN: _nic_down,
     FaultKind.NIC_MISSING: _nic_missing,
     FaultKind.NIC_SLOW: _nic_slow,
+    FaultKind.TORCH_MISSING: _torch_missing,
+    FaultKind.TORCH_CPU_ONLY: _torch_cpu_only,
+    FaultKind.TORCH_DEVICE_COUNT: _torch_device_count,
+    FaultKind.TORCH_GEMM_SLOW: _torch_gemm_slow,
+    FaultKind.TORCH_GEMM_NAN: _torch_gemm_nan,
+    FaultKind.TORCH_ALLREDUCE_WRONG: _torch_all_reduce("wrong"),
+    FaultKind.TORCH_ALLREDUCE_HANG: _torch_all_reduce("hang"),
     FaultKind.DRIVER_NOT_LOADED: _flag("driver_loaded", False),
     FaultKind.SSH_REFUSED: _flag("ssh_refused", True),
     FaultKind.AUTH_FAILURE: _flag("auth_failure", True),

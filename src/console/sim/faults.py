@@ -61,6 +61,14 @@ class FaultKind(StrEnum):
     SSH_DROP_MID_COMMAND = "ssh_drop_mid_command"
     AUTH_FAILURE = "auth_failure"
     HOST_KEY_CHANGED = "host_key_changed"
+    # The node's PyTorch (the framework probe, ``python3 -c``): its install, its build and what it computes.
+    TORCH_MISSING = "torch_missing"
+    TORCH_CPU_ONLY = "torch_cpu_only"
+    TORCH_DEVICE_COUNT = "torch_device_count"
+    TORCH_GEMM_SLOW = "torch_gemm_slow"
+    TORCH_GEMM_NAN = "torch_gemm_nan"
+    TORCH_ALLREDUCE_WRONG = "torch_allreduce_wrong"
+    TORCH_ALLREDUCE_HANG = "torch_allreduce_hang"
 
 
 # Faults that act on how one program (optionally only some of its subcommands) answers, not on the
@@ -105,6 +113,8 @@ _GPU_KINDS = {
     FaultKind.FIRMWARE_DRIFT,
     FaultKind.RVS_GST_LOW,
     FaultKind.CPER_RECORD,
+    FaultKind.TORCH_GEMM_SLOW,
+    FaultKind.TORCH_GEMM_NAN,
 }
 _LINK_KINDS = {FaultKind.XGMI_LINK_DOWN, FaultKind.XGMI_LINK_DEGRADED, FaultKind.TRANSFERBENCH_PAIR_SLOW}
 
@@ -190,6 +200,14 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.CPER_RECORD,
     FaultKind.CPER_NOT_ENABLED,
     FaultKind.SUDO_DENIED,
+    # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
+    FaultKind.TORCH_MISSING,
+    FaultKind.TORCH_CPU_ONLY,
+    FaultKind.TORCH_DEVICE_COUNT,
+    FaultKind.TORCH_GEMM_SLOW,
+    FaultKind.TORCH_GEMM_NAN,
+    FaultKind.TORCH_ALLREDUCE_WRONG,
+    FaultKind.TORCH_ALLREDUCE_HANG,
 )
 
 

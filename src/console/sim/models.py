@@ -40,6 +40,7 @@ __all__ = [
     "SimGpu",
     "SimNic",
     "SimNode",
+    "SimTorch",
     "SimXgmiLink",
     "StackSpec",
     "build_node",
@@ -214,6 +215,17 @@ class SimNic(Model):
     mac: str
 
 
+class SimTorch(Model):
+    """The node's Python and PyTorch, as the framework probe finds them; torch faults change it."""
+
+    installed: bool = True
+    hip_build: bool = Field(True, description="False: a CPU-only build (torch.version.hip is None)")
+    visible_devices: int | None = Field(None, description="devices torch sees; None: every GPU on the bus")
+    gemm_factor: dict[int, float] = Field(default_factory=dict, description="GPU slot -> scale of its GEMM TFLOPs")
+    nonfinite: dict[int, int] = Field(default_factory=dict, description="GPU slot -> NaN/Inf in its GEMM results")
+    all_reduce: str = Field("ok", description="ok, wrong (a rank's sum is off) or hang (a rank never finishes)")
+
+
 class SimBehaviour(Model):
     """How one program (or some of its subcommands) misbehaves on a node: a behaviour fault, resolved."""
 
@@ -256,6 +268,7 @@ class SimNode(Model):
     rccl_wrong: bool = False
     rccl_hang: bool = False
     rccl_busbw_factor: float = 1.0
+    torch: SimTorch = Field(default_factory=SimTorch)
     faults: list[Fault] = Field(default_factory=list)
 
     @property

@@ -215,14 +215,14 @@ class BundleOutput:
 
 
 def group_probes(probes: Sequence[ProbeSpec], channels: int) -> list[list[ProbeSpec]]:
-    """Bundles for one node: each long test (RCCL, TransferBench, RVS) alone, the quick probes spread
+    """Bundles for one node: each long test (RCCL, TransferBench, RVS, torch) alone, the quick probes spread
     over at most ``channels`` bundles balancing their timeouts; in each, the probes that cannot hang first.
 
     A long test that hangs must not hold the quick probes queued behind it in the same bundle.
     """
     channels = max(1, channels)
-    alone = [[spec] for spec in probes if spec.judge_partial]
-    quick = [spec for spec in probes if not spec.judge_partial]
+    alone = [[spec] for spec in probes if spec.judge_partial or spec.alone]
+    quick = [spec for spec in probes if not (spec.judge_partial or spec.alone)]
     groups: list[list[ProbeSpec]] = [[] for _ in range(min(channels, len(quick)))]
     loads = [0.0] * len(groups)
     for spec in sorted(quick, key=lambda p: -p.timeout_s):

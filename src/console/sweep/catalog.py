@@ -27,15 +27,24 @@ from console.probes.host import (
     parse_uptime,
 )
 from console.probes.ids import ProbeId
+from console.probes.pytorch.command import torch_probe_argv, torch_probe_shown
 
 
 class ProbeSet(StrEnum):
-    """How deep a sweep goes. Each set includes the ones before it."""
+    """How deep a sweep goes. Each of quick, standard and full includes the ones before it.
+
+    ``framework`` stands apart: the quick probes plus the framework probes (PyTorch), which need a
+    Python environment many fleets keep only in containers and which occupy every GPU, so no other
+    level runs them (docs/operator-guide.md, "Framework checks"). ``workload`` runs the quick probes,
+    then the workloads the cluster file declares (docs/workloads.md; ``console.sweep.workloads``).
+    """
 
     QUICK = "quick"
     STANDARD = "standard"
     FULL = "full"
     MULTINODE = "multinode"
+    FRAMEWORK = "framework"
+    WORKLOAD = "workload"
 
 
 _SET_ORDER = [ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL]
@@ -64,6 +73,11 @@ class ProbeSpec:
     # Exit statuses that still mean "this output is the answer" (``cat`` of several files prints what it
     # can and says 1 for the one missing). Any other status of a quick probe makes it UNKNOWN.
     ok_exit: frozenset[int] = frozenset({0})
+    # How the command reads in findings and the history when its argv carries a whole script.
+    shown: str | None = None
+    # A test that occupies the GPUs for minutes runs in a bundle of its own, as the judged-partial long
+    # tests do: its hang must not hold the quick probes queued behind it.
+    alone: bool = False
     # Run before and after the probe in its bundle (output discarded): removes what the probe writes on
     # the node (``amd-smi ras --cper --folder``), also what an earlier run the console killed left.
     cleanup: tuple[str, ...] | None = None
@@ -80,8 +94,8 @@ class ProbeSpec:
 
     @property
     def command_line(self) -> str:
-        """What runs on the node, as an operator would type it."""
-        return shlex.join(self.argv)
+        """What runs on the node, as an operator would type it (a script in it named, not spelled out)."""
+        return self.shown or shlex.join(self.argv)
 
     def fallback_spec(self) -> ProbeSpec | None:
         """This probe in its fallback form (None without one)."""
@@ -344,6 +358,20 @@ PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
         ProbeId.RVS_LEVEL3, "rvs", ("rvs", "-r", "3"), 3600, _tool(Tool.RVS, "summary"), FULL, judge_partial=True
     ),
+    # The node's own PyTorch: its build, the GPUs it sees, a BF16 and an FP8 GEMM per GPU and a one-node
+    # all-reduce. One JSON document at the end, so not judged partial: the script bounds its own
+    # all-reduce (a hung rank is reported, not waited for), and a probe cut short by this timeout is UNKNOWN.
+    ProbeSpec(
+        ProbeId.FRAMEWORK_TORCH,
+        "framework",
+        torch_probe_argv(),
+        600,
+        _tool(Tool.TORCH, "torch"),
+        ProbeSet.FRAMEWORK,
+        description="PyTorch on the node's python3: HIP build, devices, BF16/FP8 GEMM TFLOPs, all-reduce",
+        shown=torch_probe_shown(torch_probe_argv()),
+        alone=True,
+    ),
 )
 
 PROBES_BY_ID: dict[str, ProbeSpec] = {p.id: p for p in PROBES}
@@ -354,6 +382,12 @@ def probes_for(level: ProbeSet | str, families: set[str] | None = None) -> list[
     level = ProbeSet(level)
     if level is ProbeSet.MULTINODE:
         level = ProbeSet.STANDARD
+    if level is ProbeSet.WORKLOAD:
+        level = ProbeSet.QUICK  # the workloads themselves run after the node probes (console.sweep.workloads)
+    if level is ProbeSet.FRAMEWORK:
+        # The quick probes say what the node is (its GPUs, their model, its stack) for the framework checks.
+        wanted = {ProbeSet.QUICK, ProbeSet.FRAMEWORK}
+        return [p for p in PROBES if p.level in wanted and (families is None or p.family in families)]
     depth = _SET_ORDER.index(level)
     wanted = set(_SET_ORDER[: depth + 1])
     return [p for p in PROBES if p.level in wanted and (families is None or p.family in families)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from console.sweep.catalog import ProbeSet
 from console.sweep.engine import SweepEngine, SweepResult
 from console.sweep.multinode import MultinodeOptions, refreshed, run_multinode
 from console.sweep.via_slurm import SlurmJobTransport
+from console.sweep.workloads import run_workloads
 
 
 async def sweep_cluster(
@@ -31,6 +33,15 @@ async def sweep_cluster(
     if isinstance(transport, SlurmJobTransport):
         await transport.gather(nodes, level, engine.pins)
     result = await engine.run(nodes, level=level, deadline_s=deadline_s)
+    if ProbeSet(level) is ProbeSet.WORKLOAD and result.outcome == "done":
+        phase_started = time.monotonic()
+        remaining = None if deadline_s is None else max(0.0, deadline_s - (phase_started - started))
+        try:
+            async with asyncio.timeout(remaining):
+                await run_workloads(engine, result, nodes)
+        except TimeoutError:  # the transport killed what still ran; the sweep says it ran out of time (exit 4)
+            result = dataclasses.replace(result, outcome="deadline")
+        return refreshed(engine, result, time.monotonic() - phase_started), None
     if ProbeSet(level) is not ProbeSet.MULTINODE or result.outcome != "done":
         return result, None
     options = multinode or MultinodeOptions()

@@ -73,9 +73,9 @@ class RecordingTransport(Transport):
 
 
 def level_for_node(level: ProbeSet | str) -> ProbeSet:
-    """The per-node part of a probe set (multinode runs the standard probes on each node)."""
+    """The per-node part of a probe set (multinode runs the standard probes on each node, workload the quick)."""
     level = ProbeSet(level)
-    return ProbeSet.STANDARD if level is ProbeSet.MULTINODE else level
+    return {ProbeSet.MULTINODE: ProbeSet.STANDARD, ProbeSet.WORKLOAD: ProbeSet.QUICK}.get(level, level)
 
 
 def recording_transport(node_name: str) -> RecordingTransport:

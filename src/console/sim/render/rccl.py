@@ -574,7 +574,10 @@ def _run_elsewhere(ctx: SimContext, program: list[str], launch: _Launch) -> SimR
     duration = 0.0
     for rank in range(launch.ranks):
         host = launch.hosts[min(rank // launch.per_host, len(launch.hosts) - 1)]
-        reply = run_program(context_for(ctx.cluster, host, ctx.state_dir), program)
+        sub = context_for(ctx.cluster, host, ctx.state_dir)
+        if launch.launcher == "srun":  # as Slurm exports it to every task: the job's hosts
+            sub.env["SLURM_JOB_NODELIST"] = ",".join(launch.hosts)
+        reply = run_program(sub, program)
         label = f"{rank:>{len(str(max(launch.ranks - 1, 0)))}}: " if launch.prefix == "label" else ""
         out += [label + line + "\n" for line in reply.stdout.splitlines()]
         err += [label + line + "\n" for line in reply.stderr.splitlines()]

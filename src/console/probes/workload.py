@@ -1,0 +1,110 @@
+"""A declared workload's command line, and its figures read from what it printed (docs/workloads.md).
+
+Both pure: ``workload_argv`` builds the argv (bare, in the site's container, through ``srun`` for N
+nodes) in one place; ``read_figures`` reads the figures the workload's ``results`` name. A figure
+the output does not hold is listed as missing, a ``nan``/``inf`` is kept as the non-finite number it
+is (it fails), and a JSON line that does not parse is said, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from console.model.workload import ResultsSpec, WorkloadSpec
+
+__all__ = ["Figures", "is_finite", "read_figures", "workload_argv"]
+
+# What a containerised workload needs to reach the GPUs (ROCm's container guidance: the KFD and DRI
+# devices, the video and render groups, host IPC for RCCL's shared memory), and the host's network.
+_GPU_OPTIONS = (
+    "--device=/dev/kfd",
+    "--device=/dev/dri",
+    "--group-add=video",
+    "--group-add=render",
+    "--ipc=host",
+    "--network=host",
+)
+
+
+def workload_argv(spec: WorkloadSpec) -> tuple[str, ...]:
+    """What runs: the command, in the container when one is declared, through srun for more than one node."""
+    argv: tuple[str, ...] = tuple(spec.command)
+    container = spec.container
+    if container is not None:
+        if container.runtime == "apptainer":
+            argv = ("apptainer", "exec", "--rocm", *container.options, container.image, *argv)
+        else:
+            argv = (container.runtime, "run", "--rm", *_GPU_OPTIONS, *container.options, container.image, *argv)
+    if spec.nodes > 1:
+        argv = ("srun", f"--nodes={spec.nodes}", "--ntasks-per-node=1", *argv)
+    return argv
+
+
+@dataclass
+class Figures:
+    """The figures one run printed: by name, with those missing and what could not be read."""
+
+    values: dict[str, float] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def read_figures(results: ResultsSpec, text: str, wanted: list[str]) -> Figures:
+    """The figures of ``text``; ``wanted`` are those the criteria read (missing when absent)."""
+    figures = Figures()
+    if results.json_prefix is not None:
+        _from_json_line(results.json_prefix, text, figures)
+    for name, pattern in results.regex.items():
+        matches = re.findall(pattern, text, re.MULTILINE)
+        if not matches:
+            continue
+        number = _number(matches[-1])
+        if number is None:
+            figures.problems.append(f"{name}: {str(matches[-1])[:60]!r} is not a number")
+        else:
+            figures.values[name] = number
+    figures.missing = [name for name in dict.fromkeys(wanted) if name not in figures.values]
+    return figures
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))  # "51,234" as some tools group thousands; "nan" stays nan
+    except ValueError:
+        return None
+
+
+def _from_json_line(prefix: str, text: str, figures: Figures) -> None:
+    lines = [line[len(prefix) :] for line in text.splitlines() if line.startswith(prefix)]
+    if not lines:
+        figures.problems.append(f"no line starts with {prefix!r}")
+        return
+    try:
+        document = json.loads(lines[-1])
+    except ValueError as exc:
+        figures.problems.append(f"the last {prefix.strip()!r} line is not JSON: {exc}")
+        return
+    if not isinstance(document, dict):
+        figures.problems.append(f"the last {prefix.strip()!r} line is not a JSON object")
+        return
+    _flatten("", document, figures.values)
+
+
+def _flatten(stem: str, value: Any, into: dict[str, float]) -> None:
+    """Numbers of a JSON object by dotted key; booleans, text and lists are not figures."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _flatten(f"{stem}.{key}" if stem else str(key), inner, into)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        into[stem] = float(value)
+    elif isinstance(value, str) and value.lower() in ("nan", "inf", "-inf", "infinity", "-infinity"):
+        into[stem] = float(value)  # a JSON writer that spells NaN as text: still a NaN
+
+
+def is_finite(value: float) -> bool:
+    """False for NaN and infinities: a figure no criterion can pass."""
+    return math.isfinite(value)

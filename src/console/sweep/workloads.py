@@ -1,0 +1,126 @@
+"""The workload phase of a sweep: each workload the cluster file declares, run where it applies, judged.
+
+``sweep --probes workload`` runs the quick probes on every node, then this phase: a one-node workload
+runs on each selected node of its pools (one workload at a time per node, the nodes in parallel); an
+N-node workload runs once per group of N selected nodes of a pool, through ``srun`` from the group's
+first node, and its findings go to every node of the group. A node the quick probes could not reach
+is not given a workload. The run's output is kept in the history like a probe's; its findings join
+the node's verdict (``SweepEngine.add_findings``), so reports, JUnit and exit codes carry them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from collections.abc import Sequence
+
+from console.checks.workload import judge_workload
+from console.inventory.model import Node
+from console.model.findings import Finding, Status, Subject
+from console.model.workload import WorkloadSpec
+from console.probes.workload import workload_argv
+from console.sweep.engine import SweepEngine, SweepResult, describe
+from console.transport import ErrorKind, TransportError
+
+SOURCE = "workload"
+# Nodes running workloads at once: each occupies its node's GPUs; the console's own share is the SSH channel.
+PARALLEL_NODES = 64
+
+
+def applies(spec: WorkloadSpec, node: Node) -> bool:
+    """Whether ``spec`` runs on ``node``'s pool (every pool when it names none)."""
+    return not spec.pools or node.pool in spec.pools
+
+
+def placements(workloads: Sequence[WorkloadSpec], nodes: Sequence[Node]) -> list[tuple[WorkloadSpec, list[Node]]]:
+    """Each run to make: a workload and the nodes it runs on (one, or a group of ``spec.nodes`` of one pool).
+
+    Nodes left over in a pool after the last whole group get an UNKNOWN finding instead (``leftovers``).
+    """
+    runs: list[tuple[WorkloadSpec, list[Node]]] = []
+    for spec in workloads:
+        by_pool: dict[str, list[Node]] = {}
+        for node in nodes:
+            if applies(spec, node):
+                by_pool.setdefault(node.pool, []).append(node)
+        for members in by_pool.values():
+            size = spec.nodes
+            runs.extend((spec, members[i : i + size]) for i in range(0, len(members) - size + 1, size))
+    return runs
+
+
+def leftovers(workloads: Sequence[WorkloadSpec], nodes: Sequence[Node]) -> dict[str, list[Finding]]:
+    """Findings for the nodes an N-node workload could not be placed on (too few left in their pool)."""
+    placed = {(spec.name, n.name) for spec, group in placements(workloads, nodes) for n in group}
+    out: dict[str, list[Finding]] = {}
+    for spec in workloads:
+        for node in nodes:
+            if applies(spec, node) and (spec.name, node.name) not in placed:
+                message = f"{spec.name}: not run: it needs {spec.nodes} nodes of pool {node.pool} and fewer were left"
+                out.setdefault(node.name, []).append(_finding(spec, node.name, Status.UNKNOWN, message))
+    return out
+
+
+def _finding(spec: WorkloadSpec, node: str, status: Status, message: str) -> Finding:
+    return Finding(
+        check_id=f"workload.{spec.name}.run", family=SOURCE, status=status, subject=Subject(node=node), message=message
+    )
+
+
+async def run_workloads(engine: SweepEngine, sweep: SweepResult, nodes: Sequence[Node]) -> None:
+    """Run every declared workload on the reachable ``nodes`` it applies to, and attach the findings."""
+    workloads = list(engine.inventory.workloads.values())
+    reachable = [n for n in nodes if "reachability" not in sweep.verdicts[n.name].families]
+    found: dict[str, list[Finding]] = {name: list(f) for name, f in leftovers(workloads, reachable).items()}
+    by_site: dict[str, list[tuple[WorkloadSpec, list[Node]]]] = {}
+    for spec, group in placements(workloads, reachable):
+        by_site.setdefault(group[0].name, []).append((spec, group))
+    limit = asyncio.Semaphore(PARALLEL_NODES)
+
+    async def site_runs(runs: list[tuple[WorkloadSpec, list[Node]]]) -> None:
+        async with limit:
+            for spec, group in runs:  # one at a time: each occupies the node's GPUs
+                for node, findings in (await _run(engine, sweep.sweep_id, spec, group)).items():
+                    found.setdefault(node, []).extend(findings)
+
+    await asyncio.gather(*(site_runs(runs) for runs in by_site.values()))
+    for node in reachable:
+        if node.name in found:
+            engine.add_findings(node.name, SOURCE, found[node.name])
+
+
+async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: list[Node]) -> dict[str, list[Finding]]:
+    """One run of ``spec`` from ``group[0]``: each node of the group gets the run's findings."""
+    site = group[0].name
+    argv = workload_argv(spec)
+    started_at, t0 = time.time(), time.monotonic()
+    stdout = stderr = b""
+    exit_status: int | None = None
+    try:
+        result = await engine.transport.run(site, argv, timeout_s=spec.timeout_s)
+    except TransportError as exc:
+        said = f"did not finish within {spec.timeout_s:g} s" if exc.kind is ErrorKind.TIMEOUT else describe(exc)
+        judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: {said}")]
+    else:
+        stdout, stderr, exit_status = result.stdout, result.stderr, result.exit_status
+        text = (stdout + stderr).decode("utf-8", errors="replace")
+        if result.dropped_bytes:
+            judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: output cut: its figures cannot be trusted")]
+        else:
+            judged = judge_workload(spec, Subject(node=site), text, exit_status if exit_status is not None else -1)
+    if engine.store is not None:
+        worst = max((f.status for f in judged), key=lambda s: s.severity, default=Status.PASS)
+        engine.store.add_probe_run(
+            sweep_id,
+            site,
+            f"workload.{spec.name}",
+            command=shlex.join(argv),
+            exit_status=exit_status,
+            started_at=started_at,
+            duration_s=time.monotonic() - t0,
+            stdout=stdout,
+            stderr=stderr,
+            problem=None if worst is Status.PASS else next(f.message for f in judged if f.status is worst),
+        )
+    return {node.name: [f.model_copy(update={"subject": Subject(node=node.name)}) for f in judged] for node in group}
