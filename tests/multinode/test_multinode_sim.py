@@ -18,6 +18,7 @@ from console.sim.shims import install_shims
 from console.sim.specs import GpuModel
 from console.sweep import SweepEngine, SweepResult
 from console.sweep.collective import LaunchSettings
+from console.sweep.events import Event, MultinodeDone, MultinodeRunDone, MultinodeStarted, NodeDone
 from console.sweep.multinode import CHECK_ID, PROBE_ID, MultinodeOptions, refreshed, run_multinode
 from console.transport import LocalTransport
 from tests.multinode.simcluster import engine_for, start_cluster
@@ -80,6 +81,47 @@ def test_low_busbw_node_is_named_from_its_pair_and_confirmed(tmp_path: Path) -> 
     others = [n for n in sweep.verdicts if n != bad]
     assert all(f.status is Status.PASS for n in others for f in multinode_findings(engine, n))
     assert sorted(result.pools[0].cleared) == sorted(set(others) - {"sim001"})
+
+
+def test_each_run_is_an_event_as_it_finishes_and_the_culprit_cites_its_convicting_runs(tmp_path: Path) -> None:
+    with start_cluster(4, GpuModel.MI300X, FaultKind.RCCL_LOW_BUSBW) as sim:
+        bad = faulty_node(sim)
+        engine = engine_for(sim, tmp_path / "h.db")
+        events: list[Event] = []
+
+        async def scenario() -> MultinodeResult:
+            try:
+                sweep = await engine.run(level="quick")
+                engine.subscribe(events.append)
+                return await run_multinode(engine, sweep, MultinodeOptions())
+            finally:
+                await engine.close()
+
+        result = asyncio.run(scenario())
+    multinode = [e for e in events if isinstance(e, MultinodeStarted | MultinodeRunDone | MultinodeDone)]
+    assert isinstance(multinode[0], MultinodeStarted) and sorted(multinode[0].nodes) == sorted(engine.verdicts)
+    assert isinstance(multinode[-1], MultinodeDone) and multinode[-1].result == result and not multinode[-1].stopped
+    streamed = [e.run for e in multinode if isinstance(e, MultinodeRunDone)]
+    assert streamed == result.runs and [r.seq for r in streamed] == list(range(len(streamed)))
+    # The bad node's verdict is re-judged (NodeDone) after the run that convicted it was announced.
+    last_run = max(i for i, e in enumerate(events) if isinstance(e, MultinodeRunDone) and bad in e.run.nodes)
+    rejudged = [i for i, e in enumerate(events) if isinstance(e, NodeDone) and e.verdict.node == bad]
+    assert rejudged and rejudged[-1] > last_run
+    (culprit,) = result.culprits
+    convicting = [result.runs[seq] for seq in culprit.runs]
+    assert [(r.purpose, r.status) for r in convicting] == [("group", Status.FAIL), ("confirm", Status.FAIL)]
+    assert all(bad in r.nodes for r in convicting) and convicting[0].nodes[0] != convicting[1].nodes[0]
+    # The straggler ranking: the named node first, at its worst ratio; the cleared ones PASS.
+    first, *rest = result.stragglers
+    assert first.node == bad and first.status is Status.FAIL and first.runs == culprit.runs
+    assert first.worst_ratio is not None and first.worst_ratio < 1.0
+    assert first.worst_with and first.worst_with[0] in {convicting[0].nodes[0], convicting[1].nodes[0]}
+    # Its partners in the failed runs share those runs (a worst pair is the pair's), but rank after it.
+    assert [s.status for s in rest] == [Status.PASS] * 3
+    assert all(s.worst_ratio is not None and s.worst_ratio >= first.worst_ratio for s in rest)
+    assert [s.worst_ratio for s in rest] == sorted(s.worst_ratio or 0 for s in rest)
+    untouched = [s for s in rest if not set(s.runs) & set(culprit.runs)]
+    assert untouched and all((s.worst_ratio or 0) >= 1.0 for s in untouched)
 
 
 def test_bisection_names_a_degraded_xgmi_node_inside_a_failing_group(tmp_path: Path) -> None:

@@ -5,7 +5,9 @@ every other reachable node runs ``all_reduce_perf`` with a known-good node, is j
 pool's two-node busbw floor and ``#wrong``, and failing runs are bisected (``console.sweep.bisect``)
 until the node behind them is named. Each run's raw output is stored like a probe's; the verdicts
 join the nodes' own through ``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are
-returned as a ``MultinodeResult`` for the JSON report and the TUI's cluster view.
+returned as a ``MultinodeResult`` for the JSON report. Each run is also announced on the engine's
+event stream as it finishes (``MultinodeRunDone``), between ``MultinodeStarted`` and ``MultinodeDone``,
+so the console draws the node-pair view live through the same service wire as every verdict.
 
 Pools run side by side; within a pool, runs never share a node (a collective takes all its GPUs).
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import shlex
 import time
 from collections.abc import Iterable
@@ -21,10 +24,11 @@ from dataclasses import dataclass, field
 
 from console.inventory.hostlist import fold
 from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
-from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, PoolRuns
+from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding, PoolRuns
 from console.sweep.bisect import Bisection, Conclusion, Outcome, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
 from console.sweep.engine import SweepEngine, SweepResult, describe
+from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
 from console.transport import ErrorKind, Transport, TransportError
 
 SOURCE = "multinode"
@@ -71,8 +75,10 @@ class _PoolRun:
         plan: Bisection,
         options: MultinodeOptions,
         transport: Transport,
+        seq: itertools.count[int],
     ) -> None:
         self.engine = engine
+        self.seq = seq  # shared by every pool: runs are numbered in the order they finish
         self.sweep_id = sweep_id
         self.pool = pool
         self.plan = plan
@@ -93,8 +99,9 @@ class _PoolRun:
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     trial, floor = running.pop(task)
-                    record = task.result()
+                    record = task.result().model_copy(update={"seq": next(self.seq)})
                     self.records.append((trial, record, floor))
+                    self.engine.announce(MultinodeRunDone(sweep_id=self.sweep_id, run=record))
                     self.plan.finish(trial, _OUTCOME.get(record.status, Outcome.UNKNOWN))
         finally:
             # Cancelled (deadline, Ctrl-C): the transport kills each launcher on the node as its task ends.
@@ -184,6 +191,7 @@ async def run_multinode(
     options = options or MultinodeOptions()
     transport = transport or engine.transport
     result = MultinodeResult(launcher=options.launch.launcher)
+    seq = itertools.count()
     runs: list[_PoolRun] = []
     for pool in sorted({engine.inventory.node(name).pool for name in sweep.verdicts}):
         references, candidates = _select(engine, sweep, pool)
@@ -193,25 +201,47 @@ async def run_multinode(
             continue
         plan = Bisection(references, candidates, group_size=options.group_size, max_parallel=options.max_parallel)
         runs.append(
-            _PoolRun(engine, sweep_id=sweep.sweep_id, pool=pool, plan=plan, options=options, transport=transport)
+            _PoolRun(
+                engine, sweep_id=sweep.sweep_id, pool=pool, plan=plan, options=options, transport=transport, seq=seq
+            )
         )
-    stopped = False
+    engine.announce(MultinodeStarted(sweep_id=sweep.sweep_id, nodes=[n for r in runs for n in r.plan.nodes]))
+    stopped = cancelled = False
     try:
         async with asyncio.timeout(deadline_s):
             await asyncio.gather(*(pool_run.run() for pool_run in runs))
     except TimeoutError:
         stopped = True
+    except asyncio.CancelledError:
+        # The operator cancelled: what finished is still judged and shown, the rest is UNKNOWN.
+        stopped = cancelled = True
     for pool_run in runs:
-        _conclude(engine, pool_run, result, stopped)
+        _conclude(engine, pool_run, result, stopped, "cancelled" if cancelled else "stopped at the deadline")
+    result.runs.sort(key=lambda run: run.seq)
+    result.stragglers.sort(key=_straggler_rank)
+    engine.announce(MultinodeDone(sweep_id=sweep.sweep_id, result=result, stopped=stopped))
+    if cancelled:
+        raise asyncio.CancelledError
     return result
 
 
-def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, stopped: bool) -> None:
+_SEVERITY = {Status.FAIL: 0, Status.UNKNOWN: 1, Status.WARN: 2, Status.PASS: 3, Status.SKIP: 4}
+
+
+def _straggler_rank(standing: NodeStanding) -> tuple[float, int, str]:
+    # A run that failed without a busbw (hung, crashed) ranks as no bandwidth at all.
+    ratio = standing.worst_ratio
+    if ratio is None:
+        ratio = 0.0 if standing.status is Status.FAIL else float("inf")
+    return ratio, _SEVERITY.get(standing.status, 5), standing.node
+
+
+def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, stopped: bool, why: str) -> None:
     found = pool_run.plan.conclusion()
     records = [record for _, record, _ in pool_run.records]
     result.runs.extend(records)
     unjudged = [] if pool_run.plan.done else _unjudged(pool_run, found)
-    note = f"stopped at the deadline; not judged: {fold(unjudged)}" if stopped and unjudged else ""
+    note = f"{why}; not judged: {fold(unjudged)}" if stopped and unjudged else ""
     result.pools.append(
         PoolRuns(
             pool=pool_run.pool,
@@ -222,9 +252,27 @@ def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, 
         )
     )
     for node, reason in _culprits(found, pool_run).items():
-        result.culprits.append(Culprit(pool=pool_run.pool, node=node, reason=reason))
-    for node, node_findings in _findings(pool_run, found, unjudged).items():
+        convicting = [run.seq for run in records if node in run.nodes and run.status in _BAD]
+        result.culprits.append(Culprit(pool=pool_run.pool, node=node, reason=reason, runs=convicting))
+    for node, node_findings in _findings(pool_run, found, unjudged, why).items():
         engine.add_findings(node, SOURCE, node_findings)
+        status = min((f.status for f in node_findings), key=lambda s: _SEVERITY.get(s, 5))  # the worst
+        result.stragglers.append(_standing(pool_run.pool, node, status, records))
+
+
+def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]) -> NodeStanding:
+    """``node``'s line of the straggler ranking: its verdict and its worst run."""
+    mine = [run for run in records if node in run.nodes]
+    rated = [run for run in mine if run.ratio is not None]
+    worst = min(rated, key=lambda run: run.ratio or 0.0) if rated else None
+    return NodeStanding(
+        pool=pool,
+        node=node,
+        status=status,
+        worst_ratio=round(worst.ratio, 4) if worst is not None and worst.ratio is not None else None,
+        worst_with=[n for n in worst.nodes if n != node] if worst is not None else [],
+        runs=[run.seq for run in mine],
+    )
 
 
 def _unjudged(pool_run: _PoolRun, found: Conclusion) -> list[str]:
@@ -277,7 +325,7 @@ def _finding(node: str, status: Status, message: str, run: CollectiveRun | None,
     )
 
 
-def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str]) -> dict[str, list[Finding]]:
+def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended: str) -> dict[str, list[Finding]]:
     out: dict[str, list[Finding]] = {}
 
     def add(node: str, status: Status, message: str, statuses: Iterable[Status]) -> None:
@@ -302,7 +350,7 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str]) -> dic
         for node in group:
             add(node, Status.WARN, f"a run of {_names(list(group))} failed though each passed alone", bad)
     for node in unjudged:
-        add(node, Status.UNKNOWN, "not judged: the multi-node phase stopped at the deadline", bad)
+        add(node, Status.UNKNOWN, f"not judged: the multi-node phase was {ended}", bad)
     return out
 
 
