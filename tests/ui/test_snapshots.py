@@ -11,7 +11,10 @@ from collections.abc import Callable
 import pytest
 from textual.pilot import Pilot
 
+from console.model.findings import Status
+from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding
 from console.sim.faults import FaultKind
+from console.sweep.events import Event, MultinodeDone, MultinodeRunDone, MultinodeStarted
 from console.ui.app import ConsoleApp
 from tests.ui.helpers import feed, main_screen
 from tests.ui.synthetic import SyntheticFleet
@@ -59,5 +62,54 @@ def test_detail_screen_of_a_failing_gpu(
         main_screen(pilot).grid.move_cursor_to(node_with(fleet, FaultKind.ECC_UNCORRECTABLE))
         await pilot.press("enter")
         await pilot.pause(0.3)
+
+    assert snap_compare(make_app(theme=theme), terminal_size=SIZE, run_before=run_before)
+
+
+def multinode_events(fleet: SyntheticFleet) -> list[Event]:
+    """A finished multi-node phase on the first pool's six nodes: one slow node, named by two runs."""
+    first_pool = fleet.inventory.nodes[0].pool
+    ref, a, slow, b, c, d = [n.name for n in fleet.inventory.nodes if n.pool == first_pool][:6]
+    figures = [([ref, a], 342.1), ([ref, slow], 188.7), ([ref, b], 339.6), ([ref, c], 311.2), ([ref, d], 344.0)]
+    runs = [
+        CollectiveRun(seq=i, pool=first_pool, nodes=nodes, purpose="group", floor_gbps=304.0, busbw_gbps=gbps,
+                      status=Status.PASS if gbps >= 304 else Status.FAIL)
+        for i, (nodes, gbps) in enumerate(figures)
+    ]  # fmt: skip
+    runs.append(
+        CollectiveRun(seq=5, pool=first_pool, nodes=[a, slow], purpose="confirm", floor_gbps=304.0, busbw_gbps=190.2,
+                      status=Status.FAIL)
+    )  # fmt: skip
+    reason = f"failed with {ref} and with {a}: busbw 190.2 GB/s < 304 GB/s"
+    standings = [
+        NodeStanding(pool=first_pool, node=slow, status=Status.FAIL, worst_ratio=0.6207, worst_with=[ref], runs=[1, 5]),
+        NodeStanding(pool=first_pool, node=ref, status=Status.PASS, worst_ratio=0.6207, worst_with=[slow],
+                     runs=[0, 1, 2, 3, 4]),
+        NodeStanding(pool=first_pool, node=a, status=Status.PASS, worst_ratio=0.6257, worst_with=[slow], runs=[0, 5]),
+        NodeStanding(pool=first_pool, node=c, status=Status.PASS, worst_ratio=1.0237, worst_with=[ref], runs=[3]),
+        NodeStanding(pool=first_pool, node=b, status=Status.PASS, worst_ratio=1.1171, worst_with=[ref], runs=[2]),
+        NodeStanding(pool=first_pool, node=d, status=Status.PASS, worst_ratio=1.1316, worst_with=[ref], runs=[4]),
+    ]  # fmt: skip
+    result = MultinodeResult(
+        launcher="mpirun",
+        runs=runs,
+        culprits=[Culprit(pool=first_pool, node=slow, reason=reason, runs=[1, 5])],
+        stragglers=standings,
+    )
+    events: list[Event] = [MultinodeStarted(sweep_id=1, nodes=[ref, a, slow, b, c, d])]
+    events += [MultinodeRunDone(sweep_id=1, run=run) for run in runs]
+    return [*events, MultinodeDone(sweep_id=1, result=result)]
+
+
+@pytest.mark.usefixtures("utc")
+@pytest.mark.parametrize("theme", THEMES)
+def test_node_pair_heatmap_and_stragglers(
+    snap_compare: Callable[..., bool], make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, theme: str
+) -> None:
+    async def run_before(pilot: Pilot[int]) -> None:
+        await feed(pilot, fleet.events)
+        await feed(pilot, multinode_events(fleet))
+        await pilot.press("L")  # the link panel's node-pair view
+        await pilot.pause()
 
     assert snap_compare(make_app(theme=theme), terminal_size=SIZE, run_before=run_before)

@@ -1,0 +1,162 @@
+"""The multinode level from the console's keys, against the simulator over real SSH, in both engine modes.
+
+A two-rack MI300X pool: one node with a slow NIC port in the reference's rack, and the other rack
+behind a slow switch uplink. The operator presses ``m`` on the pool and confirms; the node-pair view
+fills as the runs finish, the second pass runs each failed node with another known-good node, and the
+slow node is named with the runs that convicted it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, Static
+
+from console.checks import CheckPack
+from console.inventory import load_inventory
+from console.model.findings import Status
+from console.service.assembly import EngineSpec
+from console.sim.launcher import SimCluster, start_sim_cluster
+from console.store import Store
+from console.ui.app import ConsoleApp
+from console.ui.screens.confirm import ConfirmScreen
+from console.ui.widgets.link_panel import LinkPanel
+from tests.ui.helpers import main_screen, wait_until
+
+SIZE = (170, 50)
+SLOW_NIC = "sim002"
+BEHIND_UPLINK = ("sim004", "sim005", "sim006")
+# Slow enough that runs finish one by one where the test can see them (a pair takes ~0.1-0.3 s).
+SCENARIO = """
+name = "multinode-console"
+seed = 4
+time_factor = 40
+
+[[nodes]]
+names = "sim[001-003]"
+model = "MI300X"
+pool = "mi300x"
+labels = { rack = "r01" }
+
+[[nodes]]
+names = "sim[004-006]"
+model = "MI300X"
+pool = "mi300x"
+labels = { rack = "r02" }
+
+[[faults]]
+nodes = "sim002"
+kind = "nic_slow"
+nic = 1
+
+[[faults]]
+nodes = "sim[004-006]"
+kind = "uplink_slow"
+uplink = "r02"
+"""
+
+
+@pytest.fixture(scope="module")
+def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimCluster]:
+    scenario = tmp_path_factory.mktemp("scenario") / "multinode.toml"
+    scenario.write_text(SCENARIO, encoding="utf-8")
+    with start_sim_cluster(scenario=scenario, time_factor=40) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def console(sim: SimCluster, packs: dict[str, CheckPack], tmp_path: Path) -> Iterator[Callable[..., ConsoleApp]]:
+    stores: list[Store] = []
+
+    def build(engine: str, read_only: bool = False) -> ConsoleApp:
+        inventory = load_inventory(sim.inventory_path)
+        store = Store(tmp_path / "history.sqlite")
+        stores.append(store)
+        return ConsoleApp(
+            inventory,
+            packs,
+            store=store,
+            engine_spec=EngineSpec(inventory, packs, store.path, read_only=read_only),
+            engine_in_thread=engine == "thread",
+            start_sweep=False,
+            read_only=read_only,
+            export_dir=tmp_path,
+            refresh_interval_s=0.0,
+            confirm_threshold=10,
+        )
+
+    yield build
+    for store in stores:
+        store.close()
+
+
+def shown(app: ConsoleApp, box: str) -> str:
+    return str(app.main_screen.query_one(LinkPanel).query_one(f"#{box}", Static).render())
+
+
+@pytest.mark.parametrize("engine", ["process", "thread"])
+async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
+    console: Callable[..., ConsoleApp], engine: str
+) -> None:
+    app = console(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "none run yet" in shown(app, "link-rccl")
+        main_screen(pilot).grid.move_cursor_to("sim001")
+        await pilot.press("m")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.targets == tuple(f"sim00{i}" for i in range(1, 7))  # no marks: the cursor's pool
+        yes = dialog.query_one("#confirm-yes", Button)
+        await wait_until(pilot, lambda: not yes.disabled)
+        plan = str(dialog.query_one("#confirm-plan", Static).render())
+        assert "mpirun -np 16 -N 8 -H sim001:8,sim002:8" in plan and "second known-good node" in plan
+        started = time.monotonic()
+        await pilot.click("#confirm-yes")
+        board = lambda: app.state.pairs  # noqa: E731 - the state replaces its board on each event
+
+        # Live: a pair's cell is drawn while later runs are still to come.
+        await wait_until(pilot, lambda: board().running and len(board().runs) >= 2, timeout_s=120)
+        await pilot.pause()
+        heatmap = shown(app, "pair-heatmap")
+        assert "running:" in heatmap and any(f"{r.ratio:.2f}" in heatmap for r in board().runs if r.ratio)
+        await wait_until(pilot, lambda: board().result is not None, timeout_s=120)
+        await pilot.pause()
+        result = board().result
+        assert result is not None and time.monotonic() - started < 120
+
+        culprits = {c.node: c for c in result.culprits}
+        assert SLOW_NIC in culprits and set(BEHIND_UPLINK) <= set(culprits)
+        assert "sim003" not in culprits and "sim001" not in culprits  # partners cleared by the second pass
+        slow = culprits[SLOW_NIC]
+        convicting = [result.runs[seq] for seq in slow.runs]
+        assert [(r.purpose, r.status) for r in convicting] == [("group", Status.FAIL), ("confirm", Status.FAIL)]
+        assert convicting[1].nodes[0] != convicting[0].nodes[0]  # the second pass used another good node
+        # Every pair drawn: the heatmap has a cell per run (ratio against the 304 GB/s floor).
+        heatmap = shown(app, "pair-heatmap")
+        for run in result.runs:
+            assert run.ratio is not None and f"{run.ratio:.2f}" in heatmap
+        stragglers = shown(app, "pair-stragglers")
+        runs_text = " ".join(f"#{seq + 1}" for seq in slow.runs)
+        assert f"named by runs {runs_text}" in stragglers
+        assert stragglers.index(SLOW_NIC) < stragglers.index("sim003")  # ranked by the worst pair
+        assert result.stragglers[0].status is Status.FAIL
+        # The verdicts joined the grid: the slow node's row carries the multi-node finding.
+        verdict = app.state.row(SLOW_NIC).verdict
+        assert verdict is not None and any(f.check_id == "rccl.multinode" for f in verdict.findings)
+        assert "named" in shown(app, "link-rccl")
+
+
+async def test_read_only_refuses_the_multinode_level(console: Callable[..., ConsoleApp]) -> None:
+    app = console("thread", read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert app.state.pairs.started is False
+        assert "read-only" in shown(app, "link-rccl")
+        await pilot.press("L")  # the view still opens: reading what ran is not running anything
+        await pilot.pause()
+        assert app.main_screen.query_one(LinkPanel).pair_view
