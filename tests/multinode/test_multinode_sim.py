@@ -13,7 +13,7 @@ import pytest
 from console.model.findings import Finding, Status
 from console.model.multinode import MultinodeResult
 from console.sim.faults import FaultKind
-from console.sim.launcher import SimCluster
+from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.shims import install_shims
 from console.sim.specs import GpuModel
 from console.sweep import SweepEngine, SweepResult
@@ -122,6 +122,42 @@ def test_each_run_is_an_event_as_it_finishes_and_the_culprit_cites_its_convictin
     assert [s.worst_ratio for s in rest] == sorted(s.worst_ratio or 0 for s in rest)
     untouched = [s for s in rest if not set(s.runs) & set(culprit.runs)]
     assert untouched and all((s.worst_ratio or 0) >= 1.0 for s in untouched)
+
+
+def _two_rack_scenario(tmp_path: Path, faults: str) -> Path:
+    scenario = tmp_path / "racks.toml"
+    groups = "".join(
+        f'[[nodes]]\nnames = "{names}"\nmodel = "MI300X"\npool = "mi300x"\nlabels = {{ rack = "{rack}" }}\n\n'
+        for names, rack in (("sim[001-003]", "r01"), ("sim[004-006]", "r02"))
+    )
+    scenario.write_text(f'name = "racks"\nseed = 2\ntime_factor = 400\n\n{groups}{faults}', encoding="utf-8")
+    return scenario
+
+
+@pytest.mark.parametrize(
+    ("faults", "rack_named"),
+    [
+        ('[[faults]]\nnodes = "sim[004-006]"\nkind = "uplink_slow"\nuplink = "r02"\n', True),
+        # Two slow NICs in one rack also fail only across racks, but fail with each other: no rack is named.
+        ('[[faults]]\nnodes = "sim[004-005]"\nkind = "nic_slow"\n', False),
+    ],
+)
+def test_a_rack_is_named_only_when_its_named_nodes_pass_with_each_other(
+    tmp_path: Path, faults: str, rack_named: bool
+) -> None:
+    with start_sim_cluster(scenario=_two_rack_scenario(tmp_path, faults), time_factor=400) as sim:
+        engine, _, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", MultinodeOptions()))
+    inside = [r for r in result.runs if r.purpose == "rack"]
+    if rack_named:
+        (rack,) = result.racks
+        assert (rack.rack, rack.nodes) == ("r02", ["sim004", "sim005", "sim006"]) and result.culprits == []
+        assert [r.status for r in inside] == [Status.PASS, Status.PASS] and set(rack.runs) >= {r.seq for r in inside}
+        for node in rack.nodes:
+            (finding,) = multinode_findings(engine, node)
+            assert finding.status is Status.WARN and "uplink of rack r02" in finding.message
+    else:
+        assert result.racks == [] and [c.node for c in result.culprits] == ["sim004", "sim005"]
+        assert [(r.nodes, r.status) for r in inside] == [(["sim004", "sim005"], Status.FAIL)]
 
 
 def test_bisection_names_a_degraded_xgmi_node_inside_a_failing_group(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 A two-rack MI300X pool: one node with a slow NIC port in the reference's rack, and the other rack
 behind a slow switch uplink. The operator presses ``m`` on the pool and confirms; the node-pair view
-fills as the runs finish, the second pass runs each failed node with another known-good node, and the
-slow node is named with the runs that convicted it.
+fills as the runs finish, the second pass runs each failed node with another known-good node, the
+nodes named behind the uplink run with each other, and the slow node and the rack are named, each
+with the runs that convicted them.
 """
 
 from __future__ import annotations
@@ -128,8 +129,16 @@ async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
         assert result is not None and time.monotonic() - started < 120
 
         culprits = {c.node: c for c in result.culprits}
-        assert SLOW_NIC in culprits and set(BEHIND_UPLINK) <= set(culprits)
-        assert "sim003" not in culprits and "sim001" not in culprits  # partners cleared by the second pass
+        assert set(culprits) == {SLOW_NIC}  # partners cleared by the second pass; the rack explains the rest
+        (rack,) = result.racks
+        assert (rack.rack, tuple(rack.nodes)) == ("r02", BEHIND_UPLINK)
+        rack_runs = [result.runs[seq] for seq in rack.runs]
+        # Convicted by runs leaving the rack that failed, and cleared inside it by runs that passed.
+        assert {r.purpose for r in rack_runs if r.status is Status.FAIL} == {"group", "confirm"}
+        assert [r.purpose for r in rack_runs if r.status is Status.PASS] == ["rack", "rack"]
+        for node in BEHIND_UPLINK:
+            row = app.state.row(node).verdict
+            assert row is not None and row.status is Status.WARN, row
         slow = culprits[SLOW_NIC]
         convicting = [result.runs[seq] for seq in slow.runs]
         assert [(r.purpose, r.status) for r in convicting] == [("group", Status.FAIL), ("confirm", Status.FAIL)]
@@ -141,12 +150,13 @@ async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
         stragglers = shown(app, "pair-stragglers")
         runs_text = " ".join(f"#{seq + 1}" for seq in slow.runs)
         assert f"named by runs {runs_text}" in stragglers
+        assert "r02 uplink" in stragglers and "named by runs " + " ".join(f"#{q + 1}" for q in rack.runs) in stragglers
         assert stragglers.index(SLOW_NIC) < stragglers.index("sim003")  # ranked by the worst pair
         assert result.stragglers[0].status is Status.FAIL
         # The verdicts joined the grid: the slow node's row carries the multi-node finding.
         verdict = app.state.row(SLOW_NIC).verdict
         assert verdict is not None and any(f.check_id == "rccl.multinode" for f in verdict.findings)
-        assert "named" in shown(app, "link-rccl")
+        assert f"named {SLOW_NIC}, rack r02 uplink" in shown(app, "link-rccl")
 
 
 async def test_read_only_refuses_the_multinode_level(console: Callable[..., ConsoleApp]) -> None:

@@ -20,8 +20,9 @@ class CollectiveRun(Model):
     pool: str
     nodes: list[str] = Field(description="reference first; it launched the run")
     purpose: str = Field(
-        description="group (a pair when one member), split (half of a failed group) or confirm (the second "
-        "pass: a node of a failed run with another known-good node)"
+        description="group (a pair when one member), split (half of a failed group), confirm (the second "
+        "pass: a node of a failed run with another known-good node) or rack (two nodes named in one rack, "
+        "with each other)"
     )
     status: Status
     busbw_gbps: float | None = Field(None, description="in-place busbw at the largest message size")
@@ -47,6 +48,16 @@ class Culprit(Model):
     node: str
     reason: str = Field(description="how the runs named it and what its last failing run showed")
     runs: list[int] = Field(default_factory=list, description="seq of the failed runs that convicted it")
+
+
+class RackCulprit(Model):
+    """A rack whose uplink the runs named: its nodes fail with nodes outside it and pass with each other."""
+
+    pool: str
+    rack: str = Field(description="the nodes' topology label (rack) value")
+    nodes: list[str] = Field(description="its nodes the runs cleared of fault of their own")
+    reason: str
+    runs: list[int] = Field(default_factory=list, description="seq of the runs that convicted the uplink")
 
 
 class NodeStanding(Model):
@@ -78,6 +89,7 @@ class MultinodeResult(Model):
     pools: list[PoolRuns] = Field(default_factory=list)
     runs: list[CollectiveRun] = Field(default_factory=list)
     culprits: list[Culprit] = Field(default_factory=list)
+    racks: list[RackCulprit] = Field(default_factory=list, description="racks whose uplink the runs named")
     stragglers: list[NodeStanding] = Field(
         default_factory=list, description="every judged node, worst first: lowest busbw ratio, then by verdict"
     )

@@ -37,6 +37,7 @@ class Purpose(StrEnum):
     GROUP = "group"  # first run of members (a pair when group_size is 1)
     SPLIT = "split"  # half of a failed group
     CONFIRM = "confirm"  # a failed single member against a second known-good node
+    RACK = "rack"  # two nodes named behind one rack, run with each other (``console.sweep.multinode``)
 
 
 class Outcome(StrEnum):

@@ -3,7 +3,10 @@
 Per pool, the first node that passed its own probes is the reference (ROCm/cvs's pairwise phase 1);
 every other reachable node runs ``all_reduce_perf`` with a known-good node, is judged against the
 pool's two-node busbw floor and ``#wrong``, and failing runs are bisected (``console.sweep.bisect``)
-until the node behind them is named. Each run's raw output is stored like a probe's; the verdicts
+until the node behind them is named. Nodes named in one rack (the ``rack`` label of the cluster file)
+whose every failed run left the rack are then run with each other: when that is clean, the rack's
+uplink is named instead of them (``RackCulprit``) and they read WARN, not FAIL. Each run's raw output
+is stored like a probe's; the verdicts
 join the nodes' own through ``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are
 returned as a ``MultinodeResult`` for the JSON report. Each run is also announced on the engine's
 event stream as it finishes (``MultinodeRunDone``), between ``MultinodeStarted`` and ``MultinodeDone``,
@@ -24,8 +27,8 @@ from dataclasses import dataclass, field
 
 from console.inventory.hostlist import fold
 from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
-from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding, PoolRuns
-from console.sweep.bisect import Bisection, Conclusion, Outcome, Trial
+from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding, PoolRuns, RackCulprit
+from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
 from console.sweep.engine import SweepEngine, SweepResult, describe
 from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
@@ -35,6 +38,7 @@ SOURCE = "multinode"
 PROBE_ID = "multinode.all_reduce"
 CHECK_ID = "rccl.multinode"
 FLOOR_VAR = "rccl_pair_busbw_min_gbps"
+RACK_LABEL = "rack"  # the topology label naming the switch a node hangs from (the cluster file's labels)
 _OUTCOME = {Status.PASS: Outcome.PASS, Status.FAIL: Outcome.FAIL}
 _BAD = (Status.FAIL, Status.UNKNOWN)
 
@@ -85,29 +89,83 @@ class _PoolRun:
         self.options = options
         self.transport = transport
         self.records: list[tuple[Trial, CollectiveRun, Floor | None]] = []
+        self.racks: dict[str, tuple[list[str], list[int]]] = {}  # rack -> (nodes behind its uplink, runs)
+
+    def _floor(self, trial: Trial) -> Floor | None:
+        model = self.engine.inventory.node(trial.reference).gpu_model
+        return pool_floor(self.engine, model, len(trial.nodes))
+
+    def _record(self, trial: Trial, run: CollectiveRun, floor: Floor | None) -> CollectiveRun:
+        record = run.model_copy(update={"seq": next(self.seq)})
+        self.records.append((trial, record, floor))
+        self.engine.announce(MultinodeRunDone(sweep_id=self.sweep_id, run=record))
+        return record
 
     async def run(self) -> None:
         running: dict[asyncio.Task[CollectiveRun], tuple[Trial, Floor | None]] = {}
         try:
             while not self.plan.done:
                 for trial in self.plan.start():
-                    model = self.engine.inventory.node(trial.reference).gpu_model
-                    floor = pool_floor(self.engine, model, len(trial.nodes))
+                    floor = self._floor(trial)
                     running[asyncio.ensure_future(self._run_trial(trial, floor))] = (trial, floor)
                 if not running:
                     break
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     trial, floor = running.pop(task)
-                    record = task.result().model_copy(update={"seq": next(self.seq)})
-                    self.records.append((trial, record, floor))
-                    self.engine.announce(MultinodeRunDone(sweep_id=self.sweep_id, run=record))
+                    record = self._record(trial, task.result(), floor)
                     self.plan.finish(trial, _OUTCOME.get(record.status, Outcome.UNKNOWN))
+            await self._rack_pass()
         finally:
             # Cancelled (deadline, Ctrl-C): the transport kills each launcher on the node as its task ends.
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+
+    def _rack(self, node: str) -> str | None:
+        return self.engine.inventory.node(node).labels.get(RACK_LABEL)
+
+    def _leaves(self, run: CollectiveRun, rack: str) -> bool:
+        return any(self._rack(node) != rack for node in run.nodes)
+
+    def _left_rack_only(self, node: str, rack: str) -> bool:
+        """Every failed run of ``node`` had a node outside ``rack`` (and there was one)."""
+        failed = [run for _, run, _ in self.records if node in run.nodes and run.status in _BAD]
+        return bool(failed) and all(self._leaves(run, rack) for run in failed)
+
+    async def _rack_pass(self) -> None:
+        """Nodes named in one rack, whose failures all left it, run with each other (one at a time).
+
+        A clean run inside the rack clears both of a fault of their own: what they share is the way out
+        of the rack. Its first pair failing leaves every node named (either may be slow itself).
+        """
+        by_rack: dict[str, list[str]] = {}
+        for node in self.plan.conclusion().culprits:
+            rack = self._rack(node)
+            if rack is not None and self._left_rack_only(node, rack):
+                by_rack.setdefault(rack, []).append(node)
+        for rack, named in sorted(by_rack.items()):
+            if len(named) < 2:
+                continue
+            first, *others = named
+            behind: list[str] = []
+            inside: list[int] = []
+            for other in others:
+                trial = Trial(first, (other,), Purpose.RACK)
+                floor = self._floor(trial)
+                record = self._record(trial, await self._run_trial(trial, floor), floor)
+                if record.status is Status.PASS:
+                    behind += [first, other] if not behind else [other]
+                    inside.append(record.seq)
+                elif not behind:
+                    break
+            if behind:
+                left = [
+                    run.seq
+                    for _, run, _ in self.records
+                    if run.status in _BAD and set(run.nodes) & set(behind) and self._leaves(run, rack)
+                ]
+                self.racks[rack] = (behind, sorted(left + inside))
 
     async def _run_trial(self, trial: Trial, floor: Floor | None) -> CollectiveRun:
         nodes = [self.engine.inventory.node(name) for name in trial.nodes]
@@ -254,6 +312,9 @@ def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, 
     for node, reason in _culprits(found, pool_run).items():
         convicting = [run.seq for run in records if node in run.nodes and run.status in _BAD]
         result.culprits.append(Culprit(pool=pool_run.pool, node=node, reason=reason, runs=convicting))
+    for rack, (behind, runs) in pool_run.racks.items():
+        reason = f"{_names(behind)} fail with nodes outside rack {rack} and pass with each other: its uplink is slow"
+        result.racks.append(RackCulprit(pool=pool_run.pool, rack=rack, nodes=behind, reason=reason, runs=runs))
     for node, node_findings in _findings(pool_run, found, unjudged, why).items():
         engine.add_findings(node, SOURCE, node_findings)
         status = min((f.status for f in node_findings), key=lambda s: _SEVERITY.get(s, 5))  # the worst
@@ -288,10 +349,18 @@ def _latest(pool_run: _PoolRun, node: str, statuses: Iterable[Status]) -> tuple[
     return None
 
 
+def _behind_uplinks(pool_run: _PoolRun) -> dict[str, str]:
+    return {node: rack for rack, (behind, _) in pool_run.racks.items() for node in behind}
+
+
 def _culprits(found: Conclusion, pool_run: _PoolRun) -> dict[str, str]:
-    """Each named node with how it was named and what its last failing run showed."""
+    """Each named node with how it was named and what its last failing run showed (not those a rack's
+    uplink explains)."""
     named = {}
+    behind = _behind_uplinks(pool_run)
     for node, how in found.culprits.items():
+        if node in behind:
+            continue
         latest = _latest(pool_run, node, _BAD)
         named[node] = f"{how}: {latest[0].reason}" if latest else how
     return named
@@ -337,6 +406,9 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended:
     # Culprits always rest on a failed run (an unreadable one alone leaves a node unknown).
     for node, reason in _culprits(found, pool_run).items():
         add(node, Status.FAIL, reason, bad)
+    for node, rack in _behind_uplinks(pool_run).items():
+        message = f"behind the slow uplink of rack {rack}: runs leaving the rack fail, runs within it pass"
+        add(node, Status.WARN, message, bad)
     for node, why in found.unknown.items():
         add(node, Status.UNKNOWN, f"not judged: {why}", bad)
     for node in [found.reference, *found.cleared]:

@@ -115,6 +115,9 @@ def stragglers_content(board: PairBoard) -> Content:
     standings = board.standings()
     if not standings:
         return Content.assemble(*parts, "\n", ("no run has finished yet", "$muted"))
+    for rack in board.result.racks if board.result is not None else []:
+        parts += ["\n", (f"{'RACK':<7}", "bold $health-crit"), (f"{safe(rack.rack)} uplink", "bold")]
+        parts += ["\n", (f"{'':7}named by runs {_runs(tuple(rack.runs))}: ", "$health-crit"), safe(rack.reason)]
     for standing in standings[:MAX_STRAGGLERS]:
         parts += ["\n", *_standing_line(standing)]
     if len(standings) > MAX_STRAGGLERS:
@@ -132,6 +135,7 @@ def summary_content(board: PairBoard, keys: str) -> Content:
     if not board.started:
         return Content.assemble(head, (f"pairs: none run yet. {keys}", "$muted"))
     named = [c.node for c in board.result.culprits] if board.result is not None else []
+    named += [f"rack {r.rack} uplink" for r in board.result.racks] if board.result is not None else []
     state = "running" if board.running else "done"
     parts: list[Part] = [head, (f"{state}: {len(board.runs)} run(s)", "$accent" if board.running else "")]
     if board.result is not None:
