@@ -9,16 +9,19 @@ with the runs that convicted them.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 from textual.widgets import Button, Static
 
 from console.checks import CheckPack
 from console.inventory import load_inventory
 from console.model.findings import Status
+from console.model.multinode import MultinodeResult
 from console.service.assembly import EngineSpec
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
@@ -28,6 +31,7 @@ from console.ui.widgets.link_panel import LinkPanel
 from tests.ui.helpers import main_screen, wait_until
 
 SIZE = (170, 50)
+ROOT = Path(__file__).resolve().parents[2]
 SLOW_NIC = "sim002"
 BEHIND_UPLINK = ("sim004", "sim005", "sim006")
 # Slow enough that runs finish one by one where the test can see them (a pair takes ~0.1-0.3 s).
@@ -100,9 +104,10 @@ def shown(app: ConsoleApp, box: str) -> str:
 
 @pytest.mark.parametrize("engine", ["process", "thread"])
 async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
-    console: Callable[..., ConsoleApp], engine: str
+    console: Callable[..., ConsoleApp], engine: str, tmp_path: Path
 ) -> None:
     app = console(engine)
+    export_dir = tmp_path
     async with app.run_test(size=SIZE) as pilot:
         assert "none run yet" in shown(app, "link-rccl")
         main_screen(pilot).grid.move_cursor_to("sim001")
@@ -157,6 +162,15 @@ async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
         verdict = app.state.row(SLOW_NIC).verdict
         assert verdict is not None and any(f.check_id == "rccl.multinode" for f in verdict.findings)
         assert f"named {SLOW_NIC}, rack r02 uplink" in shown(app, "link-rccl")
+        # x exports the report with the pairs, the passes and the verdict per node, in the published schema.
+        await pilot.press("x")
+        report_path = export_dir / f"instinct-console-sweep{app.state.progress.sweep_id}.json"
+        await wait_until(pilot, report_path.exists)
+        report = json.loads(report_path.read_text())
+        jsonschema.validate(report, json.loads((ROOT / "schemas" / "sweep-report.schema.json").read_text()))
+        exported = MultinodeResult.model_validate(report["multinode"])
+        assert exported == result
+        assert {s.node: s.status for s in exported.stragglers}[SLOW_NIC] is Status.FAIL
 
 
 async def test_read_only_refuses_the_multinode_level(console: Callable[..., ConsoleApp]) -> None:

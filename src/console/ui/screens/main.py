@@ -529,7 +529,9 @@ class MainScreen(Screen[None]):
     def action_export_report(self) -> None:
         """Write the JSON report of what is on screen."""
         app = self.console_app
-        path = export_report(app.inventory, app.state.rows(), app.state.progress, app.export_dir)
+        path = export_report(
+            app.inventory, app.state.rows(), app.state.progress, app.export_dir, app.state.pairs.result
+        )
         # The whole path: a relative one (the current directory, by default) left the operator guessing.
         self.notify(safe(str(path.resolve())), title="report written", markup=False)
 
