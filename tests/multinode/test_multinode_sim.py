@@ -10,8 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from console.checks import load_packs
+from console.inventory import load_inventory
 from console.model.findings import Finding, Status
 from console.model.multinode import MultinodeResult
+from console.service.assembly import EngineSpec
+from console.service.client import ProcessBridge
+from console.service.commands import CancelSweep, StartMultinode
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.shims import install_shims
@@ -246,6 +251,40 @@ def test_deadline_stops_runs_and_leaves_nodes_unknown(tmp_path: Path) -> None:
     (finding,) = multinode_findings(engine, bad)
     assert finding.status is Status.UNKNOWN and "deadline" in finding.message
     assert all(r.duration_s < 10 for r in result.runs)
+
+
+def test_cancel_stops_the_console_s_multinode_level_and_keeps_what_finished(tmp_path: Path) -> None:
+    """The console's K during the pairs: the hung run is killed, the phase concludes, the command ends."""
+    with start_cluster(3, GpuModel.MI300X, FaultKind.RCCL_HANG) as sim:
+        bad = faulty_node(sim)
+        inventory = load_inventory(str(sim.inventory_path))
+        events: list[Event] = []
+        # The cap cuts the hung node's own single-node run; the pairs' timeout (-T 900) is not capped.
+        spec = EngineSpec(inventory, load_packs(), tmp_path / "h.db", probe_timeout_cap_s=10)
+        bridge = ProcessBridge(spec, events.append)
+        bridge.start()
+        try:
+            phase = bridge.request(StartMultinode(tuple(n.name for n in inventory.nodes)))
+            deadline = time.monotonic() + 120
+            # Wait for the state: the pairs have begun (and the hung one never ends by itself).
+            while not any(isinstance(e, MultinodeStarted) for e in events):
+                assert time.monotonic() < deadline and not phase.done(), "the pairs did not start"
+                time.sleep(0.05)
+            cancelled_at = time.monotonic()
+            bridge.request(CancelSweep()).result(30)
+            assert phase.result(60) is None
+            assert time.monotonic() - cancelled_at < 30
+        finally:
+            bridge.stop()
+    done = [e for e in events if isinstance(e, MultinodeDone)]
+    assert len(done) == 1 and done[0].stopped
+    streamed = [e.run for e in events if isinstance(e, MultinodeRunDone)]
+    assert done[0].result.runs == streamed and all(bad not in r.nodes for r in streamed)  # what finished is kept
+    assert "cancelled; not judged" in done[0].result.pools[0].note
+    verdict = [e.verdict for e in events if isinstance(e, NodeDone) and e.verdict.node == bad][-1]
+    assert any(
+        f.check_id == CHECK_ID and f.status is Status.UNKNOWN and "was cancelled" in f.message for f in verdict.findings
+    )
 
 
 @pytest.mark.parametrize("launcher", ["srun"])
