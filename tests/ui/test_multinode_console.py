@@ -76,7 +76,7 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimCluster]:
 def console(sim: SimCluster, packs: dict[str, CheckPack], tmp_path: Path) -> Iterator[Callable[..., ConsoleApp]]:
     stores: list[Store] = []
 
-    def build(engine: str, read_only: bool = False) -> ConsoleApp:
+    def build(engine: str, read_only: bool = False, **options: object) -> ConsoleApp:
         inventory = load_inventory(sim.inventory_path)
         store = Store(tmp_path / "history.sqlite")
         stores.append(store)
@@ -91,6 +91,7 @@ def console(sim: SimCluster, packs: dict[str, CheckPack], tmp_path: Path) -> Ite
             export_dir=tmp_path,
             refresh_interval_s=0.0,
             confirm_threshold=10,
+            **options,  # type: ignore[arg-type]
         )
 
     yield build
@@ -184,3 +185,23 @@ async def test_read_only_refuses_the_multinode_level(console: Callable[..., Cons
         await pilot.press("L")  # the view still opens: reading what ran is not running anything
         await pilot.pause()
         assert app.main_screen.query_one(LinkPanel).pair_view
+
+
+async def test_tui_pairing_rack_pairs_nodes_within_their_racks_first(console: Callable[..., ConsoleApp]) -> None:
+    app = console("thread", pairing="rack", pairing_seed=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("M")  # every node
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and len(dialog.targets) == 6
+        yes = dialog.query_one("#confirm-yes", Button)
+        await wait_until(pilot, lambda: not yes.disabled)
+        assert "the nodes in rack pairs (seed 3)" in str(dialog.query_one("#confirm-plan", Static).render())
+        await pilot.click("#confirm-yes")
+        await wait_until(pilot, lambda: app.state.pairs.result is not None, timeout_s=120)
+        result = app.state.pairs.result
+        assert result is not None and (result.pairing, result.seed) == ("rack", 3)
+        racks = {f"sim00{i}": "r01" if i <= 3 else "r02" for i in range(1, 7)}
+        first = [r.nodes for r in result.runs if r.purpose == "pair"]
+        # Three nodes a rack: one pair inside each, the two odd ones out across.
+        assert sorted(racks[a] == racks[b] for a, b in first) == [False, True, True]
+        assert SLOW_NIC in {c.node for c in result.culprits}

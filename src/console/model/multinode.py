@@ -21,8 +21,8 @@ class CollectiveRun(Model):
     nodes: list[str] = Field(description="reference first; it launched the run")
     purpose: str = Field(
         description="group (a pair when one member), split (half of a failed group), confirm (the second "
-        "pass: a node of a failed run with another known-good node) or rack (two nodes named in one rack, "
-        "with each other)"
+        "pass: a node of a failed run with another known-good node), rack (two nodes named in one rack, "
+        "with each other) or pair (two untested nodes paired by the pairing mode)"
     )
     status: Status
     busbw_gbps: float | None = Field(None, description="in-place busbw at the largest message size")
@@ -86,6 +86,10 @@ class MultinodeResult(Model):
 
     collective: str = "all_reduce_perf"
     launcher: str
+    pairing: str = Field(
+        "reference", description="first pass: reference (each node with a known-good one), random, rack or across"
+    )
+    seed: int | None = Field(None, description="the pairing's seed (random pairs, order within racks)")
     pools: list[PoolRuns] = Field(default_factory=list)
     runs: list[CollectiveRun] = Field(default_factory=list)
     culprits: list[Culprit] = Field(default_factory=list)

@@ -21,6 +21,7 @@ from console.sweep.catalog import ProbeSet
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.collective import launch_argv
 from console.sweep.multinode import MultinodeOptions
+from console.sweep.pairing import Pairing
 
 
 def without_passing(verdict: NodeVerdict) -> NodeVerdict:
@@ -128,15 +129,20 @@ class PlanMultinode:
 
     nodes: tuple[str, ...]
     reason: str = ""
+    pairing: str = Pairing.REFERENCE.value
+    seed: int = 0
 
 
 @dataclass(frozen=True)
 class StartMultinode:
     """The multinode level on ``nodes``: their standard probes, then rccl-tests over node pairs per pool
-    (``console.sweep.cluster_sweep``, as ``sweep --probes multinode``); answers the ``MultinodeResult``,
-    None when it was cancelled or no pair could run."""
+    (``console.sweep.cluster_sweep``, as ``sweep --probes multinode``), the first pass paired as
+    ``pairing`` says (``console.sweep.pairing``); answers the ``MultinodeResult``, None when it was
+    cancelled or no pair could run."""
 
     nodes: tuple[str, ...]
+    pairing: str = Pairing.REFERENCE.value
+    seed: int = 0
 
 
 Command = (
@@ -269,9 +275,14 @@ def plan_multinode(context: EngineContext, command: PlanMultinode) -> PlanPrevie
         if len(members) >= 2
     )
     minutes = options.launch.timeout_s / 60
+    pairing = Pairing(command.pairing)
+    if pairing is Pairing.REFERENCE:
+        first = "each pool's first node to pass its own probes is the reference; every other node runs with it"
+    else:
+        first = f"first pass: the nodes in {pairing.value} pairs (seed {command.seed}), side by side"
     notes = (
         f"first the standard probes on {fold(nodes)}, then all_reduce_perf over node pairs, per pool",
-        "each pool's first node to pass its own probes is the reference; every other node runs with it",
+        first,
         "a node of a failed pair runs again with a second known-good node before it is named",
         f"each run occupies every GPU of its nodes, up to {minutes:.0f} min; K cancels",
     )
@@ -294,7 +305,8 @@ async def start_multinode(context: EngineContext, command: StartMultinode) -> Mu
         raise PermissionError(refused)
     engine = context.engine
     nodes = [engine.inventory.node(name) for name in command.nodes]
-    phase = asyncio.ensure_future(sweep_cluster(engine, nodes, ProbeSet.MULTINODE))
+    options = MultinodeOptions(pairing=Pairing(command.pairing), seed=command.seed)
+    phase = asyncio.ensure_future(sweep_cluster(engine, nodes, ProbeSet.MULTINODE, multinode=options))
     context.multinode = phase
     try:
         _, result = await phase

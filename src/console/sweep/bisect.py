@@ -38,6 +38,7 @@ class Purpose(StrEnum):
     SPLIT = "split"  # half of a failed group
     CONFIRM = "confirm"  # a failed single member against a second known-good node
     RACK = "rack"  # two nodes named behind one rack, run with each other (``console.sweep.multinode``)
+    PAIR = "pair"  # two untested nodes paired by a pairing mode (``console.sweep.pairing``)
 
 
 class Outcome(StrEnum):

@@ -32,6 +32,7 @@ from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
 from console.sweep.engine import SweepEngine, SweepResult, describe
 from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
+from console.sweep.pairing import Pairing, PairPlan
 from console.transport import ErrorKind, Transport, TransportError
 
 SOURCE = "multinode"
@@ -51,6 +52,8 @@ class MultinodeOptions:
     group_size: int = 1
     max_parallel: int = 1
     site: str | None = None
+    pairing: Pairing = Pairing.REFERENCE  # how the first pass pairs nodes (console.sweep.pairing)
+    seed: int = 0  # for Pairing.RANDOM (and the order within racks): the same seed, the same pairs
 
 
 def pool_floor(engine: SweepEngine, model: str, nodes: int) -> Floor | None:
@@ -76,7 +79,7 @@ class _PoolRun:
         *,
         sweep_id: int,
         pool: str,
-        plan: Bisection,
+        plan: Bisection | PairPlan,
         options: MultinodeOptions,
         transport: Transport,
         seq: itertools.count[int],
@@ -248,7 +251,10 @@ async def run_multinode(
     """
     options = options or MultinodeOptions()
     transport = transport or engine.transport
-    result = MultinodeResult(launcher=options.launch.launcher)
+    seeded = options.pairing is not Pairing.REFERENCE
+    result = MultinodeResult(
+        launcher=options.launch.launcher, pairing=options.pairing.value, seed=options.seed if seeded else None
+    )
     seq = itertools.count()
     runs: list[_PoolRun] = []
     for pool in sorted({engine.inventory.node(name).pool for name in sweep.verdicts}):
@@ -257,7 +263,7 @@ async def run_multinode(
             why = "no node of the pool passed its own probes" if not references else "fewer than two nodes reached"
             result.pools.append(PoolRuns(pool=pool, note=f"no multi-node run: {why}"))
             continue
-        plan = Bisection(references, candidates, group_size=options.group_size, max_parallel=options.max_parallel)
+        plan = _plan(engine, references, candidates, options)
         runs.append(
             _PoolRun(
                 engine, sweep_id=sweep.sweep_id, pool=pool, plan=plan, options=options, transport=transport, seq=seq
@@ -281,6 +287,17 @@ async def run_multinode(
     if cancelled:
         raise asyncio.CancelledError
     return result
+
+
+def _plan(
+    engine: SweepEngine, references: list[str], candidates: list[str], options: MultinodeOptions
+) -> Bisection | PairPlan:
+    if options.pairing is Pairing.REFERENCE:
+        return Bisection(references, candidates, group_size=options.group_size, max_parallel=options.max_parallel)
+    racks = {name: engine.inventory.node(name).labels.get(RACK_LABEL) for name in candidates}
+    # Pairs of a first pass never share a node: they all run at once unless a cap is given.
+    parallel = options.max_parallel if options.max_parallel > 1 else max(1, len(candidates) // 2)
+    return PairPlan(candidates, racks, options.pairing, seed=options.seed, max_parallel=parallel)
 
 
 _SEVERITY = {Status.FAIL: 0, Status.UNKNOWN: 1, Status.WARN: 2, Status.PASS: 3, Status.SKIP: 4}

@@ -114,6 +114,8 @@ class ConsoleApp(App[int]):
         scheduler_poll_s: float = 15.0,
         waiting_after_s: float = WAITING_SHOWN_AFTER_S,
         prebuild_detail_after_s: float | None = PREBUILD_DETAIL_AFTER_S,
+        pairing: str = "reference",
+        pairing_seed: int = 0,
     ) -> None:
         super().__init__()
         if engine_spec is not None and read_only != engine_spec.read_only:
@@ -129,6 +131,7 @@ class ConsoleApp(App[int]):
         self.clock = clock
         self.export_dir = export_dir or Path.cwd()
         self.confirm_threshold = confirm_threshold
+        self.pairing = (pairing, pairing_seed)  # the multinode level's first pass (tui --pairing)
         self.refresh_interval_s = refresh_interval_s
         self.scheduler_poll_s = scheduler_poll_s
         self.waiting_after_s = waiting_after_s
@@ -357,7 +360,7 @@ class ConsoleApp(App[int]):
         """The multinode level on ``targets`` (confirmed by the operator): probes, then node pairs."""
         if self.read_only:
             return  # the engine refuses it too; the key is not even bound
-        if self.submit("multi-node RCCL", StartMultinode(tuple(targets))):
+        if self.submit("multi-node RCCL", StartMultinode(tuple(targets), *self.pairing)):
             self.notify(f"multi-node RCCL on {len(targets)} node(s): their own probes first, then the pairs")
 
     def cancel_sweep(self) -> None:

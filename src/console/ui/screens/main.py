@@ -384,7 +384,7 @@ class MainScreen(Screen[None]):
         async def planner(reason: str, force: bool = False) -> PlanPreview:
             if app.bridge is None:
                 return PlanPreview(action.id, MULTINODE_TITLE, targets, reason, refused="the engine is not running")
-            preview: PlanPreview = await app.bridge.ask(PlanMultinode(targets, reason))
+            preview: PlanPreview = await app.bridge.ask(PlanMultinode(targets, reason, *app.pairing))
             return preview
 
         def run(preview: PlanPreview) -> None:
