@@ -15,8 +15,8 @@ from console.inventory import load_inventory
 from console.model.findings import Finding, Status
 from console.model.multinode import MultinodeResult
 from console.service.assembly import EngineSpec
-from console.service.client import ProcessBridge
-from console.service.commands import CancelSweep, StartMultinode
+from console.service.client import EngineError, ProcessBridge
+from console.service.commands import CancelSweep, StartMultinode, StartSweep
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.shims import install_shims
@@ -270,6 +270,9 @@ def test_cancel_stops_the_console_s_multinode_level_and_keeps_what_finished(tmp_
             while not any(isinstance(e, MultinodeStarted) for e in events):
                 assert time.monotonic() < deadline and not phase.done(), "the pairs did not start"
                 time.sleep(0.05)
+            # Nothing else may probe the nodes whose GPUs the pairs hold.
+            with pytest.raises(EngineError, match="multi-node phase is running"):
+                bridge.request(StartSweep("quick")).result(30)
             cancelled_at = time.monotonic()
             bridge.request(CancelSweep()).result(30)
             assert phase.result(60) is None

@@ -161,6 +161,9 @@ Command = (
 async def perform(context: EngineContext, command: Command) -> Any:
     """Do ``command`` on the engine side; sweeps and reruns return once they are over (result None)."""
     engine = context.engine
+    if isinstance(command, StartSweep | Rerun) and context.multinode is not None:
+        # Probes on nodes whose GPUs the pairs hold would judge the pairs' load, and slow them down.
+        raise RuntimeError("the multi-node phase is running (K cancels it)")
     if isinstance(command, StartSweep):
         await engine.run(level=command.level, families=set(command.families) if command.families else None)
         return None

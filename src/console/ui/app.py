@@ -349,7 +349,7 @@ class ConsoleApp(App[int]):
 
     def start_sweep(self) -> None:
         """Sweep every node at the console's level."""
-        if self.state.progress.running:
+        if self.state.progress.running or self.state.pairs.running:
             self.notify("a sweep is already running (K cancels it)")
             return
 
