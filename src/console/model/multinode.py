@@ -48,6 +48,12 @@ class Culprit(Model):
     node: str
     reason: str = Field(description="how the runs named it and what its last failing run showed")
     runs: list[int] = Field(default_factory=list, description="seq of the failed runs that convicted it")
+    layer: str = Field(
+        "unknown",
+        description="intra-node (its own single-node all_reduce_perf fails too), inter-node (that run passes: its "
+        "NICs or the fabric) or unknown (no single-node run in this sweep)",
+    )
+    layer_evidence: str = Field("", description="the node's own RCCL checks that the layer rests on")
 
 
 class RackCulprit(Model):

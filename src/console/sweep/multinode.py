@@ -280,7 +280,8 @@ async def run_multinode(
         # The operator cancelled: what finished is still judged and shown, the rest is UNKNOWN.
         stopped = cancelled = True
     for pool_run in runs:
-        _conclude(engine, pool_run, result, stopped, "cancelled" if cancelled else "stopped at the deadline")
+        ended = "cancelled" if cancelled else "stopped at the deadline"
+        _conclude(engine, pool_run, result, stopped=stopped, why=ended, sweep=sweep)
     result.runs.sort(key=lambda run: run.seq)
     result.stragglers.sort(key=_straggler_rank)
     engine.announce(MultinodeDone(sweep_id=sweep.sweep_id, result=result, stopped=stopped))
@@ -311,7 +312,25 @@ def _straggler_rank(standing: NodeStanding) -> tuple[float, int, str]:
     return ratio, _SEVERITY.get(standing.status, 5), standing.node
 
 
-def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, stopped: bool, why: str) -> None:
+def _layer(sweep: SweepResult, node: str) -> tuple[str, str]:
+    """Which layer a named node's fault lies in, from its own single-node RCCL run of this sweep.
+
+    Its own run (standard level and up) uses only its GPUs and XGMI: failing too puts the fault inside
+    the node; passing puts it on the way out (NICs, cables, the switch).
+    """
+    verdict = sweep.verdicts.get(node)
+    own = [f for f in verdict.findings if f.family == "rccl" and f.check_id != CHECK_ID] if verdict else []
+    if not own:
+        return "unknown", "no single-node all_reduce_perf in this sweep (standard level and up run one)"
+    bad = [f for f in own if f.status in _BAD]
+    if bad:
+        return "intra-node", f"its own single-node run fails too: {bad[0].message}"
+    return "inter-node", "its own single-node all_reduce_perf passes: the NICs or the fabric"
+
+
+def _conclude(
+    engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, *, stopped: bool, why: str, sweep: SweepResult
+) -> None:
     found = pool_run.plan.conclusion()
     records = [record for _, record, _ in pool_run.records]
     result.runs.extend(records)
@@ -328,7 +347,10 @@ def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, 
     )
     for node, reason in _culprits(found, pool_run).items():
         convicting = [run.seq for run in records if node in run.nodes and run.status in _BAD]
-        result.culprits.append(Culprit(pool=pool_run.pool, node=node, reason=reason, runs=convicting))
+        layer, evidence = _layer(sweep, node)
+        result.culprits.append(
+            Culprit(pool=pool_run.pool, node=node, reason=reason, runs=convicting, layer=layer, layer_evidence=evidence)
+        )
     for rack, (behind, runs) in pool_run.racks.items():
         reason = f"{_names(behind)} fail with nodes outside rack {rack} and pass with each other: its uplink is slow"
         result.racks.append(RackCulprit(pool=pool_run.pool, rack=rack, nodes=behind, reason=reason, runs=runs))

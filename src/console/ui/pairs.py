@@ -27,6 +27,7 @@ class Standing:
     status: Status | None = None  # None while the phase still runs
     named: str = ""  # how the runs named it, for a culprit
     convicting: tuple[int, ...] = ()  # seq of the runs that convicted it
+    layer: str = ""  # intra-node / inter-node / unknown, for a culprit
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class PairBoard:
                     s.status,
                     culprits[s.node].reason if s.node in culprits else "",
                     tuple(culprits[s.node].runs) if s.node in culprits else (),
+                    culprits[s.node].layer if s.node in culprits else "",
                 )
                 for s in self.result.stragglers
             ]

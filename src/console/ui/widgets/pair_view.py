@@ -106,6 +106,8 @@ def _standing_line(standing: Standing) -> list[Part]:
     if standing.convicting:
         line += ["\n", (f"{'':7}named by runs {_runs(standing.convicting)}: ", "$health-crit")]
         line.append((safe(standing.named), ""))
+        if standing.layer and standing.layer != "unknown":
+            line += ["\n", (f"{'':7}layer: {standing.layer}", "$muted")]
     return line
 
 
