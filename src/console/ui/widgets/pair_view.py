@@ -16,7 +16,7 @@ from console.ui.text import safe
 
 # Above this many nodes the heatmap keeps the worst-ranked ones (a 170-column terminal fits ~14).
 MAX_HEAT_NODES = 12
-MAX_STRAGGLERS = 12
+MAX_STRAGGLERS = 8  # each named node takes two or three lines; the panel is 22 high
 CELL = 6
 # Within this fraction above the floor a pair is "near the floor", as for GPU pairs.
 NEAR_FLOOR = 0.03
