@@ -5,10 +5,11 @@ every other reachable node runs ``all_reduce_perf`` with a known-good node, is j
 pool's two-node busbw floor and ``#wrong``, and failing runs are bisected (``console.sweep.bisect``)
 until the node behind them is named. Nodes named in one rack (the ``rack`` label of the cluster file)
 whose every failed run left the rack are then run with each other: when that is clean, the rack's
-uplink is named instead of them (``RackCulprit``) and they read WARN, not FAIL. Each run's raw output
-is stored like a probe's; the verdicts
-join the nodes' own through ``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are
-returned as a ``MultinodeResult`` for the JSON report. Each run is also announced on the engine's
+way out (its uplink) is named instead of them (``RackCulprit``) and they read WARN, not FAIL.
+
+Each run's raw output is stored like a probe's; the verdicts join the nodes' own through
+``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are returned as a
+``MultinodeResult`` for the JSON report. Each run is also announced on the engine's
 event stream as it finishes (``MultinodeRunDone``), between ``MultinodeStarted`` and ``MultinodeDone``,
 so the console draws the node-pair view live through the same service wire as every verdict.
 
@@ -92,7 +93,8 @@ class _PoolRun:
         self.options = options
         self.transport = transport
         self.records: list[tuple[Trial, CollectiveRun, Floor | None]] = []
-        self.racks: dict[str, tuple[list[str], list[int]]] = {}  # rack -> (nodes behind its uplink, runs)
+        # rack -> (nodes behind its uplink, the runs that convicted it, the racks its failed runs reached)
+        self.racks: dict[str, tuple[list[str], list[int], list[str]]] = {}
 
     def _floor(self, trial: Trial) -> Floor | None:
         model = self.engine.inventory.node(trial.reference).gpu_model
@@ -164,11 +166,12 @@ class _PoolRun:
                     break
             if behind:
                 left = [
-                    run.seq
+                    run
                     for _, run, _ in self.records
                     if run.status in _BAD and set(run.nodes) & set(behind) and self._leaves(run, rack)
                 ]
-                self.racks[rack] = (behind, sorted(left + inside))
+                reached = sorted({self._rack(n) or "unlabelled" for run in left for n in run.nodes} - {rack})
+                self.racks[rack] = (behind, sorted([run.seq for run in left] + inside), reached)
 
     async def _run_trial(self, trial: Trial, floor: Floor | None) -> CollectiveRun:
         nodes = [self.engine.inventory.node(name) for name in trial.nodes]
@@ -351,8 +354,12 @@ def _conclude(
         result.culprits.append(
             Culprit(pool=pool_run.pool, node=node, reason=reason, runs=convicting, layer=layer, layer_evidence=evidence)
         )
-    for rack, (behind, runs) in pool_run.racks.items():
-        reason = f"{_names(behind)} fail with nodes outside rack {rack} and pass with each other: its uplink is slow"
+    for rack, (behind, runs, reached) in pool_run.racks.items():
+        # With two racks the runs cannot tell which end of the link between them is slow: say so.
+        reason = (
+            f"{_names(behind)} fail with nodes of rack {', '.join(reached)} and pass with each other: "
+            f"the uplink of rack {rack} (or the way to rack {', '.join(reached)}) is slow"
+        )
         result.racks.append(RackCulprit(pool=pool_run.pool, rack=rack, nodes=behind, reason=reason, runs=runs))
     for node, node_findings in _findings(pool_run, found, unjudged, why).items():
         engine.add_findings(node, SOURCE, node_findings)
@@ -389,7 +396,7 @@ def _latest(pool_run: _PoolRun, node: str, statuses: Iterable[Status]) -> tuple[
 
 
 def _behind_uplinks(pool_run: _PoolRun) -> dict[str, str]:
-    return {node: rack for rack, (behind, _) in pool_run.racks.items() for node in behind}
+    return {node: rack for rack, (behind, _, _) in pool_run.racks.items() for node in behind}
 
 
 def _culprits(found: Conclusion, pool_run: _PoolRun) -> dict[str, str]:
