@@ -7,6 +7,8 @@ the same for a GPU pair and a node pair.
 
 from __future__ import annotations
 
+import textwrap
+
 from textual.content import Content
 
 from console.model.findings import Status
@@ -18,6 +20,7 @@ from console.ui.text import safe
 MAX_HEAT_NODES = 12
 MAX_STRAGGLERS = 8  # each named node takes two or three lines; the panel is 22 high
 CELL = 6
+REASON_WIDTH = 88  # beside a 12-node heatmap (~84 columns) in a 170-column terminal
 # Within this fraction above the floor a pair is "near the floor", as for GPU pairs.
 NEAR_FLOOR = 0.03
 
@@ -92,6 +95,18 @@ def _runs(seqs: tuple[int, ...]) -> str:
     return " ".join(f"#{seq + 1}" for seq in seqs)
 
 
+def _explained(head: str, text: str) -> list[Part]:
+    """``head`` and ``text`` under a line of the ranking, wrapped: the view sits beside the heatmap."""
+    lines = textwrap.wrap(f"{head}{text}", width=REASON_WIDTH, subsequent_indent="  ")
+    parts: list[Part] = []
+    for i, line in enumerate(lines):
+        if i == 0:
+            parts += ["\n", (f"{'':7}{line[: len(head)]}", "$health-crit"), safe(line[len(head) :])]
+        else:
+            parts += ["\n", f"{'':7}{safe(line)}"]
+    return parts
+
+
 def _standing_line(standing: Standing) -> list[Part]:
     ratio = f"{standing.worst_ratio:5.2f}" if standing.worst_ratio is not None else "  n/a"
     style = ratio_style(standing.worst_ratio) if standing.worst_ratio is not None else "$muted"
@@ -104,8 +119,7 @@ def _standing_line(standing: Standing) -> list[Part]:
     if standing.worst_with:
         line.append((f" with {safe(', '.join(standing.worst_with))}", "$muted"))
     if standing.convicting:
-        line += ["\n", (f"{'':7}named by runs {_runs(standing.convicting)}: ", "$health-crit")]
-        line.append((safe(standing.named), ""))
+        line += _explained(f"named by runs {_runs(standing.convicting)}: ", standing.named)
         if standing.layer and standing.layer != "unknown":
             line += ["\n", (f"{'':7}layer: {standing.layer}", "$muted")]
     return line
@@ -119,7 +133,7 @@ def stragglers_content(board: PairBoard) -> Content:
         return Content.assemble(*parts, "\n", ("no run has finished yet", "$muted"))
     for rack in board.result.racks if board.result is not None else []:
         parts += ["\n", (f"{'RACK':<7}", "bold $health-crit"), (f"{safe(rack.rack)} uplink", "bold")]
-        parts += ["\n", (f"{'':7}named by runs {_runs(tuple(rack.runs))}: ", "$health-crit"), safe(rack.reason)]
+        parts += _explained(f"named by runs {_runs(tuple(rack.runs))}: ", rack.reason)
     for standing in standings[:MAX_STRAGGLERS]:
         parts += ["\n", *_standing_line(standing)]
     if len(standings) > MAX_STRAGGLERS:
