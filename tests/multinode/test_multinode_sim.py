@@ -113,13 +113,14 @@ def test_each_run_is_an_event_as_it_finishes_and_the_culprit_cites_its_convictin
     rejudged = [i for i, e in enumerate(events) if isinstance(e, NodeDone) and e.verdict.node == bad]
     assert rejudged and rejudged[-1] > last_run
     (culprit,) = result.culprits
-    assert culprit.layer == "unknown"  # a quick sweep runs no single-node all_reduce_perf to tell
+    # No single-node run at the quick level, but the network-only run tells: rccl_low_busbw is GPU-side.
+    assert culprit.layer == "intra-node" and "its network is fine" in culprit.layer_evidence
     convicting = [result.runs[seq] for seq in culprit.runs]
     assert [(r.purpose, r.status) for r in convicting] == [("group", Status.FAIL), ("confirm", Status.FAIL)]
     assert all(bad in r.nodes for r in convicting) and convicting[0].nodes[0] != convicting[1].nodes[0]
     # The straggler ranking: the named node first, at its worst ratio; the cleared ones PASS.
     first, *rest = result.stragglers
-    assert first.node == bad and first.status is Status.FAIL and first.runs == culprit.runs
+    assert first.node == bad and first.status is Status.FAIL and set(culprit.runs) < set(first.runs)
     assert first.worst_ratio is not None and first.worst_ratio < 1.0
     assert first.worst_with and first.worst_with[0] in {convicting[0].nodes[0], convicting[1].nodes[0]}
     # Its partners in the failed runs share those runs (a worst pair is the pair's), but rank after it.
@@ -168,16 +169,37 @@ def test_a_rack_is_named_only_when_its_named_nodes_pass_with_each_other(
         assert [(r.nodes, r.status) for r in inside] == [(["sim004", "sim005"], Status.FAIL)]
 
 
+@pytest.mark.parametrize(
+    ("kind", "layer"), [(FaultKind.NIC_SLOW, "inter-node"), (FaultKind.XGMI_LINK_DEGRADED, "intra-node")]
+)
+def test_a_network_only_run_says_which_layer_a_named_node_s_fault_is_in(
+    tmp_path: Path, kind: FaultKind, layer: str
+) -> None:
+    with start_cluster(4, GpuModel.MI300X, kind) as sim:
+        bad = faulty_node(sim)
+        _, _, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", MultinodeOptions()))
+    (culprit,) = result.culprits
+    assert culprit.node == bad and culprit.layer == layer
+    isolation = [r for r in result.runs if r.purpose == "isolation"]
+    # Two good nodes' network-only run first (the baseline), then the named node's with a good node.
+    assert [bad in r.nodes for r in isolation] == [False, True]
+    assert all("NCCL_P2P_DISABLE=1" in r.command and "NCCL_SHM_DISABLE=1" in r.command for r in isolation)
+    assert f"network-only run #{isolation[1].seq + 1}" in culprit.layer_evidence
+    # Network-only runs are no pair verdicts: not among the convicting runs, not the evidence of a PASS.
+    assert not set(culprit.runs) & {r.seq for r in isolation}
+    assert all(s.worst_ratio is None or s.worst_ratio > 0.3 for s in result.stragglers)
+
+
 def test_bisection_names_a_degraded_xgmi_node_inside_a_failing_group(tmp_path: Path) -> None:
     options = MultinodeOptions(group_size=4)
     with start_cluster(5, GpuModel.MI355X, FaultKind.XGMI_LINK_DEGRADED) as sim:
         bad = faulty_node(sim)
         _, sweep, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", options))
     assert [c.node for c in result.culprits] == [bad]
-    purposes = [(r.purpose, len(r.nodes), r.status) for r in result.runs]
+    purposes = [(r.purpose, len(r.nodes), r.status) for r in result.runs if r.purpose != "isolation"]
     # one 5-node group fails; halves of 2, then the half holding the bad node split to pairs; one confirmation
     assert purposes[0] == ("group", 5, Status.FAIL)
-    assert len(result.runs) == 6 and purposes[-1] == ("confirm", 2, Status.FAIL)
+    assert len(purposes) == 6 and purposes[-1] == ("confirm", 2, Status.FAIL)
     assert result.runs[0].floor_gbps == 350  # the two-node floor, reused as an estimate for five nodes
     assert sweep.verdicts[bad].status is Status.FAIL
     assert sum(1 for n in sweep.verdicts if sweep.verdicts[n].status is Status.PASS) == 4
@@ -236,12 +258,15 @@ def test_hung_pair_is_killed_and_named(tmp_path: Path, monkeypatch: pytest.Monke
         result = asyncio.run(scenario())
         elapsed = time.monotonic() - started
     assert _hanging_sleeps() == []
-    hung = [r for r in result.runs if bad in r.nodes]
+    judged = [r for r in result.runs if r.purpose != "isolation"]
+    hung = [r for r in judged if bad in r.nodes]
     assert [r.status for r in hung] == [Status.FAIL, Status.FAIL]  # the pair, then the confirmation
     assert all(r.reason == "no result within 3 s: the collective hung and was killed" for r in hung)
     assert all(2.5 < r.duration_s < 8 for r in hung)
     assert [c.node for c in result.culprits] == [bad]
-    assert [r.status for r in result.runs if bad not in r.nodes] == [Status.PASS]
+    assert [r.status for r in judged if bad not in r.nodes] == [Status.PASS]
+    # Its network-only run hangs too: the fault is on its way out.
+    assert result.culprits[0].layer == "inter-node" and "failed too" in result.culprits[0].layer_evidence
     assert elapsed < 40
 
 

@@ -31,9 +31,10 @@ def test_multinode_sweep_reports_pairs_and_fails_the_culprit(tmp_path: Path) -> 
     assert (tmp_path / "bad").read_text().strip() == fault.node
     multinode = report["multinode"]
     assert [c["node"] for c in multinode["culprits"]] == [fault.node]
-    # Its own single-node run (standard level) is slow too: the fault is inside the node.
+    # Its network-only run is not slow, and its own single-node run (standard level) is: inside the node.
     assert multinode["culprits"][0]["layer"] == "intra-node"
-    assert "RCCL all_reduce in-place busbw" in multinode["culprits"][0]["layer_evidence"]
+    evidence = multinode["culprits"][0]["layer_evidence"]
+    assert "its network is fine" in evidence and "RCCL all_reduce in-place busbw" in evidence
     assert multinode["pools"][0]["reference"] == "sim001"
     assert {tuple(r["nodes"]) for r in multinode["runs"] if r["purpose"] == "group"} == {
         ("sim001", f"sim00{i}") for i in (2, 3, 4)

@@ -232,6 +232,23 @@ def test_a_slow_uplink_slows_only_runs_that_cross_it() -> None:
     assert across < 304 and across == pytest.approx(inside_r01 * 0.55, rel=0.03)
 
 
+def _network_only(spec: ClusterSpec, a: str, b: str) -> SimReply:
+    env = ["-x", "NCCL_P2P_DISABLE=1", "-x", "NCCL_SHM_DISABLE=1"]
+    return _run_on(spec, a, "mpirun", "-np", "16", "-H", f"{a}:8,{b}:8", *env, "all_reduce_perf", "-b", "8G", "-e",
+                   "8G")  # fmt: skip
+
+
+def test_a_network_only_run_skips_xgmi_but_not_the_nics() -> None:
+    healthy = _many(GpuModel.MI300X, 2)
+    baseline = _avg(_network_only(healthy, "g01", "g02"))
+    assert baseline == pytest.approx(_avg(_pair_busbw(healthy, "g01", "g02")) / 2, rel=0.03)
+    xgmi = _many(GpuModel.MI300X, 2, [Fault(kind=FaultKind.XGMI_LINK_DEGRADED, node="g02", gpu=1, peer=4)])
+    assert _avg(_pair_busbw(xgmi, "g01", "g02")) < 304  # the normal run is slow
+    assert _avg(_network_only(xgmi, "g01", "g02")) == pytest.approx(baseline, rel=0.03)  # not without XGMI
+    nic = _many(GpuModel.MI300X, 2, [Fault(kind=FaultKind.NIC_SLOW, node="g02", params={"nic": 1})])
+    assert _avg(_network_only(nic, "g01", "g02")) == pytest.approx(baseline / 2, rel=0.03)
+
+
 def test_a_flaky_link_breaks_every_third_multi_node_run_of_its_node(tmp_path: Path) -> None:
     spec = _many(GpuModel.MI300X, 3, [Fault(kind=FaultKind.RCCL_FLAKY, node="g02")])
     replies = [_pair_busbw(spec, "g01", peer, tmp_path) for peer in ("g02", "g03", "g02", "g02", "g02", "g02", "g02")]

@@ -22,7 +22,8 @@ class CollectiveRun(Model):
     purpose: str = Field(
         description="group (a pair when one member), split (half of a failed group), confirm (the second "
         "pass: a node of a failed run with another known-good node), rack (two nodes named in one rack, "
-        "with each other) or pair (two untested nodes paired by the pairing mode)"
+        "with each other), pair (two untested nodes paired by the pairing mode) or isolation (network-only, no "
+        "floor: says which layer a named node's fault is in)"
     )
     status: Status
     busbw_gbps: float | None = Field(None, description="in-place busbw at the largest message size")
@@ -50,8 +51,8 @@ class Culprit(Model):
     runs: list[int] = Field(default_factory=list, description="seq of the failed runs that convicted it")
     layer: str = Field(
         "unknown",
-        description="intra-node (its own single-node all_reduce_perf fails too), inter-node (that run passes: its "
-        "NICs or the fabric) or unknown (no single-node run in this sweep)",
+        description="inter-node (its network-only run is slow too, else its own single-node all_reduce_perf "
+        "passes), intra-node (the network-only run is fine, else the single-node run fails too) or unknown",
     )
     layer_evidence: str = Field("", description="the node's own RCCL checks that the layer rests on")
 

@@ -39,6 +39,7 @@ class Purpose(StrEnum):
     CONFIRM = "confirm"  # a failed single member against a second known-good node
     RACK = "rack"  # two nodes named behind one rack, run with each other (``console.sweep.multinode``)
     PAIR = "pair"  # two untested nodes paired by a pairing mode (``console.sweep.pairing``)
+    ISOLATION = "isolation"  # network-only (no GPU peer-to-peer): which layer a named node's fault is in
 
 
 class Outcome(StrEnum):

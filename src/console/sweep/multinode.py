@@ -41,6 +41,12 @@ PROBE_ID = "multinode.all_reduce"
 CHECK_ID = "rccl.multinode"
 FLOOR_VAR = "rccl_pair_busbw_min_gbps"
 RACK_LABEL = "rack"  # the topology label naming the switch a node hangs from (the cluster file's labels)
+# RCCL reads NCCL's variables: no GPU peer-to-peer and no shared memory sends even a node's own ranks'
+# traffic through the network (docs/sources/rccl.md#network-only-run).
+NETWORK_ONLY_ENV: tuple[tuple[str, str], ...] = (("NCCL_P2P_DISABLE", "1"), ("NCCL_SHM_DISABLE", "1"))
+# Below this share of two good nodes' network-only busbw the named node's own network is slow
+# (an estimate, docs/sources/rccl.md#network-only-run).
+NETWORK_ONLY_SHARE = 0.9
 _OUTCOME = {Status.PASS: Outcome.PASS, Status.FAIL: Outcome.FAIL}
 _BAD = (Status.FAIL, Status.UNKNOWN)
 
@@ -95,6 +101,8 @@ class _PoolRun:
         self.records: list[tuple[Trial, CollectiveRun, Floor | None]] = []
         # rack -> (nodes behind its uplink, the runs that convicted it, the racks its failed runs reached)
         self.racks: dict[str, tuple[list[str], list[int], list[str]]] = {}
+        # named node -> (its network-only run with a good node, two good nodes' network-only run)
+        self.isolation: dict[str, tuple[CollectiveRun, CollectiveRun]] = {}
 
     def _floor(self, trial: Trial) -> Floor | None:
         model = self.engine.inventory.node(trial.reference).gpu_model
@@ -121,6 +129,7 @@ class _PoolRun:
                     record = self._record(trial, task.result(), floor)
                     self.plan.finish(trial, _OUTCOME.get(record.status, Outcome.UNKNOWN))
             await self._rack_pass()
+            await self._isolation_pass()
         finally:
             # Cancelled (deadline, Ctrl-C): the transport kills each launcher on the node as its task ends.
             for task in running:
@@ -173,9 +182,34 @@ class _PoolRun:
                 reached = sorted({self._rack(n) or "unlabelled" for run in left for n in run.nodes} - {rack})
                 self.racks[rack] = (behind, sorted([run.seq for run in left] + inside), reached)
 
-    async def _run_trial(self, trial: Trial, floor: Floor | None) -> CollectiveRun:
+    async def _isolation_pass(self) -> None:
+        """Each named node runs once more with a good node over the network only (no GPU peer-to-peer),
+        against the same run between two good nodes: slow there too puts the fault in its network."""
+        found = self.plan.conclusion()
+        behind = _behind_uplinks(self)
+        named = [node for node in found.culprits if node not in behind]
+        good = [n for n in [found.reference, *found.cleared] if n not in found.culprits and n not in behind]
+        if not named or len(good) < 2:
+            return  # no two good nodes: no baseline to compare with (the single-node run still tells)
+        baseline = await self._network_only(Trial(good[0], (good[1],), Purpose.ISOLATION))
+        if baseline.status is not Status.PASS or not baseline.busbw_gbps:
+            return
+        for node in named:
+            self.isolation[node] = (await self._network_only(Trial(good[0], (node,), Purpose.ISOLATION)), baseline)
+
+    async def _network_only(self, trial: Trial) -> CollectiveRun:
+        launch = dataclasses.replace(self.options.launch, env=self.options.launch.env + NETWORK_ONLY_ENV)
+        run = await self._run_trial(trial, None, launch)
+        if run.busbw_gbps is not None and run.status is Status.PASS:
+            # Judged against no floor: a network-only run has none; it is compared with its baseline.
+            run = run.model_copy(update={"reason": f"network-only busbw {run.busbw_gbps:.1f} GB/s"})
+        return self._record(trial, run, None)
+
+    async def _run_trial(
+        self, trial: Trial, floor: Floor | None, settings: LaunchSettings | None = None
+    ) -> CollectiveRun:
         nodes = [self.engine.inventory.node(name) for name in trial.nodes]
-        settings = self.options.launch
+        settings = settings or self.options.launch
         argv = launch_argv(nodes, settings)
         site = self.options.site or trial.reference
         started_at, t0 = time.time(), time.monotonic()
@@ -315,12 +349,33 @@ def _straggler_rank(standing: NodeStanding) -> tuple[float, int, str]:
     return ratio, _SEVERITY.get(standing.status, 5), standing.node
 
 
-def _layer(sweep: SweepResult, node: str) -> tuple[str, str]:
-    """Which layer a named node's fault lies in, from its own single-node RCCL run of this sweep.
+def _layer(sweep: SweepResult, pool_run: _PoolRun, node: str) -> tuple[str, str]:
+    """Which layer a named node's fault lies in: from its network-only run when it had one, else from
+    its own single-node RCCL run of this sweep.
 
-    Its own run (standard level and up) uses only its GPUs and XGMI: failing too puts the fault inside
-    the node; passing puts it on the way out (NICs, cables, the switch).
+    A network-only run uses no XGMI: slow there too (against two good nodes' same run) puts the fault in
+    the node's network. Its own run (standard level and up) uses only its GPUs and XGMI: failing too
+    puts the fault inside the node; passing puts it on the way out (NICs, cables, the switch).
     """
+    own = _single_node_layer(sweep, node)
+    also = f"; {own[1]}" if own[0] != "unknown" else ""
+    if node in pool_run.isolation:
+        run, baseline = pool_run.isolation[node]
+        if run.status is Status.FAIL and run.busbw_gbps is None:
+            return "inter-node", f"its network-only run #{run.seq + 1} failed too: {run.reason}{also}"
+        if run.status is Status.PASS and run.busbw_gbps is not None and baseline.busbw_gbps:
+            share = run.busbw_gbps / baseline.busbw_gbps
+            words = (
+                f"network-only run #{run.seq + 1} (no GPU peer-to-peer): {run.busbw_gbps:.1f} GB/s, {share:.0%} "
+                f"of two good nodes' #{baseline.seq + 1} ({baseline.busbw_gbps:.1f} GB/s)"
+            )
+            if share < NETWORK_ONLY_SHARE:
+                return "inter-node", f"{words}: its network is slow{also}"
+            return "intra-node", f"{words}: its network is fine, the fault needs its GPUs' own links{also}"
+    return own
+
+
+def _single_node_layer(sweep: SweepResult, node: str) -> tuple[str, str]:
     verdict = sweep.verdicts.get(node)
     own = [f for f in verdict.findings if f.family == "rccl" and f.check_id != CHECK_ID] if verdict else []
     if not own:
@@ -349,8 +404,8 @@ def _conclude(
         )
     )
     for node, reason in _culprits(found, pool_run).items():
-        convicting = [run.seq for run in records if node in run.nodes and run.status in _BAD]
-        layer, evidence = _layer(sweep, node)
+        convicting = [run.seq for run in _judged(records) if node in run.nodes and run.status in _BAD]
+        layer, evidence = _layer(sweep, pool_run, node)
         result.culprits.append(
             Culprit(pool=pool_run.pool, node=node, reason=reason, runs=convicting, layer=layer, layer_evidence=evidence)
         )
@@ -370,7 +425,7 @@ def _conclude(
 def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]) -> NodeStanding:
     """``node``'s line of the straggler ranking: its verdict and its worst run."""
     mine = [run for run in records if node in run.nodes]
-    rated = [run for run in mine if run.ratio is not None]
+    rated = [run for run in _judged(mine) if run.ratio is not None]
     worst = min(rated, key=lambda run: run.ratio or 0.0) if rated else None
     return NodeStanding(
         pool=pool,
@@ -387,10 +442,15 @@ def _unjudged(pool_run: _PoolRun, found: Conclusion) -> list[str]:
     return sorted(set(pool_run.plan.nodes) - judged)
 
 
+def _judged(records: list[CollectiveRun]) -> list[CollectiveRun]:
+    """Runs judged against the floor (network-only runs only say which layer a fault is in)."""
+    return [run for run in records if run.purpose != Purpose.ISOLATION]
+
+
 def _latest(pool_run: _PoolRun, node: str, statuses: Iterable[Status]) -> tuple[CollectiveRun, Floor | None] | None:
     wanted = set(statuses)
     for trial, record, floor in reversed(pool_run.records):
-        if node in trial.nodes and record.status in wanted:
+        if node in trial.nodes and record.status in wanted and trial.purpose is not Purpose.ISOLATION:
             return record, floor
     return None
 

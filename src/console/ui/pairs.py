@@ -64,7 +64,8 @@ class PairBoard:
         """The latest two-node run of each pair (group runs have no single cell)."""
         cells: dict[frozenset[str], CollectiveRun] = {}
         for run in self.runs:
-            if len(run.nodes) == 2:
+            # A network-only run is judged against no floor: it says which layer, not how the pair does.
+            if len(run.nodes) == 2 and run.purpose != "isolation":
                 cells[frozenset(run.nodes)] = run
         return cells
 
