@@ -21,6 +21,7 @@ from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.shims import install_shims
 from console.sim.specs import GpuModel
+from console.store import Store
 from console.sweep import SweepEngine, SweepResult
 from console.sweep.collective import LaunchSettings
 from console.sweep.events import Event, MultinodeDone, MultinodeRunDone, MultinodeStarted, NodeDone
@@ -307,6 +308,12 @@ def test_cancel_stops_the_console_s_multinode_level_and_keeps_what_finished(tmp_
             assert time.monotonic() - cancelled_at < 30
         finally:
             bridge.stop()
+    store = Store(tmp_path / "h.db")
+    try:
+        (entry,) = [row for row in store.audit_log() if row["action"] == "multinode"]
+        assert entry["outcome"] == "cancelled by the operator"
+    finally:
+        store.close()
     done = [e for e in events if isinstance(e, MultinodeDone)]
     assert len(done) == 1 and done[0].stopped
     streamed = [e.run for e in events if isinstance(e, MultinodeRunDone)]

@@ -116,6 +116,7 @@ async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
         assert dialog.targets == tuple(f"sim00{i}" for i in range(1, 7))  # no marks: the cursor's pool
+        await pilot.press(*"job 4411 slow")  # the reason field has the focus
         yes = dialog.query_one("#confirm-yes", Button)
         await wait_until(pilot, lambda: not yes.disabled)
         plan = str(dialog.query_one("#confirm-plan", Static).render())
@@ -167,6 +168,13 @@ async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
         verdict = app.state.row(SLOW_NIC).verdict
         assert verdict is not None and any(f.check_id == "rccl.multinode" for f in verdict.findings)
         assert f"named {SLOW_NIC}, rack r02 uplink" in shown(app, "link-rccl")
+        # The audit log kept who took the nodes' GPUs and why, and what came of it.
+        assert app.store is not None
+        await wait_until(pilot, lambda: app.store.audit_log()[0]["finished_at"] is not None)  # type: ignore[union-attr]
+        (entry,) = [row for row in app.store.audit_log() if row["action"] == "multinode"]
+        assert json.loads(entry["inputs"])["reason"] == "job 4411 slow"
+        assert json.loads(entry["targets"]) == [f"sim00{i}" for i in range(1, 7)]
+        assert entry["outcome"] == f"{len(result.runs)} runs; named: {SLOW_NIC}, rack r02 uplink"
         # x exports the report with the pairs, the passes and the verdict per node, in the published schema.
         await pilot.press("x")
         report_path = export_dir / f"instinct-console-sweep{app.state.progress.sweep_id}.json"

@@ -7,6 +7,7 @@ console sends data, never code, so both ends agree on what a command can do.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,6 +144,7 @@ class StartMultinode:
     nodes: tuple[str, ...]
     pairing: str = Pairing.REFERENCE.value
     seed: int = 0
+    reason: str = ""  # the operator's, kept with the run in the audit log
 
 
 Command = (
@@ -311,13 +313,30 @@ async def start_multinode(context: EngineContext, command: StartMultinode) -> Mu
     options = MultinodeOptions(pairing=Pairing(command.pairing), seed=command.seed)
     phase = asyncio.ensure_future(sweep_cluster(engine, nodes, ProbeSet.MULTINODE, multinode=options))
     context.multinode = phase
-    try:
-        _, result = await phase
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if phase.cancelled() and (current is None or not current.cancelling()):
-            return None  # the operator's cancel, not the engine stopping
-        raise
-    finally:
-        context.multinode = None
+    inputs = {"reason": command.reason, "pairing": command.pairing, "seed": command.seed}
+    # Written before the GPUs are taken, like the actions: who held which nodes' GPUs, when and why.
+    with contextlib.ExitStack() as stack:
+        entry = None
+        if context.store is not None:
+            entry = stack.enter_context(context.store.audited("multinode", command.nodes, inputs=inputs))
+        try:
+            _, result = await phase
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if phase.cancelled() and (current is None or not current.cancelling()):
+                if entry is not None:
+                    entry.finish("cancelled by the operator")
+                return None  # the operator's cancel, not the engine stopping
+            raise
+        finally:
+            context.multinode = None
+        if entry is not None:
+            entry.finish(_phase_outcome(result))
     return result
+
+
+def _phase_outcome(result: MultinodeResult | None) -> str:
+    if result is None:
+        return "no pair ran: the per-node sweep did not finish"
+    named = [c.node for c in result.culprits] + [f"rack {r.rack} uplink" for r in result.racks]
+    return f"{len(result.runs)} runs; named: {', '.join(named) or 'none'}"

@@ -356,11 +356,11 @@ class ConsoleApp(App[int]):
         families = frozenset(self.families) if self.families else None
         self.submit("sweep", StartSweep(self.level, families))
 
-    def start_multinode(self, targets: tuple[str, ...]) -> None:
+    def start_multinode(self, targets: tuple[str, ...], reason: str = "") -> None:
         """The multinode level on ``targets`` (confirmed by the operator): probes, then node pairs."""
         if self.read_only:
             return  # the engine refuses it too; the key is not even bound
-        if self.submit("multi-node RCCL", StartMultinode(tuple(targets), *self.pairing)):
+        if self.submit("multi-node RCCL", StartMultinode(tuple(targets), *self.pairing, reason=reason)):
             self.notify(f"multi-node RCCL on {len(targets)} node(s): their own probes first, then the pairs")
 
     def cancel_sweep(self) -> None:

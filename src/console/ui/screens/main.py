@@ -388,7 +388,7 @@ class MainScreen(Screen[None]):
             return preview
 
         def run(preview: PlanPreview) -> None:
-            app.start_multinode(preview.targets)
+            app.start_multinode(preview.targets, preview.reason)
             self.action_toggle_pair_view(True)
 
         self._confirm(action, targets, planner, run)
