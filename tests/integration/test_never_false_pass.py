@@ -22,12 +22,14 @@ import pytest
 from console.checks import load_packs
 from console.inventory import load_inventory
 from console.model.findings import NodeVerdict, Status
-from console.sim.faults import BEHAVIOUR_KINDS, Fault, FaultKind, FaultScope, fault_scope
+from console.model.multinode import MultinodeResult
+from console.sim.faults import BEHAVIOUR_KINDS, FABRIC_KINDS, Fault, FaultKind, FaultScope, fault_scope
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.scenario import write_live_faults
 from console.store import Store
 from console.sweep import SweepEngine
 from console.sweep.catalog import ProbeSet, ProbeSpec, probes_for
+from console.sweep.cluster_sweep import sweep_cluster
 from console.transport.connect import transport_for
 
 CAP_S = 8.0  # the probe-timeout cap: a hung probe costs this, not its catalogue timeout
@@ -95,7 +97,7 @@ def _cases() -> list[Case]:
         for probe in _new_probes(level):
             for kind in sorted(BEHAVIOUR_KINDS):
                 add(level, kind, probe)
-    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS):
+    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS - FABRIC_KINDS):
         add(HARDWARE_LEVEL.get(kind, ProbeSet.QUICK), kind)
     return cases
 
@@ -157,7 +159,7 @@ async def _sweep_each_level(sim: SimCluster) -> dict[str, NodeVerdict]:
 
 
 def test_the_catalogue_covers_every_fault_kind_and_every_probe() -> None:
-    kinds = {c.kind for c in CASES if c.kind is not None}
+    kinds = {c.kind for c in CASES if c.kind is not None} | {kind for _, kind, _ in FABRIC_CASES if kind}
     assert kinds == set(FaultKind)
     assert {c.probe.id for c in CASES if c.probe} == {p.id for level in LEVELS for p in probes_for(level)}
 
@@ -209,6 +211,62 @@ def test_a_probe_fault_is_blamed_on_its_probe(verdicts: dict[str, NodeVerdict]) 
     assert not unattributed, "\n".join(unattributed)
 
 
+# -- faults of the fabric between nodes -------------------------------------------------------------------
+# Only a multi-node run sees them: the multinode level (the nodes' standard probes, then rccl-tests over
+# node pairs, as `sweep --probes multinode` and the console's `m` run it) on one pool with three racks.
+# (node, fault or None, what the node must read): a healthy node of the reference's rack passes; the
+# reference reads WARN only for the path the flaky link broke.
+FABRIC_CASES: list[tuple[str, FaultKind | None, set[Status]]] = [
+    ("sim001", None, {Status.PASS, Status.WARN}),
+    ("sim002", None, {Status.PASS}),
+    ("sim003", None, {Status.PASS}),
+    # Behind a slow uplink: they pass with each other, so the rack is named and they read WARN.
+    ("sim004", FaultKind.UPLINK_SLOW, {Status.WARN}),
+    ("sim005", FaultKind.UPLINK_SLOW, {Status.WARN}),
+    ("sim006", FaultKind.NIC_SLOW, {Status.FAIL}),
+    # The flaky link breaks its first run, then passes the second pass: a suspect path, never PASS.
+    ("sim007", FaultKind.RCCL_FLAKY, {Status.WARN, Status.FAIL}),
+]
+FABRIC_PARAMS: dict[FaultKind, str] = {FaultKind.UPLINK_SLOW: 'uplink = "r02"', FaultKind.RCCL_FLAKY: "first = 1"}
+
+
+def _fabric_scenario() -> str:
+    lines = ['name = "never-false-pass-fabric"', "seed = 16", "time_factor = 400", ""]
+    for names, rack in (("sim[001-003]", "r01"), ("sim[004-005]", "r02"), ("sim[006-007]", "r03")):
+        lines += ["[[nodes]]", f'names = "{names}"', 'model = "MI300X"', 'pool = "mi300x"']
+        lines += [f'labels = {{ rack = "{rack}" }}', ""]
+    for node, kind, _ in FABRIC_CASES:
+        if kind is not None:
+            lines += ["[[faults]]", f'nodes = "{node}"', f'kind = "{kind.value}"', FABRIC_PARAMS.get(kind, ""), ""]
+    return "\n".join(lines)
+
+
+def test_a_fabric_fault_is_never_pass_at_the_multinode_level(tmp_path: Path) -> None:
+    scenario = tmp_path / "fabric.toml"
+    scenario.write_text(_fabric_scenario(), encoding="utf-8")
+    with start_sim_cluster(scenario=scenario, time_factor=400) as sim:
+        inventory = load_inventory(sim.inventory_path)
+        engine = SweepEngine(inventory, transport_for(inventory), load_packs(), probe_timeout_cap_s=60)
+
+        async def sweep() -> tuple[dict[str, NodeVerdict], MultinodeResult | None]:
+            try:
+                result, pairs = await sweep_cluster(engine, inventory.nodes, ProbeSet.MULTINODE)
+                return result.verdicts, pairs
+            finally:
+                await engine.close()
+
+        verdicts, pairs = asyncio.run(sweep())
+    assert pairs is not None and pairs.runs
+    wrong = [
+        f"{node} ({kind.value if kind else 'healthy'}): {verdicts[node].status.value} {verdicts[node].reason}"
+        for node, kind, allowed in FABRIC_CASES
+        if verdicts[node].status not in allowed
+    ]
+    assert not wrong, "\n".join(wrong)
+    assert "sim006" in {c.node for c in pairs.culprits}
+    assert [(r.rack, r.nodes) for r in pairs.racks] == [("r02", ["sim004", "sim005"])]
+
+
 # -- faults that appear between sweeps -----------------------------------------------------------------
 # A node judged healthy, then faulted live (as a storm or a flap does), is swept again the way the console
 # sweeps a fleet it already knows: connections kept, slow-changing probes reused while the node's stamp
@@ -226,7 +284,7 @@ def _appearing() -> list[tuple[str, Fault]]:
         peer = 4 if scope is FaultScope.LINK else None
         cases.append((node, Fault(kind=kind, node=node, gpu=gpu, peer=peer, params=params)))
 
-    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS):
+    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS - FABRIC_KINDS):
         if HARDWARE_LEVEL.get(kind, ProbeSet.QUICK) is ProbeSet.QUICK:
             add(kind)
     for probe in probes_for(ProbeSet.QUICK):

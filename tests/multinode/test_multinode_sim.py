@@ -10,14 +10,21 @@ from pathlib import Path
 
 import pytest
 
+from console.checks import load_packs
+from console.inventory import load_inventory
 from console.model.findings import Finding, Status
 from console.model.multinode import MultinodeResult
+from console.service.assembly import EngineSpec
+from console.service.client import EngineError, ProcessBridge
+from console.service.commands import CancelSweep, StartMultinode, StartSweep
 from console.sim.faults import FaultKind
-from console.sim.launcher import SimCluster
+from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.shims import install_shims
 from console.sim.specs import GpuModel
+from console.store import Store
 from console.sweep import SweepEngine, SweepResult
 from console.sweep.collective import LaunchSettings
+from console.sweep.events import Event, MultinodeDone, MultinodeRunDone, MultinodeStarted, NodeDone
 from console.sweep.multinode import CHECK_ID, PROBE_ID, MultinodeOptions, refreshed, run_multinode
 from console.transport import LocalTransport
 from tests.multinode.simcluster import engine_for, start_cluster
@@ -84,16 +91,118 @@ def test_low_busbw_node_is_named_from_its_pair_and_confirmed(tmp_path: Path) -> 
     assert sorted(result.pools[0].cleared) == sorted(set(others) - {"sim001"})
 
 
+def test_each_run_is_an_event_as_it_finishes_and_the_culprit_cites_its_convicting_runs(tmp_path: Path) -> None:
+    with start_cluster(4, GpuModel.MI300X, FaultKind.RCCL_LOW_BUSBW) as sim:
+        bad = faulty_node(sim)
+        engine = engine_for(sim, tmp_path / "h.db")
+        events: list[Event] = []
+
+        async def scenario() -> MultinodeResult:
+            try:
+                sweep = await engine.run(level="quick")
+                engine.subscribe(events.append)
+                return await run_multinode(engine, sweep, MultinodeOptions())
+            finally:
+                await engine.close()
+
+        result = asyncio.run(scenario())
+    multinode = [e for e in events if isinstance(e, MultinodeStarted | MultinodeRunDone | MultinodeDone)]
+    assert isinstance(multinode[0], MultinodeStarted) and sorted(multinode[0].nodes) == sorted(engine.verdicts)
+    assert isinstance(multinode[-1], MultinodeDone) and multinode[-1].result == result and not multinode[-1].stopped
+    streamed = [e.run for e in multinode if isinstance(e, MultinodeRunDone)]
+    assert streamed == result.runs and [r.seq for r in streamed] == list(range(len(streamed)))
+    # The bad node's verdict is re-judged (NodeDone) after the run that convicted it was announced.
+    last_run = max(i for i, e in enumerate(events) if isinstance(e, MultinodeRunDone) and bad in e.run.nodes)
+    rejudged = [i for i, e in enumerate(events) if isinstance(e, NodeDone) and e.verdict.node == bad]
+    assert rejudged and rejudged[-1] > last_run
+    (culprit,) = result.culprits
+    # No single-node run at the quick level, but the network-only run tells: rccl_low_busbw is GPU-side.
+    assert culprit.layer == "intra-node" and "its network is fine" in culprit.layer_evidence
+    convicting = [result.runs[seq] for seq in culprit.runs]
+    assert [(r.purpose, r.status) for r in convicting] == [("group", Status.FAIL), ("confirm", Status.FAIL)]
+    assert all(bad in r.nodes for r in convicting) and convicting[0].nodes[0] != convicting[1].nodes[0]
+    # The straggler ranking: the named node first, at its worst ratio; the cleared ones PASS.
+    first, *rest = result.stragglers
+    assert first.node == bad and first.status is Status.FAIL and set(culprit.runs) < set(first.runs)
+    assert first.worst_ratio is not None and first.worst_ratio < 1.0
+    assert first.worst_with and first.worst_with[0] in {convicting[0].nodes[0], convicting[1].nodes[0]}
+    # Its partners in the failed runs share those runs (a worst pair is the pair's), but rank after it.
+    assert [s.status for s in rest] == [Status.PASS] * 3
+    assert all(s.worst_ratio is not None and s.worst_ratio >= first.worst_ratio for s in rest)
+    assert [s.worst_ratio for s in rest] == sorted(s.worst_ratio or 0 for s in rest)
+    untouched = [s for s in rest if not set(s.runs) & set(culprit.runs)]
+    assert untouched and all((s.worst_ratio or 0) >= 1.0 for s in untouched)
+
+
+def _two_rack_scenario(tmp_path: Path, faults: str) -> Path:
+    scenario = tmp_path / "racks.toml"
+    groups = "".join(
+        f'[[nodes]]\nnames = "{names}"\nmodel = "MI300X"\npool = "mi300x"\nlabels = {{ rack = "{rack}" }}\n\n'
+        for names, rack in (("sim[001-003]", "r01"), ("sim[004-006]", "r02"))
+    )
+    scenario.write_text(f'name = "racks"\nseed = 2\ntime_factor = 400\n\n{groups}{faults}', encoding="utf-8")
+    return scenario
+
+
+@pytest.mark.parametrize(
+    ("faults", "rack_named"),
+    [
+        ('[[faults]]\nnodes = "sim[004-006]"\nkind = "uplink_slow"\nuplink = "r02"\n', True),
+        # Two slow NICs in one rack also fail only across racks, but fail with each other: no rack is named.
+        ('[[faults]]\nnodes = "sim[004-005]"\nkind = "nic_slow"\n', False),
+    ],
+)
+def test_a_rack_is_named_only_when_its_named_nodes_pass_with_each_other(
+    tmp_path: Path, faults: str, rack_named: bool
+) -> None:
+    with start_sim_cluster(scenario=_two_rack_scenario(tmp_path, faults), time_factor=400) as sim:
+        engine, _, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", MultinodeOptions()))
+    inside = [r for r in result.runs if r.purpose == "rack"]
+    if rack_named:
+        (rack,) = result.racks
+        assert (rack.rack, rack.nodes) == ("r02", ["sim004", "sim005", "sim006"]) and result.culprits == []
+        # Two racks cannot tell which end of the link between them is slow; the reason says both.
+        assert "fail with nodes of rack r01" in rack.reason and "the uplink of rack r02 (or the way to" in rack.reason
+        assert [r.status for r in inside] == [Status.PASS, Status.PASS] and set(rack.runs) >= {r.seq for r in inside}
+        for node in rack.nodes:
+            (finding,) = multinode_findings(engine, node)
+            assert finding.status is Status.WARN and "uplink of rack r02" in finding.message
+    else:
+        assert result.racks == [] and [c.node for c in result.culprits] == ["sim004", "sim005"]
+        assert [(r.nodes, r.status) for r in inside] == [(["sim004", "sim005"], Status.FAIL)]
+
+
+@pytest.mark.parametrize(
+    ("kind", "layer"), [(FaultKind.NIC_SLOW, "inter-node"), (FaultKind.XGMI_LINK_DEGRADED, "intra-node")]
+)
+def test_a_network_only_run_says_which_layer_a_named_node_s_fault_is_in(
+    tmp_path: Path, kind: FaultKind, layer: str
+) -> None:
+    with start_cluster(4, GpuModel.MI300X, kind) as sim:
+        bad = faulty_node(sim)
+        _, _, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", MultinodeOptions()))
+    (culprit,) = result.culprits
+    assert culprit.node == bad and culprit.layer == layer
+    isolation = [r for r in result.runs if r.purpose == "isolation"]
+    # Two good nodes' network-only run first (the baseline), then the named node's with a good node.
+    assert [bad in r.nodes for r in isolation] == [False, True]
+    assert all("NCCL_P2P_DISABLE=1" in r.command and "NCCL_SHM_DISABLE=1" in r.command for r in isolation)
+    assert f"network-only run #{isolation[1].seq + 1}" in culprit.layer_evidence
+    # Network-only runs are no pair verdicts: not among the convicting runs, not the evidence of a PASS.
+    assert not set(culprit.runs) & {r.seq for r in isolation}
+    assert all(s.worst_ratio is None or s.worst_ratio > 0.3 for s in result.stragglers)
+
+
 def test_bisection_names_a_degraded_xgmi_node_inside_a_failing_group(tmp_path: Path) -> None:
     options = MultinodeOptions(group_size=4)
     with start_cluster(5, GpuModel.MI355X, FaultKind.XGMI_LINK_DEGRADED) as sim:
         bad = faulty_node(sim)
         _, sweep, result = asyncio.run(sweep_then_multinode(sim, tmp_path / "h.db", options))
     assert [c.node for c in result.culprits] == [bad]
-    purposes = [(r.purpose, len(r.nodes), r.status) for r in result.runs]
+    purposes = [(r.purpose, len(r.nodes), r.status) for r in result.runs if r.purpose != "isolation"]
     # one 5-node group fails; halves of 2, then the half holding the bad node split to pairs; one confirmation
     assert purposes[0] == ("group", 5, Status.FAIL)
-    assert len(result.runs) == 6 and purposes[-1] == ("confirm", 2, Status.FAIL)
+    assert len(purposes) == 6 and purposes[-1] == ("confirm", 2, Status.FAIL)
     assert result.runs[0].floor_gbps == 350  # the two-node floor, reused as an estimate for five nodes
     assert sweep.verdicts[bad].status is Status.FAIL
     assert sum(1 for n in sweep.verdicts if sweep.verdicts[n].status is Status.PASS) == 4
@@ -152,12 +261,15 @@ def test_hung_pair_is_killed_and_named(tmp_path: Path, monkeypatch: pytest.Monke
         result = asyncio.run(scenario())
         elapsed = time.monotonic() - started
     assert _hanging_sleeps() == []
-    hung = [r for r in result.runs if bad in r.nodes]
+    judged = [r for r in result.runs if r.purpose != "isolation"]
+    hung = [r for r in judged if bad in r.nodes]
     assert [r.status for r in hung] == [Status.FAIL, Status.FAIL]  # the pair, then the confirmation
     assert all(r.reason == "no result within 3 s: the collective hung and was killed" for r in hung)
     assert all(2.5 < r.duration_s < 8 for r in hung)
     assert [c.node for c in result.culprits] == [bad]
-    assert [r.status for r in result.runs if bad not in r.nodes] == [Status.PASS]
+    assert [r.status for r in judged if bad not in r.nodes] == [Status.PASS]
+    # Its network-only run hangs too: the fault is on its way out.
+    assert result.culprits[0].layer == "inter-node" and "failed too" in result.culprits[0].layer_evidence
     assert elapsed < 40
 
 
@@ -170,6 +282,49 @@ def test_deadline_stops_runs_and_leaves_nodes_unknown(tmp_path: Path) -> None:
     (finding,) = multinode_findings(engine, bad)
     assert finding.status is Status.UNKNOWN and "deadline" in finding.message
     assert all(r.duration_s < 10 for r in result.runs)
+
+
+def test_cancel_stops_the_console_s_multinode_level_and_keeps_what_finished(tmp_path: Path) -> None:
+    """The console's K during the pairs: the hung run is killed, the phase concludes, the command ends."""
+    with start_cluster(3, GpuModel.MI300X, FaultKind.RCCL_HANG) as sim:
+        bad = faulty_node(sim)
+        inventory = load_inventory(str(sim.inventory_path))
+        events: list[Event] = []
+        # The cap cuts the hung node's own single-node run; the pairs' timeout (-T 900) is not capped.
+        spec = EngineSpec(inventory, load_packs(), tmp_path / "h.db", probe_timeout_cap_s=10)
+        bridge = ProcessBridge(spec, events.append)
+        bridge.start()
+        try:
+            phase = bridge.request(StartMultinode(tuple(n.name for n in inventory.nodes)))
+            deadline = time.monotonic() + 120
+            # Wait for the state: the pairs have begun (and the hung one never ends by itself).
+            while not any(isinstance(e, MultinodeStarted) for e in events):
+                assert time.monotonic() < deadline and not phase.done(), "the pairs did not start"
+                time.sleep(0.05)
+            # Nothing else may probe the nodes whose GPUs the pairs hold.
+            with pytest.raises(EngineError, match="multi-node phase is running"):
+                bridge.request(StartSweep("quick")).result(30)
+            cancelled_at = time.monotonic()
+            bridge.request(CancelSweep()).result(30)
+            assert phase.result(60) is None
+            assert time.monotonic() - cancelled_at < 30
+        finally:
+            bridge.stop()
+    store = Store(tmp_path / "h.db")
+    try:
+        (entry,) = [row for row in store.audit_log() if row["action"] == "multinode"]
+        assert entry["outcome"] == "cancelled by the operator"
+    finally:
+        store.close()
+    done = [e for e in events if isinstance(e, MultinodeDone)]
+    assert len(done) == 1 and done[0].stopped
+    streamed = [e.run for e in events if isinstance(e, MultinodeRunDone)]
+    assert done[0].result.runs == streamed and all(bad not in r.nodes for r in streamed)  # what finished is kept
+    assert "cancelled; not judged" in done[0].result.pools[0].note
+    verdict = [e.verdict for e in events if isinstance(e, NodeDone) and e.verdict.node == bad][-1]
+    assert any(
+        f.check_id == CHECK_ID and f.status is Status.UNKNOWN and "was cancelled" in f.message for f in verdict.findings
+    )
 
 
 @pytest.mark.parametrize("launcher", ["srun"])

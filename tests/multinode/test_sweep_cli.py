@@ -31,6 +31,10 @@ def test_multinode_sweep_reports_pairs_and_fails_the_culprit(tmp_path: Path) -> 
     assert (tmp_path / "bad").read_text().strip() == fault.node
     multinode = report["multinode"]
     assert [c["node"] for c in multinode["culprits"]] == [fault.node]
+    # Its network-only run is not slow, and its own single-node run (standard level) is: inside the node.
+    assert multinode["culprits"][0]["layer"] == "intra-node"
+    evidence = multinode["culprits"][0]["layer_evidence"]
+    assert "its network is fine" in evidence and "RCCL all_reduce in-place busbw" in evidence
     assert multinode["pools"][0]["reference"] == "sim001"
     assert {tuple(r["nodes"]) for r in multinode["runs"] if r["purpose"] == "group"} == {
         ("sim001", f"sim00{i}") for i in (2, 3, 4)
@@ -39,6 +43,27 @@ def test_multinode_sweep_reports_pairs_and_fails_the_culprit(tmp_path: Path) -> 
     pair = [f for f in node["findings"] if f["check_id"] == "rccl.multinode"]
     assert pair and pair[0]["status"] == "FAIL" and pair[0]["evidence"]["unit"] == "GB/s"
     assert report["counts"]["FAIL"] == 1 and report["counts"]["PASS"] == 3
+
+
+def test_random_pairing_runs_nodes_with_each_other_and_the_second_pass_clears_the_partner(tmp_path: Path) -> None:
+    with start_cluster(6, GpuModel.MI300X, FaultKind.RCCL_LOW_BUSBW) as sim:
+        (fault,) = sim.cluster().faults
+        args = ["sweep", "-i", str(sim.inventory_path), "--probes", "multinode", "--store", str(tmp_path / "h.db")]
+        code = main([*args, "--pairing", "random", "--pairing-seed", "5", "--json", str(tmp_path / "r.json")])
+    report = json.loads((tmp_path / "r.json").read_text())
+    jsonschema.validate(report, json.loads((ROOT / "schemas" / "sweep-report.schema.json").read_text()))
+    multinode = report["multinode"]
+    assert code == ExitCode.FAILED and (multinode["pairing"], multinode["seed"]) == ("random", 5)
+    first = [r for r in multinode["runs"] if r["purpose"] == "pair"]
+    assert len(first) == 3 and sorted(n for r in first for n in r["nodes"]) == [f"sim00{i}" for i in range(1, 7)]
+    (broken,) = [r for r in first if fault.node in r["nodes"]]
+    partner = next(n for n in broken["nodes"] if n != fault.node)
+    second = {r["nodes"][1]: r for r in multinode["runs"] if r["purpose"] == "confirm"}
+    assert sorted(second) == sorted(broken["nodes"])  # both nodes of the failed pair, each with a good node
+    assert second[partner]["status"] == "PASS" and second[fault.node]["status"] == "FAIL"
+    assert [c["node"] for c in multinode["culprits"]] == [fault.node]
+    assert {s["node"]: s["status"] for s in multinode["stragglers"]}[partner] == "PASS"
+    assert report["counts"]["FAIL"] == 1 and report["counts"]["PASS"] == 5
 
 
 def test_every_and_count_record_each_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,11 +19,28 @@ from console.checks import CheckPack, load_packs
 from console.inventory import load_inventory
 from console.inventory.model import Inventory
 from console.model.findings import Status
+from console.model.multinode import CollectiveRun, MultinodeResult
 from console.service.assembly import EngineSpec
 from console.service.client import EngineError, EngineGone, ProcessBridge, describe_error
-from console.service.commands import ActionOutcome, ExecuteAction, PlanAction, PlanPreview, StartSweep
+from console.service.commands import (
+    ActionOutcome,
+    ExecuteAction,
+    PlanAction,
+    PlanMultinode,
+    PlanPreview,
+    StartMultinode,
+    StartSweep,
+)
 from console.service.wire import WireError, encode, read_frame
-from console.sweep.events import Event, NodeDone, SweepDone, SweepStarted
+from console.sweep.events import (
+    Event,
+    MultinodeDone,
+    MultinodeRunDone,
+    MultinodeStarted,
+    NodeDone,
+    SweepDone,
+    SweepStarted,
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +97,49 @@ def test_a_sweep_streams_compact_verdicts_and_replies_after_its_events(
         assert event.verdict.status is Status.UNKNOWN
         assert event.findings_total == len(event.verdict.findings) >= 1
         assert all(f.status is not Status.PASS for f in event.verdict.findings)
+
+
+def test_multinode_events_cross_the_wire_as_they_are() -> None:
+    run = CollectiveRun(seq=3, pool="p", nodes=["a", "b"], purpose="confirm", status=Status.FAIL, busbw_gbps=150.5)
+    events = [
+        MultinodeStarted(sweep_id=2, nodes=["a", "b"]),
+        MultinodeRunDone(sweep_id=2, run=run),
+        MultinodeDone(sweep_id=2, result=MultinodeResult(launcher="mpirun", runs=[run]), stopped=True),
+    ]
+    assert read_frame(io.BytesIO(encode(("events", events)))) == ("events", events)
+
+
+def test_the_multinode_level_runs_in_the_engine_and_streams_its_phase(
+    started: tuple[ProcessBridge, list[Event]],
+) -> None:
+    bridge, events = started
+    nodes = ("127.0.0.11", "127.0.0.12", "127.0.0.13")
+    preview = bridge.request(PlanMultinode(nodes)).result(30)
+    assert isinstance(preview, PlanPreview) and preview.refused is None
+    assert preview.commands[0][:6] == ("mpirun", "-np", "16", "-N", "8", "-H")
+    result = bridge.request(StartMultinode(nodes)).result(60)
+    # Every node unreachable: the per-node sweep ran, then the phase said why no pair could run.
+    assert isinstance(result, MultinodeResult) and result.runs == []
+    assert "no node of the pool passed its own probes" in result.pools[0].note
+    kinds = [type(e) for e in events]
+    assert kinds.index(SweepStarted) < kinds.index(SweepDone) < kinds.index(MultinodeStarted)
+    assert kinds[-1] is MultinodeDone  # the reply came after the phase's last event
+    done = events[-1]
+    assert isinstance(done, MultinodeDone) and done.result == result
+
+
+def test_a_read_only_engine_refuses_the_multinode_level(
+    inventory: Inventory, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    bridge = ProcessBridge(EngineSpec(inventory, packs, tmp_path / "h.sqlite", read_only=True), lambda event: None)
+    bridge.start()
+    try:
+        nodes = ("127.0.0.11", "127.0.0.12")
+        assert "read-only" in (bridge.request(PlanMultinode(nodes)).result(30).refused or "")
+        with pytest.raises(EngineError, match="PermissionError: read-only mode"):
+            bridge.request(StartMultinode(nodes)).result(30)
+    finally:
+        bridge.stop()
 
 
 def test_a_failed_command_says_what_failed_and_the_engine_goes_on(

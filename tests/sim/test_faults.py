@@ -8,7 +8,16 @@ import pytest
 from pydantic import ValidationError
 
 from console.sim.effects import EFFECTS
-from console.sim.faults import DEMO_ORDER, Fault, FaultKind, FaultScope, demo_faults, fault_scope, random_faults
+from console.sim.faults import (
+    DEMO_ORDER,
+    FABRIC_KINDS,
+    Fault,
+    FaultKind,
+    FaultScope,
+    demo_faults,
+    fault_scope,
+    random_faults,
+)
 from console.sim.models import LinkState, SimNode, build_node
 from console.sim.specs import GpuModel
 from tests.sim.simcore_helpers import NODE, cluster, fault
@@ -23,8 +32,14 @@ def _acts(node: SimNode, kind: FaultKind, program: str = "amd-smi") -> bool:
 
 def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     assert set(EFFECTS) == set(FaultKind)
-    assert sorted(DEMO_ORDER) == sorted(FaultKind)
-    assert len(FaultKind) == 48
+    # Fabric faults need a multi-node run and a scenario placing them; a demo node gets faults it shows alone.
+    assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - FABRIC_KINDS)
+    assert len(FaultKind) == 50
+
+
+def test_random_draws_never_place_a_fabric_fault() -> None:
+    kinds = {f.kind for seed in range(40) for f in random_faults(NAMES, 1.0, seed)}
+    assert not kinds & FABRIC_KINDS and len(kinds) > 30
 
 
 @pytest.mark.parametrize(
@@ -131,6 +146,8 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.NIC_PORT_DOWN: (None, None, {"nic": "2"}, lambda n: [nic.up for nic in n.nics].count(False) == 1),
     FaultKind.NIC_MISSING: (None, None, {}, lambda n: len(n.nics) == 7),
     FaultKind.NIC_SLOW: (None, None, {"nic": "1"}, lambda n: [nic.rate_gbps for nic in n.nics].count(200) == 1),
+    FaultKind.UPLINK_SLOW: (None, None, {"uplink": "r02"}, lambda n: n.uplink == "r02" and n.uplink_factor < 1),
+    FaultKind.RCCL_FLAKY: (None, None, {}, lambda n: (n.rccl_flaky_every, n.rccl_flaky_first) == (3, 3)),
     FaultKind.TOOL_MISSING: (None, None, {"program": "rvs"}, lambda n: _acts(n, FaultKind.TOOL_MISSING, "rvs")),
     FaultKind.DRIVER_NOT_LOADED: (None, None, {}, lambda n: not n.driver_loaded),
     FaultKind.COMMAND_HANG: (None, None, {}, lambda n: _acts(n, FaultKind.COMMAND_HANG)),

@@ -199,6 +199,68 @@ def test_a_fault_on_another_node_of_a_multi_node_run_shows() -> None:
     assert "FAILED" in reply.stdout and reply.exit_status == 1
 
 
+def _pair_busbw(spec: ClusterSpec, a: str, b: str, state_dir: Path | None = None) -> SimReply:
+    return _run_on(spec, a, "mpirun", "-np", "16", "-H", f"{a}:8,{b}:8", "all_reduce_perf", "-b", "8G", "-e", "8G",
+                   state_dir=state_dir)  # fmt: skip
+
+
+def _avg(reply: SimReply) -> float:
+    found = re.search(r"# Avg bus bandwidth\s*:\s*([\d.]+)", reply.stdout)
+    assert found is not None, reply.stdout[-300:]
+    return float(found.group(1))
+
+
+def test_one_slow_nic_gates_every_rail_of_a_multi_node_run() -> None:
+    healthy = _avg(_pair_busbw(_many(GpuModel.MI300X, 2), "g01", "g02"))
+    slow = _many(GpuModel.MI300X, 2, [Fault(kind=FaultKind.NIC_SLOW, node="g02", params={"nic": 1})])
+    gated = _avg(_pair_busbw(slow, "g01", "g02"))
+    assert healthy >= 304 > gated  # AMD's two-node floor for MI300X: one half-rate port breaks it
+    assert gated == pytest.approx(healthy / 2, rel=0.03)
+    alone = run_program(
+        SimContext(node=build_node(slow, "g02"), cluster=slow, invocation=3),
+        ["all_reduce_perf", "-b", "8G", "-e", "8G", "-g", "8"],
+    )
+    assert _avg(alone) >= 304  # inside the node no NIC is used
+
+
+def test_a_slow_uplink_slows_only_runs_that_cross_it() -> None:
+    behind = [Fault(kind=FaultKind.UPLINK_SLOW, node=n, params={"uplink": "r02"}) for n in ("g03", "g04")]
+    spec = _many(GpuModel.MI300X, 4, behind)
+    inside_r01, inside_r02 = _avg(_pair_busbw(spec, "g01", "g02")), _avg(_pair_busbw(spec, "g03", "g04"))
+    across = _avg(_pair_busbw(spec, "g01", "g03"))
+    assert inside_r01 >= 304 and inside_r02 >= 304
+    assert across < 304 and across == pytest.approx(inside_r01 * 0.55, rel=0.03)
+
+
+def _network_only(spec: ClusterSpec, a: str, b: str) -> SimReply:
+    env = ["-x", "NCCL_P2P_DISABLE=1", "-x", "NCCL_SHM_DISABLE=1"]
+    return _run_on(spec, a, "mpirun", "-np", "16", "-H", f"{a}:8,{b}:8", *env, "all_reduce_perf", "-b", "8G", "-e",
+                   "8G")  # fmt: skip
+
+
+def test_a_network_only_run_skips_xgmi_but_not_the_nics() -> None:
+    healthy = _many(GpuModel.MI300X, 2)
+    baseline = _avg(_network_only(healthy, "g01", "g02"))
+    assert baseline == pytest.approx(_avg(_pair_busbw(healthy, "g01", "g02")) / 2, rel=0.03)
+    xgmi = _many(GpuModel.MI300X, 2, [Fault(kind=FaultKind.XGMI_LINK_DEGRADED, node="g02", gpu=1, peer=4)])
+    assert _avg(_pair_busbw(xgmi, "g01", "g02")) < 304  # the normal run is slow
+    assert _avg(_network_only(xgmi, "g01", "g02")) == pytest.approx(baseline, rel=0.03)  # not without XGMI
+    nic = _many(GpuModel.MI300X, 2, [Fault(kind=FaultKind.NIC_SLOW, node="g02", params={"nic": 1})])
+    assert _avg(_network_only(nic, "g01", "g02")) == pytest.approx(baseline / 2, rel=0.03)
+
+
+def test_a_flaky_link_breaks_every_third_multi_node_run_of_its_node(tmp_path: Path) -> None:
+    spec = _many(GpuModel.MI300X, 3, [Fault(kind=FaultKind.RCCL_FLAKY, node="g02")])
+    replies = [_pair_busbw(spec, "g01", peer, tmp_path) for peer in ("g02", "g03", "g02", "g02", "g02", "g02", "g02")]
+    failed = [reply.exit_status != 0 for reply in replies]
+    # g02's runs are the 1st, 3rd, 4th, 5th and 6th: its third and sixth break; the run without it never.
+    assert failed == [False, False, False, True, False, False, True]
+    broken = replies[3]
+    assert "NET/IB : Got completion from peer" in broken.stderr and "# Avg bus bandwidth" not in broken.stdout
+    parsed = parse_output(broken.stdout + broken.stderr)
+    assert not parsed.ok and any("Test NCCL failure" in e for e in parsed.errors)
+
+
 def test_srun_waits_on_a_drained_node(tmp_path: Path) -> None:
     spec = _many(GpuModel.MI300X, 2)
     drain = _run_on(spec, "g01", "scontrol", "update", "NodeName=g02", "State=DRAIN", "Reason=ecc", state_dir=tmp_path)

@@ -28,6 +28,7 @@ from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepSta
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.events import Event
 from console.sweep.multinode import MultinodeOptions
+from console.sweep.pairing import Pairing
 from console.sweep.periodic import Periodic
 from console.sweep.via_slurm import SlurmJobSettings
 
@@ -76,6 +77,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=1,
         metavar="N",
         help="multinode: nodes per first run with the pool's reference; failing runs are bisected (default 1: pairs)",
+    )
+    p.add_argument(
+        "--pairing",
+        choices=[mode.value for mode in Pairing],
+        default=Pairing.REFERENCE.value,
+        help="multinode: first pass pairs each node with a known-good one (reference, default), or nodes with "
+        "each other: random, within a rack, across racks (rack label); failed pairs get a second pass",
+    )
+    p.add_argument(
+        "--pairing-seed", type=int, default=0, metavar="N", help="multinode: seed of the random pairs (default 0)"
     )
     p.add_argument(
         "--via-slurm",
@@ -220,7 +231,7 @@ async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespac
 async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace) -> int:
     """Sweep once, write the reports and print the summary; returns the exit code."""
     started = time.time()
-    multinode = MultinodeOptions(group_size=args.group_size)
+    multinode = MultinodeOptions(group_size=args.group_size, pairing=Pairing(args.pairing), seed=args.pairing_seed)
     result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode)
     statuses = [v.status for v in result.verdicts.values()]
     code = exit_code_for(statuses, result.outcome, allow_unknown=args.allow_unknown, fail_on_warn=args.fail_on_warn)

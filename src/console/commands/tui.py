@@ -34,6 +34,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theme", default="dark", help="dark (default), light, high-contrast or a Textual theme name")
     p.add_argument("--no-sweep", action="store_true", help="open without sweeping (S starts a sweep)")
     p.add_argument(
+        "--pairing",
+        choices=["reference", "random", "rack", "across"],
+        default="reference",
+        help="the multinode level's first pass (keys m, M): each node with a known-good one (default), or "
+        "nodes with each other at random, within a rack or across racks",
+    )
+    p.add_argument("--pairing-seed", type=int, default=0, metavar="N", help="seed of the random pairs (default 0)")
+    p.add_argument(
         "--engine",
         choices=["process", "thread"],
         default="process",
@@ -93,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
             level=args.probes,
             theme=args.theme,
             start_sweep=not args.no_sweep,
+            pairing=args.pairing,
+            pairing_seed=args.pairing_seed,
         )
     except ThemeError as exc:
         raise UsageError(str(exc)) from None

@@ -1,6 +1,8 @@
 """Multi-node RCCL results: every collective run over node pairs or groups, and the nodes they named.
 
-Kept apart from the runner so reports and the TUI's cluster view can read it without the engine.
+Kept apart from the runner so reports and the TUI's node-pair view can read it without the engine.
+A run's ``seq`` is its place in ``MultinodeResult.runs`` (the order runs finished in, over every
+pool), so a culprit names the runs that convicted it by number, live and in the report alike.
 """
 
 from __future__ import annotations
@@ -14,9 +16,15 @@ from console.model.findings import Status
 class CollectiveRun(Model):
     """One multi-node collective: a reference node plus the members under test."""
 
+    seq: int = Field(0, description="place in MultinodeResult.runs: the order the runs finished in")
     pool: str
     nodes: list[str] = Field(description="reference first; it launched the run")
-    purpose: str = Field(description="group (a pair when one member), split (half of a failed group) or confirm")
+    purpose: str = Field(
+        description="group (a pair when one member), split (half of a failed group), confirm (the second "
+        "pass: a node of a failed run with another known-good node), rack (two nodes named in one rack, "
+        "with each other), pair (two untested nodes paired by the pairing mode) or isolation (network-only, no "
+        "floor: says which layer a named node's fault is in)"
+    )
     status: Status
     busbw_gbps: float | None = Field(None, description="in-place busbw at the largest message size")
     floor_gbps: float | None = Field(None, description="the busbw the run had to reach; None when no floor is known")
@@ -26,6 +34,13 @@ class CollectiveRun(Model):
     duration_s: float = 0.0
     run_id: int | None = Field(None, description="store id of the raw output")
 
+    @property
+    def ratio(self) -> float | None:
+        """busbw over the floor (1.0 is exactly the floor); None without both."""
+        if self.busbw_gbps is None or not self.floor_gbps:
+            return None
+        return self.busbw_gbps / self.floor_gbps
+
 
 class Culprit(Model):
     """A node the runs named."""
@@ -33,6 +48,34 @@ class Culprit(Model):
     pool: str
     node: str
     reason: str = Field(description="how the runs named it and what its last failing run showed")
+    runs: list[int] = Field(default_factory=list, description="seq of the failed runs that convicted it")
+    layer: str = Field(
+        "unknown",
+        description="inter-node (its network-only run is slow too, else its own single-node all_reduce_perf "
+        "passes), intra-node (the network-only run is fine, else the single-node run fails too) or unknown",
+    )
+    layer_evidence: str = Field("", description="the node's own RCCL checks that the layer rests on")
+
+
+class RackCulprit(Model):
+    """A rack whose uplink the runs named: its nodes fail with nodes outside it and pass with each other."""
+
+    pool: str
+    rack: str = Field(description="the nodes' topology label (rack) value")
+    nodes: list[str] = Field(description="its nodes the runs cleared of fault of their own")
+    reason: str
+    runs: list[int] = Field(default_factory=list, description="seq of the runs that convicted the uplink")
+
+
+class NodeStanding(Model):
+    """One node's multi-node verdict and its worst run: a line of the straggler ranking."""
+
+    pool: str
+    node: str
+    status: Status = Field(description="its multi-node finding: FAIL named, WARN suspect path, PASS cleared")
+    worst_ratio: float | None = Field(None, description="lowest busbw / floor over its runs; None if none had both")
+    worst_with: list[str] = Field(default_factory=list, description="the other nodes of that worst run")
+    runs: list[int] = Field(default_factory=list, description="seq of every run it took part in")
 
 
 class PoolRuns(Model):
@@ -50,6 +93,14 @@ class MultinodeResult(Model):
 
     collective: str = "all_reduce_perf"
     launcher: str
+    pairing: str = Field(
+        "reference", description="first pass: reference (each node with a known-good one), random, rack or across"
+    )
+    seed: int | None = Field(None, description="the pairing's seed (random pairs, order within racks)")
     pools: list[PoolRuns] = Field(default_factory=list)
     runs: list[CollectiveRun] = Field(default_factory=list)
     culprits: list[Culprit] = Field(default_factory=list)
+    racks: list[RackCulprit] = Field(default_factory=list, description="racks whose uplink the runs named")
+    stragglers: list[NodeStanding] = Field(
+        default_factory=list, description="every judged node, worst first: lowest busbw ratio, then by verdict"
+    )

@@ -6,14 +6,23 @@ console sends data, never code, so both ends agree on what a command can do.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 from console.actions import ActionKind, ActionRequest
 from console.actions.catalogue import entry
+from console.inventory.hostlist import fold
 from console.model.findings import NodeVerdict, Status
+from console.model.multinode import MultinodeResult
 from console.service.context import EngineContext
+from console.sweep.catalog import ProbeSet
+from console.sweep.cluster_sweep import sweep_cluster
+from console.sweep.collective import launch_argv
+from console.sweep.multinode import MultinodeOptions
+from console.sweep.pairing import Pairing
 
 
 def without_passing(verdict: NodeVerdict) -> NodeVerdict:
@@ -116,18 +125,60 @@ class SchedulerStates:
     """The scheduler's state of every node (empty while there is no action service)."""
 
 
-Command = StartSweep | CancelSweep | GiveUp | Rerun | PlanAction | ExecuteAction | SchedulerStates
+@dataclass(frozen=True)
+class PlanMultinode:
+    """The dry run of the multinode level on ``nodes``: what it would launch, or why it is refused."""
+
+    nodes: tuple[str, ...]
+    reason: str = ""
+    pairing: str = Pairing.REFERENCE.value
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class StartMultinode:
+    """The multinode level on ``nodes``: their standard probes, then rccl-tests over node pairs per pool
+    (``console.sweep.cluster_sweep``, as ``sweep --probes multinode``), the first pass paired as
+    ``pairing`` says (``console.sweep.pairing``); answers the ``MultinodeResult``, None when it was
+    cancelled or no pair could run."""
+
+    nodes: tuple[str, ...]
+    pairing: str = Pairing.REFERENCE.value
+    seed: int = 0
+    reason: str = ""  # the operator's, kept with the run in the audit log
+
+
+Command = (
+    StartSweep
+    | CancelSweep
+    | GiveUp
+    | Rerun
+    | PlanAction
+    | ExecuteAction
+    | SchedulerStates
+    | PlanMultinode
+    | StartMultinode
+)
 
 
 async def perform(context: EngineContext, command: Command) -> Any:
     """Do ``command`` on the engine side; sweeps and reruns return once they are over (result None)."""
     engine = context.engine
+    if isinstance(command, StartSweep | Rerun) and context.multinode is not None:
+        # Probes on nodes whose GPUs the pairs hold would judge the pairs' load, and slow them down.
+        raise RuntimeError("the multi-node phase is running (K cancels it)")
     if isinstance(command, StartSweep):
         await engine.run(level=command.level, families=set(command.families) if command.families else None)
         return None
     if isinstance(command, CancelSweep):
         engine.cancel()
+        if context.multinode is not None:
+            context.multinode.cancel()
         return None
+    if isinstance(command, PlanMultinode):
+        return plan_multinode(context, command)
+    if isinstance(command, StartMultinode):
+        return await start_multinode(context, command)
     if isinstance(command, GiveUp):
         return tuple(name for name in command.nodes if engine.give_up(name))
     if isinstance(command, Rerun):
@@ -193,3 +244,101 @@ async def scheduler_states(context: EngineContext) -> dict[str, str]:
     if context.actions is None:
         return {}
     return await context.actions.node_states()
+
+
+MULTINODE_TITLE = "Multi-node RCCL"
+
+
+def _multinode_refusal(context: EngineContext, nodes: tuple[str, ...]) -> str | None:
+    if context.read_only:
+        return "read-only mode: multi-node RCCL occupies every GPU of the nodes it runs on"
+    if context.engine.running or context.multinode is not None:
+        return "a sweep is running (K cancels it)"
+    pools: dict[str, int] = {}
+    for name in nodes:
+        pool = context.engine.inventory.node(name).pool
+        pools[pool] = pools.get(pool, 0) + 1
+    if not any(count >= 2 for count in pools.values()):
+        return "a multi-node run needs two nodes of one pool among the targets"
+    return None
+
+
+def plan_multinode(context: EngineContext, command: PlanMultinode) -> PlanPreview:
+    """What the multinode level would do on ``command.nodes``: the per-node probes, then the pair runs.
+
+    The pairs themselves depend on which nodes pass their own probes, so the plan shows the form of the
+    first run of each pool (its first two targets) and says how the rest are chosen.
+    """
+    nodes = command.nodes
+    refused = _multinode_refusal(context, nodes)
+    inventory = context.engine.inventory
+    options = MultinodeOptions()
+    by_pool: dict[str, list[str]] = {}
+    for name in nodes:
+        by_pool.setdefault(inventory.node(name).pool, []).append(name)
+    commands = tuple(
+        tuple(launch_argv([inventory.node(n) for n in members[:2]], options.launch))
+        for members in by_pool.values()
+        if len(members) >= 2
+    )
+    minutes = options.launch.timeout_s / 60
+    pairing = Pairing(command.pairing)
+    if pairing is Pairing.REFERENCE:
+        first = "each pool's first node to pass its own probes is the reference; every other node runs with it"
+    else:
+        first = f"first pass: the nodes in {pairing.value} pairs (seed {command.seed}), side by side"
+    notes = (
+        f"first the standard probes on {fold(nodes)}, then all_reduce_perf over node pairs, per pool",
+        first,
+        "a node of a failed pair runs again with a second known-good node before it is named",
+        f"each run occupies every GPU of its nodes, up to {minutes:.0f} min; K cancels",
+    )
+    return PlanPreview(
+        "multinode",
+        MULTINODE_TITLE,
+        nodes,
+        command.reason,
+        commands=commands,
+        where="on each pool's reference node (the shown pair is the form of the first run)",
+        notes=notes,
+        refused=refused,
+    )
+
+
+async def start_multinode(context: EngineContext, command: StartMultinode) -> MultinodeResult | None:
+    """Run the multinode level on ``command.nodes``; CancelSweep stops it (what finished is kept)."""
+    refused = _multinode_refusal(context, command.nodes)
+    if refused is not None:
+        raise PermissionError(refused)
+    engine = context.engine
+    nodes = [engine.inventory.node(name) for name in command.nodes]
+    options = MultinodeOptions(pairing=Pairing(command.pairing), seed=command.seed)
+    phase = asyncio.ensure_future(sweep_cluster(engine, nodes, ProbeSet.MULTINODE, multinode=options))
+    context.multinode = phase
+    inputs = {"reason": command.reason, "pairing": command.pairing, "seed": command.seed}
+    # Written before the GPUs are taken, like the actions: who held which nodes' GPUs, when and why.
+    with contextlib.ExitStack() as stack:
+        entry = None
+        if context.store is not None:
+            entry = stack.enter_context(context.store.audited("multinode", command.nodes, inputs=inputs))
+        try:
+            _, result = await phase
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if phase.cancelled() and (current is None or not current.cancelling()):
+                if entry is not None:
+                    entry.finish("cancelled by the operator")
+                return None  # the operator's cancel, not the engine stopping
+            raise
+        finally:
+            context.multinode = None
+        if entry is not None:
+            entry.finish(_phase_outcome(result))
+    return result
+
+
+def _phase_outcome(result: MultinodeResult | None) -> str:
+    if result is None:
+        return "no pair ran: the per-node sweep did not finish"
+    named = [c.node for c in result.culprits] + [f"rack {r.rack} uplink" for r in result.racks]
+    return f"{len(result.runs)} runs; named: {', '.join(named) or 'none'}"

@@ -27,6 +27,8 @@ class EngineContext:
     store: Store | None
     actions: ActionService | None
     actions_problem: str | None
+    read_only: bool = False  # the spec's: heavy tests that occupy GPUs are refused as actions are
+    multinode: asyncio.Task[object] | None = None  # the multi-node phase in progress, for CancelSweep
 
 
 def load_action_service(
@@ -61,7 +63,7 @@ def open_context(spec: EngineSpec, on_event: Callable[[Event], None]) -> EngineC
         if store is not None:
             store.close()
         raise
-    return EngineContext(engine, store, actions, problem)
+    return EngineContext(engine, store, actions, problem, read_only=spec.read_only)
 
 
 async def close_context(context: EngineContext) -> None:

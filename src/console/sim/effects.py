@@ -309,6 +309,17 @@ def _cper_record(node: SimNode, fault: Fault, rng: random.Random) -> None:
         gpu.cper.append(SimCperRecord(severity=severity, afids=[afid], age_s=age_s, time_text=time_text))
 
 
+def _uplink_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # Every node behind the uplink carries the fault with the same ``uplink`` name (the rack's, say).
+    node.uplink = str(fault.params.get("uplink", "uplink"))
+    node.uplink_factor = _float(fault, "factor", 0.55)
+
+
+def _rccl_flaky(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rccl_flaky_every = max(1, _int(fault, "every", 3))
+    node.rccl_flaky_first = max(1, _int(fault, "first", node.rccl_flaky_every))
+
+
 def _flag(attribute: str, value: bool) -> Effect:
     def effect(node: SimNode, fault: Fault, rng: random.Random) -> None:
         setattr(node, attribute, value)
@@ -346,6 +357,8 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.TORCH_GEMM_NAN: _torch_gemm_nan,
     FaultKind.TORCH_ALLREDUCE_WRONG: _torch_all_reduce("wrong"),
     FaultKind.TORCH_ALLREDUCE_HANG: _torch_all_reduce("hang"),
+    FaultKind.UPLINK_SLOW: _uplink_slow,
+    FaultKind.RCCL_FLAKY: _rccl_flaky,
     FaultKind.DRIVER_NOT_LOADED: _flag("driver_loaded", False),
     FaultKind.SSH_REFUSED: _flag("ssh_refused", True),
     FaultKind.AUTH_FAILURE: _flag("auth_failure", True),

@@ -45,6 +45,8 @@ class FaultKind(StrEnum):
     CPER_RECORD = "cper_record"
     CPER_NOT_ENABLED = "cper_not_enabled"
     SUDO_DENIED = "sudo_denied"
+    UPLINK_SLOW = "uplink_slow"
+    RCCL_FLAKY = "rccl_flaky"
     TOOL_MISSING = "tool_missing"
     DRIVER_NOT_LOADED = "driver_not_loaded"
     COMMAND_HANG = "command_hang"
@@ -211,6 +213,12 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
 )
 
 
+# Faults of the fabric between nodes: only a multi-node run shows them (and a slow uplink is one fault on
+# every node behind it), so the demo and the random draws, which give a node a fault of its own that a
+# sweep of that node can see, leave them out; a scenario file places them.
+FABRIC_KINDS = frozenset({FaultKind.UPLINK_SLOW, FaultKind.RCCL_FLAKY})
+
+
 # A fault drawn for a demo or at random hits amd-smi whole, except where that would be a burden rather
 # than a fault: 200 MB from every amd-smi subcommand of a node, each sweep.
 _DRAWN_PARAMS: dict[FaultKind, dict[str, JsonScalar]] = {FaultKind.HUGE_OUTPUT: {"args": "static"}}
@@ -244,5 +252,5 @@ def random_faults(node_names: list[str], fraction: float, seed: int, gpus: int =
         raise ValueError(f"fraction must be within 0..1, got {fraction}")
     rng = random.Random(f"random:{seed}")
     chosen = rng.sample(node_names, round(fraction * len(node_names)))
-    kinds = sorted(FaultKind)
+    kinds = sorted(set(FaultKind) - FABRIC_KINDS)
     return [make_fault(rng.choice(kinds), node, rng, gpus) for node in chosen]

@@ -31,6 +31,8 @@ class PoolPlan:
     labels: dict[str, str] = field(default_factory=dict)
     pin: dict[str, str] = field(default_factory=dict)
     nic_rate_gbps: int | None = None  # the fabric's speed, when a scenario gives one
+    # A scenario's node groups may share a pool and differ in labels (two racks of one pool): per node.
+    node_labels: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,9 @@ def inventory_toml(
             "[pools.pin]",
             *(f"{_key(k)} = {_string(v)}" for k, v in pool.pin.items()),
         ]
+    own_labels = {node: labels for pool in pools for node, labels in pool.node_labels.items()}
     for node, (address, port) in endpoints.items():
         lines += ["", f"[hosts.{_key(node)}]", f"address = {_string(address)}", f"port = {port}"]
+        if node in own_labels:
+            lines.append(f"labels = {_inline_table(own_labels[node])}")
     return "\n".join(lines) + "\n"

@@ -269,6 +269,10 @@ class SimNode(Model):
     rccl_hang: bool = False
     rccl_busbw_factor: float = 1.0
     torch: SimTorch = Field(default_factory=SimTorch)
+    uplink: str | None = Field(None, description="the slow switch uplink this node sits behind (uplink_slow)")
+    uplink_factor: float = Field(1.0, description="what a run crossing that uplink keeps of its busbw")
+    rccl_flaky_every: int = Field(0, description="every Nth multi-node run with this node fails (0: never)")
+    rccl_flaky_first: int = Field(0, description="the first of those failing runs, counted from 1")
     faults: list[Fault] = Field(default_factory=list)
 
     @property

@@ -236,6 +236,8 @@ def plan_scenario(scenario: Scenario, options: ServeOptions) -> ClusterPlan:
             )
         elif pool.gpu_model != group.model.value:
             raise ScenarioError(f"pool {pool_name} mixes {pool.gpu_model} and {group.model.value} nodes")
+        if group.labels != pool.labels:
+            pool.node_labels[name] = dict(group.labels)
         pool.nodes.append(name)
         specs.append(
             NodeSpec(

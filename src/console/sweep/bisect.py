@@ -37,6 +37,9 @@ class Purpose(StrEnum):
     GROUP = "group"  # first run of members (a pair when group_size is 1)
     SPLIT = "split"  # half of a failed group
     CONFIRM = "confirm"  # a failed single member against a second known-good node
+    RACK = "rack"  # two nodes named behind one rack, run with each other (``console.sweep.multinode``)
+    PAIR = "pair"  # two untested nodes paired by a pairing mode (``console.sweep.pairing``)
+    ISOLATION = "isolation"  # network-only (no GPU peer-to-peer): which layer a named node's fault is in
 
 
 class Outcome(StrEnum):

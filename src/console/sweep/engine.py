@@ -257,6 +257,10 @@ class SweepEngine:
         for callback in list(self._subscribers):
             callback(event)
 
+    def announce(self, event: Event) -> None:
+        """Send an event made outside the per-node sweep (the multi-node phase's runs) to every subscriber."""
+        self._emit(event)
+
     # running ----------------------------------------------------------------------------------
 
     @property

@@ -10,6 +10,7 @@ from console.model.base import Model
 from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuRecord, XgmiLink
 from console.model.host import NicPort
+from console.model.multinode import CollectiveRun, MultinodeResult
 
 
 class SweepStarted(Model):
@@ -84,4 +85,38 @@ class SweepDone(Model):
     duration_s: float
 
 
-Event = SweepStarted | ProbeStarted | ProbeFinished | NodeDone | SweepDone
+class MultinodeStarted(Model):
+    """The multi-node phase began, after the per-node sweep ``sweep_id`` of ``nodes``."""
+
+    type: Literal["multinode_started"] = "multinode_started"
+    sweep_id: int
+    nodes: list[str]
+
+
+class MultinodeRunDone(Model):
+    """One multi-node collective finished (a pair, a group, or a second-pass run), as it finished."""
+
+    type: Literal["multinode_run"] = "multinode_run"
+    sweep_id: int
+    run: CollectiveRun
+
+
+class MultinodeDone(Model):
+    """The multi-node phase ended: every run, the nodes named (with their convicting runs), the ranking."""
+
+    type: Literal["multinode_done"] = "multinode_done"
+    sweep_id: int
+    result: MultinodeResult
+    stopped: bool = Field(False, description="cut by the deadline or cancelled: some nodes were not judged")
+
+
+Event = (
+    SweepStarted
+    | ProbeStarted
+    | ProbeFinished
+    | NodeDone
+    | SweepDone
+    | MultinodeStarted
+    | MultinodeRunDone
+    | MultinodeDone
+)

@@ -3,9 +3,15 @@
 Per pool, the first node that passed its own probes is the reference (ROCm/cvs's pairwise phase 1);
 every other reachable node runs ``all_reduce_perf`` with a known-good node, is judged against the
 pool's two-node busbw floor and ``#wrong``, and failing runs are bisected (``console.sweep.bisect``)
-until the node behind them is named. Each run's raw output is stored like a probe's; the verdicts
-join the nodes' own through ``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are
-returned as a ``MultinodeResult`` for the JSON report and the TUI's cluster view.
+until the node behind them is named. Nodes named in one rack (the ``rack`` label of the cluster file)
+whose every failed run left the rack are then run with each other: when that is clean, the rack's
+way out (its uplink) is named instead of them (``RackCulprit``) and they read WARN, not FAIL.
+
+Each run's raw output is stored like a probe's; the verdicts join the nodes' own through
+``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are returned as a
+``MultinodeResult`` for the JSON report. Each run is also announced on the engine's
+event stream as it finishes (``MultinodeRunDone``), between ``MultinodeStarted`` and ``MultinodeDone``,
+so the console draws the node-pair view live through the same service wire as every verdict.
 
 Pools run side by side; within a pool, runs never share a node (a collective takes all its GPUs).
 """
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import shlex
 import time
 from collections.abc import Iterable
@@ -21,16 +28,25 @@ from dataclasses import dataclass, field
 
 from console.inventory.hostlist import fold
 from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
-from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, PoolRuns
-from console.sweep.bisect import Bisection, Conclusion, Outcome, Trial
+from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding, PoolRuns, RackCulprit
+from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
 from console.sweep.engine import SweepEngine, SweepResult, describe
+from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
+from console.sweep.pairing import Pairing, PairPlan
 from console.transport import ErrorKind, Transport, TransportError
 
 SOURCE = "multinode"
 PROBE_ID = "multinode.all_reduce"
 CHECK_ID = "rccl.multinode"
 FLOOR_VAR = "rccl_pair_busbw_min_gbps"
+RACK_LABEL = "rack"  # the topology label naming the switch a node hangs from (the cluster file's labels)
+# RCCL reads NCCL's variables: no GPU peer-to-peer and no shared memory sends even a node's own ranks'
+# traffic through the network (docs/sources/rccl.md#network-only-run).
+NETWORK_ONLY_ENV: tuple[tuple[str, str], ...] = (("NCCL_P2P_DISABLE", "1"), ("NCCL_SHM_DISABLE", "1"))
+# Below this share of two good nodes' network-only busbw the named node's own network is slow
+# (an estimate, docs/sources/rccl.md#network-only-run).
+NETWORK_ONLY_SHARE = 0.9
 _OUTCOME = {Status.PASS: Outcome.PASS, Status.FAIL: Outcome.FAIL}
 _BAD = (Status.FAIL, Status.UNKNOWN)
 
@@ -43,6 +59,8 @@ class MultinodeOptions:
     group_size: int = 1
     max_parallel: int = 1
     site: str | None = None
+    pairing: Pairing = Pairing.REFERENCE  # how the first pass pairs nodes (console.sweep.pairing)
+    seed: int = 0  # for Pairing.RANDOM (and the order within racks): the same seed, the same pairs
 
 
 def pool_floor(engine: SweepEngine, model: str, nodes: int) -> Floor | None:
@@ -68,43 +86,130 @@ class _PoolRun:
         *,
         sweep_id: int,
         pool: str,
-        plan: Bisection,
+        plan: Bisection | PairPlan,
         options: MultinodeOptions,
         transport: Transport,
+        seq: itertools.count[int],
     ) -> None:
         self.engine = engine
+        self.seq = seq  # shared by every pool: runs are numbered in the order they finish
         self.sweep_id = sweep_id
         self.pool = pool
         self.plan = plan
         self.options = options
         self.transport = transport
         self.records: list[tuple[Trial, CollectiveRun, Floor | None]] = []
+        # rack -> (nodes behind its uplink, the runs that convicted it, the racks its failed runs reached)
+        self.racks: dict[str, tuple[list[str], list[int], list[str]]] = {}
+        # named node -> (its network-only run with a good node, two good nodes' network-only run)
+        self.isolation: dict[str, tuple[CollectiveRun, CollectiveRun]] = {}
+
+    def _floor(self, trial: Trial) -> Floor | None:
+        model = self.engine.inventory.node(trial.reference).gpu_model
+        return pool_floor(self.engine, model, len(trial.nodes))
+
+    def _record(self, trial: Trial, run: CollectiveRun, floor: Floor | None) -> CollectiveRun:
+        record = run.model_copy(update={"seq": next(self.seq)})
+        self.records.append((trial, record, floor))
+        self.engine.announce(MultinodeRunDone(sweep_id=self.sweep_id, run=record))
+        return record
 
     async def run(self) -> None:
         running: dict[asyncio.Task[CollectiveRun], tuple[Trial, Floor | None]] = {}
         try:
             while not self.plan.done:
                 for trial in self.plan.start():
-                    model = self.engine.inventory.node(trial.reference).gpu_model
-                    floor = pool_floor(self.engine, model, len(trial.nodes))
+                    floor = self._floor(trial)
                     running[asyncio.ensure_future(self._run_trial(trial, floor))] = (trial, floor)
                 if not running:
                     break
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for task in finished:
                     trial, floor = running.pop(task)
-                    record = task.result()
-                    self.records.append((trial, record, floor))
+                    record = self._record(trial, task.result(), floor)
                     self.plan.finish(trial, _OUTCOME.get(record.status, Outcome.UNKNOWN))
+            await self._rack_pass()
+            await self._isolation_pass()
         finally:
             # Cancelled (deadline, Ctrl-C): the transport kills each launcher on the node as its task ends.
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
 
-    async def _run_trial(self, trial: Trial, floor: Floor | None) -> CollectiveRun:
+    def _rack(self, node: str) -> str | None:
+        return self.engine.inventory.node(node).labels.get(RACK_LABEL)
+
+    def _leaves(self, run: CollectiveRun, rack: str) -> bool:
+        return any(self._rack(node) != rack for node in run.nodes)
+
+    def _left_rack_only(self, node: str, rack: str) -> bool:
+        """Every failed run of ``node`` had a node outside ``rack`` (and there was one)."""
+        failed = [run for _, run, _ in self.records if node in run.nodes and run.status in _BAD]
+        return bool(failed) and all(self._leaves(run, rack) for run in failed)
+
+    async def _rack_pass(self) -> None:
+        """Nodes named in one rack, whose failures all left it, run with each other (one at a time).
+
+        A clean run inside the rack clears both of a fault of their own: what they share is the way out
+        of the rack. Its first pair failing leaves every node named (either may be slow itself).
+        """
+        by_rack: dict[str, list[str]] = {}
+        for node in self.plan.conclusion().culprits:
+            rack = self._rack(node)
+            if rack is not None and self._left_rack_only(node, rack):
+                by_rack.setdefault(rack, []).append(node)
+        for rack, named in sorted(by_rack.items()):
+            if len(named) < 2:
+                continue
+            first, *others = named
+            behind: list[str] = []
+            inside: list[int] = []
+            for other in others:
+                trial = Trial(first, (other,), Purpose.RACK)
+                floor = self._floor(trial)
+                record = self._record(trial, await self._run_trial(trial, floor), floor)
+                if record.status is Status.PASS:
+                    behind += [first, other] if not behind else [other]
+                    inside.append(record.seq)
+                elif not behind:
+                    break
+            if behind:
+                left = [
+                    run
+                    for _, run, _ in self.records
+                    if run.status in _BAD and set(run.nodes) & set(behind) and self._leaves(run, rack)
+                ]
+                reached = sorted({self._rack(n) or "unlabelled" for run in left for n in run.nodes} - {rack})
+                self.racks[rack] = (behind, sorted([run.seq for run in left] + inside), reached)
+
+    async def _isolation_pass(self) -> None:
+        """Each named node runs once more with a good node over the network only (no GPU peer-to-peer),
+        against the same run between two good nodes: slow there too puts the fault in its network."""
+        found = self.plan.conclusion()
+        behind = _behind_uplinks(self)
+        named = [node for node in found.culprits if node not in behind]
+        good = [n for n in [found.reference, *found.cleared] if n not in found.culprits and n not in behind]
+        if not named or len(good) < 2:
+            return  # no two good nodes: no baseline to compare with (the single-node run still tells)
+        baseline = await self._network_only(Trial(good[0], (good[1],), Purpose.ISOLATION))
+        if baseline.status is not Status.PASS or not baseline.busbw_gbps:
+            return
+        for node in named:
+            self.isolation[node] = (await self._network_only(Trial(good[0], (node,), Purpose.ISOLATION)), baseline)
+
+    async def _network_only(self, trial: Trial) -> CollectiveRun:
+        launch = dataclasses.replace(self.options.launch, env=self.options.launch.env + NETWORK_ONLY_ENV)
+        run = await self._run_trial(trial, None, launch)
+        if run.busbw_gbps is not None and run.status is Status.PASS:
+            # Judged against no floor: a network-only run has none; it is compared with its baseline.
+            run = run.model_copy(update={"reason": f"network-only busbw {run.busbw_gbps:.1f} GB/s"})
+        return self._record(trial, run, None)
+
+    async def _run_trial(
+        self, trial: Trial, floor: Floor | None, settings: LaunchSettings | None = None
+    ) -> CollectiveRun:
         nodes = [self.engine.inventory.node(name) for name in trial.nodes]
-        settings = self.options.launch
+        settings = settings or self.options.launch
         argv = launch_argv(nodes, settings)
         site = self.options.site or trial.reference
         started_at, t0 = time.time(), time.monotonic()
@@ -183,7 +288,11 @@ async def run_multinode(
     """
     options = options or MultinodeOptions()
     transport = transport or engine.transport
-    result = MultinodeResult(launcher=options.launch.launcher)
+    seeded = options.pairing is not Pairing.REFERENCE
+    result = MultinodeResult(
+        launcher=options.launch.launcher, pairing=options.pairing.value, seed=options.seed if seeded else None
+    )
+    seq = itertools.count()
     runs: list[_PoolRun] = []
     for pool in sorted({engine.inventory.node(name).pool for name in sweep.verdicts}):
         references, candidates = _select(engine, sweep, pool)
@@ -191,27 +300,100 @@ async def run_multinode(
             why = "no node of the pool passed its own probes" if not references else "fewer than two nodes reached"
             result.pools.append(PoolRuns(pool=pool, note=f"no multi-node run: {why}"))
             continue
-        plan = Bisection(references, candidates, group_size=options.group_size, max_parallel=options.max_parallel)
+        plan = _plan(engine, references, candidates, options)
         runs.append(
-            _PoolRun(engine, sweep_id=sweep.sweep_id, pool=pool, plan=plan, options=options, transport=transport)
+            _PoolRun(
+                engine, sweep_id=sweep.sweep_id, pool=pool, plan=plan, options=options, transport=transport, seq=seq
+            )
         )
-    stopped = False
+    engine.announce(MultinodeStarted(sweep_id=sweep.sweep_id, nodes=[n for r in runs for n in r.plan.nodes]))
+    stopped = cancelled = False
     try:
         async with asyncio.timeout(deadline_s):
             await asyncio.gather(*(pool_run.run() for pool_run in runs))
     except TimeoutError:
         stopped = True
+    except asyncio.CancelledError:
+        # The operator cancelled: what finished is still judged and shown, the rest is UNKNOWN.
+        stopped = cancelled = True
     for pool_run in runs:
-        _conclude(engine, pool_run, result, stopped)
+        ended = "cancelled" if cancelled else "stopped at the deadline"
+        _conclude(engine, pool_run, result, stopped=stopped, why=ended, sweep=sweep)
+    result.runs.sort(key=lambda run: run.seq)
+    result.stragglers.sort(key=_straggler_rank)
+    engine.announce(MultinodeDone(sweep_id=sweep.sweep_id, result=result, stopped=stopped))
+    if cancelled:
+        raise asyncio.CancelledError
     return result
 
 
-def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, stopped: bool) -> None:
+def _plan(
+    engine: SweepEngine, references: list[str], candidates: list[str], options: MultinodeOptions
+) -> Bisection | PairPlan:
+    if options.pairing is Pairing.REFERENCE:
+        return Bisection(references, candidates, group_size=options.group_size, max_parallel=options.max_parallel)
+    racks = {name: engine.inventory.node(name).labels.get(RACK_LABEL) for name in candidates}
+    # Pairs of a first pass never share a node: they all run at once unless a cap is given.
+    parallel = options.max_parallel if options.max_parallel > 1 else max(1, len(candidates) // 2)
+    return PairPlan(candidates, racks, options.pairing, seed=options.seed, max_parallel=parallel)
+
+
+_SEVERITY = {Status.FAIL: 0, Status.UNKNOWN: 1, Status.WARN: 2, Status.PASS: 3, Status.SKIP: 4}
+
+
+def _straggler_rank(standing: NodeStanding) -> tuple[float, int, str]:
+    # A run that failed without a busbw (hung, crashed) ranks as no bandwidth at all.
+    ratio = standing.worst_ratio
+    if ratio is None:
+        ratio = 0.0 if standing.status is Status.FAIL else float("inf")
+    return ratio, _SEVERITY.get(standing.status, 5), standing.node
+
+
+def _layer(sweep: SweepResult, pool_run: _PoolRun, node: str) -> tuple[str, str]:
+    """Which layer a named node's fault lies in: from its network-only run when it had one, else from
+    its own single-node RCCL run of this sweep.
+
+    A network-only run uses no XGMI: slow there too (against two good nodes' same run) puts the fault in
+    the node's network. Its own run (standard level and up) uses only its GPUs and XGMI: failing too
+    puts the fault inside the node; passing puts it on the way out (NICs, cables, the switch).
+    """
+    own = _single_node_layer(sweep, node)
+    also = f"; {own[1]}" if own[0] != "unknown" else ""
+    if node in pool_run.isolation:
+        run, baseline = pool_run.isolation[node]
+        if run.status is Status.FAIL and run.busbw_gbps is None:
+            return "inter-node", f"its network-only run #{run.seq + 1} failed too: {run.reason}{also}"
+        if run.status is Status.PASS and run.busbw_gbps is not None and baseline.busbw_gbps:
+            share = run.busbw_gbps / baseline.busbw_gbps
+            words = (
+                f"network-only run #{run.seq + 1} (no GPU peer-to-peer): {run.busbw_gbps:.1f} GB/s, {share:.0%} "
+                f"of two good nodes' #{baseline.seq + 1} ({baseline.busbw_gbps:.1f} GB/s)"
+            )
+            if share < NETWORK_ONLY_SHARE:
+                return "inter-node", f"{words}: its network is slow{also}"
+            return "intra-node", f"{words}: its network is fine, the fault needs its GPUs' own links{also}"
+    return own
+
+
+def _single_node_layer(sweep: SweepResult, node: str) -> tuple[str, str]:
+    verdict = sweep.verdicts.get(node)
+    own = [f for f in verdict.findings if f.family == "rccl" and f.check_id != CHECK_ID] if verdict else []
+    if not own:
+        return "unknown", "no single-node all_reduce_perf in this sweep (standard level and up run one)"
+    bad = [f for f in own if f.status in _BAD]
+    if bad:
+        return "intra-node", f"its own single-node run fails too: {bad[0].message}"
+    return "inter-node", "its own single-node all_reduce_perf passes: the NICs or the fabric"
+
+
+def _conclude(
+    engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, *, stopped: bool, why: str, sweep: SweepResult
+) -> None:
     found = pool_run.plan.conclusion()
     records = [record for _, record, _ in pool_run.records]
     result.runs.extend(records)
     unjudged = [] if pool_run.plan.done else _unjudged(pool_run, found)
-    note = f"stopped at the deadline; not judged: {fold(unjudged)}" if stopped and unjudged else ""
+    note = f"{why}; not judged: {fold(unjudged)}" if stopped and unjudged else ""
     result.pools.append(
         PoolRuns(
             pool=pool_run.pool,
@@ -222,9 +404,37 @@ def _conclude(engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, 
         )
     )
     for node, reason in _culprits(found, pool_run).items():
-        result.culprits.append(Culprit(pool=pool_run.pool, node=node, reason=reason))
-    for node, node_findings in _findings(pool_run, found, unjudged).items():
+        convicting = [run.seq for run in _judged(records) if node in run.nodes and run.status in _BAD]
+        layer, evidence = _layer(sweep, pool_run, node)
+        result.culprits.append(
+            Culprit(pool=pool_run.pool, node=node, reason=reason, runs=convicting, layer=layer, layer_evidence=evidence)
+        )
+    for rack, (behind, runs, reached) in pool_run.racks.items():
+        # With two racks the runs cannot tell which end of the link between them is slow: say so.
+        reason = (
+            f"{_names(behind)} fail with nodes of rack {', '.join(reached)} and pass with each other: "
+            f"the uplink of rack {rack} (or the way to rack {', '.join(reached)}) is slow"
+        )
+        result.racks.append(RackCulprit(pool=pool_run.pool, rack=rack, nodes=behind, reason=reason, runs=runs))
+    for node, node_findings in _findings(pool_run, found, unjudged, why).items():
         engine.add_findings(node, SOURCE, node_findings)
+        status = min((f.status for f in node_findings), key=lambda s: _SEVERITY.get(s, 5))  # the worst
+        result.stragglers.append(_standing(pool_run.pool, node, status, records))
+
+
+def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]) -> NodeStanding:
+    """``node``'s line of the straggler ranking: its verdict and its worst run."""
+    mine = [run for run in records if node in run.nodes]
+    rated = [run for run in _judged(mine) if run.ratio is not None]
+    worst = min(rated, key=lambda run: run.ratio or 0.0) if rated else None
+    return NodeStanding(
+        pool=pool,
+        node=node,
+        status=status,
+        worst_ratio=round(worst.ratio, 4) if worst is not None and worst.ratio is not None else None,
+        worst_with=[n for n in worst.nodes if n != node] if worst is not None else [],
+        runs=[run.seq for run in mine],
+    )
 
 
 def _unjudged(pool_run: _PoolRun, found: Conclusion) -> list[str]:
@@ -232,18 +442,31 @@ def _unjudged(pool_run: _PoolRun, found: Conclusion) -> list[str]:
     return sorted(set(pool_run.plan.nodes) - judged)
 
 
+def _judged(records: list[CollectiveRun]) -> list[CollectiveRun]:
+    """Runs judged against the floor (network-only runs only say which layer a fault is in)."""
+    return [run for run in records if run.purpose != Purpose.ISOLATION]
+
+
 def _latest(pool_run: _PoolRun, node: str, statuses: Iterable[Status]) -> tuple[CollectiveRun, Floor | None] | None:
     wanted = set(statuses)
     for trial, record, floor in reversed(pool_run.records):
-        if node in trial.nodes and record.status in wanted:
+        if node in trial.nodes and record.status in wanted and trial.purpose is not Purpose.ISOLATION:
             return record, floor
     return None
 
 
+def _behind_uplinks(pool_run: _PoolRun) -> dict[str, str]:
+    return {node: rack for rack, (behind, _, _) in pool_run.racks.items() for node in behind}
+
+
 def _culprits(found: Conclusion, pool_run: _PoolRun) -> dict[str, str]:
-    """Each named node with how it was named and what its last failing run showed."""
+    """Each named node with how it was named and what its last failing run showed (not those a rack's
+    uplink explains)."""
     named = {}
+    behind = _behind_uplinks(pool_run)
     for node, how in found.culprits.items():
+        if node in behind:
+            continue
         latest = _latest(pool_run, node, _BAD)
         named[node] = f"{how}: {latest[0].reason}" if latest else how
     return named
@@ -277,7 +500,7 @@ def _finding(node: str, status: Status, message: str, run: CollectiveRun | None,
     )
 
 
-def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str]) -> dict[str, list[Finding]]:
+def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended: str) -> dict[str, list[Finding]]:
     out: dict[str, list[Finding]] = {}
 
     def add(node: str, status: Status, message: str, statuses: Iterable[Status]) -> None:
@@ -289,6 +512,9 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str]) -> dic
     # Culprits always rest on a failed run (an unreadable one alone leaves a node unknown).
     for node, reason in _culprits(found, pool_run).items():
         add(node, Status.FAIL, reason, bad)
+    for node, rack in _behind_uplinks(pool_run).items():
+        message = f"behind the slow uplink of rack {rack}: runs leaving the rack fail, runs within it pass"
+        add(node, Status.WARN, message, bad)
     for node, why in found.unknown.items():
         add(node, Status.UNKNOWN, f"not judged: {why}", bad)
     for node in [found.reference, *found.cleared]:
@@ -302,7 +528,7 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str]) -> dic
         for node in group:
             add(node, Status.WARN, f"a run of {_names(list(group))} failed though each passed alone", bad)
     for node in unjudged:
-        add(node, Status.UNKNOWN, "not judged: the multi-node phase stopped at the deadline", bad)
+        add(node, Status.UNKNOWN, f"not judged: the multi-node phase was {ended}", bad)
     return out
 
 

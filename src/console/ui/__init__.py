@@ -25,6 +25,8 @@ def run_tui(
     theme: str = "dark",
     start_sweep: bool = True,
     export_dir: Path | None = None,
+    pairing: str = "reference",
+    pairing_seed: int = 0,
 ) -> int:
     """Open the console on ``spec``'s inventory and block until the operator quits; returns the exit code.
 
@@ -43,6 +45,8 @@ def run_tui(
         theme=theme,
         start_sweep=start_sweep,
         export_dir=export_dir,
+        pairing=pairing,
+        pairing_seed=pairing_seed,
     )
     try:
         code = app.run()

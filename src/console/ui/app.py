@@ -40,6 +40,7 @@ from console.service.commands import (
     PlanPreview,
     Rerun,
     SchedulerStates,
+    StartMultinode,
     StartSweep,
 )
 from console.store import Store
@@ -113,6 +114,8 @@ class ConsoleApp(App[int]):
         scheduler_poll_s: float = 15.0,
         waiting_after_s: float = WAITING_SHOWN_AFTER_S,
         prebuild_detail_after_s: float | None = PREBUILD_DETAIL_AFTER_S,
+        pairing: str = "reference",
+        pairing_seed: int = 0,
     ) -> None:
         super().__init__()
         if engine_spec is not None and read_only != engine_spec.read_only:
@@ -128,6 +131,7 @@ class ConsoleApp(App[int]):
         self.clock = clock
         self.export_dir = export_dir or Path.cwd()
         self.confirm_threshold = confirm_threshold
+        self.pairing = (pairing, pairing_seed)  # the multinode level's first pass (tui --pairing)
         self.refresh_interval_s = refresh_interval_s
         self.scheduler_poll_s = scheduler_poll_s
         self.waiting_after_s = waiting_after_s
@@ -345,12 +349,19 @@ class ConsoleApp(App[int]):
 
     def start_sweep(self) -> None:
         """Sweep every node at the console's level."""
-        if self.state.progress.running:
+        if self.state.progress.running or self.state.pairs.running:
             self.notify("a sweep is already running (K cancels it)")
             return
 
         families = frozenset(self.families) if self.families else None
         self.submit("sweep", StartSweep(self.level, families))
+
+    def start_multinode(self, targets: tuple[str, ...], reason: str = "") -> None:
+        """The multinode level on ``targets`` (confirmed by the operator): probes, then node pairs."""
+        if self.read_only:
+            return  # the engine refuses it too; the key is not even bound
+        if self.submit("multi-node RCCL", StartMultinode(tuple(targets), *self.pairing, reason=reason)):
+            self.notify(f"multi-node RCCL on {len(targets)} node(s): their own probes first, then the pairs")
 
     def cancel_sweep(self) -> None:
         """Stop the running sweep; the transport kills probes in flight."""

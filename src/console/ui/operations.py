@@ -19,6 +19,7 @@ from console.exitcodes import exit_code_for
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.findings import Finding, NodeVerdict, Status
+from console.model.multinode import MultinodeResult
 from console.report import build_report, write_json
 from console.service.commands import PlanPreview
 from console.store import Store
@@ -101,10 +102,17 @@ def hostlist(names: Iterable[str]) -> str:
     return fold(names)
 
 
-def export_report(inventory: Inventory, rows: list[NodeRow], progress: SweepProgress, directory: Path) -> Path:
+def export_report(
+    inventory: Inventory,
+    rows: list[NodeRow],
+    progress: SweepProgress,
+    directory: Path,
+    multinode: MultinodeResult | None = None,
+) -> Path:
     """Write the JSON report of what the console shows now; returns the file written.
 
-    Like the headless report it lists the findings that are not PASS, which the rows keep.
+    Like the headless report it lists the findings that are not PASS, which the rows keep, and the
+    last multi-node phase's runs, named nodes and racks, and straggler ranking.
     """
     verdicts = {r.name: r.verdict for r in rows if r.verdict is not None}
     stacks = {r.name: r.view.stack for r in rows if r.view is not None}
@@ -121,6 +129,7 @@ def export_report(inventory: Inventory, rows: list[NodeRow], progress: SweepProg
         duration_s=max(0.0, finished - started),
         outcome=outcome,  # type: ignore[arg-type]
         exit_code=int(exit_code_for(v.status for v in verdicts.values())),
+        multinode=multinode,
     )
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"instinct-console-sweep{progress.sweep_id}.json"

@@ -25,6 +25,8 @@ class Scope(StrEnum):
     MARKED = "marked"
     ALL_FAILED = "all-failed"
     VISIBLE = "visible"
+    POOL = "pool"
+    FLEET = "fleet"
     GLOBAL = "global"
 
     @property
@@ -38,6 +40,8 @@ _SCOPE_TEXT = {
     Scope.MARKED: "marked nodes, else the node under the cursor",
     Scope.ALL_FAILED: "every FAIL or UNKNOWN node",
     Scope.VISIBLE: "marked nodes, else every node shown",
+    Scope.POOL: "marked nodes, else every node of the cursor's pool",
+    Scope.FLEET: "every node",
     Scope.GLOBAL: "the console",
 }
 
@@ -120,6 +124,15 @@ ACTIONS: tuple[UiAction, ...] = (
     UiAction("give-up", "Give up on node", "w", Scope.MARKED, "give_up",
              "stop waiting for a stuck node: its probes are killed on it, it reads UNKNOWN, the sweep goes on",
              "sweep"),
+    # Heavy: every GPU of the nodes is taken for minutes, so it asks first and read-only mode refuses it.
+    UiAction("multinode", "Multi-node RCCL", "m", Scope.POOL, "multinode('pool')",
+             "standard probes, then all_reduce_perf over node pairs; a failed pair's node reruns with another "
+             "good node before it is named", "sweep", dangerous=True, confirm=True),
+    UiAction("multinode-fleet", "Multi-node RCCL, every node", "M", Scope.FLEET, "multinode('fleet')",
+             "the multinode level on every node, pool by pool", "sweep", dangerous=True, confirm=True),
+    UiAction("pair-view", "Node-pair view", "L", Scope.GLOBAL, "toggle_pair_view",
+             "the link panel shows the multi-node heatmap (busbw / floor per node pair) and the stragglers",
+             "view"),
     # the cluster (dangerous)
     _catalogued(ActionKind.DRAIN, "d", Scope.MARKED, "drain", "cluster", footer=True),
     _catalogued(ActionKind.RESUME, "u", Scope.MARKED, "resume", "cluster"),

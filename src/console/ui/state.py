@@ -27,6 +27,9 @@ from console.model.host import NicPort
 from console.service.commands import without_passing
 from console.sweep.events import (
     Event,
+    MultinodeDone,
+    MultinodeRunDone,
+    MultinodeStarted,
     NodeDone,
     NodeSnapshot,
     ProbeFinished,
@@ -34,6 +37,7 @@ from console.sweep.events import (
     SweepDone,
     SweepStarted,
 )
+from console.ui.pairs import PairBoard
 
 # Check families shown as columns, in the order an operator reads a node: hardware first, fabric, stack, tests.
 FAMILIES: tuple[str, ...] = (
@@ -364,6 +368,8 @@ class LiveState:
         self._summary_dirty = False
         self._notify_pending = False
         self.progress = SweepProgress()
+        # The multi-node phase: replaced whole by each of its events, so the UI reads it without the lock.
+        self.pairs = PairBoard()
 
     # read side (UI loop) ------------------------------------------------------------------------
 
@@ -444,6 +450,10 @@ class LiveState:
             self._counts[new.status] = self._counts.get(new.status, 0) + 1
 
     def _apply(self, event: Event, prepared: Prepared | None = None) -> bool:
+        if isinstance(event, MultinodeStarted | MultinodeRunDone | MultinodeDone):
+            self.pairs = self.pairs.apply(event)
+            self._summary_dirty = True
+            return True
         if isinstance(event, SweepStarted):
             return self._sweep_started(event)
         if isinstance(event, SweepDone):

@@ -5,8 +5,12 @@ is the node model's expected bus bandwidth (MI300X ~316 GB/s in-place at 8 GB, M
 for the collective, for the NIC fabric when the run spans nodes, and by the faults of every node in
 the run: ``rccl_low_busbw`` and XGMI link faults lower the curve, ``rccl_wrong`` puts non-zero
 ``#wrong`` counts in the table (and ``N FAILED`` in the footer), ``rccl_hang`` stops the output before
-the footer and never finishes (``Delivery.HANG``). Layout follows the RCCL line of the node: the rank
-lines, the version banner and the ``# Collective test starting`` framing changed across releases.
+the footer and never finishes (``Delivery.HANG``). Across nodes the fabric counts too: the slowest NIC
+of any node gates every rail (``nic_slow``), a run between nodes behind a slow switch uplink and nodes
+outside it crosses that uplink (``uplink_slow``), and a flaky link (``rccl_flaky``) breaks every third
+multi-node run of its node with a network error, counted in the state directory so it is reproducible.
+Layout follows the RCCL line of the node: the rank lines, the version banner and the ``# Collective
+test starting`` framing changed across releases.
 
 ``mpirun``/``mpiexec``/``srun`` are served here too: they pick the hosts (``-H``, ``-w``, ``-N``), the
 rank count and the per-line prefix (srun ``--label``, Open MPI ``--tag-output``) and then run the
@@ -22,7 +26,15 @@ from dataclasses import dataclass, field, replace
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
-from console.sim.commands import Delivery, SimContext, SimReply, context_for, program_name, run_program
+from console.sim.commands import (
+    Delivery,
+    SimContext,
+    SimReply,
+    context_for,
+    next_invocation,
+    program_name,
+    run_program,
+)
 from console.sim.models import SimNode, build_node
 
 __all__ = ["COLLECTIVES", "Collective", "handle", "parse_size"]
@@ -168,7 +180,9 @@ def _parse_launcher(ctx: SimContext, argv: list[str]) -> tuple[_Launch, list[str
         per_node = opts.get("--ntasks-per-node")
         ranks = int(opts.get("-n") or opts.get("--ntasks") or (int(per_node) * len(hosts) if per_node else len(hosts)))
         label = "label" if ("-l" in opts or "--label" in opts) else ""
-        return _Launch(hosts=hosts, ranks=ranks, prefix=label, launcher=launcher), program
+        exported = [item.partition("=") for item in opts.get("--export", "").split(",") if "=" in item]
+        exports = {key: value for key, _, value in exported}
+        return _Launch(hosts=hosts, ranks=ranks, prefix=label, env=exports, launcher=launcher), program
     options, program = _split_options(argv[1:], _MPI_VALUE)
     hosts, slots = [ctx.node.name], 0
     env: dict[str, str] = {}
@@ -332,20 +346,69 @@ def _xgmi_factor(node: SimNode) -> float:
     return 0.5 + 0.5 * worst
 
 
+def _node_fabric_gbps(node: SimNode) -> float:
+    up = [nic.rate_gbps for nic in node.nics if nic.up]
+    return min(up) * len(up) / 8 if up else 12.5
+
+
+def _uplink_factor(nodes: list[SimNode]) -> float:
+    """What a run keeps when it crosses a slow uplink: some of its nodes behind it, some not."""
+    factor = 1.0
+    for uplink in {node.uplink for node in nodes if node.uplink is not None}:
+        behind = [node for node in nodes if node.uplink == uplink]
+        if len(behind) < len(nodes):
+            factor = min(factor, *(node.uplink_factor for node in behind))
+    return factor
+
+
+def _flaky_break(ctx: SimContext, nodes: list[SimNode]) -> SimNode | None:
+    """The flaky node whose link breaks this run, if it is one of its failing runs (each counts its own)."""
+    broken = None
+    for node in nodes:
+        if node.rccl_flaky_every:
+            count = next_invocation(ctx.state_dir, f"{node.name}.rccl-flaky")
+            first, every = node.rccl_flaky_first, node.rccl_flaky_every
+            if broken is None and count >= first and (count - first) % every == 0:
+                broken = node
+    return broken
+
+
+def _network_failure(run: _Run, flaky: SimNode) -> str:
+    host = run.nodes[0].name
+    return (
+        f"{flaky.name}:{run.pids[-1]}:{run.pids[-1] + 7} [3] NCCL WARN NET/IB : Got completion from peer "
+        f"{host}<{run.rng.randrange(40000, 60000)}> with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"
+        f"{host}: Test NCCL failure common.cu:1005 'remote process exited or there was a network error / '\n"
+        f" .. {host} pid {run.pids[0]}: Test failure common.cu:1040\n"
+    )
+
+
 def _peak_busbw(run: _Run) -> float:
     """Large-message bus bandwidth (GB/s) this run converges to."""
     node = run.nodes[0]
     if run.multi_node:
-        nic_limit = min(
-            sum(nic.rate_gbps for nic in each.nics if nic.up) / 8 or 12.5 for each in run.nodes
-        )  # GB/s per node
-        peak = nic_limit * run.coll.multi_node_peak
+        # RCCL puts a channel on every NIC (one rail per GPU) and a ring step waits for its slowest
+        # channel: each up port carries what the node's slowest one does (a down port carries nothing).
+        nic_limit = min(_node_fabric_gbps(each) for each in run.nodes)  # GB/s per node
+        peak = nic_limit * run.coll.multi_node_peak * _uplink_factor(run.nodes)
     elif run.name == "sendrecv_perf":
         peak = node.spec.transferbench_pair_gbps * 1.05
     else:
         peak = node.spec.rccl_busbw_gbps * run.coll.single_node_peak
+    if run.multi_node and _network_only(run.launch.env):
+        # No GPU peer-to-peer and no shared memory: ranks of one node talk through the NICs too, which
+        # then carry about twice the traffic; XGMI is not used, and the NICs, not the GPUs, set the pace
+        # (so neither XGMI faults nor rccl_low_busbw, a GPU-side slowness, show).
+        return peak * NETWORK_ONLY_SHARE * run.rng.uniform(0.995, 1.006)
     faults = min(each.rccl_busbw_factor * _xgmi_factor(each) for each in run.nodes)
     return peak * faults * run.rng.uniform(0.995, 1.006)
+
+
+NETWORK_ONLY_SHARE = 0.5
+
+
+def _network_only(env: dict[str, str]) -> bool:
+    return env.get("NCCL_P2P_DISABLE") == "1" and env.get("NCCL_SHM_DISABLE") == "1"
 
 
 def _sizes(args: _TestArgs) -> list[int]:
@@ -556,6 +619,16 @@ def _run_test(ctx: SimContext, name: str, args: list[str], launch: _Launch) -> S
             stdout=_prefixed("\n".join(lines[:keep]) + "\n", launch),
             duration_s=ctx.duration(seconds * 0.6),
             delivery=Delivery.HANG,
+        )
+    flaky = _flaky_break(ctx, nodes) if run.multi_node else None
+    if flaky is not None:
+        # The link drops part-way: the rows so far, then the network error, and the launcher gives up.
+        keep = len(header) + max(1, len(rows) // 3)
+        return SimReply(
+            stdout=_prefixed("\n".join(lines[:keep]) + "\n", launch),
+            stderr=_network_failure(run, flaky),
+            exit_status=1,
+            duration_s=ctx.duration(seconds / 3),
         )
     lines += _footer_lines(run, rows)
     failed = any(half[3] not in ("0", "N/A") for row in rows for half in row.halves)

@@ -21,7 +21,7 @@ from textual.widgets import Input
 from console.actions.baseline import PoolDiff, accept_baseline, baseline_diffs
 from console.actions.model import ActionKind
 from console.model.findings import Status
-from console.service.commands import PlanAction, PlanPreview
+from console.service.commands import MULTINODE_TITLE, PlanAction, PlanMultinode, PlanPreview
 from console.sweep.catalog import ProbeSet
 from console.ui.operations import baseline_preview, export_report, hostlist
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
@@ -90,6 +90,7 @@ class MainScreen(Screen[None]):
         self.rearrange()
         grid.focus()
         self.refresh_links()
+        self.refresh_pairs()
         self.refresh_summary()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -113,6 +114,8 @@ class MainScreen(Screen[None]):
             self.refresh_links()
         if dirty or summary:
             self.refresh_summary()
+        if summary:
+            self.refresh_pairs()
 
     def _cells_of(self, name: str) -> list[Cell]:
         app = self.console_app
@@ -134,6 +137,18 @@ class MainScreen(Screen[None]):
             return
         key = self.grid.cursor_key
         self.query_one(LinkPanel).show(self.console_app.state.row(key) if key is not None else None)
+
+    def refresh_pairs(self) -> None:
+        """Repaint the multi-node line (and the node-pair view when shown) if a run came in."""
+        if self.links_visible:
+            self.query_one(LinkPanel).show_pairs(self.console_app.state.pairs, self._pair_keys)
+
+    @cached_property
+    def _pair_keys(self) -> str:
+        pool, fleet, view = (BY_ID[k].key_display for k in ("multinode", "multinode-fleet", "pair-view"))
+        if self.read_only:
+            return f"{view}: node-pair view (starting runs is off in read-only mode)"
+        return f"{pool}: run on the marked nodes, else the cursor's pool; {fleet}: every node; {view}: node-pair view"
 
     @cached_property
     def _label_keys(self) -> frozenset[str]:
@@ -186,6 +201,13 @@ class MainScreen(Screen[None]):
             return tuple(sorted(grid.marked, key=lambda n: order.get(n, 0)))
         if scope is Scope.VISIBLE:
             return tuple(grid.order)
+        if scope is Scope.FLEET:
+            return tuple(self.console_app.state.names())
+        if scope is Scope.POOL:
+            if cursor is None:
+                return ()
+            pool = self.console_app.inventory.node(cursor).pool
+            return tuple(n.name for n in self.console_app.inventory.nodes if n.pool == pool)
         return (cursor,) if cursor is not None else ()
 
     # view actions -------------------------------------------------------------------------------
@@ -285,6 +307,14 @@ class MainScreen(Screen[None]):
         self.links_visible = not self.links_visible
         self.query_one(LinkPanel).display = self.links_visible
         self.refresh_links()
+        self.refresh_pairs()
+
+    def action_toggle_pair_view(self, on: bool | None = None) -> None:
+        """Switch the link panel between the cursor node's links and the fleet's node-pair view."""
+        panel = self.query_one(LinkPanel)
+        if not self.links_visible:
+            self.action_toggle_links()
+        panel.set_pair_view(not panel.pair_view if on is None else on, self.console_app.state.pairs, self._pair_keys)
 
     def action_toggle_pause(self) -> None:
         """Freeze or resume live updates."""
@@ -339,6 +369,29 @@ class MainScreen(Screen[None]):
     def action_give_up(self) -> None:
         """Stop waiting for the marked (or cursor) nodes of the running sweep."""
         self.console_app.give_up(self.targets(Scope.MARKED))
+
+    def action_multinode(self, scope: str) -> None:
+        """Ask, then run the multinode level on the marked nodes (else the cursor's pool) or every node."""
+        action = BY_ID["multinode" if scope == "pool" else "multinode-fleet"]
+        if self.read_only:
+            return
+        targets = self.targets(action.scope)
+        if not targets:
+            self.notify("no node selected")
+            return
+        app = self.console_app
+
+        async def planner(reason: str, force: bool = False) -> PlanPreview:
+            if app.bridge is None:
+                return PlanPreview(action.id, MULTINODE_TITLE, targets, reason, refused="the engine is not running")
+            preview: PlanPreview = await app.bridge.ask(PlanMultinode(targets, reason, *app.pairing))
+            return preview
+
+        def run(preview: PlanPreview) -> None:
+            app.start_multinode(preview.targets, preview.reason)
+            self.action_toggle_pair_view(True)
+
+        self._confirm(action, targets, planner, run)
 
     # cluster actions ----------------------------------------------------------------------------
 
@@ -476,7 +529,9 @@ class MainScreen(Screen[None]):
     def action_export_report(self) -> None:
         """Write the JSON report of what is on screen."""
         app = self.console_app
-        path = export_report(app.inventory, app.state.rows(), app.state.progress, app.export_dir)
+        path = export_report(
+            app.inventory, app.state.rows(), app.state.progress, app.export_dir, app.state.pairs.result
+        )
         # The whole path: a relative one (the current directory, by default) left the operator guessing.
         self.notify(safe(str(path.resolve())), title="report written", markup=False)
 

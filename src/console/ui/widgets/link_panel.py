@@ -1,5 +1,8 @@
 """The link panel of the node under the cursor: XGMI status with TransferBench GB/s per GPU pair as a
-heatmap against the model's floor, PCIe per GPU, NIC ports, and a placeholder for multi-node RCCL pairs.
+heatmap against the model's floor, PCIe per GPU, NIC ports, and a line about the multi-node phase.
+
+The panel has a second face, the fleet's node-pair view (``pair_view``): the multi-node heatmap and the
+straggler ranking in place of the cursor node's boxes, filled live as the runs finish.
 """
 
 from __future__ import annotations
@@ -15,17 +18,15 @@ from textual.widgets import Static
 from console.checks import CheckPack
 from console.model.gpu import LinkStatus
 from console.model.host import NicPort
+from console.ui.pairs import PairBoard
 from console.ui.state import GpuView, NodeRow
 from console.ui.text import safe
+from console.ui.widgets.pair_view import heatmap_content, stragglers_content, summary_content
 
 PCIE_WIDTH = 16
 # Within this fraction above the floor a pair is drawn as "near the floor" (healthy MI300X pairs run ~5 % above it).
 NEAR_FLOOR = 0.03
 PCIE_COUNTER_FAIL = 100  # CVS verify_lib: recovery/NAK counters above 100 fail
-RCCL_PLACEHOLDER = (
-    "Multi-node RCCL pairs: not measured yet. The engine runs single-node probes only; "
-    "the node-pair busbw view appears here once multi-node sweeps exist."
-)
 
 Part = str | tuple[str, str]
 
@@ -181,6 +182,8 @@ class LinkPanel(Vertical):
         self.packs = packs
         self.current: str | None = None
         self._sizes: dict[str, tuple[int, int]] = {}
+        self.pair_view = False
+        self._pairs_version = -1
 
     def _put(self, box: str, content: Content) -> None:
         # A layout pass of the whole screen costs ~10x the paint (up to 100 ms at 1,024 rows while
@@ -198,12 +201,37 @@ class LinkPanel(Vertical):
         static.update(content, layout=grows)
 
     def compose(self) -> ComposeResult:
-        """Matrix, PCIe and NICs side by side, the RCCL placeholder under them."""
+        """Matrix, PCIe and NICs side by side, the multi-node line under them; the pair view, hidden."""
         with Horizontal(id="link-row"):
             yield Static(id="link-matrix", classes="link-box")
             yield Static(id="link-pcie", classes="link-box")
             yield Static(id="link-nics", classes="link-box")
-        yield Static(Content.assemble(("RCCL ", "bold"), (RCCL_PLACEHOLDER, "$muted")), id="link-rccl")
+        with Horizontal(id="link-pairs"):
+            yield Static(id="pair-heatmap", classes="link-box")
+            yield Static(id="pair-stragglers", classes="link-box")
+        yield Static(id="link-rccl")
+
+    def on_mount(self) -> None:
+        """Start on the cursor node's links."""
+        self.query_one("#link-pairs").display = False
+
+    def set_pair_view(self, on: bool, board: PairBoard, keys: str) -> None:
+        """Show the fleet's node-pair view (True) or the cursor node's links (False)."""
+        self.pair_view = on
+        self.query_one("#link-row").display = not on
+        self.query_one("#link-pairs").display = on
+        self._pairs_version = -1
+        self.show_pairs(board, keys)
+
+    def show_pairs(self, board: PairBoard, keys: str) -> None:
+        """Repaint the multi-node parts if ``board`` changed since they were drawn."""
+        if board.version == self._pairs_version:
+            return
+        self._pairs_version = board.version
+        self.query_one("#link-rccl", Static).update(summary_content(board, keys))
+        if self.pair_view:
+            self._put("pair-heatmap", heatmap_content(board))
+            self._put("pair-stragglers", stragglers_content(board))
 
     def show(self, row: NodeRow | None) -> None:
         """Repaint for ``row`` (None: nothing selected)."""

@@ -1,0 +1,192 @@
+"""Pairing modes of the multi-node phase: which two nodes run together first, and the plan that follows.
+
+``reference`` (the default) is ``console.sweep.bisect``: every node with one known-good node, one run
+at a time per pool. The other modes pair the nodes with each other, so a pool's first pass runs side
+by side (cluster-health-scanner's pairwise NCCL test):
+
+* ``random``: shuffled with a seed (the same seed gives the same pairs);
+* ``rack``: within each rack (the cluster file's ``rack`` label), the odd ones out paired across;
+* ``across``: every pair spans two racks, where the racks allow it.
+
+Neither node of a first pair is known to be good, so a pair that fails says only that one of the two
+(or the path between them) is at fault. The second pass runs each of them with a node cleared by a
+passing pair: failing again names it; both passing leaves the first path suspect. Pure logic, with the
+interface of ``Bisection`` (``start`` / ``finish`` / ``done`` / ``conclusion``), run by the same runner.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from console.sweep.bisect import Conclusion, Outcome, Purpose, Trial
+
+
+class Pairing(StrEnum):
+    """How the first pass pairs the nodes of a pool."""
+
+    REFERENCE = "reference"
+    RANDOM = "random"
+    RACK = "rack"
+    ACROSS = "across"
+
+
+def first_pairs(
+    nodes: Sequence[str], racks: Mapping[str, str | None], mode: Pairing, seed: int
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """The first pass's pairs and the node left over (an odd count), for ``mode`` with ``seed``."""
+    rng = random.Random(f"pairing:{mode.value}:{seed}")
+    order = list(nodes)
+    rng.shuffle(order)
+    if mode is Pairing.RACK:
+        by_rack: dict[str | None, list[str]] = {}
+        for node in order:
+            by_rack.setdefault(racks.get(node), []).append(node)
+        pairs: list[tuple[str, str]] = []
+        odd: list[str] = []
+        for members in by_rack.values():
+            pairs += list(zip(members[0::2], members[1::2], strict=False))
+            if len(members) % 2:
+                odd.append(members[-1])
+        return pairs + list(zip(odd[0::2], odd[1::2], strict=False)), odd[len(odd) - len(odd) % 2 :]
+    if mode is Pairing.ACROSS:
+        # Deal the nodes out rack by rack, largest rack first: neighbours then come from different racks.
+        by_rack = {}
+        for node in order:
+            by_rack.setdefault(racks.get(node), []).append(node)
+        queues = sorted(by_rack.values(), key=len, reverse=True)
+        dealt: list[str] = []
+        while any(queues):
+            for queue in queues:
+                if queue:
+                    dealt.append(queue.pop(0))
+        order = dealt
+    return list(zip(order[0::2], order[1::2], strict=False)), order[len(order) - len(order) % 2 :]
+
+
+@dataclass(frozen=True)
+class _Job:
+    node: str
+    partner: str  # the node it failed with (or, for a leftover, "")
+    purpose: Purpose
+
+
+class PairPlan:
+    """Pairs of untested nodes first, then a second pass for each node of a failed pair (module docstring)."""
+
+    def __init__(
+        self,
+        candidates: Sequence[str],
+        racks: Mapping[str, str | None],
+        mode: Pairing,
+        *,
+        seed: int = 0,
+        max_parallel: int = 1,
+    ) -> None:
+        self._nodes = list(dict.fromkeys(candidates))
+        self._max_parallel = max(1, max_parallel)
+        pairs, left = first_pairs(self._nodes, racks, mode, seed)
+        self._first: deque[Trial] = deque(Trial(a, (b,), Purpose.PAIR) for a, b in pairs)
+        self._waiting: deque[_Job] = deque(_Job(node, "", Purpose.GROUP) for node in left)
+        self._running: dict[Trial, None] = {}
+        self._partner: dict[Trial, str] = {}  # a second-pass trial -> the node its member failed with
+        self._cleared: list[str] = []
+        self._culprits: dict[str, str] = {}
+        self._unknown: dict[str, str] = {}
+        self._confirmed: dict[str, str] = {}  # node -> the partner it failed with, then passed without
+        self._paths: list[tuple[str, str]] = []
+
+    @property
+    def nodes(self) -> list[str]:
+        """Every node the plan judges."""
+        return list(self._nodes)
+
+    @property
+    def reference(self) -> str:
+        """The first node a clean run cleared (the pool's known-good node), else the first node."""
+        return self._cleared[0] if self._cleared else self._nodes[0]
+
+    @property
+    def done(self) -> bool:
+        """Every node is judged and nothing runs."""
+        return not self._first and not self._waiting and not self._running
+
+    def start(self) -> list[Trial]:
+        """Trials to launch now (nodes of a running trial are busy until ``finish``)."""
+        busy = {node for trial in self._running for node in trial.nodes}
+        trials: list[Trial] = []
+        while self._first and len(self._running) < self._max_parallel:
+            trial = self._first.popleft()
+            self._running[trial] = None
+            busy.update(trial.nodes)
+            trials.append(trial)
+        for job in list(self._waiting):
+            if len(self._running) >= self._max_parallel:
+                break
+            good = next((n for n in self._cleared if n not in busy and n != job.partner), None)
+            if good is None or job.node in busy:
+                continue
+            self._waiting.remove(job)
+            trial = Trial(good, (job.node,), job.purpose)
+            self._running[trial] = None
+            self._partner[trial] = job.partner
+            busy.update(trial.nodes)
+            trials.append(trial)
+        if not trials and not self._running and not self._first and self._waiting:
+            self._settle()
+        return trials
+
+    def finish(self, trial: Trial, outcome: Outcome) -> None:
+        """Record the outcome of a trial returned by ``start``."""
+        del self._running[trial]
+        if trial.purpose is Purpose.PAIR:
+            a, (b,) = trial.reference, trial.members
+            if outcome is Outcome.PASS:
+                self._cleared += [a, b]
+            else:
+                # Either may be at fault: each runs again with a node a clean pair cleared.
+                self._waiting += [_Job(a, b, Purpose.CONFIRM), _Job(b, a, Purpose.CONFIRM)]
+            return
+        (node,) = trial.members
+        if trial.purpose is Purpose.GROUP:  # a leftover with a known-good node: a plain first run
+            self._partner.pop(trial, None)
+            if outcome is Outcome.PASS:
+                self._cleared.append(node)
+            elif outcome is Outcome.FAIL:
+                self._waiting.append(_Job(node, trial.reference, Purpose.CONFIRM))
+            else:
+                self._unknown[node] = f"the run with {trial.reference} could not be judged"
+            return
+        first = self._partner.pop(trial, "")
+        if outcome is Outcome.PASS:
+            self._cleared.append(node)
+            if first and self._confirmed.get(first) == node:
+                self._paths.append((first, node))  # both pass with others: the path between them
+            self._confirmed[node] = first
+        elif outcome is Outcome.FAIL:
+            self._culprits[node] = f"failed with {first} and with {trial.reference}"
+        else:
+            self._unknown[node] = f"failed with {first}; the run with {trial.reference} could not be judged"
+
+    def conclusion(self) -> Conclusion:
+        """What is known now (complete once ``done``)."""
+        cleared = [n for n in self._cleared if n != self.reference]
+        return Conclusion(
+            reference=self.reference,
+            cleared=cleared,
+            culprits=dict(self._culprits),
+            unknown=dict(self._unknown),
+            suspect_paths=list(self._paths),
+        )
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _settle(self) -> None:
+        """Nothing runs and no clean pair cleared a node to confirm with: say so for each node left."""
+        for job in self._waiting:
+            why = f"failed with {job.partner}" if job.partner else "never ran"
+            self._unknown[job.node] = f"{why}; no pair passed, so no known-good node to tell which node is at fault"
+        self._waiting.clear()
