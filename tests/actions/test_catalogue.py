@@ -24,7 +24,17 @@ def test_every_action_kind_is_catalogued_once() -> None:
 
 def test_the_console_names_its_actions_as_the_catalogue_does() -> None:
     catalogued = {a.id: a for a in ACTIONS if a.id in {k.value for k in ActionKind}}
-    assert set(catalogued) == {"drain", "resume", "cordon", "uncordon", "enforce-pin", "pin", "accept"}
+    assert set(catalogued) == {
+        "drain",
+        "resume",
+        "cordon",
+        "uncordon",
+        "enforce-pin",
+        "pin",
+        "accept",
+        "repaired",
+        "escalate",
+    }
     for ui in catalogued.values():
         e = entry(ActionKind(ui.id))
         assert (ui.title, ui.description, ui.dangerous, ui.confirm) == (e.title, e.summary, e.dangerous, True)

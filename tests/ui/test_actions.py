@@ -76,7 +76,8 @@ async def test_read_only_hides_dangerous_actions_everywhere(
         dangerous = [a for a in ACTIONS if a.dangerous]
         # Multi-node RCCL changes nothing but takes every GPU of its nodes for minutes: refused as well.
         assert {a.id for a in dangerous} == {
-            "drain", "resume", "cordon", "uncordon", "enforce-pin", "pin", "multinode", "multinode-fleet"
+            "drain", "resume", "cordon", "uncordon", "enforce-pin", "pin", "multinode", "multinode-fleet",
+            "repaired", "escalate",
         }  # fmt: skip
         bound = {b.id for _key, b in screen._bindings}
         assert not bound & {a.id for a in dangerous}

@@ -165,6 +165,18 @@ async def test_drain_and_resume_through_the_action_service(
         await wait_for(lambda: "drain" in app.state.row(node).scheduler_word, 30)
         await pilot.pause(0.3)
         assert "drain" in cell_text(pilot, node, "sched")
+        # The drain cited this sweep, where the node failed: a case opens; 'a' acknowledges its repair.
+        assert app.store is not None
+        await wait_for(lambda: app.store is not None and app.store.case(node) is not None, 30)
+        await pilot.press("a")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.targets == (node,)
+        dialog.query_one("#confirm-reason", Input).focus()
+        await pilot.press(*"rebooted")
+        yes = dialog.query_one("#confirm-yes", Button)
+        await wait_for(lambda: not yes.disabled, 30)
+        await pilot.click("#confirm-yes")
+        await wait_for(lambda: app.store.case(node).stage.value == "revalidating", 30)  # type: ignore[union-attr]
         await pilot.press("u")
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
@@ -172,7 +184,7 @@ async def test_drain_and_resume_through_the_action_service(
         # and the dialog offers the override (audited) instead of a Yes that would do nothing.
         await wait_for(lambda: bool(dialog.query("#confirm-override")), 30)
         assert dialog.preview is not None and dialog.preview.held == (node,)
-        assert "case #1 is drained" in str(dialog.query_one("#confirm-plan", Static).render())
+        assert "case #1 is revalidating" in str(dialog.query_one("#confirm-plan", Static).render())
         dialog.query_one("#confirm-override", Input).focus()
         await pilot.press(*"override")
         yes = dialog.query_one("#confirm-yes", Button)

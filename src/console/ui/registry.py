@@ -138,6 +138,9 @@ ACTIONS: tuple[UiAction, ...] = (
     _catalogued(ActionKind.RESUME, "u", Scope.MARKED, "resume", "cluster"),
     _catalogued(ActionKind.CORDON, "c", Scope.MARKED, "cordon", "cluster"),
     _catalogued(ActionKind.UNCORDON, "U", Scope.MARKED, "uncordon", "cluster"),
+    # a drained node's remediation case (console.store.lifecycle)
+    _catalogued(ActionKind.REPAIRED, "a", Scope.MARKED, "repaired", "cluster"),
+    _catalogued(ActionKind.ESCALATE, "X", Scope.MARKED, "escalate", "cluster"),
     _catalogued(ActionKind.ENFORCE_PIN, "E", Scope.MARKED, "enforce_pin", "cluster"),
     _catalogued(ActionKind.PIN, "P", Scope.NODE, "pin_stack", "cluster"),
     # history

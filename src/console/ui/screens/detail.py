@@ -311,9 +311,27 @@ class DetailScreen(Screen[None]):
             parts += ["  ", safe(row.verdict.reason)]
         if row.verdict is not None and row.verdict.action is not None:
             parts += [("  next: ", "$muted"), (row.verdict.action.value, "bold")]
+        case = self._case_line(row.name)
+        if case:
+            parts += ["\n", (case, "bold $drained")]
         if row.updated_at is not None:
             parts += [(f"   updated {clock(row.updated_at)}", "$muted")]
         self.query_one("#detail-head", Static).update(Content.assemble(*parts))
+
+    def _case_line(self, node: str) -> str | None:
+        """The node's open remediation case, as the head shows it (None without one, or without a store)."""
+        app = self.console_app
+        store = app.store
+        if store is None:
+            return None
+        case = store.case(node)
+        if case is None:
+            return None
+        policy = app.inventory.lifecycle
+        return (
+            f"case #{case.id} {case.stage.value}  passes {case.passes}/{policy.passes_required}"
+            f"  strikes {case.strikes}  next: {case.next_step(policy)}"
+        )
 
     def _fill_findings(self, row: NodeRow, preselect: bool, *, first_paint: bool = False) -> None:
         grid = self.query_one("#findings-table", RowGrid)

@@ -455,6 +455,14 @@ class MainScreen(Screen[None]):
         """Uncordon the marked (or cursor) nodes the console cordoned."""
         self._cluster_action(ActionKind.UNCORDON)
 
+    def action_repaired(self) -> None:
+        """Say the repair the marked (or cursor) nodes' cases call for is done: they are revalidated next."""
+        self._cluster_action(ActionKind.REPAIRED)
+
+    def action_escalate(self) -> None:
+        """Send the marked (or cursor) drained nodes to the vendor (RMA): their cases close."""
+        self._cluster_action(ActionKind.ESCALATE)
+
     def action_enforce_pin(self) -> None:
         """Act on marked (or cursor) nodes whose stack differs from the pool pin."""
         self._cluster_action(ActionKind.ENFORCE_PIN)
