@@ -16,7 +16,7 @@ from console.checks.loader import CheckConfigError
 from console.exitcodes import ExitCode
 from console.inventory import HostlistError, InventoryError, SelectionError
 from console.report.text import printable
-from console.store.db import StoreError, default_store_path
+from console.store.db import Store, StoreError, default_store_path
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -145,3 +145,14 @@ def options_of(add_arguments: Callable[[argparse.ArgumentParser], None], **given
     if unknown:
         raise TypeError(f"no such option: {', '.join(sorted(unknown))}")
     return argparse.Namespace(**(defaults | given))
+
+
+def existing_store(path: Path | str | None) -> Store:
+    """The history database to read (``--store``, else the default); a usage error when there is none.
+
+    Reading must not create one: a mistyped --store would show an empty history instead of an error.
+    """
+    where = Path(path or default_store_path())
+    if not where.exists():
+        raise UsageError(f"no history database at {where} (sweep first, or --store)")
+    return Store(where)

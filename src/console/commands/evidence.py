@@ -26,7 +26,7 @@ from typing import Any
 from console import __version__
 from console.checks.afid import describe_afid
 from console.checks.cper import describe_record, severity_class
-from console.commands.arguments import UsageError, add_store
+from console.commands.arguments import UsageError, add_store, existing_store
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.model.findings import gravest
@@ -35,7 +35,7 @@ from console.probes import Tool, parse_output
 from console.probes.base import ParseError
 from console.probes.ids import ProbeId
 from console.report.text import printable
-from console.store import Store, default_store_path
+from console.store import Store
 
 # Octets of 0-255 without leading zeros: firmware versions such as 27.00.01.1D are evidence, not addresses.
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
@@ -60,10 +60,7 @@ def register(sub: Any) -> None:
 
 def run_bundle(args: argparse.Namespace) -> int:
     """Write the archive and say where, with what it holds."""
-    path = Path(args.store or default_store_path())
-    if not path.exists():
-        raise UsageError(f"no history database at {path} (sweep first, or --store)")
-    store = Store(path)
+    store = existing_store(args.store)
     try:
         sweep_id = args.sweep if args.sweep is not None else _newest_sweep(store, args.node)
         files = evidence_files(store, args.node, sweep_id)

@@ -5,19 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from console.actions.baseline import accept_baseline, baseline_diffs, pools_of_sweep
-from console.commands.arguments import UsageError, add_inventory, add_store
+from console.commands.arguments import UsageError, add_inventory, add_store, existing_store
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.inventory import load_inventory
 from console.report.text import printable
-from console.store import Store, default_store_path
+from console.store import Store
 
 DIFF_EXIT_HELP = """Only the checks the baseline ran are compared (a quick baseline against a full sweep).
 
@@ -64,17 +63,6 @@ def _shown(text: str) -> str:
     return escape(printable(text))
 
 
-def _open(args: argparse.Namespace) -> Store:
-    """The history database to read; a usage error when there is none at that path.
-
-    Reading must not create one: a mistyped --store would show an empty history instead of an error.
-    """
-    path = Path(args.store or default_store_path())
-    if not path.exists():
-        raise UsageError(f"no history database at {path} (sweep first, or --store)")
-    return Store(path)
-
-
 def _level(store: Store, sweep_id: int) -> str:
     row = store.sweep(sweep_id)
     return str(row["level"]) if row is not None else "?"
@@ -82,7 +70,7 @@ def _level(store: Store, sweep_id: int) -> str:
 
 def run_history(args: argparse.Namespace) -> int:
     """Print sweeps (or one node's verdicts)."""
-    store = _open(args)
+    store = existing_store(args.store)
     console = plain_console()
     try:
         if args.node:
@@ -154,7 +142,7 @@ def _when(ts: float) -> str:
 def run_accept(args: argparse.Namespace) -> int:
     """Record the sweep as baseline for its pools, and audit that."""
     inventory = load_inventory(args.inventory)
-    store = _open(args)
+    store = existing_store(args.store)
     try:
         # By default the newest sweep of this inventory's nodes: not a drift check's subset, not a rerun.
         sweep_id = args.sweep or store.latest_full_sweep([n.name for n in inventory.nodes], reruns=False)
@@ -174,7 +162,7 @@ def run_accept(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     """Print what changed since each pool's baseline."""
     inventory = load_inventory(args.inventory)
-    store = _open(args)
+    store = existing_store(args.store)
     console = plain_console()
     try:
         if args.pool and args.pool not in inventory.pools:

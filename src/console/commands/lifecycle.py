@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from console.checks import load_packs
-from console.commands.arguments import UsageError, add_engine_options, add_store
+from console.commands.arguments import UsageError, add_engine_options, add_store, existing_store
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode, exit_code_for
@@ -69,14 +68,6 @@ def register(sub: Any) -> None:
     r.set_defaults(func=run_revalidate)
 
 
-def _store(args: argparse.Namespace) -> Store:
-    """The history database to read; a usage error when there is none (reading must not create one)."""
-    path = Path(args.store or default_store_path())
-    if not path.exists():
-        raise UsageError(f"no history database at {path} (sweep first, or --store)")
-    return Store(path)
-
-
 def _case_json(case: Case, policy: LifecyclePolicy) -> dict[str, Any]:
     return {
         "id": case.id,
@@ -98,7 +89,7 @@ def _case_json(case: Case, policy: LifecyclePolicy) -> dict[str, Any]:
 def run_cases(args: argparse.Namespace) -> int:
     """Print the open cases (or all, or one node's with their steps)."""
     policy = load_inventory(args.inventory).lifecycle if args.inventory else LifecyclePolicy()
-    store = _store(args)
+    store = existing_store(args.store)
     try:
         cases = store.cases(args.node, open_only=not args.all)
         steps = {case.id: store.case_steps(case.id) for case in cases} if args.node else {}

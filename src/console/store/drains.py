@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from console.store.owner import ProcessOwner
+from console.store.transaction import immediate
 
 _BLAMED = {"FAIL": 0, "UNKNOWN": 1, "WARN": 2}  # findings that can be behind a drain, most serious first
 
@@ -36,17 +36,6 @@ class DrainRecord:
     audit_id: int | None
     ended_at: float | None
     ended_by: str | None
-
-
-@contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 def _record(row: sqlite3.Row) -> DrainRecord:
@@ -78,7 +67,7 @@ class DrainLedger:
         has that sweep. An older open record of the same node is ended: this drain replaces it.
         """
         ids = []
-        with _transaction(self.conn) as conn:
+        with immediate(self.conn) as conn:
             for node in nodes:
                 rows = conn.execute(
                     "SELECT check_id, status FROM findings WHERE sweep_id = ? AND node = ? ORDER BY id",
@@ -101,7 +90,7 @@ class DrainLedger:
 
     def end_drains(self, nodes: Iterable[str], why: str) -> None:
         """End the open records of ``nodes``, saying ``why``."""
-        with _transaction(self.conn) as conn:
+        with immediate(self.conn) as conn:
             conn.executemany(
                 "UPDATE drains SET ended_at = ?, ended_by = ? WHERE node = ? AND ended_at IS NULL",
                 [(time.time(), why, node) for node in nodes],

@@ -25,13 +25,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 
 from console.inventory.model import LifecyclePolicy as Policy
 from console.model.findings import Remedy
+from console.store.transaction import immediate
 
 
 class Stage(StrEnum):
@@ -117,21 +116,6 @@ def _case(row: sqlite3.Row) -> Case:
     )
 
 
-@contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """One step, whole or not at all; nested in a caller's transaction, that one holds."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
 class CaseError(Exception):
     """A step the case's stage does not allow; the message says what would."""
 
@@ -159,7 +143,7 @@ class LifecycleLedger:
             return self._step(
                 current, "drain", stage, user=user, note=note, sweep_id=sweep_id, audit_id=audit_id, action=action
             )
-        with _transaction(self.conn):
+        with immediate(self.conn):
             cur = self.conn.execute(
                 "INSERT INTO cases (node, stage, action, opened_at, opened_by, sweep_id, findings)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -300,7 +284,7 @@ class LifecycleLedger:
         close: bool = False,
     ) -> Case:
         kept = action or case.action
-        with _transaction(self.conn):
+        with immediate(self.conn):
             self.conn.execute(
                 "UPDATE cases SET stage = ?, passes = ?, strikes = strikes + ?, action = ?, closed_at = ? WHERE id = ?",
                 (
