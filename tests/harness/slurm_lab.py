@@ -83,9 +83,11 @@ def _all_pids() -> list[int]:
 class SlurmLab:
     """``count`` fake GPU nodes ``gpu001``.. served by real Slurm daemons; a context manager."""
 
-    def __init__(self, count: int = 6, *, prefix: str = "gpu", conf_lines: str = "") -> None:
+    def __init__(self, count: int = 6, *, prefix: str = "gpu", conf_lines: str = "", message_timeout: int = 5) -> None:
         self.count = count
         self.conf_lines = conf_lines  # more slurm.conf lines (Prolog=, HealthCheckProgram=, ...)
+        # How long srun waits for slurmd: a Prolog that starts a Python program needs more on a busy machine.
+        self.message_timeout = message_timeout
         self.nodes = [f"{prefix}{i:03d}" for i in range(1, count + 1)]
         self.dir = Path()
         self.ctld_port = 0
@@ -220,7 +222,7 @@ class SlurmLab:
             # no cgroups and no systemd here: track job processes through /proc, bind nothing
             "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nSelectType=select/linear\n"
             "MpiDefault=none\nJobCompType=jobcomp/none\nAccountingStorageType=accounting_storage/none\n"
-            "ReturnToService=2\nSlurmdTimeout=30\nSlurmctldTimeout=30\nMessageTimeout=5\n"
+            f"ReturnToService=2\nSlurmdTimeout=30\nSlurmctldTimeout=30\nMessageTimeout={self.message_timeout}\n"
             f"NodeName={self.nodes[0][:-3]}[{self.nodes[0][-3:]}-{self.nodes[-1][-3:]}] NodeHostname={host}"
             f" NodeAddr=127.0.0.1 Port=[{node_port}-{last}] CPUs=1 RealMemory=1000 State=UNKNOWN\n"
             "PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n" + self.conf_lines

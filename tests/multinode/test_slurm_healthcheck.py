@@ -59,7 +59,8 @@ def test_the_shipped_prolog_and_health_check_on_a_slurm_lab(tmp_path: Path) -> N
     snippet = snippet.replace("/opt/instinct-console/slurm/check-local-prolog.sh", str(prolog))
     snippet = snippet.replace("HealthCheckInterval=300", "HealthCheckInterval=2")
     assert str(health) in snippet and str(prolog) in snippet
-    with slurm_lab.SlurmLab(3, conf_lines=snippet) as lab:
+    # The Prolog starts instinct-console (a Python program): srun must wait for it even on a busy machine.
+    with slurm_lab.SlurmLab(3, conf_lines=snippet, message_timeout=60) as lab:
         conf.write_text(str(lab.conf))
         ok = lab.run("srun", "-N1", "-w", "gpu001", "--immediate=20", "true", check=False)
         assert ok.returncode == 0, ok.stderr

@@ -22,7 +22,7 @@ from typing import Any
 from console.checks.facts import NodeFacts, ProbeOutcome
 from console.checks.metrics import METRICS, Observation
 from console.checks.spec import CheckPack, CheckSpec, Condition, SourcedValue
-from console.model.findings import Evidence, Finding, Remedy, SourceKind, Status, Subject
+from console.model.findings import UNJUDGED_ACTION, Evidence, Finding, Remedy, SourceKind, Status, Subject
 
 
 def fmt_value(value: Any, unit: str | None) -> str:
@@ -70,10 +70,6 @@ def _evidence(
         probe=obs.probe,
         probe_run_id=run_ids.get(obs.probe or ""),
     )
-
-
-# What a finding the checks could not judge calls for, whatever the check.
-UNJUDGED_ACTION = "not judged: fix what the finding names (access, the tool, the probe), then rerun"
 
 
 def _finding(check: CheckSpec, obs: Observation, status: Status, message: str, evidence: Evidence) -> Finding:

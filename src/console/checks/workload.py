@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from console.checks.evaluate import fmt_value
 from console.checks.spec import Condition
-from console.model.findings import Evidence, Finding, Status, Subject
+from console.model.findings import Evidence, Finding, Remedy, Status, Subject
 from console.model.workload import WorkloadSpec
 from console.probes.workload import is_finite, read_figures
 
 FAMILY = "workload"
+WORKLOAD_ACTION = (
+    "estimate: rerun the workload; a failure that repeats after a stack change is a regression: restore the"
+    " accepted stack (docs/sources/actions.md#workloads)"
+)
 
 
 def judge_workload(spec: WorkloadSpec, subject: Subject, output: str, exit_status: int) -> list[Finding]:
@@ -21,6 +25,8 @@ def judge_workload(spec: WorkloadSpec, subject: Subject, output: str, exit_statu
     base = f"workload.{spec.name}"
 
     def finding(what: str, status: Status, message: str, **evidence: object) -> Finding:
+        if status in (Status.FAIL, Status.WARN):
+            evidence.update(action=Remedy.RERUN, action_source=WORKLOAD_ACTION)
         return Finding(
             check_id=f"{base}.{what}",
             family=FAMILY,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from console.model.base import Model, Numerous
 
@@ -119,6 +119,10 @@ class Evidence(Numerous):
     action_source: str | None = Field(None, description="where that action comes from")
 
 
+# What a finding nothing could judge calls for, whichever check or phase made it.
+UNJUDGED_ACTION = "not judged: fix what the finding names (access, the tool, the probe), then rerun"
+
+
 class Finding(Numerous):
     """One check's verdict on one subject, with evidence and a one-line message."""
 
@@ -128,6 +132,14 @@ class Finding(Numerous):
     subject: Subject
     message: str
     evidence: Evidence = Field(default_factory=Evidence)
+
+    @model_validator(mode="after")
+    def _unjudged_calls_for_a_rerun(self) -> Finding:
+        # Every phase that makes findings (checks, multi-node runs, workloads, a vanished GPU) says UNKNOWN
+        # the same way: nothing was judged, so the next step is to fix what stopped it and run it again.
+        if self.status is Status.UNKNOWN and self.evidence.action is None:
+            self.evidence.action, self.evidence.action_source = Remedy.RERUN, UNJUDGED_ACTION
+        return self
 
 
 class NodeVerdict(Model):

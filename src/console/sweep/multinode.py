@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from console.inventory.hostlist import fold
-from console.model.findings import Evidence, Finding, SourceKind, Status, Subject
+from console.model.findings import Evidence, Finding, Remedy, SourceKind, Status, Subject
 from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding, PoolRuns, RackCulprit
 from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
@@ -40,6 +40,10 @@ SOURCE = "multinode"
 PROBE_ID = "multinode.all_reduce"
 CHECK_ID = "rccl.multinode"
 FLOOR_VAR = "rccl_pair_busbw_min_gbps"
+MULTINODE_ACTION = (
+    "estimate: named after runs with known-good partners; check its NICs, cables and switch ports, or the"
+    " rack's uplink (docs/sources/actions.md#multi-node-runs)"
+)
 RACK_LABEL = "rack"  # the topology label naming the switch a node hangs from (the cluster file's labels)
 # RCCL reads NCCL's variables: no GPU peer-to-peer and no shared memory sends even a node's own ranks'
 # traffic through the network (docs/sources/rccl.md#network-only-run).
@@ -490,6 +494,9 @@ def _finding(node: str, status: Status, message: str, run: CollectiveRun | None,
             probe=PROBE_ID,
             probe_run_id=run.run_id,
         )
+    if status in (Status.FAIL, Status.WARN):
+        # Convicted with known-good partners (or a rack's uplink): the fault is in the fabric path.
+        evidence.action, evidence.action_source = Remedy.INSPECT, MULTINODE_ACTION
     return Finding(
         check_id=CHECK_ID,
         family="rccl",

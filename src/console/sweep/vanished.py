@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from console.checks import NodeFacts
 from console.inventory.model import Node
-from console.model.findings import Evidence, Finding, Scope, Status
+from console.model.findings import Evidence, Finding, Remedy, Scope, Status
 from console.probes.base import ParsedOutput, ParseError
 from console.probes.ids import ProbeId
 from console.store import Store
@@ -47,6 +47,9 @@ def vanished_gpus(store: Store | None, node: Node, facts: NodeFacts, sweep_id: i
                 subject=facts.subject(Scope.GPU, gpu=index, gpu_bdf=bdf),
                 message=f"GPU {index} ({bdf}) was listed in sweep {row['sweep_id']} and is gone now",
                 evidence=Evidence(
+                    action=Remedy.REBOOT,
+                    action_source="estimate: a GPU gone from the bus often returns at a cold reboot; if not, reseat"
+                    " it (docs/sources/actions.md#inventory-and-driver)",
                     observed="absent",
                     expected="present",
                     source=f"amd-smi list of sweep {row['sweep_id']}",
