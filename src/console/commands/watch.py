@@ -1,0 +1,105 @@
+"""``watch``: keep idle nodes checked and drive their remediation cases, one round every ``--every``.
+
+The rounds themselves are ``console.actions.watch``; this is the front door: options, the engine and
+the action service for the inventory, one printed line per round, and SIGTERM handled as Ctrl-C
+(the round's sweep is cancelled, the engine kills its probes on the nodes, the exit code is 130).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from console.actions import ActionService
+from console.actions.watch import Watch
+from console.checks import load_packs
+from console.commands.arguments import add_engine_options, seconds, whole
+from console.commands.interrupts import run_interruptible
+from console.commands.terminal import plain_console
+from console.exitcodes import ExitCode
+from console.inventory import load_inventory
+from console.report.text import printable
+from console.service.assembly import EngineSpec, build_engine
+from console.store import Store, default_store_path
+from console.sweep import ProbeSet
+from console.sweep.periodic import Periodic
+
+WATCH_EXIT_HELP = """exit codes:
+  0    the rounds asked for (--rounds) are done
+  2    usage or configuration error
+  130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
+
+
+def register(sub: Any) -> None:
+    """Add ``watch``."""
+    p = sub.add_parser(
+        "watch",
+        help="every --every seconds: sweep idle nodes not checked lately, drain FAIL nodes, revalidate and resume",
+        epilog=WATCH_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_engine_options(p)
+    p.add_argument(
+        "--every",
+        type=seconds,
+        default=3600.0,
+        metavar="SECONDS",
+        help="seconds between rounds, and how old a node's last check must be to sweep it again (default 3600)",
+    )
+    p.add_argument(
+        "--level",
+        choices=[s.value for s in ProbeSet if s is not ProbeSet.MULTINODE],
+        default=ProbeSet.QUICK.value,
+        help="probe level of the idle-node sweeps (default quick; revalidations use [lifecycle] level)",
+    )
+    p.add_argument("--rounds", type=whole(1), metavar="N", help="stop after N rounds (default: run until stopped)")
+    p.add_argument(
+        "--auto",
+        action="store_true",
+        help="drain, revalidate and resume by itself (default: only propose, for an operator to run)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what each round would sweep and do; change nothing")
+    p.set_defaults(func=run_watch)
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    """Run rounds until ``--rounds`` are done or a signal stops them."""
+    inventory = load_inventory(args.inventory)
+    store = Store(args.store or default_store_path())
+    out = plain_console()
+    try:
+        packs = load_packs(list(args.checks))
+        spec = EngineSpec(
+            inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
+        )
+        engine = build_engine(spec, store)
+        service = ActionService(inventory, store, packs=packs)
+        watch = Watch(engine, service, every_s=args.every, level=args.level, auto=args.auto, dry_run=args.dry_run)
+        mode = "dry run" if args.dry_run else "auto" if args.auto else "approve-to-run: proposals only"
+        out.print(f"watch {printable(inventory.name)}: every {args.every:g} s at {args.level}, {mode}", markup=False)
+        return run_interruptible(_rounds(watch, args.every, args.rounds, out))
+    except KeyboardInterrupt:
+        plain_console(stderr=True).print("interrupted")
+        return int(ExitCode.INTERRUPTED)
+    finally:
+        store.close()
+
+
+async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) -> int:
+    code = int(ExitCode.OK)
+    try:
+
+        async def once() -> None:
+            nonlocal code
+            report = await watch.round()
+            out.print(printable(report.line()), markup=False, highlight=False)
+            if report.outcome == "cancelled":  # SIGTERM or Ctrl-C cancelled the round's sweep: no next round
+                code = int(ExitCode.INTERRUPTED)
+                runs.stop()
+
+        runs = Periodic(once, every_s, rounds, busy=lambda: watch.engine.running)
+        await runs.run()
+        return code
+    finally:
+        await watch.engine.transport.close()
+        await watch.service.close()

@@ -1,0 +1,97 @@
+"""``watch`` on the simulator (real SSH; sim001 plays Slurm's scontrol/sinfo): a round sweeps only the
+idle nodes not checked lately, proposes a drain for a FAIL node by default, drains it with a case under
+``--auto``, and after the repair revalidates it round by round and resumes it once it passed twice.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from console.cli import main
+from console.sim.faults import Fault, FaultKind
+from console.sim.launcher import start_sim_cluster
+from console.sim.scenario import write_live_faults
+from console.store import Store
+from console.store.lifecycle import Stage
+
+
+def _round_line(out: str, number: int) -> str:
+    return next(line for line in out.splitlines() if line.startswith(f"round {number}:"))
+
+
+def test_a_round_sweeps_only_idle_stale_nodes_and_proposes_the_drain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-004]"\n')
+    db = str(tmp_path / "h.sqlite")
+    with start_sim_cluster(scenario=scenario) as sim:
+        inv = str(sim.inventory_path)
+        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim003", gpu=1, params={"afid": 19})])
+        sim.wait_for_generation(2)
+        assert main(["sweep", "-i", inv, "--store", db, "--nodes", "sim001", "--probes", "quick"]) == 0
+        assert main(["drain", "sim004", "-i", inv, "--store", db, "--reason", "ops: riser", "--yes"]) == 0
+        capsys.readouterr()
+
+        assert main(["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1"]) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        # sim001 was checked a moment ago, sim004 is drained: only sim002 and sim003 are swept.
+        assert "swept sim[002-003]" in line and "sim003 FAIL" in line and "sim002 PASS" in line, line
+        assert "1 fresh, 1 left alone" in line, line
+        assert "proposed: drain sim003 (sweep" in line, line
+
+        # Approve-to-run: nothing was drained and no case opened.
+        store = Store(db)
+        assert store.case("sim003") is None
+        assert [row["action"] for row in store.audit_log(limit=10)] == ["drain"]
+        store.close()
+
+        # A dry run shows the round and touches nothing: the FAIL node's last check is fresh now.
+        assert main(["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1", "--dry-run"]) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "swept nothing" in line and "3 fresh" in line, line
+
+
+def test_auto_drains_with_a_case_then_revalidates_and_resumes_after_two_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-003]"\n')
+    db = str(tmp_path / "h.sqlite")
+    with start_sim_cluster(scenario=scenario) as sim:
+        inv = str(sim.inventory_path)
+        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim002", gpu=3, params={"afid": 19})])
+        sim.wait_for_generation(2)
+        watch = ["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1", "--auto"]
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "done: drain sim002 (sweep" in line, line
+        assert main(["cases", "--store", db, "-i", inv, "--json"]) == 0
+        [case] = json.loads(capsys.readouterr().out)
+        assert (case["node"], case["stage"]) == ("sim002", "awaiting-repair")
+
+        # Awaiting the technician: a round leaves the node alone.
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "swept nothing" in line and "done:" not in line, line
+
+        write_live_faults(sim.state_dir, [])  # the OAM is replaced
+        sim.wait_for_generation(3)
+        assert main(["repaired", "sim002", "-i", inv, "--store", db, "--reason", "replaced OAM 3", "--yes"]) == 0
+        capsys.readouterr()
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "revalidate sim002: pass" in line and "resume" not in line, line  # one pass is not enough
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "revalidate sim002: pass" in line and "resume sim002: " in line, line
+
+    store = Store(db)
+    [closed] = store.cases("sim002")
+    assert closed.stage is Stage.RETURNED and store.case("sim002") is None
+    audited = [row["action"] for row in store.audit_log(limit=20)][::-1]
+    assert audited == ["drain", "repaired", "revalidate", "revalidate", "resume"]
+    store.close()
