@@ -8,9 +8,12 @@ Each round reads Slurm's node states, then:
 - revalidates the nodes whose case is ``revalidating`` (``console.sweep.revalidation``, the
   ``revalidate`` command's path) at the lifecycle policy's level;
 - a resume for each node whose case passed as often as the policy asks.
-Drains, revalidations and resumes are proposed only (printed) unless ``auto``: approve-to-run is the
-default. Every action goes through ``ActionService``, so the ownership rules, the drain cap and the
-write-ahead audit apply: a drain the console did not make is never touched.
+Drains and resumes are only proposed (printed, and stored for ``watch --approve``) unless ``auto``:
+approve-to-run is the default. Every action goes through ``ActionService``, so the ownership rules,
+the drain cap and the write-ahead audit apply: a drain the console did not make is never touched.
+The circuit breaker (``console.actions.breaker``) trips when the nodes the console holds out would
+pass a pool's or the fleet's limit; while it is tripped no round drains, revalidates or resumes
+anything (it still sweeps idle nodes: looking changes nothing) until an operator clears it.
 """
 
 from __future__ import annotations
@@ -19,15 +22,17 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from console.actions.model import ActionKind, ActionRequest
+from console.actions.breaker import breach
+from console.actions.model import ActionKind, ActionRequest, ActionResult
 from console.actions.service import ActionService
 from console.actions.slurm import describe
 from console.actions.slurm_state import SlurmNode
 from console.inventory import fold
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import Status
-from console.store import Store
+from console.store import Store, current_user
 from console.store.lifecycle import Stage
+from console.store.watch import Breaker, Proposal
 from console.sweep.engine import SweepEngine
 from console.sweep.revalidation import revalidate
 
@@ -122,6 +127,7 @@ class RoundReport:
     number: int
     plan: RoundPlan
     outcome: str = "done"  # "cancelled" when SIGTERM/Ctrl-C stopped the round's sweep
+    breaker: str = ""  # why the breaker is tripped, when it is
     sweep_id: int | None = None
     statuses: dict[str, Status] = field(default_factory=dict)
     proposed: list[str] = field(default_factory=list)
@@ -139,6 +145,8 @@ class RoundReport:
         parts.append(f"{fresh} fresh, {len(self.plan.skipped) - fresh} left alone")
         if self.outcome != "done":
             parts.append(f"[{self.outcome}]")
+        if self.breaker:
+            parts.append(f"BREAKER TRIPPED ({self.breaker}): automation paused until 'watch --clear-breaker'")
         if self.done:
             parts.append("done: " + "; ".join(self.done))
         if self.proposed:
@@ -194,6 +202,8 @@ class Watch:
             report.proposed += [f"revalidate {fold(plan.revalidate)}"] if plan.revalidate else []
             report.proposed += [f"resume {fold(plan.resume)}"] if plan.resume else []
             return report
+        breaker = self.store.breaker()
+        report.breaker = breaker.why if breaker.tripped else ""
         resume = list(plan.resume)
         if plan.sweep:
             result = await self.engine.run([inventory.node(n) for n in plan.sweep], level=self.level)
@@ -202,11 +212,14 @@ class Watch:
             if result.outcome == "cancelled":
                 return report
             failing = tuple(n for n, s in report.statuses.items() if s is Status.FAIL)
-            if failing:
+            if failing and not report.breaker:
+                report.breaker = self._trip_if_over(failing)
+            if failing and not report.breaker:
                 await self._act(report, ActionKind.DRAIN, failing, "watch: FAIL", result.sweep_id)
-        if plan.revalidate and not self.auto:
-            report.proposed.append(f"revalidate {fold(plan.revalidate)}")
-        elif plan.revalidate:
+        if report.breaker:
+            return report
+        if plan.revalidate:
+            # Revalidating only sweeps a drained node and records a pass or a strike: no approval needed.
             nodes = [inventory.node(n) for n in plan.revalidate]
             done = await revalidate(self.engine, self.store, nodes, policy.level, policy)
             report.outcome = done.outcome
@@ -218,19 +231,81 @@ class Watch:
             await self._act(report, ActionKind.RESUME, tuple(resume), "watch: revalidated", None)
         return report
 
+    def held_out(self) -> set[str]:
+        """Nodes the console holds out of service: its open drains, and the drains it proposed."""
+        drained = {d.node for d in self.store.drains(open_only=True)}
+        return drained | {p.node for p in self.store.proposals() if p.kind == ActionKind.DRAIN.value}
+
+    def _trip_if_over(self, adding: tuple[str, ...]) -> str:
+        """Trip the breaker (audited) when holding ``adding`` out too would pass a limit; why, or ""."""
+        pools: dict[str, list[str]] = {}
+        for node in self.service.inventory.nodes:
+            pools.setdefault(node.pool, []).append(node.name)
+        why = breach(self.service.inventory.lifecycle, pools, self.held_out() | set(adding))
+        if why is None:
+            return ""
+        inputs = {"adding": list(adding), "held_out": sorted(self.held_out())}
+        with self.store.audited("breaker-trip", adding, inputs=inputs, user=self.service.user) as entry:
+            self.store.set_breaker(Breaker(self._clock(), why))
+            entry.finish("tripped: automation paused", why)
+        return why
+
     async def _act(
         self, report: RoundReport, kind: ActionKind, nodes: tuple[str, ...], reason: str, sweep_id: int | None
     ) -> None:
         """Propose the action, or (``auto``) plan and carry it out through the action service."""
         cited = f" (sweep {sweep_id})" if sweep_id is not None else ""
         if not self.auto:
-            report.proposed.append(f"{kind.value} {fold(nodes)}{cited}")
+            for node in nodes:
+                proposal = self.store.propose(kind.value, node, sweep_id=sweep_id, reason=reason)
+                report.proposed.append(f"#{proposal.id} {kind.value} {node}{cited}")
             return
-        request = ActionRequest(kind, nodes, reason=reason, sweep_id=sweep_id)
-        await self.service.refresh(request)
-        plan = self.service.plan(request)
-        if plan.refused:
-            report.done.append(f"{kind.value} {fold(nodes)} refused: {plan.refused}")
-            return
-        result = await self.service.execute(plan)
-        report.done.append(f"{kind.value} {fold(nodes)}{cited}: {result.outcome}")
+        _, outcome = await carry_out(self.service, ActionRequest(kind, nodes, reason=reason, sweep_id=sweep_id))
+        report.done.append(f"{kind.value} {fold(nodes)}{cited}: {outcome}")
+
+
+async def carry_out(service: ActionService, request: ActionRequest) -> tuple[bool, str]:
+    """Plan and execute ``request`` through the action service: whether it went through, and how, in one line."""
+    await service.refresh(request)
+    plan = service.plan(request)
+    if plan.refused:
+        return False, f"refused: {plan.refused}"
+    result: ActionResult = await service.execute(plan)
+    return result.ok, result.outcome
+
+
+async def approve(service: ActionService, which: str) -> list[tuple[bool, str]]:
+    """Carry out the open proposal ``which`` (an id) or ``all`` of them; (went through, line) per proposal.
+
+    Refused while the breaker is tripped: an operator clears it first, knowing why it tripped.
+    """
+    store = service.store
+    breaker = store.breaker()
+    if breaker.tripped:
+        raise BreakerTripped(breaker.why)
+    wanted: list[Proposal] = [p for p in store.proposals() if which == "all" or str(p.id) == which]
+    if not wanted:
+        raise LookupError(f"no open proposal {which}" if which != "all" else "no open proposals")
+    lines = []
+    user = service.user or current_user()
+    for p in wanted:
+        request = ActionRequest(ActionKind(p.kind), (p.node,), reason=p.reason, sweep_id=p.sweep_id)
+        ok, outcome = await carry_out(service, request)
+        store.decide_proposal(p.id, user=user, outcome=outcome)
+        lines.append((ok, f"#{p.id} {p.kind} {p.node}: {outcome}"))
+    return lines
+
+
+def clear_breaker(store: Store, user: str) -> str:
+    """Clear a tripped breaker (audited); what it had tripped on, or "" when it was clear."""
+    breaker = store.breaker()
+    if not breaker.tripped:
+        return ""
+    with store.audited("clear-breaker", [], inputs={"tripped_on": breaker.why}, user=user) as entry:
+        store.set_breaker(Breaker())
+        entry.finish("cleared: automation resumes", breaker.why)
+    return breaker.why
+
+
+class BreakerTripped(RuntimeError):
+    """An automated action asked for while the breaker is tripped."""

@@ -8,24 +8,27 @@ the action service for the inventory, one printed line per round, and SIGTERM ha
 from __future__ import annotations
 
 import argparse
+import asyncio
+import time
 from typing import Any
 
 from console.actions import ActionService
-from console.actions.watch import Watch
+from console.actions.watch import BreakerTripped, Watch, approve, clear_breaker
 from console.checks import load_packs
-from console.commands.arguments import add_engine_options, seconds, whole
+from console.commands.arguments import UsageError, add_engine_options, seconds, whole
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.inventory import load_inventory
 from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
-from console.store import Store, default_store_path
+from console.store import Store, current_user, default_store_path
 from console.sweep import ProbeSet
 from console.sweep.periodic import Periodic
 
 WATCH_EXIT_HELP = """exit codes:
-  0    the rounds asked for (--rounds) are done
+  0    the rounds asked for (--rounds) are done; --approve carried out every proposal; --clear-breaker done
+  1    --approve: a proposal was refused or failed, none is open, or the breaker is tripped
   2    usage or configuration error
   130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
 
@@ -59,6 +62,16 @@ def register(sub: Any) -> None:
         help="drain, revalidate and resume by itself (default: only propose, for an operator to run)",
     )
     p.add_argument("--dry-run", action="store_true", help="show what each round would sweep and do; change nothing")
+    once = p.add_mutually_exclusive_group()
+    once.add_argument(
+        "--proposals", action="store_true", help="list the open proposals and the breaker's state, then exit"
+    )
+    once.add_argument(
+        "--approve", metavar="ID|all", help="carry out an open proposal (or all of them) through the actions, then exit"
+    )
+    once.add_argument(
+        "--clear-breaker", action="store_true", help="clear a tripped circuit breaker (audited): automation resumes"
+    )
     p.set_defaults(func=run_watch)
 
 
@@ -68,6 +81,10 @@ def run_watch(args: argparse.Namespace) -> int:
     store = Store(args.store or default_store_path())
     out = plain_console()
     try:
+        if args.proposals or args.clear_breaker:
+            return _show_or_clear(store, args.clear_breaker, out)
+        if args.approve:
+            return _approve(ActionService(inventory, store), args.approve, out)
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
             inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
@@ -77,12 +94,57 @@ def run_watch(args: argparse.Namespace) -> int:
         watch = Watch(engine, service, every_s=args.every, level=args.level, auto=args.auto, dry_run=args.dry_run)
         mode = "dry run" if args.dry_run else "auto" if args.auto else "approve-to-run: proposals only"
         out.print(f"watch {printable(inventory.name)}: every {args.every:g} s at {args.level}, {mode}", markup=False)
+        if (breaker := store.breaker()).tripped:
+            out.print(f"breaker tripped: {printable(breaker.why)}", markup=False)
         return run_interruptible(_rounds(watch, args.every, args.rounds, out))
     except KeyboardInterrupt:
         plain_console(stderr=True).print("interrupted")
         return int(ExitCode.INTERRUPTED)
     finally:
         store.close()
+
+
+def _show_or_clear(store: Store, clear: bool, out: Any) -> int:
+    """``--proposals`` or ``--clear-breaker``: nothing runs on a node or the scheduler."""
+    if clear:
+        was = clear_breaker(store, current_user())
+        out.print(
+            f"breaker cleared (it had tripped: {printable(was)})" if was else "breaker was not tripped", markup=False
+        )
+        return int(ExitCode.OK)
+    breaker = store.breaker()
+    out.print(f"breaker: tripped: {printable(breaker.why)}" if breaker.tripped else "breaker: clear", markup=False)
+    shown = store.proposals()
+    for p in shown:
+        cited = f" (sweep {p.sweep_id})" if p.sweep_id is not None else ""
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(p.at))
+        out.print(f"#{p.id} {p.kind} {printable(p.node)}{cited} proposed {when}: {printable(p.reason)}", markup=False)
+    if not shown:
+        out.print("no open proposals")
+    return int(ExitCode.OK)
+
+
+def _approve(service: ActionService, which: str, out: Any) -> int:
+    if which != "all" and not which.isdigit():
+        raise UsageError(f"--approve takes a proposal id or 'all', not {which!r}")
+
+    async def run() -> list[tuple[bool, str]]:
+        try:
+            return await approve(service, which)
+        finally:
+            await service.close()
+
+    try:
+        lines = asyncio.run(run())
+    except BreakerTripped as exc:
+        out.print(f"refused: the breaker is tripped ({printable(str(exc))}); clear it first", markup=False)
+        return int(ExitCode.FAILED)
+    except LookupError as exc:
+        out.print(printable(str(exc)), markup=False)
+        return int(ExitCode.FAILED)
+    for _, line in lines:
+        out.print(printable(line), markup=False)
+    return int(ExitCode.OK if all(ok for ok, _ in lines) else ExitCode.FAILED)
 
 
 async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) -> int:
