@@ -100,6 +100,8 @@ def test_the_breaker_trips_at_the_limit_and_holds_every_action_until_cleared(
         store.close()
         assert main(["watch", "-i", inv, "--store", db, "--proposals"]) == 0
         assert "breaker: tripped: pool " in capsys.readouterr().out
+        assert main(["watch", "-i", inv, "--store", db, "--approve", "all"]) == 1
+        assert "refused: the breaker is tripped (pool " in capsys.readouterr().out
 
         # Still tripped on the next run: said at the start and on the round, and nothing is done.
         assert main([*watch, "--auto"]) == 0
