@@ -61,6 +61,11 @@ def test_a_round_sweeps_only_idle_stale_nodes_and_proposes_the_drain(
         listed = capsys.readouterr().out
         assert "breaker: clear" in listed and "#1 drain sim003 (sweep" in listed, listed
 
+        assert main(["watch", "-i", inv, "--store", db, "--freshness"]) == 0
+        fresh = capsys.readouterr().out.splitlines()
+        assert fresh[0].startswith("sim001: PASS, last active check ") and fresh[0].endswith(", quick)"), fresh
+        assert fresh[2].startswith("sim003: FAIL, last active check ") and fresh[3] == "sim004: never checked", fresh
+
         assert main(["watch", "-i", inv, "--store", db, "--approve", "1"]) == 0
         assert "#1 drain sim003: " in capsys.readouterr().out
         store = Store(db)

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from console.actions import ActionService
-from console.actions.watch import BreakerTripped, Watch, approve, clear_breaker
+from console.actions.watch import BreakerTripped, Watch, age_text, approve, clear_breaker
 from console.checks import load_packs
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
 from console.commands.interrupts import run_interruptible
@@ -59,12 +59,15 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--auto",
         action="store_true",
-        help="drain, revalidate and resume by itself (default: only propose, for an operator to run)",
+        help="carry out drains and resumes itself (default: store them as proposals for --approve)",
     )
     p.add_argument("--dry-run", action="store_true", help="show what each round would sweep and do; change nothing")
     once = p.add_mutually_exclusive_group()
     once.add_argument(
         "--proposals", action="store_true", help="list the open proposals and the breaker's state, then exit"
+    )
+    once.add_argument(
+        "--freshness", action="store_true", help="each node's last active check: its age and verdict, then exit"
     )
     once.add_argument(
         "--approve", metavar="ID|all", help="carry out an open proposal (or all of them) through the actions, then exit"
@@ -81,6 +84,8 @@ def run_watch(args: argparse.Namespace) -> int:
     store = Store(args.store or default_store_path())
     out = plain_console()
     try:
+        if args.freshness:
+            return _freshness(store, [n.name for n in inventory.nodes], out)
         if args.proposals or args.clear_breaker:
             return _show_or_clear(store, args.clear_breaker, out)
         if args.approve:
@@ -121,6 +126,21 @@ def _show_or_clear(store: Store, clear: bool, out: Any) -> int:
         out.print(f"#{p.id} {p.kind} {printable(p.node)}{cited} proposed {when}: {printable(p.reason)}", markup=False)
     if not shown:
         out.print("no open proposals")
+    return int(ExitCode.OK)
+
+
+def _freshness(store: Store, nodes: list[str], out: Any) -> int:
+    """Each node's newest stored verdict and how old it is: what ``watch`` goes by."""
+    now = time.time()
+    for name in nodes:
+        rows = store.node_history(name, limit=1)
+        if not rows:
+            out.print(f"{printable(name)}: never checked", markup=False)
+            continue
+        row = rows[0]
+        age = age_text(now - float(row["started_at"]))
+        where = f"sweep {row['sweep_id']}, {row['level']}"
+        out.print(f"{printable(name)}: {row['status']}, last active check {age} ago ({where})", markup=False)
     return int(ExitCode.OK)
 
 
