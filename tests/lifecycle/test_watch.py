@@ -6,6 +6,7 @@ idle nodes not checked lately, proposes a drain for a FAIL node by default, drai
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from console.sim.launcher import start_sim_cluster
 from console.sim.scenario import write_live_faults
 from console.store import Store
 from console.store.lifecycle import Stage
+from console.store.watch import Breaker
 
 
 def _with_lifecycle(inventory: Path, tmp_path: Path, **policy: float) -> str:
@@ -151,6 +153,21 @@ def test_auto_drains_with_a_case_then_revalidates_and_resumes_after_two_passes(
         assert main(watch) == 0
         line = _round_line(capsys.readouterr().out, 1)
         assert "revalidate sim002: pass" in line and "resume" not in line, line  # one pass is not enough
+
+        # A tripped breaker (another pool's wave, say) holds the revalidation and the resume too.
+        store = Store(db)
+        store.set_breaker(Breaker(time.time(), "pool other: 3 nodes held out, over its limit 1 (20% of 5)"))
+        store.close()
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "BREAKER TRIPPED (pool other" in line and "revalidate" not in line and "resume" not in line, line
+        store = Store(db)
+        case_now = store.case("sim002")
+        assert case_now is not None and case_now.passes == 1
+        store.close()
+        assert main(["watch", "-i", inv, "--store", db, "--clear-breaker"]) == 0
+        capsys.readouterr()
+
         assert main(watch) == 0
         line = _round_line(capsys.readouterr().out, 1)
         assert "revalidate sim002: pass" in line and "resume sim002: " in line, line
@@ -159,5 +176,5 @@ def test_auto_drains_with_a_case_then_revalidates_and_resumes_after_two_passes(
     [closed] = store.cases("sim002")
     assert closed.stage is Stage.RETURNED and store.case("sim002") is None
     audited = [row["action"] for row in store.audit_log(limit=20)][::-1]
-    assert audited == ["drain", "repaired", "revalidate", "revalidate", "resume"]
+    assert audited == ["drain", "repaired", "revalidate", "clear-breaker", "revalidate", "resume"]
     store.close()
