@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sim",
     "actions",
     "lifecycle",
+    "watch",
     "evidence",
 )
 

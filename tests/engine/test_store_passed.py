@@ -7,6 +7,7 @@ from pathlib import Path
 
 from console.model.findings import Evidence, Finding, Scope, Status, Subject, roll_up
 from console.store import Store
+from console.store.upgrade import SCHEMA_VERSION
 
 
 def _finding(node: str, check: str, status: Status, observed: float) -> Finding:
@@ -53,5 +54,5 @@ def test_a_version_2_history_gains_the_counts_column(tmp_path: Path) -> None:
     store.record_node(sweep, "p", roll_up("n1", [], {"gpu.count": 1}, ["inventory"]), {})
     assert store.finding_totals(sweep) == {"n1": 1}
     version = store.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-    assert version == "3"
+    assert version == str(SCHEMA_VERSION)
     store.close()

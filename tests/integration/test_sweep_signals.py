@@ -80,3 +80,21 @@ def test_sigterm_ends_drift_with_130_and_the_sweep_cancelled(one_hung: SimCluste
         proc.wait()
     assert code == ExitCode.INTERRUPTED, log.read_text(errors="replace")
     assert [(s[0], s[1]) for s in sweeps(db)] == [(sweep_id, "cancelled")]
+
+
+def test_sigterm_ends_watch_mid_round_with_130_and_no_next_round(one_hung: SimCluster, tmp_path: Path) -> None:
+    db, log = tmp_path / "h.db", tmp_path / "watch.log"
+    # --every 0.5: without the signal a next round would start at once (the nodes are stale again by then).
+    proc = start_console("watch", "-i", one_hung.inventory_path, "--store", db, "--every", "0.5", "--auto", log=log)
+    try:
+        sweep_id = wait_for_running_sweep(proc, db, log)
+        proc.send_signal(signal.SIGTERM)
+        code = stopped(proc, log)
+    finally:
+        proc.kill()
+        proc.wait()
+    said = log.read_text(errors="replace")
+    assert code == ExitCode.INTERRUPTED, said
+    assert [(s[0], s[1]) for s in sweeps(db)] == [(sweep_id, "cancelled")], "no round may start after the signal"
+    assert "round 1: swept sim[001-002]" in said and "[cancelled]" in said and "round 2" not in said, said
+    assert "drain" not in said, "a cancelled round acts on nothing"

@@ -25,12 +25,13 @@ from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode, exit_code_for
 from console.inventory import expand, load_inventory
 from console.inventory.model import LifecyclePolicy
-from console.model.findings import NodeVerdict, Status, gravest
+from console.model.findings import Status
 from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
-from console.store import Store, current_user, default_store_path
+from console.store import Store, default_store_path
 from console.store.lifecycle import Case, Stage
 from console.sweep import ProbeSet, SweepEngine
+from console.sweep.revalidation import Revalidation, revalidate
 
 REVALIDATE_EXIT_HELP = """exit codes:
   0    every revalidated node passed
@@ -165,11 +166,8 @@ def run_revalidate(args: argparse.Namespace) -> int:
             inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
         )
         engine = build_engine(spec, store)
-        inputs = {"level": level, "policy": policy.model_dump()}
-        with store.audited("revalidate", ready, inputs=inputs, commands=[f"sweep --probes {level}"]) as entry:
-            verdicts, sweep_id, outcome = run_interruptible(_sweep(engine, [inventory.node(n) for n in ready], level))
-            results = _record(store, verdicts, sweep_id, policy, ready)
-            entry.finish(outcome, "\n".join(f"{n}: {line}" for n, (line, _) in results.items()))
+        done = run_interruptible(_revalidate(engine, store, [inventory.node(n) for n in ready], level, policy))
+        verdicts, outcome, results = done.verdicts, done.outcome, done.results
     except KeyboardInterrupt:
         plain_console(stderr=True).print("[red]error:[/] interrupted")
         return int(ExitCode.INTERRUPTED)
@@ -188,29 +186,10 @@ def run_revalidate(args: argparse.Namespace) -> int:
     return int(exit_code_for(statuses, outcome, fail_on_warn=True))
 
 
-async def _sweep(engine: SweepEngine, nodes: list[Any], level: str) -> tuple[dict[str, NodeVerdict], int, str]:
+async def _revalidate(
+    engine: SweepEngine, store: Store, nodes: list[Any], level: str, policy: LifecyclePolicy
+) -> Revalidation:
     try:
-        result = await engine.run(nodes, level=level)
+        return await revalidate(engine, store, nodes, level, policy)
     finally:
         await engine.transport.close()
-    return dict(result.verdicts), result.sweep_id, result.outcome
-
-
-def _record(
-    store: Store, verdicts: dict[str, NodeVerdict], sweep_id: int, policy: LifecyclePolicy, nodes: list[str]
-) -> dict[str, tuple[str, Case]]:
-    """Each node's outcome on its case: PASS is a pass, FAIL or WARN a strike, anything else neither."""
-    results = {}
-    for name in nodes:
-        verdict = verdicts.get(name)
-        status = verdict.status if verdict is not None else Status.UNKNOWN
-        passed = True if status is Status.PASS else False if status in (Status.FAIL, Status.WARN) else None
-        action = gravest([f.evidence.action for f in verdict.findings if f.status is status]) if verdict else None
-        reason = verdict.reason if verdict is not None else "not swept"
-        note = f"{status.value}" + (f": {reason}" if reason else "")
-        case = store.record_revalidation(
-            name, passed=passed, sweep_id=sweep_id, action=action, user=current_user(), policy=policy, note=note
-        )
-        word = {True: "pass", False: "strike", None: "not judged"}[passed]
-        results[name] = (f"{word} ({note})", case)
-    return results

@@ -96,6 +96,15 @@ class LifecyclePolicy(_Strict):
     max_strikes: int = Field(3, ge=1, le=100, description="failed revalidations within the window that escalate")
     window_h: float = Field(168.0, gt=0, description="the strike window, in hours (a week by default)")
     level: str = Field("standard", description="the probe level a revalidation sweeps at")
+    # watch's circuit breaker: docs/operator-guide.md "Automation: watch", estimates.md#watch-circuit-breaker
+    breaker_pool_fraction: float = Field(
+        0.2, gt=0, le=1, description="share of a pool the console may hold out (at least one node) before it trips"
+    )
+    breaker_pool_count: int = Field(8, ge=1, description="nodes of one pool the console may hold out")
+    breaker_fleet_fraction: float = Field(
+        0.1, gt=0, le=1, description="share of the fleet the console may hold out (at least one node)"
+    )
+    breaker_fleet_count: int = Field(16, ge=1, description="nodes of the fleet the console may hold out")
 
     @property
     def window_s(self) -> float:

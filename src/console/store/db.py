@@ -27,6 +27,7 @@ from console.store.drains import DrainLedger
 from console.store.lifecycle import LifecycleLedger
 from console.store.owner import ProcessOwner
 from console.store.upgrade import INTERRUPTED, end_orphaned_sweeps, upgrade
+from console.store.watch import WatchLedger
 
 SCHEMA_VERSION = 1  # what _SCHEMA creates; console.store.upgrade brings it to the current version
 
@@ -145,7 +146,7 @@ class StoreError(Exception):
     """A history database that cannot be opened or is not one; the message names the file."""
 
 
-class Store(AuditLog, DrainLedger, LifecycleLedger):
+class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger):
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
     def __init__(self, path: str | Path) -> None:

@@ -1,11 +1,12 @@
-"""Schema versions 2 and 3, and the clean-up every opening of the history database does.
+"""Schema versions 2 to 4, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
 the drains the console made (``drains``). Version 3 adds the remediation lifecycle's cases and their
 steps (``console.store.lifecycle``) and ``node_verdicts.passed``: the PASS findings of a node judged on
 the node (``sweep --via-slurm``), counted per check (JSON ``{check id: count}``) instead of kept one row
-each. An older database is upgraded in place the first time a newer console opens it; audit rows of
+each. Version 4 adds ``watch``'s proposals (``console.store.watch``). An older database is
+upgraded in place the first time a newer console opens it; audit rows of
 version 1 were all written after the fact, so each is finished when it was written. Fresh databases
 take the same path.
 
@@ -21,7 +22,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -66,6 +67,18 @@ _CASES = (
     "CREATE INDEX IF NOT EXISTS cases_open ON cases(node) WHERE closed_at IS NULL",
     "CREATE INDEX IF NOT EXISTS case_steps_case ON case_steps(case_id)",
 )
+# Version 4: what ``watch`` proposed for an operator to approve (``console.store.watch``).
+_WATCH = """CREATE TABLE IF NOT EXISTS watch_proposals (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    node TEXT NOT NULL,
+    sweep_id INTEGER,
+    reason TEXT NOT NULL DEFAULT '',
+    decided_at REAL,
+    decided_by TEXT,
+    outcome TEXT
+)"""
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
     "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
@@ -86,7 +99,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 3: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 4: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -103,6 +116,7 @@ def upgrade(conn: sqlite3.Connection) -> None:
         if "passed" not in _columns(conn, "node_verdicts"):
             conn.execute("ALTER TABLE node_verdicts ADD COLUMN passed TEXT NOT NULL DEFAULT '{}'")
         conn.execute(_DRAINS)
+        conn.execute(_WATCH)
         for statement in (*_INDEXES, *_CASES):
             conn.execute(statement)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))

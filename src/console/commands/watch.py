@@ -1,0 +1,187 @@
+"""``watch``: keep idle nodes checked and drive their remediation cases, one round every ``--every``.
+
+The rounds themselves are ``console.actions.watch``; this is the front door: options, the engine and
+the action service for the inventory, one printed line per round, and SIGTERM handled as Ctrl-C
+(the round's sweep is cancelled, the engine kills its probes on the nodes, the exit code is 130).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+from console.actions import ActionService
+from console.actions.watch import BreakerTripped, Watch, age_text, approve, clear_breaker
+from console.checks import load_packs
+from console.commands.arguments import UsageError, add_engine_options, seconds, whole
+from console.commands.interrupts import run_interruptible
+from console.commands.terminal import plain_console
+from console.exitcodes import ExitCode
+from console.inventory import load_inventory
+from console.report.text import printable
+from console.service.assembly import EngineSpec, build_engine
+from console.store import Store, current_user, default_store_path
+from console.sweep import ProbeSet
+from console.sweep.periodic import Periodic
+
+WATCH_EXIT_HELP = """exit codes:
+  0    the rounds asked for (--rounds) are done; --approve carried out every proposal; --clear-breaker done
+  1    --approve: a proposal was refused or failed, none is open, or the breaker is tripped
+  2    usage or configuration error
+  130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
+
+
+def register(sub: Any) -> None:
+    """Add ``watch``."""
+    p = sub.add_parser(
+        "watch",
+        help="every --every seconds: sweep idle nodes not checked lately, drain FAIL nodes, revalidate and resume",
+        epilog=WATCH_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_engine_options(p)
+    p.add_argument(
+        "--every",
+        type=seconds,
+        default=3600.0,
+        metavar="SECONDS",
+        help="seconds between rounds, and how old a node's last check must be to sweep it again (default 3600)",
+    )
+    p.add_argument(
+        "--level",
+        choices=[s.value for s in ProbeSet if s is not ProbeSet.MULTINODE],
+        default=ProbeSet.QUICK.value,
+        help="probe level of the idle-node sweeps (default quick; revalidations use [lifecycle] level)",
+    )
+    p.add_argument("--rounds", type=whole(1), metavar="N", help="stop after N rounds (default: run until stopped)")
+    p.add_argument(
+        "--auto",
+        action="store_true",
+        help="carry out drains and resumes itself (default: store them as proposals for --approve)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="show what each round would sweep and do; change nothing")
+    once = p.add_mutually_exclusive_group()
+    once.add_argument(
+        "--proposals", action="store_true", help="list the open proposals and the breaker's state, then exit"
+    )
+    once.add_argument(
+        "--freshness", action="store_true", help="each node's last active check: its age and verdict, then exit"
+    )
+    once.add_argument(
+        "--approve", metavar="ID|all", help="carry out an open proposal (or all of them) through the actions, then exit"
+    )
+    once.add_argument(
+        "--clear-breaker", action="store_true", help="clear a tripped circuit breaker (audited): automation resumes"
+    )
+    p.set_defaults(func=run_watch)
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    """Run rounds until ``--rounds`` are done or a signal stops them."""
+    inventory = load_inventory(args.inventory)
+    store = Store(args.store or default_store_path())
+    out = plain_console()
+    try:
+        if args.freshness:
+            return _freshness(store, [n.name for n in inventory.nodes], out)
+        if args.proposals or args.clear_breaker:
+            return _show_or_clear(store, args.clear_breaker, out)
+        if args.approve:
+            return _approve(ActionService(inventory, store), args.approve, out)
+        packs = load_packs(list(args.checks))
+        spec = EngineSpec(
+            inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
+        )
+        engine = build_engine(spec, store)
+        service = ActionService(inventory, store, packs=packs)
+        watch = Watch(engine, service, every_s=args.every, level=args.level, auto=args.auto, dry_run=args.dry_run)
+        mode = "dry run" if args.dry_run else "auto" if args.auto else "approve-to-run: proposals only"
+        out.print(f"watch {printable(inventory.name)}: every {args.every:g} s at {args.level}, {mode}", markup=False)
+        if (breaker := store.breaker()).tripped:
+            out.print(f"breaker tripped: {printable(breaker.why)}", markup=False)
+        return run_interruptible(_rounds(watch, args.every, args.rounds, out))
+    except KeyboardInterrupt:
+        plain_console(stderr=True).print("interrupted")
+        return int(ExitCode.INTERRUPTED)
+    finally:
+        store.close()
+
+
+def _show_or_clear(store: Store, clear: bool, out: Any) -> int:
+    """``--proposals`` or ``--clear-breaker``: nothing runs on a node or the scheduler."""
+    if clear:
+        was = clear_breaker(store, current_user())
+        out.print(
+            f"breaker cleared (it had tripped: {printable(was)})" if was else "breaker was not tripped", markup=False
+        )
+        return int(ExitCode.OK)
+    breaker = store.breaker()
+    out.print(f"breaker: tripped: {printable(breaker.why)}" if breaker.tripped else "breaker: clear", markup=False)
+    shown = store.proposals()
+    for p in shown:
+        cited = f" (sweep {p.sweep_id})" if p.sweep_id is not None else ""
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(p.at))
+        out.print(f"#{p.id} {p.kind} {printable(p.node)}{cited} proposed {when}: {printable(p.reason)}", markup=False)
+    if not shown:
+        out.print("no open proposals")
+    return int(ExitCode.OK)
+
+
+def _freshness(store: Store, nodes: list[str], out: Any) -> int:
+    """Each node's newest stored verdict and how old it is: what ``watch`` goes by."""
+    now = time.time()
+    for name in nodes:
+        rows = store.node_history(name, limit=1)
+        if not rows:
+            out.print(f"{printable(name)}: never checked", markup=False)
+            continue
+        row = rows[0]
+        age = age_text(now - float(row["started_at"]))
+        where = f"sweep {row['sweep_id']}, {row['level']}"
+        out.print(f"{printable(name)}: {row['status']}, last active check {age} ago ({where})", markup=False)
+    return int(ExitCode.OK)
+
+
+def _approve(service: ActionService, which: str, out: Any) -> int:
+    if which != "all" and not which.isdigit():
+        raise UsageError(f"--approve takes a proposal id or 'all', not {which!r}")
+
+    async def run() -> list[tuple[bool, str]]:
+        try:
+            return await approve(service, which)
+        finally:
+            await service.close()
+
+    try:
+        lines = asyncio.run(run())
+    except BreakerTripped as exc:
+        out.print(f"refused: the breaker is tripped ({printable(str(exc))}); clear it first", markup=False)
+        return int(ExitCode.FAILED)
+    except LookupError as exc:
+        out.print(printable(str(exc)), markup=False)
+        return int(ExitCode.FAILED)
+    for _, line in lines:
+        out.print(printable(line), markup=False)
+    return int(ExitCode.OK if all(ok for ok, _ in lines) else ExitCode.FAILED)
+
+
+async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) -> int:
+    code = int(ExitCode.OK)
+    try:
+
+        async def once() -> None:
+            nonlocal code
+            report = await watch.round()
+            out.print(printable(report.line()), markup=False, highlight=False)
+            if report.outcome == "cancelled":  # SIGTERM or Ctrl-C cancelled the round's sweep: no next round
+                code = int(ExitCode.INTERRUPTED)
+                runs.stop()
+
+        runs = Periodic(once, every_s, rounds, busy=lambda: watch.engine.running)
+        await runs.run()
+        return code
+    finally:
+        await watch.engine.transport.close()
+        await watch.service.close()

@@ -1,0 +1,180 @@
+"""``watch`` on the simulator (real SSH; sim001 plays Slurm's scontrol/sinfo): a round sweeps only the
+idle nodes not checked lately, proposes a drain for a FAIL node by default, drains it with a case under
+``--auto``, and after the repair revalidates it round by round and resumes it once it passed twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from console.cli import main
+from console.sim.faults import Fault, FaultKind
+from console.sim.launcher import start_sim_cluster
+from console.sim.scenario import write_live_faults
+from console.store import Store
+from console.store.lifecycle import Stage
+from console.store.watch import Breaker
+
+
+def _with_lifecycle(inventory: Path, tmp_path: Path, **policy: float) -> str:
+    """A copy of the sim's cluster file with a ``[lifecycle]`` table (TOML allows it after the hosts)."""
+    copy = tmp_path / "cluster.toml"
+    table = "".join(f"{k} = {v}\n" for k, v in policy.items())
+    copy.write_text(inventory.read_text() + "\n[lifecycle]\n" + table)
+    return str(copy)
+
+
+def _round_line(out: str, number: int) -> str:
+    return next(line for line in out.splitlines() if line.startswith(f"round {number}:"))
+
+
+def test_a_round_sweeps_only_idle_stale_nodes_and_proposes_the_drain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-004]"\n')
+    db = str(tmp_path / "h.sqlite")
+    with start_sim_cluster(scenario=scenario) as sim:
+        # Room for two nodes out: the operator's drain of sim004 below is the console's too.
+        inv = _with_lifecycle(sim.inventory_path, tmp_path, breaker_pool_fraction=0.5, breaker_fleet_fraction=0.5)
+        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim003", gpu=1, params={"afid": 19})])
+        sim.wait_for_generation(2)
+        assert main(["sweep", "-i", inv, "--store", db, "--nodes", "sim001", "--probes", "quick"]) == 0
+        assert main(["drain", "sim004", "-i", inv, "--store", db, "--reason", "ops: riser", "--yes"]) == 0
+        capsys.readouterr()
+
+        assert main(["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1"]) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        # sim001 was checked a moment ago, sim004 is drained: only sim002 and sim003 are swept.
+        assert "swept sim[002-003]" in line and "sim003 FAIL" in line and "sim002 PASS" in line, line
+        assert "1 fresh, 1 left alone" in line, line
+        assert "proposed: #1 drain sim003 (sweep" in line, line
+
+        # Approve-to-run: nothing was drained and no case opened; the proposal waits for an operator.
+        store = Store(db)
+        assert store.case("sim003") is None
+        assert [row["action"] for row in store.audit_log(limit=10)] == ["drain"]
+        store.close()
+        assert main(["watch", "-i", inv, "--store", db, "--proposals"]) == 0
+        listed = capsys.readouterr().out
+        assert "breaker: clear" in listed and "#1 drain sim003 (sweep" in listed, listed
+
+        assert main(["watch", "-i", inv, "--store", db, "--freshness"]) == 0
+        fresh = capsys.readouterr().out.splitlines()
+        assert fresh[0].startswith("sim001: PASS, last active check ") and fresh[0].endswith(", quick)"), fresh
+        assert fresh[2].startswith("sim003: FAIL, last active check ") and fresh[3] == "sim004: never checked", fresh
+
+        assert main(["watch", "-i", inv, "--store", db, "--approve", "1"]) == 0
+        assert "#1 drain sim003: " in capsys.readouterr().out
+        store = Store(db)
+        case = store.case("sim003")
+        assert case is not None and case.stage is Stage.AWAITING_REPAIR
+        assert store.proposals() == [] and store.proposals(open_only=False)[0].decided_by
+        store.close()
+        assert main(["watch", "-i", inv, "--store", db, "--approve", "all"]) == 1  # nothing left to approve
+        capsys.readouterr()
+
+        # A dry run shows the round and touches nothing: the FAIL node's last check is fresh now.
+        assert main(["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1", "--dry-run"]) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "swept nothing" in line and "2 fresh, 2 left alone" in line, line
+
+
+def test_the_breaker_trips_at_the_limit_and_holds_every_action_until_cleared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-005]"\n')
+    db = str(tmp_path / "h.sqlite")
+    with start_sim_cluster(scenario=scenario) as sim:
+        inv = str(sim.inventory_path)  # default limits: 20 % of 5 nodes is one node
+        faults = [Fault(kind=FaultKind.CPER_RECORD, node=n, gpu=0, params={"afid": 19}) for n in ("sim002", "sim004")]
+        write_live_faults(sim.state_dir, faults)
+        sim.wait_for_generation(2)
+        watch = ["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1"]
+        assert main([*watch, "--auto"]) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "sim002 FAIL" in line and "sim004 FAIL" in line, line
+        assert "BREAKER TRIPPED (pool " in line and "2 nodes held out, over its limit 1" in line, line
+        assert "done:" not in line and "proposed:" not in line, line
+
+        store = Store(db)
+        assert store.drains() == [] and store.cases() == [] and store.breaker().tripped
+        store.close()
+        assert main(["watch", "-i", inv, "--store", db, "--proposals"]) == 0
+        assert "breaker: tripped: pool " in capsys.readouterr().out
+        assert main(["watch", "-i", inv, "--store", db, "--approve", "all"]) == 1
+        assert "refused: the breaker is tripped (pool " in capsys.readouterr().out
+
+        # Still tripped on the next run: said at the start and on the round, and nothing is done.
+        assert main([*watch, "--auto"]) == 0
+        out = capsys.readouterr().out
+        assert "breaker tripped: pool " in out and "BREAKER TRIPPED" in _round_line(out, 1), out
+
+        assert main(["watch", "-i", inv, "--store", db, "--clear-breaker"]) == 0
+        assert "breaker cleared (it had tripped: pool " in capsys.readouterr().out
+        store = Store(db)
+        assert not store.breaker().tripped and store.drains() == []
+        assert [row["action"] for row in store.audit_log(limit=10)][::-1] == ["breaker-trip", "clear-breaker"]
+        store.close()
+
+
+def test_auto_drains_with_a_case_then_revalidates_and_resumes_after_two_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-003]"\n')
+    db = str(tmp_path / "h.sqlite")
+    with start_sim_cluster(scenario=scenario) as sim:
+        inv = str(sim.inventory_path)
+        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim002", gpu=3, params={"afid": 19})])
+        sim.wait_for_generation(2)
+        watch = ["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1", "--auto"]
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "done: drain sim002 (sweep" in line, line
+        assert main(["cases", "--store", db, "-i", inv, "--json"]) == 0
+        [case] = json.loads(capsys.readouterr().out)
+        assert (case["node"], case["stage"]) == ("sim002", "awaiting-repair")
+
+        # Awaiting the technician: a round leaves the node alone.
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "swept nothing" in line and "done:" not in line, line
+
+        write_live_faults(sim.state_dir, [])  # the OAM is replaced
+        sim.wait_for_generation(3)
+        assert main(["repaired", "sim002", "-i", inv, "--store", db, "--reason", "replaced OAM 3", "--yes"]) == 0
+        capsys.readouterr()
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "revalidate sim002: pass" in line and "resume" not in line, line  # one pass is not enough
+
+        # A tripped breaker (another pool's wave, say) holds the revalidation and the resume too.
+        store = Store(db)
+        store.set_breaker(Breaker(time.time(), "pool other: 3 nodes held out, over its limit 1 (20% of 5)"))
+        store.close()
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "BREAKER TRIPPED (pool other" in line and "revalidate" not in line and "resume" not in line, line
+        store = Store(db)
+        case_now = store.case("sim002")
+        assert case_now is not None and case_now.passes == 1
+        store.close()
+        assert main(["watch", "-i", inv, "--store", db, "--clear-breaker"]) == 0
+        capsys.readouterr()
+
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "revalidate sim002: pass" in line and "resume sim002: " in line, line
+
+    store = Store(db)
+    [closed] = store.cases("sim002")
+    assert closed.stage is Stage.RETURNED and store.case("sim002") is None
+    audited = [row["action"] for row in store.audit_log(limit=20)][::-1]
+    assert audited == ["drain", "repaired", "revalidate", "clear-breaker", "revalidate", "resume"]
+    store.close()
