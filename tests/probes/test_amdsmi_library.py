@@ -8,6 +8,7 @@ checks that the library path gives the same ``GpuRecord`` facts as parsing the o
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -126,3 +127,13 @@ def test_no_library_or_no_init_says_why(fake_amdsmi_path: Path, monkeypatch: pyt
     write_fake_amdsmi(fake_amdsmi_path, [], init_error=8)
     reason = open_library()
     assert isinstance(reason, str) and reason.startswith("amdsmi library did not initialise: AmdSmiLibraryException")
+
+
+def test_the_console_imports_amdsmi_only_when_a_node_check_asks() -> None:
+    # A console host without ROCm must load everything: the library is imported by open_library alone.
+    code = (
+        "import sys, console.cli, console.sweep.local_check, console.sweep.library_collect, "
+        "console.probes.amdsmi.library; print('amdsmi' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
