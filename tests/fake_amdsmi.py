@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 _SOURCE = """
-import enum, json
+import enum, json, threading
 
 VALUES = json.loads(open({values!r}).read())
 RAISE = {raise_on!r}
 INIT_ERROR = {init_error!r}
+HANG = {hang_on!r}
 
 
 class AmdSmiException(Exception):
@@ -58,6 +59,8 @@ def amdsmi_get_processor_handles():
 
 
 def _answer(name, handle):
+    if name in HANG:
+        threading.Event().wait()  # a call blocked in the driver, as on a wedged GPU
     if name in RAISE:
         raise AmdSmiLibraryException(RAISE[name])
     return VALUES["gpus"][handle][name]
@@ -83,14 +86,16 @@ def write_fake_amdsmi(
     *,
     raise_on: dict[str, int] | None = None,
     init_error: int | None = None,
+    hang_on: frozenset[str] = frozenset(),
 ) -> Path:
     """Write ``root/amdsmi/__init__.py`` answering with ``gpus`` (per GPU: ``fw_info`` [{fw, version}] and
-    ``bad_pages`` [{address, size, status}]); ``raise_on`` maps fw_info/bad_pages to the error code raised."""
+    ``bad_pages`` [{address, size, status}]); ``raise_on`` maps fw_info/bad_pages to the error code raised;
+    ``hang_on`` names the calls that never return."""
     package = root / "amdsmi"
     package.mkdir(parents=True, exist_ok=True)
     values = root / "amdsmi-values.json"
     values.write_text(json.dumps({"gpus": gpus}))
-    source = _SOURCE.format(values=str(values), raise_on=raise_on or {}, init_error=init_error)
+    source = _SOURCE.format(values=str(values), raise_on=raise_on or {}, init_error=init_error, hang_on=set(hang_on))
     (package / "__init__.py").write_text(source)
     return root
 

@@ -16,9 +16,14 @@ import pytest
 from console.cli import main
 from console.exitcodes import ExitCode
 from console.model.findings import Status
+from console.probes.amdsmi.library import AmdSmiLibrary, open_library
 from console.probes.ids import ProbeId
 from console.sim.faults import Fault, FaultKind
+from console.sweep.bundle import bundle_script, split_bundle
+from console.sweep.catalog import PROBES_BY_ID
+from console.sweep.library_collect import LibraryTransport
 from console.sweep.node_report import LocalCheckReport
+from console.transport import LocalTransport
 from tests.fake_amdsmi import fake_amdsmi_path, library_values_from_json, write_fake_amdsmi
 from tests.multinode.localnodes import local_cluster, shim_dir
 
@@ -120,3 +125,18 @@ def test_without_a_working_library_the_command_collects_and_says_why(
     assert code == ExitCode.OK and report.status is Status.PASS
     assert report.collector is not None
     assert report.collector.startswith("amd-smi command (amdsmi library did not initialise: AmdSmiLibraryException")
+
+
+async def test_a_hung_library_call_times_its_probe_out_and_is_not_asked_again(fake_amdsmi_path: Path) -> None:
+    write_fake_amdsmi(fake_amdsmi_path, [{"fw_info": [], "bad_pages": []}], hang_on=frozenset({"fw_info"}))
+    library = open_library()
+    assert isinstance(library, AmdSmiLibrary)
+    transport = LibraryTransport(LocalTransport("gpu001"), library, timeout_s=0.5)
+    probes = [PROBES_BY_ID[ProbeId.AMDSMI_FIRMWARE], PROBES_BY_ID[ProbeId.AMDSMI_BAD_PAGES]]
+    result = await transport.run_script("gpu001", bundle_script(probes), timeout_s=5)
+    sections = split_bundle(result.stdout, probes)
+    firmware, pages = sections[ProbeId.AMDSMI_FIRMWARE], sections[ProbeId.AMDSMI_BAD_PAGES]
+    assert (firmware.exit_status, firmware.output) == (124, b"amdsmi library: no answer within 0.5 s")
+    # The next call would queue behind the hung one: the probe fails at once, saying why.
+    assert pages.exit_status == 1 and b"not asked, an earlier call did not answer" in pages.output
+    await transport.close()
