@@ -66,6 +66,19 @@ def _answer(name, handle):
     return VALUES["gpus"][handle][name]
 
 
+def amdsmi_get_gpu_device_bdf(handle):
+    return _answer("list", handle)["bdf"]
+
+
+def amdsmi_get_gpu_device_uuid(handle):
+    return _answer("list", handle)["uuid"]
+
+
+def amdsmi_get_gpu_kfd_info(handle):
+    gpu = _answer("list", handle)
+    return {{"kfd_id": gpu["kfd_id"], "node_id": gpu["node_id"], "current_partition_id": gpu["partition_id"]}}
+
+
 def amdsmi_get_fw_info(handle):
     info = _answer("fw_info", handle)
     return {{"fw_list": [{{"fw_name": _enum("FW_ID_" + b["fw"]), "fw_version": b["version"]}} for b in info]}}
@@ -88,8 +101,9 @@ def write_fake_amdsmi(
     init_error: int | None = None,
     hang_on: frozenset[str] = frozenset(),
 ) -> Path:
-    """Write ``root/amdsmi/__init__.py`` answering with ``gpus`` (per GPU: ``fw_info`` [{fw, version}] and
-    ``bad_pages`` [{address, size, status}]); ``raise_on`` maps fw_info/bad_pages to the error code raised;
+    """Write ``root/amdsmi/__init__.py`` answering with ``gpus`` (per GPU: ``fw_info`` [{fw, version}],
+    ``bad_pages`` [{address, size, status}] and ``list`` {bdf, uuid, kfd_id, node_id, partition_id});
+    ``raise_on`` maps fw_info/bad_pages/list to the error code raised;
     ``hang_on`` names the calls that never return."""
     package = root / "amdsmi"
     package.mkdir(parents=True, exist_ok=True)
@@ -111,11 +125,13 @@ def fake_amdsmi_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     sys.modules.pop("amdsmi", None)
 
 
-def library_values_from_json(firmware: list[dict[str, Any]], bad_pages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Library-shaped values per GPU from ``amd-smi firmware --json`` and ``bad-pages --json`` entries."""
+def library_values_from_json(
+    firmware: list[dict[str, Any]], bad_pages: list[dict[str, Any]], listed: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Library-shaped values per GPU from ``amd-smi firmware``, ``bad-pages`` and ``list --json`` entries."""
     groups = {"retired": "RESERVED", "pending": "PENDING", "un_res": "UNRESERVABLE"}
     gpus = []
-    for fw_entry, pages_entry in zip(firmware, bad_pages, strict=True):
+    for fw_entry, pages_entry, list_entry in zip(firmware, bad_pages, listed, strict=True):
         pages = []
         for key, status in groups.items():
             found = pages_entry.get(key)
@@ -124,7 +140,7 @@ def library_values_from_json(firmware: list[dict[str, Any]], bad_pages: list[dic
                 {"address": _number(r["page_address"]), "size": r["page_size"], "status": status} for r in records
             ]
         fw = [{"fw": b["fw_id"], "version": _number(b["fw_version"])} for b in fw_entry["fw_list"]]
-        gpus.append({"fw_info": fw, "bad_pages": pages})
+        gpus.append({"fw_info": fw, "bad_pages": pages, "list": list_entry})
     return gpus
 
 

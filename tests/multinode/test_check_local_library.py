@@ -15,7 +15,9 @@ import pytest
 
 from console.cli import main
 from console.exitcodes import ExitCode
+from console.model.amdsmi import AmdSmiResult
 from console.model.findings import Status
+from console.probes import parse_output
 from console.probes.amdsmi.library import AmdSmiLibrary, open_library
 from console.probes.ids import ProbeId
 from console.sim.faults import Fault, FaultKind
@@ -78,10 +80,10 @@ def test_library_and_command_judge_the_node_alike(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     root = cluster[0]
-    values = library_values_from_json(_json(root, node, "firmware"), _json(root, node, "bad-pages"))
+    values = library_values_from_json(*(_json(root, node, sub) for sub in ("firmware", "bad-pages", "list")))
     write_fake_amdsmi(fake_amdsmi_path, values)
     lib_code, by_library, err = _check(cluster, node, monkeypatch, capsys)
-    assert by_library.collector == "amdsmi library for bad-pages, firmware"
+    assert by_library.collector == "amdsmi library for bad-pages, firmware, list"
     assert "collected by: amdsmi library" in err
     cmd_code, by_command, _ = _check(cluster, node, monkeypatch, capsys, "--no-amdsmi-library")
     assert by_command.collector == "amd-smi command (library not asked for)"
@@ -101,7 +103,7 @@ def test_a_failing_library_call_makes_its_probe_unknown(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     root = cluster[0]
-    values = library_values_from_json(_json(root, "gpu001", "firmware"), _json(root, "gpu001", "bad-pages"))
+    values = library_values_from_json(*(_json(root, "gpu001", sub) for sub in ("firmware", "bad-pages", "list")))
     write_fake_amdsmi(fake_amdsmi_path, values, raise_on={"bad_pages": 10})
     code, report, _ = _check(cluster, "gpu001", monkeypatch, capsys, "--raw")
     assert report.status is Status.UNKNOWN and code == ExitCode.UNKNOWN_EXCEEDED
@@ -140,3 +142,19 @@ async def test_a_hung_library_call_times_its_probe_out_and_is_not_asked_again(fa
     # The next call would queue behind the hung one: the probe fails at once, saying why.
     assert pages.exit_status == 1 and b"not asked, an earlier call did not answer" in pages.output
     await transport.close()
+
+
+@pytest.mark.parametrize("subcommand", ["firmware", "bad-pages", "list"])
+def test_library_documents_give_the_commands_facts(
+    subcommand: str, cluster: tuple[Path, Path], fake_amdsmi_path: Path
+) -> None:
+    root = cluster[0]
+    outputs = {sub: _json(root, "gpu002", sub) for sub in ("firmware", "bad-pages", "list")}
+    write_fake_amdsmi(fake_amdsmi_path, library_values_from_json(*outputs.values()))
+    library = open_library()
+    assert isinstance(library, AmdSmiLibrary)
+    by_library = parse_output(library.document(subcommand))
+    by_command = parse_output(json.dumps(outputs[subcommand]))
+    assert isinstance(by_library.data, AmdSmiResult) and isinstance(by_command.data, AmdSmiResult)
+    assert (by_library.kind, by_library.ok, by_library.summary) == (by_command.kind, True, by_command.summary)
+    assert by_library.data.gpus == by_command.data.gpus and len(by_library.data.gpus) == 8

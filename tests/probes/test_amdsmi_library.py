@@ -37,12 +37,15 @@ BAD_PAGES_TEXT = """GPU: 0
 
 
 def json_form(result: AmdSmiResult) -> str:
-    """``amd-smi bad-pages --json`` of the same pages (one entry per GPU, pages with their state)."""
+    """``amd-smi bad-pages --json`` of the same pages (one entry per GPU, pages with their state and their
+    address a number, as the library returns it and the JSON form prints it)."""
     entries = []
     for index, gpu in enumerate(result.gpus):
         pages = gpu.bad_pages
         assert pages is not None
-        retired = [{"page_address": p.address, "page_size": p.size_bytes, "status": "RESERVED"} for p in pages.retired]
+        retired = [
+            {"page_address": int(p.address, 16), "page_size": p.size_bytes, "status": "RESERVED"} for p in pages.retired
+        ]
         entries.append(
             {"gpu": index, "retired": retired or NO_BAD_PAGES, "pending": NO_BAD_PAGES, "un_res": NO_BAD_PAGES}
         )
@@ -94,7 +97,10 @@ def test_bad_pages_none_and_some_are_the_real_outputs_facts(fake_amdsmi_path: Pa
     assert from_library.gpus[1].bad_pages == none.gpus[1].bad_pages
     got, want = from_library.gpus[0].bad_pages, some.gpus[0].bad_pages
     assert got is not None and want is not None
-    assert [(p.address, p.size_bytes) for p in got.retired] == [(p.address, p.size_bytes) for p in want.retired]
+    # The same pages; the text form prints the address in hex, the JSON form (and the library) as a number.
+    assert [(int(p.address or ""), p.size_bytes) for p in got.retired] == [
+        (int(p.address or "", 16), p.size_bytes) for p in want.retired
+    ]
     assert (got.pending, got.unreservable, got.unavailable) == (want.pending, want.unreservable, want.unavailable)
     # The probe runs ``bad-pages --json``, whose pages carry their state; the text form above does not.
     assert got == _result(json_form(some)).gpus[0].bad_pages

@@ -25,6 +25,7 @@ from console.transport import CommandResult, OutputSink, Transport
 LIBRARY_PROBES: dict[str, str] = {
     ProbeId.AMDSMI_FIRMWARE: "firmware",
     ProbeId.AMDSMI_BAD_PAGES: "bad-pages",
+    ProbeId.AMDSMI_LIST: "list",
 }
 COMMAND = "amd-smi command"
 LIBRARY = "amdsmi library"

@@ -150,15 +150,29 @@ def bad_pages_entry(library: AmdSmiLibrary, gpu: LibraryGpu) -> dict[str, Any]:
         group = _PAGE_GROUPS.get(status)
         if group is None:  # a state this console does not know: the probe says so rather than guess
             raise LibraryCallError(f"amdsmi_get_gpu_bad_page_info (GPU {gpu.index}): unknown page status {status!r}")
-        address = page.get("page_address")
-        # The library gives the address as a number; the command prints it in hex, as the checks quote it.
-        address = hex(address) if isinstance(address, int) else address
-        groups[group].append({"page_address": address, "page_size": page.get("page_size"), "status": status})
+        # The address as the library gives it (a number), as ``bad-pages --json`` prints it.
+        groups[group].append(
+            {"page_address": page.get("page_address"), "page_size": page.get("page_size"), "status": status}
+        )
     return {group: (found if found else NO_BAD_PAGES) for group, found in groups.items()}
+
+
+def list_entry(library: AmdSmiLibrary, gpu: LibraryGpu) -> dict[str, Any]:
+    """``amd-smi list``: bdf, uuid and the KFD ids (``amdsmi_get_gpu_kfd_info``) of one GPU."""
+    kfd = library.call("amdsmi_get_gpu_kfd_info", gpu)
+    kfd = kfd if isinstance(kfd, dict) else {}
+    return {
+        "bdf": library.call("amdsmi_get_gpu_device_bdf", gpu),
+        "uuid": library.call("amdsmi_get_gpu_device_uuid", gpu),
+        "kfd_id": kfd.get("kfd_id", NOT_AVAILABLE),
+        "node_id": kfd.get("node_id", NOT_AVAILABLE),
+        "partition_id": kfd.get("current_partition_id", NOT_AVAILABLE),
+    }
 
 
 # Subcommand -> how one GPU's entry of its JSON document is built from library calls.
 DOCUMENTS: dict[str, Callable[[AmdSmiLibrary, LibraryGpu], dict[str, Any]]] = {
     "firmware": firmware_entry,
     "bad-pages": bad_pages_entry,
+    "list": list_entry,
 }
