@@ -89,6 +89,12 @@ def register(sub: Any) -> None:
         metavar="LIST",
         help="judge only these GPUs' findings (a prolog: --gpus \"$SLURM_JOB_GPUS\"); the node's own always count",
     )
+    p.add_argument(
+        "--no-amdsmi-library",
+        dest="amdsmi_library",
+        action="store_false",
+        help="run the amd-smi command for every probe even where the amdsmi Python library is importable",
+    )
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument("--fail-on-warn", action="store_true", help="exit 1 on a WARN verdict too (e.g. stack drift)")
     p.set_defaults(func=run)
@@ -140,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         return _answer_from_cache(args, inventory, name, packs)
     try:
         spec = EngineSpec(inventory, packs, None, pins=args.pins)
-        engine = build_engine(spec, None, recording_transport(name))
+        engine = build_engine(spec, None, recording_transport(name, use_library=args.amdsmi_library))
         report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline, raw=args.raw))
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)
@@ -185,6 +191,8 @@ def _summary(out: Console, report: LocalCheckReport, verdict: NodeVerdict) -> No
     counts[Status.PASS] += sum(verdict.passed.values())
     shown = ", ".join(f"{counts[s]} {s.value}" for s in Status if counts[s])
     out.print(f"  findings: {shown or 'none'}; {len(report.probes)} probes, {sum(p.size for p in report.probes)} bytes")
+    if report.collector:
+        out.print(f"  collected by: {escape(report.collector)}")
     for finding in verdict.findings:
         if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
             where = finding.subject.label()[len(name) :].strip()

@@ -17,6 +17,7 @@ from console.inventory.model import StackPin
 from console.sweep.bundle import split_bundle
 from console.sweep.catalog import PROBES_BY_ID, ProbeSet
 from console.sweep.engine import SweepEngine, SweepResult
+from console.sweep.library_collect import COMMAND, collecting_transport
 from console.sweep.node_report import LocalCheckReport, build_report
 from console.transport import CommandResult, ErrorKind, LocalTransport, OutputSink, Transport, TransportError
 
@@ -30,9 +31,10 @@ class RecordingTransport(Transport):
     A bundle given up on leaves its probes marked as timed out.
     """
 
-    def __init__(self, inner: Transport) -> None:
+    def __init__(self, inner: Transport, collector: str = COMMAND) -> None:
         self.inner = inner
         self.stdout: list[bytes] = []
+        self.collector = collector  # which path collects the amd-smi facts, said in the report
 
     async def run(
         self,
@@ -78,9 +80,11 @@ def level_for_node(level: ProbeSet | str) -> ProbeSet:
     return {ProbeSet.MULTINODE: ProbeSet.STANDARD, ProbeSet.WORKLOAD: ProbeSet.QUICK}.get(level, level)
 
 
-def recording_transport(node_name: str) -> RecordingTransport:
-    """What ``check_local``'s engine must run its probes through: this host, recorded."""
-    return RecordingTransport(LocalTransport(node_name))
+def recording_transport(node_name: str, *, use_library: bool = True) -> RecordingTransport:
+    """What ``check_local``'s engine must run its probes through: this host, recorded, with the amdsmi
+    library answering the probes it can when it imports and initialises here (``use_library``)."""
+    inner, collector = collecting_transport(LocalTransport(node_name), use_library=use_library)
+    return RecordingTransport(inner, collector)
 
 
 async def check_local(
@@ -117,4 +121,5 @@ async def check_local(
         sections.values(),
         raw=raw,
     )
+    report.collector = recorder.collector
     return report, result

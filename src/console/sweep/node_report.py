@@ -98,6 +98,9 @@ class LocalCheckReport(Model):
     stack: dict[str, str] = Field(default_factory=dict)
     probes: list[ProbeDigest] = Field(default_factory=list)
     raw: list[LocalProbeRun] | None = Field(None, description="every probe's output: with --raw, or when not PASS")
+    collector: str | None = Field(
+        None, description="which path read the GPUs: the amdsmi library (for which probes) or the amd-smi command (why)"
+    )
 
 
 @runtime_checkable
