@@ -19,11 +19,20 @@ from console.transport.connect import transport_for
 
 SCENARIO = """time_factor = 400
 [[nodes]]
-names = "sim[001-009]"
+names = "sim[001-010]"
 [[faults]]
 nodes = "sim002"
 kind = "cper_record"
 gpu = 3
+afid = 19
+[[faults]]
+nodes = "sim002"
+kind = "bad_pages_over_threshold"
+gpu = 3
+[[faults]]
+nodes = "sim010"
+kind = "cper_record"
+gpu = 4
 afid = 19
 [[faults]]
 nodes = "sim003"
@@ -90,14 +99,19 @@ def test_cper_records_are_judged_by_age_and_afid(tmp_path: Path) -> None:
         "sim007": Status.WARN,
         "sim008": Status.FAIL,
         "sim009": Status.FAIL,
+        "sim010": Status.FAIL,
     }
-    [fatal] = _cper(verdicts["sim002"])
+    [fatal] = [f for f in _cper(verdicts["sim002"]) if f.check_id == "ras.cper_fatal"]
     assert (fatal.check_id, fatal.subject.gpu) == ("ras.cper_fatal", 3)
     assert "AFID 19 (HBM, bad page retirement threshold) -> rma, physical" in fatal.message
     # The finding calls for what the AFID calls for (issue 19, item 2), and so does the node.
     assert fatal.evidence.action is Remedy.RMA and "RMA the OAM" in (fatal.evidence.action_source or "")
     assert verdicts["sim002"].action is Remedy.RMA
     assert verdicts["sim001"].action is None and verdicts["sim005"].action is Remedy.RERUN
+    # AFID 19 on a GPU whose retired pages are far under the threshold: no RMA on the record's word alone.
+    [doubted] = _cper(verdicts["sim010"])
+    assert doubted.status is Status.FAIL and doubted.evidence.action is Remedy.REBOOT
+    assert "amd-smi shows 0 retired" in doubted.message and "before an RMA" in doubted.message
     [old] = [f for f in verdicts["sim003"].findings if f.check_id == "ras.cper_fatal" and f.subject.gpu == 1]
     assert old.status is Status.PASS and "1 ignored" in old.message and "older than 72 h" in old.message
     [before] = [f for f in verdicts["sim004"].findings if f.check_id == "ras.cper_fatal" and f.subject.gpu == 2]

@@ -20,6 +20,10 @@ nodes = "sim002"
 kind = "cper_record"
 gpu = 3
 afid = 19
+[[faults]]
+nodes = "sim002"
+kind = "bad_pages_over_threshold"
+gpu = 3
 """
 
 
@@ -55,7 +59,11 @@ def test_a_bundle_holds_the_raw_outputs_the_decoded_cper_the_serials_and_the_fin
     assert len(gpus) == 8 and all(g["identity"].get("serial") and g["firmware"] for g in gpus)
     findings = json.loads(files["findings.json"])
     assert any(f["check_id"] == "ras.cper_fatal" and f["status"] == "FAIL" for f in findings)
-    assert json.loads(files["history.json"])[0]["status"] == "FAIL"
+    history = json.loads(files["history.json"])
+    assert history[0]["status"] == "FAIL" and isinstance(history[0]["families"], dict)
+    assert history[0]["started_at_utc"].endswith(" UTC")
+    assert json.loads(files["cases.json"]) == []  # not drained: no remediation case
+    assert all("owner" not in row for row in json.loads(files["audit.json"]))  # the console host's bookkeeping
 
     redacted = tmp_path / "r.tar.gz"
     assert main(["bundle", "sim002", "--store", str(db), "-o", str(redacted), "--redact"]) == 0

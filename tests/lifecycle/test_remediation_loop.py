@@ -8,6 +8,7 @@ two passing revalidations later ("accepted twice") resume returns the node and t
 from __future__ import annotations
 
 import json
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,8 @@ def test_drain_repair_revalidate_twice_and_return(tmp_path: Path, capsys: pytest
     db = str(tmp_path / "h.sqlite")
     with start_sim_cluster(scenario=scenario) as sim:
         inv = str(sim.inventory_path)
-        cper = Fault(kind=FaultKind.CPER_RECORD, node="sim002", gpu=3, params={"afid": 19})
+        # AFID 30: a fatal device-internal error, which the vendor's map sends to RMA at once.
+        cper = Fault(kind=FaultKind.CPER_RECORD, node="sim002", gpu=3, params={"afid": 30})
         write_live_faults(sim.state_dir, [cper])
         sim.wait_for_generation(2)
         assert main(["sweep", "-i", inv, "--store", db, "--json", "-"]) == 1
@@ -97,6 +99,14 @@ def test_drain_repair_revalidate_twice_and_return(tmp_path: Path, capsys: pytest
         ("pass", "revalidating"),
         ("return", "returned"),
     ]
+    # The evidence bundle defaults to the newest sweep that found the fault (here the strike's), with the case.
+    archive = tmp_path / "sim002.tar.gz"
+    assert main(["bundle", "sim002", "--store", db, "-o", str(archive)]) == 0
+    with tarfile.open(archive) as tar:
+        verdict = json.load(tar.extractfile("sim002-evidence/verdict.json"))  # type: ignore[arg-type]
+        [bundled] = json.load(tar.extractfile("sim002-evidence/cases.json"))  # type: ignore[arg-type]
+    assert verdict["sweep_id"] > sweep_id and verdict["status"] == "FAIL"
+    assert bundled["stage"] == "returned" and [s["step"] for s in bundled["steps"]][-1] == "return"
     audited = [row["action"] for row in store.audit_log(limit=20)][::-1]
     assert audited == [
         "drain",

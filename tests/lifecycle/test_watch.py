@@ -41,7 +41,7 @@ def test_a_round_sweeps_only_idle_stale_nodes_and_proposes_the_drain(
     with start_sim_cluster(scenario=scenario) as sim:
         # Room for two nodes out: the operator's drain of sim004 below is the console's too.
         inv = _with_lifecycle(sim.inventory_path, tmp_path, breaker_pool_fraction=0.5, breaker_fleet_fraction=0.5)
-        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim003", gpu=1, params={"afid": 19})])
+        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim003", gpu=1, params={"afid": 30})])
         sim.wait_for_generation(2)
         assert main(["sweep", "-i", inv, "--store", db, "--nodes", "sim001", "--probes", "quick"]) == 0
         assert main(["drain", "sim004", "-i", inv, "--store", db, "--reason", "ops: riser", "--yes"]) == 0
@@ -92,7 +92,7 @@ def test_the_breaker_trips_at_the_limit_and_holds_every_action_until_cleared(
     db = str(tmp_path / "h.sqlite")
     with start_sim_cluster(scenario=scenario) as sim:
         inv = str(sim.inventory_path)  # default limits: 20 % of 5 nodes is one node
-        faults = [Fault(kind=FaultKind.CPER_RECORD, node=n, gpu=0, params={"afid": 19}) for n in ("sim002", "sim004")]
+        faults = [Fault(kind=FaultKind.CPER_RECORD, node=n, gpu=0, params={"afid": 30}) for n in ("sim002", "sim004")]
         write_live_faults(sim.state_dir, faults)
         sim.wait_for_generation(2)
         watch = ["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1"]
@@ -131,7 +131,7 @@ def test_auto_drains_with_a_case_then_revalidates_and_resumes_after_two_passes(
     db = str(tmp_path / "h.sqlite")
     with start_sim_cluster(scenario=scenario) as sim:
         inv = str(sim.inventory_path)
-        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim002", gpu=3, params={"afid": 19})])
+        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim002", gpu=3, params={"afid": 30})])
         sim.wait_for_generation(2)
         watch = ["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1", "--auto"]
         assert main(watch) == 0

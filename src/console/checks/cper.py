@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from console.checks.afid import afid
 from console.model.amdsmi import CperRecord
 from console.model.findings import Remedy
+from console.model.gpu import BadPages
 
 # A record stamped this much before the computed boot time is still taken as this boot's: the boot time
 # is the console's clock minus the node's uptime, and the two clocks may differ a little.
@@ -114,3 +115,31 @@ def describe_record(record: CperRecord) -> str:
     if record.afid_note:
         said.append(record.afid_note)
     return f"{record.timestamp or 'no time'} " + (", ".join(said) or "no AFID")
+
+
+# amdsmi's AFID for "bad page retirement threshold" (fatal): the one AFID whose RMA the GPU's own bad-page
+# count can contradict (docs/sources/cper-afid.md#hbm).
+BAD_PAGE_THRESHOLD_AFID = "19"
+
+
+def bad_page_doubt(records: list[CperRecord], pages: BadPages | None, *, pages_read: bool) -> str | None:
+    """Why an AFID 19 record's RMA is in doubt: the GPU's retired pages are under its threshold (None when
+    they are not, when they are unknown, or when no record is AFID 19).
+
+    A bad-page-threshold record can outlive the condition (a stale record, re-created at a driver load),
+    and a healthy GPU was drained for one elsewhere: AMD's guidance is to check ``amd-smi bad-pages`` first.
+    """
+    if not any(BAD_PAGE_THRESHOLD_AFID in record.afids for record in records) or pages is None or not pages_read:
+        return None
+    if pages.threshold_exceeded is True:
+        return None
+    if pages.threshold_exceeded is None:  # amd-smi before 7.0.2 does not say: the counts decide, if they can
+        if pages.threshold is not None and len(pages.retired) >= pages.threshold:
+            return None
+        if pages.threshold is None and pages.retired:
+            return None
+    shown = f"{len(pages.retired)} retired" + (f" of {pages.threshold}" if pages.threshold else "")
+    return (
+        f"AFID 19 says the bad-page threshold was reached, but amd-smi shows {shown} pages, under it: the record"
+        " may be stale; reboot and sweep again before an RMA (docs/sources/cper-afid.md#hbm)"
+    )

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from console.checks.cper import severity_class, tally
+from console.checks.cper import bad_page_doubt, severity_class, tally
 from console.checks.facts import NodeFacts, static_power_caps
 from console.model.amdsmi import CperRecord
 from console.model.findings import Remedy, Scope, Subject
@@ -568,17 +568,26 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
     strays = [index for index in by_gpu if index not in known]
     if strays or not subjects:
         subjects.append((None, _node(facts)))
+    pages_read = facts.answered([ProbeId.AMDSMI_BAD_PAGES])
     observations = []
     for index, subject in subjects:
         mine = by_gpu.get(index, []) if index is not None else [r for i in strays for r in by_gpu[i]]
         counted = tally(mine, now=now, booted=booted, max_age_h=max_age_h)
         action, action_why = counted.action()
+        gpu = known.get(index) if index is not None else None
+        if (
+            action is Remedy.RMA
+            and gpu is not None
+            and (doubt := bad_page_doubt(counted.counted, gpu.bad_pages, pages_read=pages_read))
+        ):
+            # AFID 19 says the bad-page threshold was reached; the GPU's own retired pages say otherwise.
+            action, action_why = Remedy.REBOOT, doubt
         observations.append(
             Observation(
                 subject,
                 float(len(counted.counted)),
                 probe=ProbeId.AMDSMI_CPER,
-                detail=counted.detail(),
+                detail="; ".join(p for p in (counted.detail(), action_why if action is Remedy.REBOOT else None) if p),
                 always_detail=bool(counted.ignored or counted.notes),
                 action=action,
                 action_source=action_why,

@@ -46,6 +46,7 @@ PROBES_OF_KIND: dict[tuple[Tool, str], tuple[ProbeId, ...]] = {
     (Tool.AMD_SMI, "metric"): (ProbeId.AMDSMI_METRIC,),
     (Tool.AMD_SMI, "firmware"): (ProbeId.AMDSMI_FIRMWARE,),
     (Tool.AMD_SMI, "bad-pages"): (ProbeId.AMDSMI_BAD_PAGES,),
+    (Tool.AMD_SMI, "ras"): (ProbeId.AMDSMI_CPER,),
     (Tool.AMD_SMI, "xgmi"): (ProbeId.AMDSMI_XGMI, ProbeId.AMDSMI_XGMI_STATUS),
     (Tool.TRANSFERBENCH, "a2a"): (ProbeId.TB_A2A,),
     (Tool.TRANSFERBENCH, "p2p"): (ProbeId.TB_P2P,),

@@ -13,6 +13,7 @@ serials and timestamps stay, since they are the evidence.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import json
@@ -52,7 +53,11 @@ def register(sub: Any) -> None:
     b = sub.add_parser("bundle", help="write one archive of a node's evidence (raw outputs, CPER, findings, audit)")
     add_store(b)
     b.add_argument("node", help="the node, as the history database names it")
-    b.add_argument("--sweep", type=int, help="sweep to take the evidence from (default: the node's newest)")
+    b.add_argument(
+        "--sweep",
+        type=int,
+        help="sweep to take the evidence from (default: the node's newest in which it did not pass, else its newest)",
+    )
     b.add_argument("-o", "--output", help="archive path (default: <node>-evidence-<sweep>.tar.gz here)")
     b.add_argument("--redact", action="store_true", help="replace host names and IP addresses with placeholders")
     b.set_defaults(func=run_bundle)
@@ -71,17 +76,19 @@ def run_bundle(args: argparse.Namespace) -> int:
     finally:
         store.close()
     console = plain_console()
-    console.print(
-        f"{printable(str(output))}: {len(files)} files from sweep {sweep_id}" + (" (redacted)" if redactor else "")
-    )
+    redacted = " (redacted)" if redactor else ""
+    chosen = "given" if args.sweep is not None else "the node's newest in which it did not pass, else its newest"
+    console.print(f"{printable(str(output))}: {len(files)} files from sweep {sweep_id} ({chosen}){redacted}")
     return int(ExitCode.OK)
 
 
 def _newest_sweep(store: Store, node: str) -> int:
-    rows = store.node_history(node, limit=1)
+    """The node's newest sweep in which it did not pass (the evidence of a fault), else its newest."""
+    rows = store.node_history(node, limit=1000)
     if not rows:
         raise UsageError(f"the history database has no sweep of {node!r}")
-    return int(rows[0]["sweep_id"])
+    failing = next((r for r in rows if r["status"] not in ("PASS", "SKIP")), None)
+    return int((failing or rows[0])["sweep_id"])
 
 
 def _known_hosts(store: Store) -> list[str]:
@@ -102,6 +109,7 @@ def evidence_files(store: Store, node: str, sweep_id: int) -> dict[str, bytes]:
     action = gravest([f.evidence.action for f in worst]) if verdict["status"] in ("FAIL", "WARN", "UNKNOWN") else None
     files["verdict.json"] = _json(
         {
+            "judged_at_utc": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(verdict["updated_at"])),
             "node": node,
             "sweep_id": sweep_id,
             "pool": verdict["pool"],
@@ -127,7 +135,13 @@ def evidence_files(store: Store, node: str, sweep_id: int) -> dict[str, bytes]:
     files["cper.txt"] = cper_text(raw.get(ProbeId.AMDSMI_CPER)).encode()
     files["gpus.json"] = _json(gpu_identities(raw))
     files["history.json"] = _json([_row(r) for r in store.node_history(node, limit=100)])
-    files["drains.json"] = _json([vars(d) for d in store.drains(node)])
+    files["drains.json"] = _json([_readable(vars(d)) for d in store.drains(node)])
+    files["cases.json"] = _json(
+        [
+            {**_readable(vars(case)), "steps": [_readable(vars(step)) for step in store.case_steps(case.id)]}
+            for case in store.cases(node)
+        ]
+    )
     files["audit.json"] = _json([_row(r) for r in store.audit_log(limit=10_000) if node in json.loads(r["targets"])])
     return files
 
@@ -167,8 +181,30 @@ def gpu_identities(raw: dict[str, str]) -> list[dict[str, Any]]:
     ]
 
 
+# Columns that hold JSON text in the store, and those that say which console process wrote a row (its
+# host, boot and pid: bookkeeping of the console's own host, not evidence about the node).
+_JSON_COLUMNS = frozenset({"families", "stack", "passed", "targets", "inputs", "commands", "findings"})
+_NOT_EVIDENCE = frozenset({"owner"})
+_TIMES = frozenset({"at", "started_at", "finished_at", "updated_at", "opened_at", "closed_at", "ended_at"})
+
+
 def _row(row: Any) -> dict[str, Any]:
-    return {key: row[key] for key in row.keys()}  # noqa: SIM118 (sqlite3.Row has no items())
+    """A store row as readable JSON: JSON columns decoded, times also in UTC, process bookkeeping left out."""
+    values = {key: row[key] for key in row.keys() if key not in _NOT_EVIDENCE}  # noqa: SIM118 (no items())
+    for key in _JSON_COLUMNS & values.keys():
+        if isinstance(values[key], str):
+            with contextlib.suppress(ValueError):  # text that is no JSON is kept as it is
+                values[key] = json.loads(values[key])
+    return _readable(values)
+
+
+def _readable(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with each epoch time beside it in UTC (``at`` -> ``at_utc``) and enums as their words."""
+    shown = {key: getattr(value, "value", value) for key, value in values.items()}
+    for key in _TIMES & values.keys():
+        if isinstance(values[key], int | float):
+            shown[f"{key}_utc"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(values[key]))
+    return shown
 
 
 def _json(value: Any) -> bytes:
