@@ -53,5 +53,5 @@ def test_a_version_2_history_gains_the_counts_column(tmp_path: Path) -> None:
     store.record_node(sweep, "p", roll_up("n1", [], {"gpu.count": 1}, ["inventory"]), {})
     assert store.finding_totals(sweep) == {"n1": 1}
     version = store.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
-    assert version == "3"
+    assert version == "4"
     store.close()

@@ -1,13 +1,14 @@
-"""Schema versions 2 and 3, and the clean-up every opening of the history database does.
+"""Schema versions 2 to 4, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
 the drains the console made (``drains``). Version 3 adds the remediation lifecycle's cases and their
 steps (``console.store.lifecycle``) and ``node_verdicts.passed``: the PASS findings of a node judged on
 the node (``sweep --via-slurm``), counted per check (JSON ``{check id: count}``) instead of kept one row
-each. An older database is upgraded in place the first time a newer console opens it; audit rows of
-version 1 were all written after the fact, so each is finished when it was written. Fresh databases
-take the same path.
+each. Version 4 adds the workloads' acceptance records (``console.store.acceptance``). An older
+database is upgraded in place the first time a newer console opens it; audit rows of version 1 were
+all written after the fact, so each is finished when it was written. Fresh databases take the same
+path.
 
 A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
 "interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
@@ -21,7 +22,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -66,6 +67,23 @@ _CASES = (
     "CREATE INDEX IF NOT EXISTS cases_open ON cases(node) WHERE closed_at IS NULL",
     "CREATE INDEX IF NOT EXISTS case_steps_case ON case_steps(case_id)",
 )
+# Version 4: acceptance records per workload x pool (``console.store.acceptance``).
+_ACCEPTANCES = (
+    """CREATE TABLE IF NOT EXISTS acceptances (
+    id INTEGER PRIMARY KEY,
+    workload TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    stack TEXT NOT NULL DEFAULT '{}',
+    figures TEXT NOT NULL DEFAULT '{}',
+    sweep_id INTEGER,
+    at REAL NOT NULL,
+    user TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    audit_id INTEGER REFERENCES audit(id)
+)""",
+    "CREATE INDEX IF NOT EXISTS acceptances_pair ON acceptances(workload, pool, id)",
+)
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
     "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
@@ -86,7 +104,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 3: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 4: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -103,7 +121,7 @@ def upgrade(conn: sqlite3.Connection) -> None:
         if "passed" not in _columns(conn, "node_verdicts"):
             conn.execute("ALTER TABLE node_verdicts ADD COLUMN passed TEXT NOT NULL DEFAULT '{}'")
         conn.execute(_DRAINS)
-        for statement in (*_INDEXES, *_CASES):
+        for statement in (*_INDEXES, *_CASES, *_ACCEPTANCES):
             conn.execute(statement)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     except BaseException:
