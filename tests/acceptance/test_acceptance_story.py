@@ -101,12 +101,38 @@ def test_accepted_due_accepted_again_regressed(tmp_path: Path, capsys: pytest.Ca
         [failure] = ET.parse(junit).getroot().iter("failure")
         assert failure.get("message") == f"{VLLM} on mi300x-a: regressed" and "rocm" in str(failure.text)
 
+        # The way back. Read-only refuses it (audited); the dry run pins the last accepted stack (B) and
+        # holds nothing: both nodes are off it, and the console installs no packages.
+        back = ["rollback", *where, "--pool", "mi300x-a", "--reason", "vLLM regressed on ROCm 6.2"]
+        assert main([*back, "--read-only", "--apply", "--yes"]) == 1
+        capsys.readouterr()
+        assert main([*back, "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)["plan"]
+        assert plan["refused"] is None and plan["commands"] == []
+        assert plan["decisions"]["sim001"].startswith("skip: off its pin (rocm 6.2.2, pin 6.4.1")
+        assert any(n.startswith(f"back to the stack {VLLM} was accepted-again on") for n in plan["notes"])
+        assert any(n.startswith("then rerun the workloads due on mi300x-a (vllm") for n in plan["notes"])
+        assert main([*back, "--apply", "--yes"]) == 0
+        # The site puts ROCm 6.4.1 back: the dry run now holds the pinned packages on both nodes.
+        drift(4, driver)
+        assert sweep("quick") == 0
+        capsys.readouterr()
+        assert main([*back, "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)["plan"]
+        assert [c[:2] for c in plan["commands"]] == [["apt-mark", "hold"]] * 2
+        code, states = _states(capsys, *where, "--require-accepted")
+        assert code == 0 and states["mi300x-a"]["state"] == "accepted-again"
+
     store = Store(store_path)
     try:
         outcomes = [r.outcome for r in store.acceptance_history(VLLM, "mi300x-a")]
-        rows = store.conn.execute("SELECT inputs FROM audit WHERE action = 'accept' ORDER BY id")
-        audit = [json.loads(r["inputs"]) for r in rows]
+        pin = store.pin("mi300x-a")
+        rows = store.conn.execute("SELECT action, inputs, outcome FROM audit ORDER BY id").fetchall()
+        audit = [json.loads(r["inputs"]) for r in rows if r["action"] == "accept"]
+        rollbacks = [r["outcome"] for r in rows if r["action"] == "rollback"]
     finally:
         store.close()
     assert outcomes == ["accepted", "accepted-again", "regressed"], "every record is kept, in order"
     assert [a.get("outcome", "accepted") for a in audit] == outcomes, "the audit log tells the same story"
+    assert (pin["rocm"], pin["amdgpu_driver"]) == ("6.4.1", "6.14.4"), "pinned back to the last accepted stack"
+    assert rollbacks[0].startswith("refused: read-only") and rollbacks[1].startswith("pool mi300x-a pinned back")

@@ -56,17 +56,25 @@ def _members(inventory: Inventory, pool: str) -> list[str]:
     return [n.name for n in inventory.nodes if n.pool == pool]
 
 
-def merge_stacks(inventory: Inventory, workload: str, stacks: Iterable[dict[str, str]]) -> dict[str, str]:
-    """One pool's stack as a workload sees it; a field its nodes disagree on reads ``mixed: a | b``."""
+def current_image(store: Store, inventory: Inventory, workload: str, pool: str) -> str | None:
+    """The image ``workload`` runs in on ``pool``: the one ``rollback`` set, else the cluster file's (None: bare)."""
+    spec = inventory.workloads.get(workload)
+    if spec is None or spec.container is None:
+        return None
+    return store.image_override(workload, pool) or spec.container.image
+
+
+def merge_stacks(stacks: Iterable[dict[str, str]], image: str | None = None) -> dict[str, str]:
+    """One pool's stack as a workload sees it (with its ``image``); a field its nodes disagree on reads
+    ``mixed: a | b``."""
     values: dict[str, set[str]] = {}
     for stack in stacks:
         for key, value in stack.items():
             if key in STACK_KEYS or key.startswith(FIRMWARE):
                 values.setdefault(key, set()).add(value)
     merged = {k: next(iter(v)) if len(v) == 1 else "mixed: " + " | ".join(sorted(v)) for k, v in values.items()}
-    spec = inventory.workloads.get(workload)
-    if spec is not None and spec.container is not None:
-        merged["image"] = spec.container.image
+    if image is not None:
+        merged["image"] = image
     return dict(sorted(merged.items()))
 
 
@@ -143,7 +151,7 @@ class AcceptanceState:
 def acceptance_state(store: Store, inventory: Inventory, workload: str, pool: str) -> AcceptanceState:
     """The state of ``workload`` on ``pool`` now (module docstring)."""
     members = _members(inventory, pool)
-    current = merge_stacks(inventory, workload, store.pool_stacks(members).values())
+    current = merge_stacks(store.pool_stacks(members).values(), current_image(store, inventory, workload, pool))
     history = store.acceptance_history(workload, pool)
     accepting = [r for r in history if r.outcome in ACCEPTING]
     if not accepting:
@@ -167,9 +175,9 @@ def acceptance_states(store: Store, inventory: Inventory) -> list[AcceptanceStat
     ]
 
 
-def _sweep_stack(store: Store, inventory: Inventory, workload: str, sweep_id: int, nodes: list[str]) -> dict[str, str]:
+def _sweep_stack(store: Store, sweep_id: int, nodes: list[str], image: str | None) -> dict[str, str]:
     stacks = [json.loads(r["stack"]) for r in store.node_verdicts(sweep_id) if r["node"] in nodes]
-    return merge_stacks(inventory, workload, stacks)
+    return merge_stacks(stacks, image)
 
 
 def accept_workload(
@@ -200,7 +208,7 @@ def accept_workload(
             return ActionResult(False, f"sweep {sweep_id} did not run {workload} on pool {pool}", {})
         if run.status not in (Status.PASS, Status.WARN):
             return ActionResult(False, f"{workload} is {run.status.value} on pool {pool} in sweep {sweep_id}", {})
-        runs[pool] = (run, _sweep_stack(store, inventory, workload, sweep_id, run.nodes))
+        runs[pool] = (run, _sweep_stack(store, sweep_id, run.nodes, current_image(store, inventory, workload, pool)))
     inputs: dict[str, object] = {"sweep": sweep_id, "workload": workload, "reason": reason}
     with store.audited(ActionKind.ACCEPT.value, pools, inputs=inputs, user=user) as entry:
         for pool, (run, stack) in runs.items():
@@ -236,7 +244,7 @@ def record_outcomes(
             run = pool_run(store, sweep_id, workload, _members(inventory, pool))
             if not accepting or run is None:
                 continue
-            stack = _sweep_stack(store, inventory, workload, sweep_id, run.nodes)
+            stack = _sweep_stack(store, sweep_id, run.nodes, current_image(store, inventory, workload, pool))
             changes = stack_changes(accepting[-1].stack, stack)
             if not changes:
                 continue  # the accepted stack: nothing to re-judge
@@ -264,3 +272,26 @@ def record_outcomes(
                 entry.finish(f"{workload} {outcome} on {pool} (sweep {sweep_id}): {changed}")
             made.extend(r for r in store.acceptance_history(workload, pool) if r.id == record_id)
     return made
+
+
+def last_accepted(store: Store, pool: str, workload: str | None = None) -> AcceptanceRecord | None:
+    """The newest record that made a stack accepted on ``pool`` (of ``workload``, or of any workload)."""
+    accepting = [r for r in store.acceptance_history(workload, pool) if r.outcome in ACCEPTING]
+    return max(accepting, key=lambda r: r.id, default=None)
+
+
+def pin_fields_of(stack: dict[str, str]) -> dict[str, str]:
+    """An accepted stack as pin fields (``StackPin.pinned_fields`` names): the image is not a package."""
+    return {k: v for k, v in stack.items() if k != "image" and not v.startswith("mixed: ")}
+
+
+def images_to_restore(store: Store, inventory: Inventory, pool: str) -> dict[str, tuple[str, str]]:
+    """Containerised workloads of ``pool`` whose image is not their last accepted one: name -> (now, accepted)."""
+    restore = {}
+    for workload in inventory.workloads:
+        record = last_accepted(store, pool, workload)
+        now = current_image(store, inventory, workload, pool)
+        accepted = record.stack.get("image") if record else None
+        if now is not None and accepted is not None and accepted != now:
+            restore[workload] = (now, accepted)
+    return restore

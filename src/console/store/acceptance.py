@@ -4,7 +4,9 @@ A record is one row per event and none is ever rewritten, so the history of a wo
 in order: ``accepted`` (an operator accepted a passing run, with a reason), then after a stack change
 ``accepted-again`` (a rerun on the new stack passed: the new stack is accepted) or ``regressed`` (it
 failed: its figures and stack are kept beside the accepted ones). The framework probe is the built-in
-workload ``framework``. Schema version 4 (``console.store.upgrade``).
+workload ``framework``. An image override is the image a containerised workload runs in on one pool
+instead of the cluster file's: ``rollback`` sets it back to the accepted one. Schema version 4
+(``console.store.upgrade``).
 """
 
 from __future__ import annotations
@@ -122,3 +124,19 @@ class AcceptanceLedger:
         for row in rows:
             stacks.setdefault(row["node"], json.loads(row["stack"]))
         return stacks
+
+    def set_image_override(self, workload: str, pool: str, image: str, *, user: str, audit_id: int | None) -> None:
+        """Run ``workload`` on ``pool`` in ``image`` from now on (replacing an earlier override)."""
+        with immediate(self.conn) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO image_overrides (workload, pool, image, set_at, set_by, audit_id)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (workload, pool, image, time.time(), user, audit_id),
+            )
+
+    def image_override(self, workload: str, pool: str) -> str | None:
+        """The image ``workload`` runs in on ``pool`` when ``rollback`` set one; None: the cluster file's."""
+        row = self.conn.execute(
+            "SELECT image FROM image_overrides WHERE workload = ? AND pool = ?", (workload, pool)
+        ).fetchone()
+        return str(row["image"]) if row else None

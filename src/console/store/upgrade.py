@@ -5,7 +5,7 @@ when an audited action finished (``audit.finished_at``: NULL while only its inte
 the drains the console made (``drains``). Version 3 adds the remediation lifecycle's cases and their
 steps (``console.store.lifecycle``) and ``node_verdicts.passed``: the PASS findings of a node judged on
 the node (``sweep --via-slurm``), counted per check (JSON ``{check id: count}``) instead of kept one row
-each. Version 4 adds the workloads' acceptance records (``console.store.acceptance``). An older
+each. Version 4 adds the workloads' acceptance records and image overrides (``console.store.acceptance``). An older
 database is upgraded in place the first time a newer console opens it; audit rows of version 1 were
 all written after the fact, so each is finished when it was written. Fresh databases take the same
 path.
@@ -83,6 +83,16 @@ _ACCEPTANCES = (
     audit_id INTEGER REFERENCES audit(id)
 )""",
     "CREATE INDEX IF NOT EXISTS acceptances_pair ON acceptances(workload, pool, id)",
+    # The image a containerised workload runs in on a pool, set back by ``rollback``; the cluster file's otherwise.
+    """CREATE TABLE IF NOT EXISTS image_overrides (
+    workload TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    image TEXT NOT NULL,
+    set_at REAL NOT NULL,
+    set_by TEXT NOT NULL,
+    audit_id INTEGER REFERENCES audit(id),
+    PRIMARY KEY (workload, pool)
+)""",
 )
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
