@@ -123,11 +123,27 @@ def test_accepted_due_accepted_again_regressed(tmp_path: Path, capsys: pytest.Ca
         code, states = _states(capsys, *where, "--require-accepted")
         assert code == 0 and states["mi300x-a"]["state"] == "accepted-again"
 
+        # A new image in the cluster file makes it due; rolling back sets the pool's image back, and the
+        # next run uses the accepted one.
+        accepted_image = states["mi300x-a"]["current_stack"]["image"]  # type: ignore[index]
+        cluster.write_text(cluster.read_text().replace(str(accepted_image), "rocm/vllm:0.9.9-rocm6.4.1"))
+        code, states = _states(capsys, *where)
+        assert states["mi300x-a"]["state"] == "due" and set(states["mi300x-a"]["changes"]) == {"image"}  # type: ignore[arg-type]
+        # Both nodes are on the accepted stack now, so the holds run too: the simulator has no apt-mark.
+        assert main([*back, "--apply", "--yes"]) == 1
+        code, states = _states(capsys, *where)
+        assert states["mi300x-a"]["state"] == "accepted-again"
+        assert states["mi300x-a"]["current_stack"]["image"] == accepted_image  # type: ignore[index]
+        assert sweep("workload") == 0
+
     store = Store(store_path)
     try:
         outcomes = [r.outcome for r in store.acceptance_history(VLLM, "mi300x-a")]
         pin = store.pin("mi300x-a")
         rows = store.conn.execute("SELECT action, inputs, outcome FROM audit ORDER BY id").fetchall()
+        [last_run] = store.conn.execute(
+            "SELECT command FROM probe_runs WHERE probe = ? ORDER BY id DESC LIMIT 1", (f"workload.{VLLM}",)
+        ).fetchall()
         audit = [json.loads(r["inputs"]) for r in rows if r["action"] == "accept"]
         rollbacks = [r["outcome"] for r in rows if r["action"] == "rollback"]
     finally:
@@ -136,3 +152,5 @@ def test_accepted_due_accepted_again_regressed(tmp_path: Path, capsys: pytest.Ca
     assert [a.get("outcome", "accepted") for a in audit] == outcomes, "the audit log tells the same story"
     assert (pin["rocm"], pin["amdgpu_driver"]) == ("6.4.1", "6.14.4"), "pinned back to the last accepted stack"
     assert rollbacks[0].startswith("refused: read-only") and rollbacks[1].startswith("pool mi300x-a pinned back")
+    assert f"images of {VLLM} set back; holds failed: " in rollbacks[2] and "apt-mark" in rollbacks[2]
+    assert "rocm/vllm@sha256:" in last_run["command"] and "0.9.9" not in last_run["command"]

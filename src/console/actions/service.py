@@ -533,7 +533,8 @@ class ActionService:
             if images:
                 done += f", images of {', '.join(sorted(images))} set back"
             held = fold(fresh.acting_on)
-            text = f"failed: {explain(failed[0])}" if failed else done + (f"; held {held}" if held else "")
+            # The pin and images are set whatever the holds do: the outcome says both.
+            text = done + (f"; holds failed: {explain(failed[0])}" if failed else f"; held {held}" if held else "")
             return self._record(entry, outputs, ActionResult(not failed, text, per_target))
 
     async def _execute_enforce(self, plan: ActionPlan) -> ActionResult:
