@@ -6,7 +6,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from console.actions.acceptance import accept_workload, acceptance_state, merge_stacks, stack_changes
+from console.actions.acceptance import (
+    accept_workload,
+    acceptance_state,
+    merge_stacks,
+    record_outcomes,
+    stack_changes,
+)
 from console.inventory import load_inventory
 from console.model.findings import Evidence, Finding, Status, Subject, roll_up
 from console.store import Store
@@ -80,5 +86,34 @@ def test_a_failed_or_unjudged_run_is_not_accepted_and_writes_nothing(tmp_path: P
         assert state.state == "accepted" and state.accepted is not None
         assert state.accepted.figures == {"tokens_per_s": 12.0}
         assert state.accepted.stack == {k: v for k, v in STACK.items() if k != "amdsmi"}
+    finally:
+        store.close()
+
+
+def test_a_rerun_on_a_new_stack_is_accepted_again_regressed_or_left_due(tmp_path: Path) -> None:
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(CLUSTER)
+    inventory = load_inventory(cluster)
+    store = Store(tmp_path / "h.db")
+    try:
+        assert accept_workload(store, inventory, "smoke", ["a"], _sweep(store, Status.PASS, STACK, 12.0), reason="A").ok
+        stack_b = {**STACK, "rocm": "6.4.2"}
+        # Not judged (cut output, a timeout): no outcome, it stays due.
+        assert record_outcomes(store, inventory, _sweep(store, Status.UNKNOWN, stack_b, 0.0), user="ci") == []
+        assert acceptance_state(store, inventory, "smoke", "a").state == "due"
+        [regressed] = record_outcomes(store, inventory, _sweep(store, Status.FAIL, stack_b, 7.0), user="ci")
+        assert (regressed.outcome, regressed.figures, regressed.reason) == (
+            "regressed",
+            {"tokens_per_s": 7.0},
+            "rerun after a stack change: rocm 6.4.1 -> 6.4.2",
+        )
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert state.state == "regressed" and state.accepted is not None
+        assert state.accepted.figures["tokens_per_s"] == 12, "the accepted figures beside the regressed ones"
+        [again] = record_outcomes(store, inventory, _sweep(store, Status.PASS, stack_b, 12.5), user="ci")
+        assert again.outcome == "accepted-again"
+        assert acceptance_state(store, inventory, "smoke", "a").state == "accepted-again"
+        # On the accepted stack a rerun records nothing new.
+        assert record_outcomes(store, inventory, _sweep(store, Status.PASS, stack_b, 12.4), user="ci") == []
     finally:
         store.close()
