@@ -37,10 +37,13 @@ ALLOWED: dict[str, frozenset[str]] = {
     "__main__": frozenset({"cli"}),
 }
 ALLOWED["commands"] = frozenset(ALLOWED) - {"commands", "__main__"}
-# Where a layer may use only part of another: the console reads the action catalogue and baselines (the
-# history database); every action that reaches a node or a scheduler runs on the engine side.
+# Where a layer may use only part of another: the console reads the action catalogue, baselines and
+# workload acceptance states (the history database); every action that reaches a node or a scheduler
+# runs on the engine side.
 ONLY: dict[tuple[str, str], frozenset[str]] = {
-    ("ui", "actions"): frozenset({"console.actions.catalogue", "console.actions.model", "console.actions.baseline"}),
+    ("ui", "actions"): frozenset(
+        {"console.actions.catalogue", "console.actions.model", "console.actions.baseline", "console.actions.acceptance"}
+    ),
 }
 
 

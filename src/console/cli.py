@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "parse",
     "workload",
     "history",
+    "acceptance",
     "sim",
     "actions",
     "lifecycle",

@@ -34,6 +34,7 @@ def test_the_console_names_its_actions_as_the_catalogue_does() -> None:
         "accept",
         "repaired",
         "escalate",
+        "rollback",
     }
     for ui in catalogued.values():
         e = entry(ActionKind(ui.id))

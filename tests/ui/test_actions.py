@@ -77,7 +77,7 @@ async def test_read_only_hides_dangerous_actions_everywhere(
         # Multi-node RCCL changes nothing but takes every GPU of its nodes for minutes: refused as well.
         assert {a.id for a in dangerous} == {
             "drain", "resume", "cordon", "uncordon", "enforce-pin", "pin", "multinode", "multinode-fleet",
-            "repaired", "escalate",
+            "repaired", "escalate", "rollback",
         }  # fmt: skip
         bound = {b.id for _key, b in screen._bindings}
         assert not bound & {a.id for a in dangerous}

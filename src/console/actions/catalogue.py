@@ -89,6 +89,10 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
     CatalogueEntry(ActionKind.ESCALATE, "Escalate", "send a drained node to the vendor (RMA): its case closes",
                    "the node's remediation case in the history database: escalated (the node stays drained)",
                    Targets.NODES, Reason.REQUIRED, dangerous=True),
+    CatalogueEntry(ActionKind.ROLLBACK, "Roll back",
+                   "set a pool's pin and workload images back to its last accepted stack, and hold its packages",
+                   "the pool's stored pin and workload images in the history database; package holds on the nodes"
+                   " already on that stack", Targets.POOL, Reason.REQUIRED, dangerous=True),
 )  # fmt: skip
 
 BY_KIND: dict[ActionKind, CatalogueEntry] = {entry.kind: entry for entry in CATALOGUE}

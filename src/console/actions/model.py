@@ -21,12 +21,15 @@ class ActionKind(StrEnum):
     ACCEPT = "accept"  # a sweep as its pools' baseline
     REPAIRED = "repaired"  # a drained node's repair is done: its case is revalidated next
     ESCALATE = "escalate"  # a drained node goes to the vendor (RMA): its case closes
+    ROLLBACK = "rollback"  # a pool back to its last accepted stack: pin, holds, workload images
 
 
 SLURM_KINDS = frozenset({ActionKind.DRAIN, ActionKind.RESUME, ActionKind.UNDRAIN})
 KUBE_KINDS = frozenset({ActionKind.CORDON, ActionKind.UNCORDON})
 # Steps of a node's remediation case (console.store.lifecycle): they change the history database only.
 CASE_KINDS = frozenset({ActionKind.REPAIRED, ActionKind.ESCALATE})
+# Plans that hold packages on nodes: dry runs unless applied (``pin --enforce --apply``, ``rollback --apply``).
+HOLD_KINDS = frozenset({ActionKind.ENFORCE_PIN, ActionKind.ROLLBACK})
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class ActionRequest:
     pool: str | None = None
     from_node: str | None = None
     image_digest: str | None = None  # PIN only: recorded with the stack when the node's facts lack it
+    workload: str | None = None  # ROLLBACK only: whose accepted stack (default: the pool's newest accepted)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ PAST = {
     ActionKind.CORDON: "cordoned",
     ActionKind.UNCORDON: "uncordoned",
     ActionKind.ENFORCE_PIN: "held",
+    ActionKind.ROLLBACK: "held",
 }
 _SLURM_REFUSALS = ("Invalid user id", "Access/permission denied")  # slurmctld: not root, not an operator
 

@@ -20,11 +20,19 @@ from dataclasses import replace
 from typing import Any
 
 from console.actions import kube, slurm
+from console.actions.acceptance import (
+    DUE,
+    acceptance_states,
+    images_to_restore,
+    last_accepted,
+    pin_fields_of,
+)
 from console.actions.caps import CapPolicy
 from console.actions.catalogue import DANGEROUS
 from console.actions.holds import OS_RELEASE_ARGV, hold_argv, manager_for
 from console.actions.model import (
     CASE_KINDS,
+    HOLD_KINDS,
     KUBE_KINDS,
     SLURM_KINDS,
     ActionKind,
@@ -33,7 +41,7 @@ from console.actions.model import (
     ActionResult,
     Step,
 )
-from console.actions.pin import DriftRow, drift_report, fingerprint
+from console.actions.pin import DriftRow, drift_report, fingerprint, pin_changes
 from console.actions.planning import (
     KUBERNETES,
     PAST,
@@ -45,9 +53,11 @@ from console.actions.planning import (
     plan_kube,
     plan_pin,
     plan_slurm,
+    reason_missing,
     recheck,
     refused,
 )
+from console.actions.rollback import plan_rollback
 from console.actions.runner import LOCAL, CommandRunner, RunOutput, runner_for
 from console.actions.slurm_state import SlurmNode
 from console.checks import CheckPack, NodeFacts
@@ -57,15 +67,16 @@ from console.model.findings import Remedy, Status, gravest
 from console.probes.base import ParseError
 from console.probes.host import parse_os_release
 from console.store import AuditEntry, Store, current_user
+from console.store.acceptance import REGRESSED
 from console.store.lifecycle import Case, Stage
-from console.store.pins import effective_pins
+from console.store.pins import effective_pins, pin_from_fields
 
 _SLURM = "slurm"
 NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an inventory
 
 
 # What this service plans and carries out; the catalogue's other actions only write the history database.
-SERVICE_KINDS = SLURM_KINDS | KUBE_KINDS | CASE_KINDS | {ActionKind.PIN, ActionKind.ENFORCE_PIN}
+SERVICE_KINDS = SLURM_KINDS | KUBE_KINDS | CASE_KINDS | {ActionKind.PIN, ActionKind.ENFORCE_PIN, ActionKind.ROLLBACK}
 NOT_HERE = {ActionKind.UNPIN: "pin --clear", ActionKind.ACCEPT: "console.actions.baseline"}
 
 
@@ -156,7 +167,7 @@ class ActionService:
                 self._unreadable.pop(KUBERNETES, None)
             except Exception as exc:  # the client raises ApiException, urllib3 and config errors alike
                 self._unreadable[KUBERNETES] = f"cannot read Kubernetes nodes: {_one_line(exc)}"
-        elif request.kind is ActionKind.ENFORCE_PIN:
+        elif request.kind in HOLD_KINDS:
             for node, os_id, out in await asyncio.gather(*(self._os_id(t) for t in self._enforce_targets(request))):
                 if os_id:
                     self._os_ids[node] = os_id
@@ -234,6 +245,8 @@ class ActionService:
             return refused(request, f"{request.kind.value} is not carried out here: {NOT_HERE[request.kind]}")
         if request.kind is ActionKind.PIN:
             return self._plan_pin(request)
+        if request.kind is ActionKind.ROLLBACK:
+            return self._plan_rollback(request)[0]
         targets = self._enforce_targets(request)
         if not targets:
             return refused(request, "no target nodes")
@@ -251,10 +264,40 @@ class ActionService:
             return refused(request, problem) if problem else self._plan_kube(request, self._kube_nodes)
         pins = self.pins()
         pool_of = {n.name: n.pool for n in self.inventory.nodes}
-        stacks = {t: self._stack_of(t)[0] for t in targets}
-        os_ids = {t: self._os_ids.get(t) or stacks[t].get("os") for t in targets}
-        node_pins = {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets}
+        return self._plan_holds(request, {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets})
+
+    def _plan_holds(self, request: ActionRequest, node_pins: Mapping[str, StackPin]) -> ActionPlan:
+        """The package holds of ``request.targets``, each on its pin, skipping nodes off it."""
+        stacks = {t: self._stack_of(t)[0] for t in request.targets}
+        os_ids = {t: self._os_ids.get(t) or stacks[t].get("os") for t in request.targets}
         return plan_enforce(request, node_pins, os_ids, self._unreadable, stacks)
+
+    def _plan_rollback(self, request: ActionRequest) -> tuple[ActionPlan, dict[str, str], dict[str, str]]:
+        """The rollback plan, the pin fields it stores and the images it sets back (``console.actions.rollback``)."""
+        missing = reason_missing(request)
+        if missing is not None:
+            return missing, {}, {}
+        pool = request.pool
+        if not pool or pool not in self.inventory.pools:
+            return refused(request, f"no such pool: {pool or '(none given)'}"), {}, {}
+        record = last_accepted(self.store, pool, request.workload)
+        if record is None:
+            what = request.workload or "no workload"
+            return refused(request, f"{what} was never accepted on pool {pool}: nothing to roll back to"), {}, {}
+        current = self.pins()[pool]
+        new = pin_from_fields({**current.pinned_fields(), **pin_fields_of(record.stack)})
+        images = images_to_restore(self.store, self.inventory, pool)
+        members = tuple(n.name for n in self.inventory.nodes if n.pool == pool)
+        holds = self._plan_holds(replace(request, targets=members), dict.fromkeys(members, new))
+        due = [
+            s.workload
+            for s in acceptance_states(self.store, self.inventory)
+            if s.pool == pool and s.state in (DUE, REGRESSED)
+        ]
+        plan = plan_rollback(
+            holds, pool=pool, record=record, pin_changes=pin_changes(current, new), images=images, due=due
+        )
+        return plan, new.pinned_fields(), {name: accepted for name, (_, accepted) in images.items()}
 
     def _pools(self, names: Iterable[str]) -> dict[str, list[str]]:
         """Pool -> members for the cap; without an inventory, every node the scheduler knows is one pool."""
@@ -307,7 +350,7 @@ class ActionService:
         return plan_pin(request, pool=pool, new=new, current=self.pins()[pool], source=source, peers=peers)
 
     def _enforce_targets(self, request: ActionRequest) -> tuple[str, ...]:
-        if request.kind is not ActionKind.ENFORCE_PIN or request.targets or not request.pool:
+        if request.kind not in HOLD_KINDS or request.targets or not request.pool:
             return request.targets
         return tuple(n.name for n in self.inventory.nodes if n.pool == request.pool)
 
@@ -326,6 +369,8 @@ class ActionService:
             return await self._execute_kube(plan)
         if kind is ActionKind.PIN:
             return self._execute_pin(plan)
+        if kind is ActionKind.ROLLBACK:
+            return await self._execute_rollback(plan)
         if kind in CASE_KINDS:
             return self._execute_case(plan)
         return await self._execute_enforce(plan)
@@ -469,29 +514,56 @@ class ActionService:
             done = f"pinned pool {pool} to the stack of {node} ({len(fields)} fields)"
             return self._record(entry, [], ActionResult(True, done, {node: done}))
 
+    async def _execute_rollback(self, plan: ActionPlan) -> ActionResult:
+        fresh, fields, images = self._plan_rollback(plan.request)
+        why = recheck(plan, fresh)
+        if why is not None:
+            return self._stale(fresh, why)
+        pool = fresh.request.pool or ""
+        per_target = dict(fresh.decisions)
+        outputs: list[RunOutput] = []
+        with self._audited(fresh, fresh.steps, pinned=fields, images=images) as entry:
+            # The pin and images first: what every later sweep judges and runs against.
+            self.store.set_pin(pool, fields, None, self.user)
+            for name, image in images.items():
+                self.store.set_image_override(name, pool, image, user=self.user, audit_id=entry.id)
+            await self._hold(fresh, per_target, outputs)
+            failed = [o for o in outputs if not o.ok and o.argv != OS_RELEASE_ARGV]
+            done = f"pool {pool} pinned back to its accepted stack ({len(fields)} fields)"
+            if images:
+                done += f", images of {', '.join(sorted(images))} set back"
+            held = fold(fresh.acting_on)
+            # The pin and images are set whatever the holds do: the outcome says both.
+            text = done + (f"; holds failed: {explain(failed[0])}" if failed else f"; held {held}" if held else "")
+            return self._record(entry, outputs, ActionResult(not failed, text, per_target))
+
     async def _execute_enforce(self, plan: ActionPlan) -> ActionResult:
         per_target = dict(plan.decisions)
         outputs: list[RunOutput] = []
         with self._audited(plan, plan.steps) as entry:
-            for step in plan.steps:
-                target = step.targets[0]
-                # The hold command was chosen for the OS seen when planning: confirm it before running it.
-                _, os_id, probe = await self._os_id(target)
-                outputs.append(probe)
-                manager = manager_for(os_id)
-                if manager is None or hold_argv(manager, [])[0] != step.argv[0]:
-                    why = (
-                        f"cannot read /etc/os-release: {probe.message()}"
-                        if not probe.ok
-                        else f"{target} now runs {os_id or 'an unknown OS'}, not one for {step.argv[0]}"
-                    )
-                    outputs.append(RunOutput(target, step.argv, None, "", "", why))
-                    per_target[target] = f"failed: {why}"
-                    continue
-                out = await self.runner.run(step.where, step.argv)
-                outputs.append(out)
-                per_target[target] = f"held: {' '.join(step.argv[2:])}" if out.ok else f"failed: {explain(out)}"
+            await self._hold(plan, per_target, outputs)
             return self._finished(entry, plan, outputs, per_target)
+
+    async def _hold(self, plan: ActionPlan, per_target: dict[str, str], outputs: list[RunOutput]) -> None:
+        """Run the plan's hold commands, each after confirming the node's OS still takes it."""
+        for step in plan.steps:
+            target = step.targets[0]
+            # The hold command was chosen for the OS seen when planning: confirm it before running it.
+            _, os_id, probe = await self._os_id(target)
+            outputs.append(probe)
+            manager = manager_for(os_id)
+            if manager is None or hold_argv(manager, [])[0] != step.argv[0]:
+                why = (
+                    f"cannot read /etc/os-release: {probe.message()}"
+                    if not probe.ok
+                    else f"{target} now runs {os_id or 'an unknown OS'}, not one for {step.argv[0]}"
+                )
+                outputs.append(RunOutput(target, step.argv, None, "", "", why))
+                per_target[target] = f"failed: {why}"
+                continue
+            out = await self.runner.run(step.where, step.argv)
+            outputs.append(out)
+            per_target[target] = f"held: {' '.join(step.argv[2:])}" if out.ok else f"failed: {explain(out)}"
 
     def _finished(
         self, entry: AuditEntry, plan: ActionPlan, outputs: list[RunOutput], per_target: dict[str, str]

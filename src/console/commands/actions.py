@@ -33,7 +33,7 @@ from console.actions import (
     effective_pins,
 )
 from console.actions.catalogue import CATALOGUE, Reason, Targets, entry
-from console.actions.model import CASE_KINDS, KUBE_KINDS, SLURM_KINDS
+from console.actions.model import CASE_KINDS, HOLD_KINDS, KUBE_KINDS, SLURM_KINDS
 from console.actions.planning import READ_ONLY
 from console.checks import load_packs
 from console.commands.arguments import (
@@ -121,6 +121,16 @@ def register(sub: Any) -> None:
     p.add_argument("--clear", action="store_true", help="drop the pin stored for --pool: the inventory's applies")
     p.set_defaults(func=run_pin)
 
+    rollback = entry(ActionKind.ROLLBACK)
+    p = _parser(sub, rollback.id, rollback.summary, ACTION_EXIT_HELP)
+    p.add_argument("--pool", required=True, help="the pool to roll back")
+    p.add_argument("--reason", required=True, help="why (kept in the audit log)")
+    p.add_argument("--workload", help="back to this workload's accepted stack (default: the pool's newest accepted)")
+    p.add_argument("--apply", action="store_true", help="set the pin and images and run the holds (default: dry run)")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    p.add_argument("--dry-run", action="store_true", help="show the plan only")
+    p.set_defaults(func=run_rollback)
+
     p = _parser(sub, "drift", "sweep the stack and firmware, judge each pinned field against its pool", DRIFT_EXIT_HELP)
     p.add_argument("--nodes", metavar="EXPR", help="hostlist, pool=NAME, key=value labels")
     add_checks(p)
@@ -178,13 +188,13 @@ async def _act(service: ActionService, request: ActionRequest, args: argparse.Na
         plan = service.plan(request)
         if not args.json:
             _print_plan(console, plan)
-        if args.dry_run or (request.kind is ActionKind.ENFORCE_PIN and not args.apply):
+        if args.dry_run or (request.kind in HOLD_KINDS and not args.apply):
             if args.json:
                 print(json.dumps({"plan": _plan_json(plan)}, indent=2))
             elif plan.refused is None and plan.steps:
                 console.print("[dim]dry run: nothing was changed[/]")
             return int(ExitCode.FAILED if plan.refused else ExitCode.OK)
-        if plan.refused is None and (plan.steps or request.kind is ActionKind.PIN):
+        if plan.refused is None and (plan.steps or request.kind in (ActionKind.PIN, ActionKind.ROLLBACK)):
             answer = _confirm(console, args.yes)
             if answer is not None:
                 return answer
@@ -272,6 +282,22 @@ def run_pin(args: argparse.Namespace) -> int:
         else:
             request = ActionRequest(ActionKind.PIN, (), pool=args.pool, from_node=args.from_node,
                                     image_digest=args.image_digest)  # fmt: skip
+        service = ActionService(inventory, store, read_only=args.read_only)
+        return asyncio.run(_act(service, request, args))
+    finally:
+        store.close()
+
+
+def run_rollback(args: argparse.Namespace) -> int:
+    """Plan (and with --apply, after confirming, carry out) a pool's rollback to its last accepted stack."""
+    if not args.inventory:
+        raise UsageError("needs -i CLUSTER_FILE (rollback is per pool)")
+    inventory = load_inventory(args.inventory)
+    if args.pool not in inventory.pools:
+        raise UsageError(f"no pool {args.pool} in {args.inventory}")
+    store = Store(args.store or default_store_path())
+    try:
+        request = ActionRequest(ActionKind.ROLLBACK, (), reason=args.reason, pool=args.pool, workload=args.workload)
         service = ActionService(inventory, store, read_only=args.read_only)
         return asyncio.run(_act(service, request, args))
     finally:

@@ -10,11 +10,12 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from console.actions.acceptance import accept_workload, workload_names, workload_pools
 from console.actions.baseline import accept_baseline, baseline_diffs, pools_of_sweep
 from console.commands.arguments import UsageError, add_inventory, add_store, existing_store
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
-from console.inventory import load_inventory
+from console.inventory import Inventory, load_inventory
 from console.report.text import printable
 from console.store import Store
 
@@ -40,6 +41,12 @@ def register(sub: Any) -> None:
     add_inventory(a, required=True, help="cluster file (to know the pools)")
     a.add_argument("--sweep", type=int, help="sweep id (default: the newest sweep, not a drift check or rerun)")
     a.add_argument("--pool", action="append", help="only these pools (default: every pool in the sweep)")
+    a.add_argument(
+        "--workload",
+        help="accept this workload's run in the sweep on its pools instead ('framework' is the built-in one;"
+        " docs/workloads.md, Acceptance)",
+    )
+    a.add_argument("--reason", default="", help="why: the upgrade or change this acceptance is for (audited)")
     a.set_defaults(func=run_accept)
 
     d = sub.add_parser(
@@ -149,6 +156,8 @@ def run_accept(args: argparse.Namespace) -> int:
         if sweep_id is None or store.sweep(sweep_id) is None:
             raise UsageError("no such sweep")
         pools = set(args.pool or []) or pools_of_sweep(store, sweep_id)
+        if args.workload:
+            return _accept_workload(store, inventory, args, sweep_id, set(pools))
         # Refused (nothing written) when the sweep was interrupted, cancelled, cut by its deadline or still runs.
         result = accept_baseline(store, sweep_id, pools)
         if not result.ok:
@@ -157,6 +166,24 @@ def run_accept(args: argparse.Namespace) -> int:
         return 0
     finally:
         store.close()
+
+
+def _accept_workload(
+    store: Store, inventory: Inventory, args: argparse.Namespace, sweep_id: int, pools: set[str]
+) -> int:
+    """``accept --workload``: record the workload's passing run of ``sweep_id`` as accepted on ``pools``."""
+    if args.workload not in workload_names(inventory):
+        raise UsageError(f"no workload {args.workload!r} in {args.inventory}")
+    if not args.reason:
+        raise UsageError("accept --workload needs --reason: why this stack is accepted (the upgrade it is for)")
+    pools &= set(workload_pools(inventory, args.workload))
+    if not pools:
+        raise UsageError(f"{args.workload} applies to none of the pools of sweep {sweep_id}")
+    result = accept_workload(store, inventory, args.workload, pools, sweep_id, reason=args.reason)
+    if not result.ok:
+        raise UsageError(result.outcome)
+    print(result.outcome)
+    return 0
 
 
 def run_diff(args: argparse.Namespace) -> int:

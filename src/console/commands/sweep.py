@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from console.actions.acceptance import record_outcomes
 from console.checks import load_packs
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
 from console.commands.interrupts import run_interruptible
@@ -260,7 +261,12 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
         if args.exclude_unknown:
             excluded += [n.node for n in report.nodes if n.status is Status.UNKNOWN]
         write_atomic(args.exclude_out, fold(excluded) + "\n")
-    _print_summary(plain_console(stderr=args.json == "-"), report.nodes, result, code)
+    console = plain_console(stderr=args.json == "-")
+    _print_summary(console, report.nodes, result, code)
+    if args.probes in (ProbeSet.WORKLOAD, ProbeSet.FRAMEWORK) and engine.store is not None and outcome == "done":
+        # Reruns after a stack change: accepted again or regressed (docs/workloads.md, "Acceptance").
+        for record in record_outcomes(engine.store, engine.inventory, result.sweep_id):
+            console.print(f"acceptance: {_shown(record.workload)} {record.outcome} on pool {_shown(record.pool)}")
     return int(code)
 
 

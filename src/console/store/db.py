@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from console.model.findings import Finding, NodeVerdict, Status, Subject
+from console.store.acceptance import AcceptanceLedger
 from console.store.audit import AuditLog
 from console.store.drains import DrainLedger
 from console.store.lifecycle import LifecycleLedger
@@ -146,7 +147,7 @@ class StoreError(Exception):
     """A history database that cannot be opened or is not one; the message names the file."""
 
 
-class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger):
+class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedger):
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
     def __init__(self, path: str | Path) -> None:

@@ -5,10 +5,10 @@ when an audited action finished (``audit.finished_at``: NULL while only its inte
 the drains the console made (``drains``). Version 3 adds the remediation lifecycle's cases and their
 steps (``console.store.lifecycle``) and ``node_verdicts.passed``: the PASS findings of a node judged on
 the node (``sweep --via-slurm``), counted per check (JSON ``{check id: count}``) instead of kept one row
-each. Version 4 adds ``watch``'s proposals (``console.store.watch``). An older database is
-upgraded in place the first time a newer console opens it; audit rows of
-version 1 were all written after the fact, so each is finished when it was written. Fresh databases
-take the same path.
+each. Version 4 adds ``watch``'s proposals (``console.store.watch``) and the workloads' acceptance records
+and image overrides (``console.store.acceptance``). An older database is upgraded in place the first time a
+newer console opens it; audit rows of version 1 were all written after the fact, so each is finished when
+it was written. Fresh databases take the same path.
 
 A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
 "interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
@@ -79,6 +79,35 @@ _WATCH = """CREATE TABLE IF NOT EXISTS watch_proposals (
     decided_by TEXT,
     outcome TEXT
 )"""
+
+
+# Version 4: acceptance records per workload x pool (``console.store.acceptance``).
+_ACCEPTANCES = (
+    """CREATE TABLE IF NOT EXISTS acceptances (
+    id INTEGER PRIMARY KEY,
+    workload TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    stack TEXT NOT NULL DEFAULT '{}',
+    figures TEXT NOT NULL DEFAULT '{}',
+    sweep_id INTEGER,
+    at REAL NOT NULL,
+    user TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    audit_id INTEGER REFERENCES audit(id)
+)""",
+    "CREATE INDEX IF NOT EXISTS acceptances_pair ON acceptances(workload, pool, id)",
+    # The image a containerised workload runs in on a pool, set back by ``rollback``; the cluster file's otherwise.
+    """CREATE TABLE IF NOT EXISTS image_overrides (
+    workload TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    image TEXT NOT NULL,
+    set_at REAL NOT NULL,
+    set_by TEXT NOT NULL,
+    audit_id INTEGER REFERENCES audit(id),
+    PRIMARY KEY (workload, pool)
+)""",
+)
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
     "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
@@ -117,7 +146,7 @@ def upgrade(conn: sqlite3.Connection) -> None:
             conn.execute("ALTER TABLE node_verdicts ADD COLUMN passed TEXT NOT NULL DEFAULT '{}'")
         conn.execute(_DRAINS)
         conn.execute(_WATCH)
-        for statement in (*_INDEXES, *_CASES):
+        for statement in (*_INDEXES, *_CASES, *_ACCEPTANCES):
             conn.execute(statement)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     except BaseException:

@@ -93,6 +93,10 @@ async def run_workloads(engine: SweepEngine, sweep: SweepResult, nodes: Sequence
 async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: list[Node]) -> dict[str, list[Finding]]:
     """One run of ``spec`` from ``group[0]``: each node of the group gets the run's findings."""
     site = group[0].name
+    override = engine.store.image_override(spec.name, group[0].pool) if engine.store is not None else None
+    if override is not None and spec.container is not None:
+        # The pool's image was rolled back to the one the workload was accepted in (``rollback``).
+        spec = spec.model_copy(update={"container": spec.container.model_copy(update={"image": override})})
     argv = workload_argv(spec)
     started_at, t0 = time.time(), time.monotonic()
     stdout = stderr = b""

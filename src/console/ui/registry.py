@@ -143,10 +143,13 @@ ACTIONS: tuple[UiAction, ...] = (
     _catalogued(ActionKind.ESCALATE, "X", Scope.MARKED, "escalate", "cluster"),
     _catalogued(ActionKind.ENFORCE_PIN, "E", Scope.MARKED, "enforce_pin", "cluster"),
     _catalogued(ActionKind.PIN, "P", Scope.NODE, "pin_stack", "cluster"),
+    _catalogued(ActionKind.ROLLBACK, "B", Scope.NODE, "rollback", "cluster"),
     # history
     _catalogued(ActionKind.ACCEPT, "A", Scope.GLOBAL, "accept_baseline", "history"),
     UiAction("diff-baseline", "Diff baseline", "D", Scope.GLOBAL, "diff_baseline",
              "what changed since each pool's accepted baseline", "history"),
+    UiAction("acceptance", "Workload acceptance", "W", Scope.GLOBAL, "acceptance_view",
+             "each workload on each pool: state, accepted and current stack, figures", "history"),
     UiAction("copy-hostlist", "Copy hostlist", "y", Scope.VISIBLE, "copy_hostlist",
              "fold the nodes into a hostlist and put it on the clipboard", "history"),
     UiAction("export-report", "Export report", "x", Scope.GLOBAL, "export_report",

@@ -18,11 +18,13 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input
 
+from console.actions.acceptance import acceptance_states
 from console.actions.baseline import PoolDiff, accept_baseline, baseline_diffs
 from console.actions.model import ActionKind
 from console.model.findings import Status
 from console.service.commands import MULTINODE_TITLE, PlanAction, PlanMultinode, PlanPreview
 from console.sweep.catalog import ProbeSet
+from console.ui.acceptance import acceptance_content
 from console.ui.operations import baseline_preview, export_report, hostlist
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
 from console.ui.rows import COLUMNS, row_cells
@@ -471,7 +473,20 @@ class MainScreen(Screen[None]):
         """Make the cursor node's stack the pin of its pool."""
         self._cluster_action(ActionKind.PIN, single_pool=True)
 
+    def action_rollback(self) -> None:
+        """Roll the cursor node's pool back to its last accepted stack (pin, images, holds)."""
+        self._cluster_action(ActionKind.ROLLBACK, single_pool=True)
+
     # history actions ----------------------------------------------------------------------------
+
+    def action_acceptance_view(self) -> None:
+        """Show each workload's acceptance state on each pool (docs/workloads.md, "Acceptance")."""
+        app = self.console_app
+        if app.store is None:
+            self.notify("no history database: nothing was accepted", severity="warning")
+            return
+        states = acceptance_states(app.store, app.inventory)
+        app.push_screen(TextScreen("Workload acceptance per pool", acceptance_content(states)))
 
     def action_accept_baseline(self) -> None:
         """Accept the last full sweep as the baseline of the pools it covered."""

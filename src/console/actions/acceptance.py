@@ -1,0 +1,297 @@
+"""Workload acceptance per pool: the state machine, accepting a run, and recording a rerun's outcome.
+
+The states of a workload on a pool, from its records (``console.store.acceptance``) and the pool's
+current stack (each node's newest recorded stack):
+
+- ``not-accepted``: no run of it was ever accepted on this pool;
+- ``accepted`` / ``accepted-again``: the pool runs the stack of its last accepting record;
+- ``due``: the pool's stack differs from the accepted one and no rerun judged it yet;
+- ``regressed``: a rerun on the current stack failed; its figures sit beside the accepted ones.
+
+A sweep that runs workloads (``sweep --probes workload``, or ``framework`` for the built-in workload
+of that name) records, for each workload already accepted on a pool whose stack changed, ``accepted
+again`` (every node's run passed: the new stack becomes the accepted one) or ``regressed`` (a run
+FAILed). A run that could not be judged (UNKNOWN) records nothing: the workload stays due. The first
+acceptance is always an operator's (``accept --workload``), with a reason, audited as ``accept``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from console.actions.model import ActionKind, ActionResult
+from console.inventory.model import Inventory
+from console.model.findings import Finding, Status
+from console.store import Store, current_user
+from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, ACCEPTING, REGRESSED, AcceptanceRecord
+
+FRAMEWORK = "framework"  # the framework probe, accepted like a site workload
+NOT_ACCEPTED = "not-accepted"
+DUE = "due"
+STATES = (NOT_ACCEPTED, ACCEPTED, ACCEPTED_AGAIN, DUE, REGRESSED)
+# What a workload is accepted on: what a stack change re-judges (issue 22: driver, ROCm, framework,
+# container image, firmware). Tools such as rvs or amd-smi do not change what a workload does.
+STACK_KEYS = ("rocm", "amdgpu_driver", "torch", "image")
+FIRMWARE = "firmware."
+# Findings of a workload run that are not figures.
+_NOT_FIGURES = frozenset({"exit", "output", "run"})
+
+
+def workload_names(inventory: Inventory) -> list[str]:
+    """The site's workloads, then the built-in framework workload."""
+    return [*inventory.workloads, FRAMEWORK]
+
+
+def workload_pools(inventory: Inventory, workload: str) -> list[str]:
+    """The pools ``workload`` applies to (every pool for the framework and for a workload naming none)."""
+    spec = inventory.workloads.get(workload)
+    if spec is not None and spec.pools:
+        return [p for p in inventory.pools if p in spec.pools]
+    return list(inventory.pools)
+
+
+def _members(inventory: Inventory, pool: str) -> list[str]:
+    return [n.name for n in inventory.nodes if n.pool == pool]
+
+
+def current_image(store: Store, inventory: Inventory, workload: str, pool: str) -> str | None:
+    """The image ``workload`` runs in on ``pool``: the one ``rollback`` set, else the cluster file's (None: bare)."""
+    spec = inventory.workloads.get(workload)
+    if spec is None or spec.container is None:
+        return None
+    return store.image_override(workload, pool) or spec.container.image
+
+
+def merge_stacks(stacks: Iterable[dict[str, str]], image: str | None = None) -> dict[str, str]:
+    """One pool's stack as a workload sees it (with its ``image``); a field its nodes disagree on reads
+    ``mixed: a | b``."""
+    values: dict[str, set[str]] = {}
+    for stack in stacks:
+        for key, value in stack.items():
+            if key in STACK_KEYS or key.startswith(FIRMWARE):
+                values.setdefault(key, set()).add(value)
+    merged = {k: next(iter(v)) if len(v) == 1 else "mixed: " + " | ".join(sorted(v)) for k, v in values.items()}
+    if image is not None:
+        merged["image"] = image
+    return dict(sorted(merged.items()))
+
+
+def stack_changes(accepted: dict[str, str], current: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """Fields whose value differs, as (accepted, current).
+
+    A field only one side read (a quick sweep does not read torch) is not a change: it is not known.
+    """
+    return {k: (v, current[k]) for k, v in accepted.items() if k in current and current[k] != v}
+
+
+@dataclass(frozen=True)
+class PoolRun:
+    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes)."""
+
+    status: Status
+    figures: dict[str, float]
+    nodes: list[str]
+
+
+def _figure_name(workload: str, finding: Finding) -> str | None:
+    prefix = f"{FRAMEWORK}." if workload == FRAMEWORK else f"workload.{workload}."
+    if not finding.check_id.startswith(prefix):
+        return None
+    return finding.check_id.removeprefix(prefix)
+
+
+def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -> PoolRun | None:
+    """The run of ``workload`` on ``nodes`` in ``sweep_id``; None when that sweep did not run it there."""
+    statuses: list[Status] = []
+    readings: dict[str, list[float]] = {}
+    ran: list[str] = []
+    for node in nodes:
+        mine = [(f, name) for f in store.findings(sweep_id, node) if (name := _figure_name(workload, f)) is not None]
+        if not mine:
+            continue
+        ran.append(node)
+        for finding, name in mine:
+            statuses.append(finding.status)
+            observed = finding.evidence.observed
+            if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
+                readings.setdefault(name, []).append(float(observed))
+    if not ran:
+        return None
+    worst = max(statuses, key=lambda s: s.severity)
+    return PoolRun(worst, {k: sum(v) / len(v) for k, v in sorted(readings.items())}, ran)
+
+
+@dataclass(frozen=True)
+class AcceptanceState:
+    """One workload on one pool: its state, what it was accepted on, what the pool runs now."""
+
+    workload: str
+    pool: str
+    state: str
+    current_stack: dict[str, str]
+    accepted: AcceptanceRecord | None = None
+    regressed: AcceptanceRecord | None = None
+    changes: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, object]:
+        """JSON-ready: the records whole, the changes as {field: {accepted, current}}."""
+        return {
+            "workload": self.workload,
+            "pool": self.pool,
+            "state": self.state,
+            "current_stack": self.current_stack,
+            "accepted": self.accepted.as_json() if self.accepted else None,
+            "regressed": self.regressed.as_json() if self.regressed else None,
+            "changes": {k: {"accepted": a, "current": c} for k, (a, c) in self.changes.items()},
+        }
+
+
+def acceptance_state(store: Store, inventory: Inventory, workload: str, pool: str) -> AcceptanceState:
+    """The state of ``workload`` on ``pool`` now (module docstring)."""
+    members = _members(inventory, pool)
+    current = merge_stacks(store.pool_stacks(members).values(), current_image(store, inventory, workload, pool))
+    history = store.acceptance_history(workload, pool)
+    accepting = [r for r in history if r.outcome in ACCEPTING]
+    if not accepting:
+        return AcceptanceState(workload, pool, NOT_ACCEPTED, current)
+    accepted = accepting[-1]
+    changes = stack_changes(accepted.stack, current)
+    if not changes:
+        return AcceptanceState(workload, pool, accepted.outcome, current, accepted)
+    later = [r for r in history if r.id > accepted.id and r.outcome == REGRESSED]
+    if later and not stack_changes(later[-1].stack, current):
+        return AcceptanceState(workload, pool, REGRESSED, current, accepted, later[-1], changes)
+    return AcceptanceState(workload, pool, DUE, current, accepted, None, changes)
+
+
+def acceptance_states(store: Store, inventory: Inventory) -> list[AcceptanceState]:
+    """Every workload (the framework's last) on every pool it applies to."""
+    return [
+        acceptance_state(store, inventory, workload, pool)
+        for workload in workload_names(inventory)
+        for pool in workload_pools(inventory, workload)
+    ]
+
+
+def _sweep_stack(store: Store, sweep_id: int, nodes: list[str], image: str | None) -> dict[str, str]:
+    stacks = [json.loads(r["stack"]) for r in store.node_verdicts(sweep_id) if r["node"] in nodes]
+    return merge_stacks(stacks, image)
+
+
+def accept_workload(
+    store: Store,
+    inventory: Inventory,
+    workload: str,
+    pools: Iterable[str],
+    sweep_id: int,
+    *,
+    reason: str,
+    user: str | None = None,
+) -> ActionResult:
+    """Accept the run of ``workload`` in ``sweep_id`` on each of ``pools``, audited as ``accept``.
+
+    Refused (nothing written) when the sweep did not finish, did not run the workload on a pool, or a
+    run there is not PASS or WARN: a failed or unjudged run is no acceptance.
+    """
+    refusal = store.baseline_refusal(sweep_id)
+    if refusal is not None:
+        return ActionResult(False, refusal, {})
+    user = user or current_user()
+    pools = sorted(pools)
+    runs: dict[str, tuple[PoolRun, dict[str, str]]] = {}
+    for pool in pools:
+        members = _members(inventory, pool)
+        run = pool_run(store, sweep_id, workload, members)
+        if run is None:
+            return ActionResult(False, f"sweep {sweep_id} did not run {workload} on pool {pool}", {})
+        if run.status not in (Status.PASS, Status.WARN):
+            return ActionResult(False, f"{workload} is {run.status.value} on pool {pool} in sweep {sweep_id}", {})
+        runs[pool] = (run, _sweep_stack(store, sweep_id, run.nodes, current_image(store, inventory, workload, pool)))
+    inputs: dict[str, object] = {"sweep": sweep_id, "workload": workload, "reason": reason}
+    with store.audited(ActionKind.ACCEPT.value, pools, inputs=inputs, user=user) as entry:
+        for pool, (run, stack) in runs.items():
+            store.record_acceptance(
+                workload,
+                pool,
+                ACCEPTED,
+                stack=stack,
+                figures=run.figures,
+                sweep_id=sweep_id,
+                user=user,
+                reason=reason,
+                audit_id=entry.id,
+            )
+        entry.finish(f"{workload} accepted on {', '.join(pools)} from sweep {sweep_id}")
+    return ActionResult(
+        True, f"{workload} accepted on {', '.join(pools)} (sweep #{sweep_id})", dict.fromkeys(pools, ACCEPTED), entry.id
+    )
+
+
+def record_outcomes(
+    store: Store, inventory: Inventory, sweep_id: int, *, user: str | None = None
+) -> list[AcceptanceRecord]:
+    """After a sweep that ran workloads: record ``accepted-again`` or ``regressed`` where the stack changed.
+
+    Each record is audited as ``accept`` (with its outcome), so the audit log tells the story in order.
+    """
+    user = user or current_user()
+    made: list[AcceptanceRecord] = []
+    for workload in workload_names(inventory):
+        for pool in workload_pools(inventory, workload):
+            accepting = [r for r in store.acceptance_history(workload, pool) if r.outcome in ACCEPTING]
+            run = pool_run(store, sweep_id, workload, _members(inventory, pool))
+            if not accepting or run is None:
+                continue
+            stack = _sweep_stack(store, sweep_id, run.nodes, current_image(store, inventory, workload, pool))
+            changes = stack_changes(accepting[-1].stack, stack)
+            if not changes:
+                continue  # the accepted stack: nothing to re-judge
+            if run.status in (Status.PASS, Status.WARN):
+                outcome = ACCEPTED_AGAIN
+            elif run.status is Status.FAIL:
+                outcome = REGRESSED
+            else:
+                continue  # not judged: no outcome, it stays due
+            changed = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in changes.items())
+            reason = f"rerun after a stack change: {changed}"
+            inputs = {"sweep": sweep_id, "workload": workload, "outcome": outcome, "reason": reason}
+            with store.audited(ActionKind.ACCEPT.value, [pool], inputs=inputs, user=user) as entry:
+                record_id = store.record_acceptance(
+                    workload,
+                    pool,
+                    outcome,
+                    stack=stack,
+                    figures=run.figures,
+                    sweep_id=sweep_id,
+                    user=user,
+                    reason=reason,
+                    audit_id=entry.id,
+                )
+                entry.finish(f"{workload} {outcome} on {pool} (sweep {sweep_id}): {changed}")
+            made.extend(r for r in store.acceptance_history(workload, pool) if r.id == record_id)
+    return made
+
+
+def last_accepted(store: Store, pool: str, workload: str | None = None) -> AcceptanceRecord | None:
+    """The newest record that made a stack accepted on ``pool`` (of ``workload``, or of any workload)."""
+    accepting = [r for r in store.acceptance_history(workload, pool) if r.outcome in ACCEPTING]
+    return max(accepting, key=lambda r: r.id, default=None)
+
+
+def pin_fields_of(stack: dict[str, str]) -> dict[str, str]:
+    """An accepted stack as pin fields (``StackPin.pinned_fields`` names): the image is not a package."""
+    return {k: v for k, v in stack.items() if k != "image" and not v.startswith("mixed: ")}
+
+
+def images_to_restore(store: Store, inventory: Inventory, pool: str) -> dict[str, tuple[str, str]]:
+    """Containerised workloads of ``pool`` whose image is not their last accepted one: name -> (now, accepted)."""
+    restore = {}
+    for workload in inventory.workloads:
+        record = last_accepted(store, pool, workload)
+        now = current_image(store, inventory, workload, pool)
+        accepted = record.stack.get("image") if record else None
+        if now is not None and accepted is not None and accepted != now:
+            restore[workload] = (now, accepted)
+    return restore

@@ -1,0 +1,123 @@
+"""``acceptance``: each workload's state on each pool (docs/workloads.md, "Acceptance"), for people and CI.
+
+A CI job gates a stack upgrade on it: after ``sweep --probes workload`` on the upgraded pool, exit 1
+says a workload regressed (or, with ``--require-accepted``, is not accepted on the pool's stack).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from console.actions.acceptance import DUE, NOT_ACCEPTED, AcceptanceState, acceptance_states
+from console.commands.arguments import UsageError, add_inventory, add_store, existing_store
+from console.commands.terminal import plain_console
+from console.inventory import load_inventory
+from console.report.formats import write_atomic
+from console.report.text import printable
+from console.store.acceptance import REGRESSED
+
+EXIT_HELP = """states: not-accepted, accepted, accepted-again, due (the pool's stack changed since the
+workload was accepted, and no rerun judged it yet), regressed (a rerun on the current stack failed).
+
+exit codes:
+  0  nothing regressed (and, with --require-accepted, every workload is accepted on its pool's stack)
+  1  a workload regressed; with --require-accepted, also one due or never accepted
+  2  usage error (no history database, no such workload or pool)"""
+
+
+def register(sub: Any) -> None:
+    """Add the ``acceptance`` subcommand."""
+    p = sub.add_parser(
+        "acceptance",
+        help="each workload's acceptance state on each pool (accepted, due, regressed)",
+        description="List each workload's acceptance state per pool, against the pool's current stack.",
+        epilog=EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_store(p)
+    add_inventory(p, required=True, help="cluster file declaring the pools and workloads")
+    p.add_argument("--workload", action="append", help="only these workloads ('framework' is the built-in one)")
+    p.add_argument("--pool", action="append", help="only these pools")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--junit", metavar="PATH", help="write a JUnit XML file: one test case per workload and pool")
+    p.add_argument(
+        "--require-accepted", action="store_true", help="exit 1 when a workload is due or was never accepted"
+    )
+    p.set_defaults(func=run)
+
+
+def failing(state: AcceptanceState, require_accepted: bool) -> bool:
+    """Whether ``state`` fails the gate."""
+    return state.state == REGRESSED or (require_accepted and state.state in (DUE, NOT_ACCEPTED))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the states; returns the exit code documented above."""
+    inventory = load_inventory(args.inventory)
+    store = existing_store(args.store)
+    try:
+        states = acceptance_states(store, inventory)
+    finally:
+        store.close()
+    for wanted, known, what in (
+        (args.workload, {s.workload for s in states}, "workload"),
+        (args.pool, set(inventory.pools), "pool"),
+    ):
+        unknown = sorted(set(wanted or []) - known)
+        if unknown:
+            raise UsageError(f"no {what} {', '.join(unknown)} in {args.inventory}")
+    states = [s for s in states if s.workload in (args.workload or [s.workload]) and s.pool in (args.pool or [s.pool])]
+    failed = [s for s in states if failing(s, args.require_accepted)]
+    if args.junit:
+        write_atomic(args.junit, _junit(states, args.require_accepted))
+    if args.json:
+        print(json.dumps({"states": [s.as_json() for s in states], "failed": len(failed)}, indent=2))
+    else:
+        _print(states)
+    return 1 if failed else 0
+
+
+def _stack(stack: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in stack.items()) or "-"
+
+
+def _figures(figures: dict[str, float]) -> str:
+    return " ".join(f"{k}={v:g}" for k, v in figures.items()) or "-"
+
+
+def _print(states: list[AcceptanceState]) -> None:
+    table = Table(title="workload acceptance")
+    for column in ("workload", "pool", "state", "accepted on", "changed since", "figures"):
+        table.add_column(column)
+    for s in states:
+        accepted = s.accepted
+        since = " ".join(f"{k} {a}->{c}" for k, (a, c) in s.changes.items()) or "-"
+        figures = _figures(accepted.figures) if accepted else "-"
+        if s.regressed is not None:
+            figures += f"  regressed: {_figures(s.regressed.figures)}"
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(accepted.at)) if accepted else ""
+        on = f"{_stack(accepted.stack)} ({when}, {accepted.user}: {accepted.reason})" if accepted else "-"
+        table.add_row(*(escape(printable(x)) for x in (s.workload, s.pool, s.state, on, since, figures)))
+    plain_console().print(table)
+
+
+def _junit(states: list[AcceptanceState], require_accepted: bool) -> str:
+    suite = ET.Element("testsuite", name="acceptance", tests=str(len(states)))
+    failures = 0
+    for s in states:
+        case = ET.SubElement(suite, "testcase", classname=f"acceptance.{s.pool}", name=s.workload)
+        if failing(s, require_accepted):
+            failures += 1
+            changed = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in s.changes.items())
+            ET.SubElement(case, "failure", message=f"{s.workload} on {s.pool}: {s.state}").text = changed
+    suite.set("failures", str(failures))
+    root = ET.Element("testsuites")
+    root.append(suite)
+    return ET.tostring(root, encoding="unicode") + "\n"

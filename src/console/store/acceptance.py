@@ -1,0 +1,142 @@
+"""Acceptance records: which stack each workload was accepted on, per pool, and each rerun's outcome.
+
+A record is one row per event and none is ever rewritten, so the history of a workload on a pool reads
+in order: ``accepted`` (an operator accepted a passing run, with a reason), then after a stack change
+``accepted-again`` (a rerun on the new stack passed: the new stack is accepted) or ``regressed`` (it
+failed: its figures and stack are kept beside the accepted ones). The framework probe is the built-in
+workload ``framework``. An image override is the image a containerised workload runs in on one pool
+instead of the cluster file's: ``rollback`` sets it back to the accepted one. Schema version 4
+(``console.store.upgrade``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from console.store.transaction import immediate
+
+ACCEPTED = "accepted"
+ACCEPTED_AGAIN = "accepted-again"
+REGRESSED = "regressed"
+OUTCOMES = (ACCEPTED, ACCEPTED_AGAIN, REGRESSED)
+# The outcomes that make their stack the accepted one.
+ACCEPTING = (ACCEPTED, ACCEPTED_AGAIN)
+
+
+@dataclass(frozen=True)
+class AcceptanceRecord:
+    """One event of a workload on a pool: the stack it ran on, its figures, the sweep, who and why."""
+
+    id: int
+    workload: str
+    pool: str
+    outcome: str
+    stack: dict[str, str]
+    figures: dict[str, float]
+    sweep_id: int | None
+    at: float
+    user: str
+    reason: str
+    audit_id: int | None
+
+    def as_json(self) -> dict[str, object]:
+        """The record as a JSON-ready dict."""
+        return dict(self.__dict__)
+
+
+def _record(row: sqlite3.Row) -> AcceptanceRecord:
+    return AcceptanceRecord(
+        id=row["id"],
+        workload=row["workload"],
+        pool=row["pool"],
+        outcome=row["outcome"],
+        stack=json.loads(row["stack"]),
+        figures=json.loads(row["figures"]),
+        sweep_id=row["sweep_id"],
+        at=row["at"],
+        user=row["user"],
+        reason=row["reason"],
+        audit_id=row["audit_id"],
+    )
+
+
+class AcceptanceLedger:
+    """The acceptance part of ``Store`` (it needs only the connection)."""
+
+    conn: sqlite3.Connection
+
+    def record_acceptance(
+        self,
+        workload: str,
+        pool: str,
+        outcome: str,
+        *,
+        stack: dict[str, str],
+        figures: dict[str, float],
+        sweep_id: int | None,
+        user: str,
+        reason: str = "",
+        audit_id: int | None = None,
+    ) -> int:
+        """Add one event; returns its id."""
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown acceptance outcome {outcome!r}")
+        with immediate(self.conn) as conn:
+            cur = conn.execute(
+                "INSERT INTO acceptances (workload, pool, outcome, stack, figures, sweep_id, at, user, reason,"
+                " audit_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    workload,
+                    pool,
+                    outcome,
+                    json.dumps(stack, sort_keys=True),
+                    json.dumps(figures, sort_keys=True),
+                    sweep_id,
+                    time.time(),
+                    user,
+                    reason,
+                    audit_id,
+                ),
+            )
+            return int(cur.lastrowid or 0)
+
+    def acceptance_history(self, workload: str | None = None, pool: str | None = None) -> list[AcceptanceRecord]:
+        """Every event, oldest first, of one workload and/or pool (all when None)."""
+        rows = self.conn.execute(
+            "SELECT * FROM acceptances WHERE (? IS NULL OR workload = ?) AND (? IS NULL OR pool = ?) ORDER BY id",
+            (workload, workload, pool, pool),
+        ).fetchall()
+        return [_record(r) for r in rows]
+
+    def pool_stacks(self, nodes: list[str]) -> dict[str, dict[str, str]]:
+        """Each node's newest recorded stack (from any sweep or drift check that read it)."""
+        if not nodes:
+            return {}
+        marks = ",".join("?" * len(nodes))
+        rows = self.conn.execute(
+            f"SELECT node, stack FROM node_verdicts WHERE node IN ({marks}) AND stack != '{{}}' ORDER BY sweep_id DESC",
+            nodes,
+        ).fetchall()
+        stacks: dict[str, dict[str, str]] = {}
+        for row in rows:
+            stacks.setdefault(row["node"], json.loads(row["stack"]))
+        return stacks
+
+    def set_image_override(self, workload: str, pool: str, image: str, *, user: str, audit_id: int | None) -> None:
+        """Run ``workload`` on ``pool`` in ``image`` from now on (replacing an earlier override)."""
+        with immediate(self.conn) as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO image_overrides (workload, pool, image, set_at, set_by, audit_id)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (workload, pool, image, time.time(), user, audit_id),
+            )
+
+    def image_override(self, workload: str, pool: str) -> str | None:
+        """The image ``workload`` runs in on ``pool`` when ``rollback`` set one; None: the cluster file's."""
+        row = self.conn.execute(
+            "SELECT image FROM image_overrides WHERE workload = ? AND pool = ?", (workload, pool)
+        ).fetchone()
+        return str(row["image"]) if row else None
