@@ -68,14 +68,17 @@ def test_a_round_sweeps_only_idle_stale_nodes_and_proposes_the_drain(
         assert fresh[0].startswith("sim001: PASS, last active check ") and fresh[0].endswith(", quick)"), fresh
         assert fresh[2].startswith("sim003: FAIL, last active check ") and fresh[3] == "sim004: never checked", fresh
 
-        assert main(["watch", "-i", inv, "--store", db, "--approve", "1"]) == 0
+        # No terminal here: as every action from the shell, it shows the plan and asks, or needs --yes.
+        assert main(["watch", "-i", inv, "--store", db, "--approve", "1"]) == 2
+        assert "add --yes" in capsys.readouterr().err
+        assert main(["watch", "-i", inv, "--store", db, "--approve", "1", "--yes"]) == 0
         assert "#1 drain sim003: " in capsys.readouterr().out
         store = Store(db)
         case = store.case("sim003")
         assert case is not None and case.stage is Stage.AWAITING_REPAIR
         assert store.proposals() == [] and store.proposals(open_only=False)[0].decided_by
         store.close()
-        assert main(["watch", "-i", inv, "--store", db, "--approve", "all"]) == 1  # nothing left to approve
+        assert main(["watch", "-i", inv, "--store", db, "--approve", "all", "--yes"]) == 1  # nothing left to approve
         capsys.readouterr()
 
         # A dry run shows the round and touches nothing: the FAIL node's last check is fresh now.
@@ -99,7 +102,7 @@ def test_the_breaker_trips_at_the_limit_and_holds_every_action_until_cleared(
         assert main([*watch, "--auto"]) == 0
         line = _round_line(capsys.readouterr().out, 1)
         assert "sim002 FAIL" in line and "sim004 FAIL" in line, line
-        assert "BREAKER TRIPPED (pool " in line and "2 nodes held out, over its limit 1" in line, line
+        assert "BREAKER TRIPPED (pool " in line and "2 nodes held out (" in line and "over its limit 1" in line, line
         assert "done:" not in line and "proposed:" not in line, line
 
         store = Store(db)
@@ -107,7 +110,7 @@ def test_the_breaker_trips_at_the_limit_and_holds_every_action_until_cleared(
         store.close()
         assert main(["watch", "-i", inv, "--store", db, "--proposals"]) == 0
         assert "breaker: tripped: pool " in capsys.readouterr().out
-        assert main(["watch", "-i", inv, "--store", db, "--approve", "all"]) == 1
+        assert main(["watch", "-i", inv, "--store", db, "--approve", "all", "--yes"]) == 1
         assert "refused: the breaker is tripped (pool " in capsys.readouterr().out
 
         # Still tripped on the next run: said at the start and on the round, and nothing is done.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+from console.inventory.hostlist import fold
 from console.inventory.model import LifecyclePolicy
 
 
@@ -30,10 +31,18 @@ def breach(policy: LifecyclePolicy, pools: Mapping[str, Sequence[str]], held: It
         n = len(out & set(members))
         limit, how = _limit(len(members), policy.breaker_pool_fraction, policy.breaker_pool_count)
         if n > limit:
-            return f"pool {pool}: {n} nodes held out, over its limit {limit} ({how})"
+            nodes = fold(sorted(out & set(members)))
+            return (
+                f"pool {pool}: {n} nodes held out ({nodes}), over its limit {limit} ({how}; [lifecycle]"
+                " breaker_pool_fraction, breaker_pool_count)"
+            )
     fleet = {m for members in pools.values() for m in members}
     n = len(out & fleet)
     limit, how = _limit(len(fleet), policy.breaker_fleet_fraction, policy.breaker_fleet_count)
     if n > limit:
-        return f"fleet: {n} nodes held out, over its limit {limit} ({how})"
+        nodes = fold(sorted(out & fleet))
+        return (
+            f"fleet: {n} nodes held out ({nodes}), over its limit {limit} ({how}; [lifecycle]"
+            " breaker_fleet_fraction, breaker_fleet_count)"
+        )
     return None

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from console.actions.breaker import breach
-from console.actions.model import ActionKind, ActionRequest, ActionResult
+from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
 from console.actions.service import ActionService
 from console.actions.slurm import describe
 from console.actions.slurm_state import SlurmNode
@@ -128,6 +128,7 @@ class RoundReport:
     plan: RoundPlan
     outcome: str = "done"  # "cancelled" when SIGTERM/Ctrl-C stopped the round's sweep
     breaker: str = ""  # why the breaker is tripped, when it is
+    dry_run: bool = False  # nothing was swept or done: the line says what would be
     sweep_id: int | None = None
     statuses: dict[str, Status] = field(default_factory=dict)
     proposed: list[str] = field(default_factory=list)
@@ -137,7 +138,9 @@ class RoundReport:
         """The round in one line, for the log."""
         fresh = sum(1 for why in self.plan.skipped.values() if why.startswith("fresh"))
         parts = [f"round {self.number}:"]
-        if self.plan.sweep:
+        if self.plan.sweep and self.dry_run:  # a dry run sweeps nothing: it says what it would
+            parts.append(f"would sweep {fold(self.plan.sweep)}")
+        elif self.plan.sweep:
             judged = ", ".join(f"{n} {s.value}" for n, s in self.statuses.items())
             parts.append(f"swept {fold(self.plan.sweep)}" + (f" (sweep {self.sweep_id}: {judged})" if judged else ""))
         else:
@@ -196,7 +199,7 @@ class Watch:
             every_s=self.every_s,
             now=self._clock(),
         )
-        report = RoundReport(self.rounds, plan)
+        report = RoundReport(self.rounds, plan, dry_run=self.dry_run)
         if self.dry_run:
             report.proposed += [f"sweep {fold(plan.sweep)}"] if plan.sweep else []
             report.proposed += [f"revalidate {fold(plan.revalidate)}"] if plan.revalidate else []
@@ -264,17 +267,26 @@ class Watch:
         report.done.append(f"{kind.value} {fold(nodes)}{cited}: {outcome}")
 
 
-async def carry_out(service: ActionService, request: ActionRequest) -> tuple[bool, str]:
-    """Plan and execute ``request`` through the action service: whether it went through, and how, in one line."""
+async def carry_out(
+    service: ActionService, request: ActionRequest, confirm: Callable[[ActionPlan], bool] | None = None
+) -> tuple[bool, str]:
+    """Plan and execute ``request`` through the action service: whether it went through, and how, in one line.
+
+    ``confirm`` sees the plan (the exact commands) first and may decline it, as an operator at a prompt.
+    """
     await service.refresh(request)
     plan = service.plan(request)
     if plan.refused:
         return False, f"refused: {plan.refused}"
+    if confirm is not None and not confirm(plan):
+        return False, "declined: nothing was changed"
     result: ActionResult = await service.execute(plan)
     return result.ok, result.outcome
 
 
-async def approve(service: ActionService, which: str) -> list[tuple[bool, str]]:
+async def approve(
+    service: ActionService, which: str, confirm: Callable[[ActionPlan], bool] | None = None
+) -> list[tuple[bool, str]]:
     """Carry out the open proposal ``which`` (an id) or ``all`` of them; (went through, line) per proposal.
 
     Refused while the breaker is tripped: an operator clears it first, knowing why it tripped.
@@ -290,7 +302,10 @@ async def approve(service: ActionService, which: str) -> list[tuple[bool, str]]:
     user = service.user or current_user()
     for p in wanted:
         request = ActionRequest(ActionKind(p.kind), (p.node,), reason=p.reason, sweep_id=p.sweep_id)
-        ok, outcome = await carry_out(service, request)
+        ok, outcome = await carry_out(service, request, confirm)
+        if outcome.startswith("declined"):
+            lines.append((False, f"#{p.id} {p.kind} {p.node}: {outcome}; still proposed"))
+            continue
         store.decide_proposal(p.id, user=user, outcome=outcome)
         lines.append((ok, f"#{p.id} {p.kind} {p.node}: {outcome}"))
     return lines

@@ -187,7 +187,7 @@ async def _act(service: ActionService, request: ActionRequest, args: argparse.Na
             await service.refresh(request)
         plan = service.plan(request)
         if not args.json:
-            _print_plan(console, plan)
+            print_plan(console, plan)
         if args.dry_run or (request.kind in HOLD_KINDS and not args.apply):
             if args.json:
                 print(json.dumps({"plan": _plan_json(plan)}, indent=2))
@@ -195,20 +195,20 @@ async def _act(service: ActionService, request: ActionRequest, args: argparse.Na
                 console.print("[dim]dry run: nothing was changed[/]")
             return int(ExitCode.FAILED if plan.refused else ExitCode.OK)
         if plan.refused is None and (plan.steps or request.kind in (ActionKind.PIN, ActionKind.ROLLBACK)):
-            answer = _confirm(console, args.yes)
+            answer = confirm_on_terminal(console, args.yes)
             if answer is not None:
                 return answer
         result = await service.execute(plan)
         if args.json:
             print(json.dumps({"plan": _plan_json(plan), "result": asdict(result)}, indent=2))
         else:
-            _print_result(console, result)
+            _print_result(console, result, refusal_shown=plan.refused)
         return int(ExitCode.OK if result.ok else ExitCode.FAILED)
     finally:
         await service.close()
 
 
-def _confirm(console: Console, yes: bool) -> int | None:
+def confirm_on_terminal(console: Console, yes: bool) -> int | None:
     """None to go ahead; an exit code when the operator said no or cannot be asked."""
     if yes:
         return None
@@ -234,7 +234,8 @@ def _plan_json(plan: ActionPlan) -> dict[str, Any]:
     }
 
 
-def _print_plan(console: Console, plan: ActionPlan) -> None:
+def print_plan(console: Console, plan: ActionPlan) -> None:
+    """The plan as the operator reads it: per target, the commands, the notes and any refusal."""
     request = plan.request
     console.print(f"[bold]{request.kind.value}[/] {escape(fold(request.targets) or request.from_node or '')}")
     for target, decision in plan.decisions.items():
@@ -254,7 +255,11 @@ def _print_plan(console: Console, plan: ActionPlan) -> None:
         console.print(f"[red]refused:[/] {escape(plan.refused)}")
 
 
-def _print_result(console: Console, result: ActionResult) -> None:
+def _print_result(console: Console, result: ActionResult, *, refusal_shown: str | None = None) -> None:
+    if refusal_shown and not result.ok and refusal_shown in result.outcome:
+        # The plan printed just above said it all: the refusal once, then only where it was recorded.
+        console.print(f"[dim]nothing was changed (refusal recorded: audit #{result.audit_id})[/]")
+        return
     colour = "green" if result.ok else "red"
     console.print(
         f"[{colour}]{escape(result.outcome)}[/]" + (f" [dim](audit #{result.audit_id})[/]" if result.audit_id else "")
@@ -324,7 +329,7 @@ def _clear_pin(inventory: Inventory, store: Store, args: argparse.Namespace) -> 
     if args.dry_run:
         console.print("dry run: nothing was changed")
         return int(ExitCode.OK)
-    stop = _confirm(console, args.yes)
+    stop = confirm_on_terminal(console, args.yes)
     if stop is not None:
         return stop
     with store.audited(ActionKind.UNPIN.value, [args.pool], inputs={"dropped": stored}) as entry:

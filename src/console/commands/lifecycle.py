@@ -44,7 +44,8 @@ REVALIDATE_EXIT_HELP = """exit codes:
 
 def register(sub: Any) -> None:
     """Add ``cases`` and ``revalidate``."""
-    c = sub.add_parser("cases", help="list drained nodes' remediation cases: stage, action, passes, next step")
+    said = "list drained nodes' remediation cases: stage, action, passes, strikes, next step"
+    c = sub.add_parser("cases", help=said, description=said)
     add_store(c)
     c.add_argument("-i", "--inventory", help="cluster file (its [lifecycle] policy; default policy without one)")
     c.add_argument("--node", help="only this node's cases, with their steps")
@@ -55,6 +56,7 @@ def register(sub: Any) -> None:
     r = sub.add_parser(
         "revalidate",
         help="sweep repaired nodes and record a pass or a strike on their cases",
+        description="sweep repaired nodes and record a pass or a strike on their cases",
         epilog=REVALIDATE_EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -78,6 +80,7 @@ def _case_json(case: Case, policy: LifecyclePolicy) -> dict[str, Any]:
         "passes": case.passes,
         "passes_required": policy.passes_required,
         "strikes": case.strikes,
+        "max_strikes": policy.max_strikes,
         "opened_at": case.opened_at,
         "opened_by": case.opened_by,
         "sweep_id": case.sweep_id,
@@ -118,7 +121,7 @@ def run_cases(args: argparse.Namespace) -> int:
             case.stage.value,
             case.action.value if case.action else "-",
             f"{case.passes}/{policy.passes_required}",
-            str(case.strikes),
+            f"{case.strikes}/{policy.max_strikes}",
             f"{opened} by {printable(case.opened_by)}",
             case.next_step(policy),
         )

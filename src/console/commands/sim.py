@@ -153,12 +153,24 @@ def change_command(args: argparse.Namespace) -> int:
             live += [Fault(kind=kind, node=n, gpu=args.gpu, peer=args.peer, params=params) for n in nodes]
         else:
             kinds = {FaultKind(args.kind)} if args.kind else set(FaultKind)
-            live = [f for f in live if not (f.node in nodes and f.kind in kinds)]
+            kept = [f for f in live if not (f.node in nodes and f.kind in kinds)]
+            _say_repaired(len(live) - len(kept), ClusterSpec.load(state_dir / CLUSTER_FILE), nodes, kinds)
+            live = kept
         write_live_faults(state_dir, live)
     except (OSError, ValueError, ValidationError) as exc:
         print(f"{command}: {_one_line(exc)}", file=sys.stderr)
         return 2
     return 0
+
+
+def _say_repaired(removed: int, cluster: Any, nodes: list[str], kinds: set[Any]) -> None:
+    """How many live faults a repair removed, and the scenario's faults it cannot remove (a silent no-op
+    misled an operator into revalidating a node that was still faulty)."""
+    print(f"removed {removed} live fault{'' if removed == 1 else 's'}")
+    stays = [f for f in cluster.faults if f.node in nodes and f.kind in kinds]
+    if stays:
+        listed = ", ".join(f.describe() for f in stays[:5]) + (" ..." if len(stays) > 5 else "")
+        print(f"still served: {listed}: these come from the scenario file; edit it and restart the simulator")
 
 
 def faults_command(args: argparse.Namespace) -> int:

@@ -12,9 +12,10 @@ import asyncio
 import time
 from typing import Any
 
-from console.actions import ActionService
+from console.actions import ActionPlan, ActionService
 from console.actions.watch import BreakerTripped, Watch, age_text, approve, clear_breaker
 from console.checks import load_packs
+from console.commands.actions import confirm_on_terminal, print_plan
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
@@ -75,6 +76,7 @@ def register(sub: Any) -> None:
     once.add_argument(
         "--clear-breaker", action="store_true", help="clear a tripped circuit breaker (audited): automation resumes"
     )
+    p.add_argument("--yes", action="store_true", help="with --approve: do not ask before each plan")
     p.set_defaults(func=run_watch)
 
 
@@ -89,7 +91,7 @@ def run_watch(args: argparse.Namespace) -> int:
         if args.proposals or args.clear_breaker:
             return _show_or_clear(store, args.clear_breaker, out)
         if args.approve:
-            return _approve(ActionService(inventory, store), args.approve, out)
+            return _approve(ActionService(inventory, store), args.approve, out, yes=args.yes)
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
             inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
@@ -144,13 +146,18 @@ def _freshness(store: Store, nodes: list[str], out: Any) -> int:
     return int(ExitCode.OK)
 
 
-def _approve(service: ActionService, which: str, out: Any) -> int:
+def _approve(service: ActionService, which: str, out: Any, *, yes: bool) -> int:
     if which != "all" and not which.isdigit():
         raise UsageError(f"--approve takes a proposal id or 'all', not {which!r}")
 
+    def confirm(plan: ActionPlan) -> bool:
+        # As every action from the shell: the plan (exact commands, where), then a question or --yes.
+        print_plan(out, plan)
+        return confirm_on_terminal(out, yes) is None
+
     async def run() -> list[tuple[bool, str]]:
         try:
-            return await approve(service, which)
+            return await approve(service, which, confirm)
         finally:
             await service.close()
 
