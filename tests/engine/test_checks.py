@@ -310,3 +310,27 @@ def test_the_probe_ids_are_exactly_the_catalogues() -> None:
     from console.sweep.catalog import PROBES
 
     assert {p.id for p in PROBES} == PROBE_IDS
+
+
+def test_a_slow_small_message_all_reduce_warns_and_a_normal_one_passes() -> None:
+    """Issue 21, item 6: latency at the smallest size, beside the bandwidth at the largest (sim outputs)."""
+    from console.checks import load_packs
+    from console.checks.evaluate import evaluate_node
+    from console.checks.facts import ProbeOutcome, build_facts
+    from console.inventory.model import Node, StackPin
+    from console.probes import Tool, parse_output
+    from console.sim.faults import FaultKind
+    from tests.sim.simcore_helpers import cluster, fault, run
+
+    argv = ("all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8", "-c", "1")
+    node = Node(name="n01", pool="p", gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
+    pack = load_packs()["MI300X"]
+    seen = {}
+    for label, spec in (("healthy", cluster()), ("slow", cluster(faults=[fault(FaultKind.RCCL_LATENCY_HIGH)]))):
+        parsed = parse_output(run(spec, *argv).stdout, tool=Tool.RCCL_TESTS, kind="all_reduce_perf")
+        facts = build_facts(node, StackPin(), {"rccl.all_reduce": ProbeOutcome("rccl.all_reduce", parsed)})
+        [finding] = [f for f in evaluate_node(pack, facts) if f.check_id == "rccl.small_latency"]
+        seen[label] = finding
+    assert seen["healthy"].status.value == "PASS" and float(seen["healthy"].evidence.observed or 0) < 50
+    assert seen["slow"].status.value == "WARN" and "(warn if > 50)" in seen["slow"].message
+    assert seen["slow"].evidence.action is not None and seen["slow"].evidence.action.value == "monitor"

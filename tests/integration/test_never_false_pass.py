@@ -52,6 +52,7 @@ HARDWARE_LEVEL: dict[FaultKind, ProbeSet] = {
     FaultKind.RCCL_WRONG: ProbeSet.STANDARD,
     FaultKind.RCCL_LOW_BUSBW: ProbeSet.STANDARD,
     FaultKind.RCCL_HANG: ProbeSet.STANDARD,
+    FaultKind.RCCL_LATENCY_HIGH: ProbeSet.STANDARD,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: ProbeSet.STANDARD,
     **{kind: ProbeSet.FRAMEWORK for kind in FaultKind if kind.value.startswith("torch_")},
 }

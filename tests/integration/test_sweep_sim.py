@@ -37,6 +37,7 @@ EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.RCCL_WRONG: (Status.FAIL, "rccl"),
     FaultKind.RCCL_LOW_BUSBW: (Status.FAIL, "rccl"),
     FaultKind.RCCL_HANG: (Status.FAIL, "rccl"),
+    FaultKind.RCCL_LATENCY_HIGH: (Status.WARN, "rccl"),
     FaultKind.TRANSFERBENCH_PAIR_SLOW: (Status.FAIL, "transferbench"),
     FaultKind.NIC_PORT_DOWN: (Status.FAIL, "nic"),
     FaultKind.NIC_MISSING: (Status.FAIL, "nic"),

@@ -66,7 +66,7 @@ def test_degraded_rccl_fails_the_mi300x_floor(capsys: pytest.CaptureFixture[str]
     assert (code, err) == (1, "")
     assert "verdict  FAIL  MI300X pack (--model; the output names MI350X), as probe rccl.all_reduce" in out
     assert "FAIL     RCCL all_reduce in-place busbw at largest size: 289.3 GB/s (fail if < 304)  [rccl.busbw]" in out
-    assert "judged: 1 FAIL, 2 PASS" in out
+    assert "judged: 1 FAIL, 3 PASS" in out
     assert (
         "not applicable to this one output: 56 checks (55 read other probes; 1 compares with the pool's median)" in out
     )
@@ -83,7 +83,7 @@ def test_json_adds_verdict_and_findings_and_keeps_every_key(capsys: pytest.Captu
     assert (verdict["probes"], verdict["fragment"], verdict["counts"]) == (
         ["rccl.all_reduce"],
         False,
-        {"FAIL": 1, "PASS": 2},
+        {"FAIL": 1, "PASS": 3},
     )
     assert verdict["not_applicable"]["rccl.busbw_fleet"] == "compares with the pool's median"
     (failed,) = [f for f in obj["findings"] if f["status"] == "FAIL"]
@@ -95,7 +95,7 @@ def test_healthy_rccl_passes_and_exits_0(capsys: pytest.CaptureFixture[str]) -> 
     code, out, _ = _text(capsys, str(HEALTHY_RCCL), "--model", "MI300X")
     assert code == 0
     assert "verdict  PASS  MI300X pack (--model), as probe rccl.all_reduce" in out
-    assert "judged: 3 PASS" in out
+    assert "judged: 4 PASS" in out
 
 
 def test_the_model_the_output_names_is_judged_without_model(capsys: pytest.CaptureFixture[str]) -> None:
@@ -242,9 +242,13 @@ _SAMPLE_OF_PROGRAM = {
 }
 
 
+# Probes of a program whose one sample above is another subcommand's output.
+_SAMPLE_OF_PROBE = {"amdsmi.cper": FIXTURES / "cper" / "ras-cper-folder-rocm71.txt"}
+
+
 @pytest.mark.parametrize("spec", PROBES, ids=lambda spec: spec.id)
 def test_each_catalogued_tool_probe_is_where_its_kind_is_filed(spec: Any) -> None:
-    sample = _SAMPLE_OF_PROGRAM.get(spec.argv[0])
+    sample = _SAMPLE_OF_PROBE.get(spec.id) or _SAMPLE_OF_PROGRAM.get(spec.program)
     filed = {probe for probes in PROBES_OF_KIND.values() for probe in probes}
     if sample is None:
         assert spec.id not in filed  # a host probe: no tool output is filed under it

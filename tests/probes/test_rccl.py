@@ -65,13 +65,23 @@ REAL_CASES = [
 ]  # fmt: skip
 
 
+def test_the_small_message_time_is_the_8_byte_rows_in_place_time() -> None:
+    result, _ = parsed((SAMPLES / "all_reduce_perf-mi300x-1node-mpi-np8.txt").read_bytes())
+    assert (result.summary["min_size_bytes"], result.summary["inplace_time_at_min_size_us"]) == (8, 17.24)
+
+
 @pytest.mark.parametrize("case", REAL_CASES, ids=[case.name for case in REAL_CASES])
 def test_real_outputs(case: RealCase) -> None:
     result, data = parsed((SAMPLES / case.name).read_bytes())
     assert (result.tool, result.kind, result.ok) == (Tool.RCCL_TESTS, case.kind, True)
     assert result.errors == []
     assert result.tool_version == case.version
-    assert result.summary == {
+    summary = dict(result.summary)
+    smallest = min(data.rows, key=lambda row: row.size_bytes)
+    # The small-message figures: the in-place time of the smallest size the run printed.
+    assert summary.pop("min_size_bytes") == smallest.size_bytes
+    assert summary.pop("inplace_time_at_min_size_us") == (smallest.in_place.time_us if smallest.in_place else None)
+    assert summary == {
         "avg_busbw_gbps": case.avg_busbw,
         "wrong_total": 0,
         "gpu_count": case.gpus,

@@ -34,7 +34,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     assert set(EFFECTS) == set(FaultKind)
     # Fabric faults need a multi-node run and a scenario placing them; a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - FABRIC_KINDS)
-    assert len(FaultKind) == 50
+    assert len(FaultKind) == 51
 
 
 def test_random_draws_never_place_a_fabric_fault() -> None:
@@ -142,6 +142,7 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.RCCL_WRONG: (None, None, {}, lambda n: n.rccl_wrong),
     FaultKind.RCCL_LOW_BUSBW: (None, None, {}, lambda n: n.rccl_busbw_factor < 0.9),
     FaultKind.RCCL_HANG: (None, None, {}, lambda n: n.rccl_hang),
+    FaultKind.RCCL_LATENCY_HIGH: (None, None, {}, lambda n: n.rccl_latency_us == 150.0),
     FaultKind.TRANSFERBENCH_PAIR_SLOW: (1, 4, {}, lambda n: _link(n) == (LinkState.UP, 0, 0.6)),
     FaultKind.NIC_PORT_DOWN: (None, None, {"nic": "2"}, lambda n: [nic.up for nic in n.nics].count(False) == 1),
     FaultKind.NIC_MISSING: (None, None, {}, lambda n: len(n.nics) == 7),

@@ -530,6 +530,7 @@ def tb_healthcheck(facts: NodeFacts) -> list[Observation]:
 for _name, _probe, _key in (
     ("rccl.busbw_inplace_max_gbps", ProbeId.RCCL_ALL_REDUCE, "inplace_busbw_at_max_size_gbps"),
     ("rccl.wrong_total", ProbeId.RCCL_ALL_REDUCE, "wrong_total"),
+    ("rccl.small_time_us", ProbeId.RCCL_ALL_REDUCE, "inplace_time_at_min_size_us"),
     ("tb.a2a_min_gbps", ProbeId.TB_A2A, "min_gbps"),
     ("tb.p2p_min_gbps", ProbeId.TB_P2P, "min_gbps"),
     ("rvs.fail_count", ProbeId.RVS_LEVEL3, "fail_count"),

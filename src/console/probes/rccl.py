@@ -377,6 +377,7 @@ def _append_once(messages: list[str], message: str) -> None:
 
 def _summary(result: RcclResult) -> dict[str, object]:
     largest = max(result.rows, key=lambda row: row.size_bytes, default=None)
+    smallest = min(result.rows, key=lambda row: row.size_bytes, default=None)
     wrong_total = sum(
         measurement.wrong or 0
         for row in result.rows
@@ -392,6 +393,9 @@ def _summary(result: RcclResult) -> dict[str, object]:
         "outofplace_busbw_at_max_size_gbps": (
             largest.out_of_place.busbw_gbps if largest and largest.out_of_place else None
         ),
+        "min_size_bytes": smallest.size_bytes if smallest else None,
+        # Latency, where the collective's time is all launch and synchronisation: the small-message check.
+        "inplace_time_at_min_size_us": smallest.in_place.time_us if smallest and smallest.in_place else None,
         "rows": len(result.rows),
         "complete": result.footer.complete,
     }

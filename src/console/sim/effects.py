@@ -225,6 +225,10 @@ def _rccl_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_busbw_factor = _float(fault, "factor", 0.72)
 
 
+def _rccl_latency(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rccl_latency_us = _float(fault, "extra_us", 150.0)
+
+
 def _rccl_hang(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_hang = True
 
@@ -346,6 +350,7 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.RCCL_WRONG: _rccl_wrong,
     FaultKind.RCCL_LOW_BUSBW: _rccl_low,
     FaultKind.RCCL_HANG: _rccl_hang,
+    FaultKind.RCCL_LATENCY_HIGH: _rccl_latency,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,
     FaultKind.NIC_PORT_DOWN: _nic_down,
     FaultKind.NIC_MISSING: _nic_missing,

@@ -38,6 +38,7 @@ class FaultKind(StrEnum):
     RCCL_WRONG = "rccl_wrong"
     RCCL_LOW_BUSBW = "rccl_low_busbw"
     RCCL_HANG = "rccl_hang"
+    RCCL_LATENCY_HIGH = "rccl_latency_high"
     TRANSFERBENCH_PAIR_SLOW = "transferbench_pair_slow"
     NIC_PORT_DOWN = "nic_port_down"
     NIC_MISSING = "nic_missing"
@@ -184,6 +185,7 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.DRIVER_DRIFT,
     FaultKind.RCCL_WRONG,
     FaultKind.RCCL_HANG,
+    FaultKind.RCCL_LATENCY_HIGH,
     FaultKind.TOOL_MISSING,
     FaultKind.GARBAGE_OUTPUT,
     FaultKind.SLOW_TRICKLE,

@@ -268,6 +268,7 @@ class SimNode(Model):
     rccl_wrong: bool = False
     rccl_hang: bool = False
     rccl_busbw_factor: float = 1.0
+    rccl_latency_us: float = Field(0.0, description="added to every collective's time: small messages show it")
     torch: SimTorch = Field(default_factory=SimTorch)
     uplink: str | None = Field(None, description="the slow switch uplink this node sits behind (uplink_slow)")
     uplink_factor: float = Field(1.0, description="what a run crossing that uplink keeps of its busbw")

@@ -426,6 +426,7 @@ def _sizes(args: _TestArgs) -> list[int]:
 def _time_us(run: _Run, size: int, peak: float) -> float:
     factor = _bus_factor(run.coll, run.nranks) or 1.0
     latency = run.coll.latency_us * (2.2 if run.multi_node else 1.0) + (6.0 if size < 1024 else 0.0)
+    latency += max(node.rccl_latency_us for node in run.nodes)  # a slow launch path (rccl_latency_high)
     overhead = (120.0 if run.multi_node else 45.0) * size / (size + 4 * 1024 * 1024)
     return latency + overhead + size * factor / (peak * 1e3)
 
