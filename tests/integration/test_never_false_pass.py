@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from console.checks import load_packs
+from console.cli import main
 from console.inventory import load_inventory
 from console.model.findings import NodeVerdict, Status
 from console.model.multinode import MultinodeResult
@@ -352,3 +353,46 @@ def test_a_fault_that_appears_between_sweeps_is_never_pass(tmp_path: Path) -> No
     assert [after[n].status for n in excepted] == [Status.PASS] * len(APPEARING_EXCEPTIONS), (
         "an exception no longer needed goes"
     )
+
+
+# -- a site's workload ---------------------------------------------------------------------------------
+# Workloads are no catalogued probe: the cluster file declares their commands. Every behaviour fault of
+# the command a workload runs must leave its node short of PASS too.
+WORKLOAD = """
+[[workloads]]
+name = "rccl-smoke"
+pools = ["mi300x"]
+timeout_s = 5
+command = ["all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8", "-c", "1"]
+
+[workloads.results.regex]
+busbw = '# Avg bus bandwidth\\s*:\\s*(\\S+)'
+
+[[workloads.criteria]]
+figure = "busbw"
+fail_if = "< 80"
+source = "accepted run on this pool: 110 GB/s average; fail at -27 %"
+"""
+
+
+def test_no_fault_of_a_workloads_command_reads_pass(tmp_path: Path) -> None:
+    kinds = sorted(BEHAVIOUR_KINDS)
+    lines = ["time_factor = 400", "[[nodes]]", f'names = "sim[001-{len(kinds) + 1:03d}]"', 'model = "MI300X"']
+    lines.append('pool = "mi300x"')
+    for number, kind in enumerate(kinds, start=2):
+        lines += ["[[faults]]", f'nodes = "sim{number:03d}"', f'kind = "{kind.value}"', 'program = "all_reduce_perf"']
+        # A workload's output is held to the transport's 16 MiB, not the probes' limit: 20 MiB passes it.
+        params = {**PARAMS.get(kind, {}), **({"mb": 20} if kind is FaultKind.HUGE_OUTPUT else {})}
+        lines += [f"{key} = {_toml_value(value)}" for key, value in params.items()]
+    scenario = tmp_path / "workload-faults.toml"
+    scenario.write_text("\n".join(lines) + "\n")
+    report = tmp_path / "r.json"
+    with start_sim_cluster(scenario=scenario) as sim:
+        cluster = tmp_path / "cluster.toml"
+        cluster.write_text(sim.inventory_path.read_text() + WORKLOAD)
+        args = ["sweep", "-i", str(cluster), "--probes", "workload", "--store", str(tmp_path / "h.sqlite")]
+        main([*args, "--json", str(report)])
+    status = {n["node"]: n["status"] for n in json.loads(report.read_text())["nodes"]}
+    assert status["sim001"] == "PASS", "the healthy node runs the workload and passes"
+    false_pass = [kind.value for number, kind in enumerate(kinds, start=2) if status[f"sim{number:03d}"] == "PASS"]
+    assert not false_pass, f"faults of the workload's command that read PASS: {false_pass}"
