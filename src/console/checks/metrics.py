@@ -696,9 +696,11 @@ def _model_of(name: str) -> str:
     return token.group(0).upper() if token else " ".join(name.lower().split())
 
 
-@metric("framework.device_model_matches")
-def torch_device_model(facts: NodeFacts) -> list[Observation]:
-    """Per torch device: whether the model torch names is the one amd-smi names for that GPU."""
+def _per_torch_device(
+    facts: NodeFacts, read: Callable[[Any, GpuRecord | None], tuple[Any, str | None, str | None]]
+) -> list[Observation]:
+    """One observation per device torch sees: ``read(device, its amd-smi record)`` gives the value, why it
+    is missing and a detail; the node's one observation saying why when torch gave nothing to read."""
     data, missing = _torch_result(facts)
     if missing is not None:
         return [missing]
@@ -707,34 +709,38 @@ def torch_device_model(facts: NodeFacts) -> list[Observation]:
     observations = []
     for device in data.devices:
         subject, record = _torch_gpu(facts, device)
-        smi = record.identity.market_name if record is not None else None
-        if not device.name or not smi:
-            why = "torch did not name the device" if not device.name else "amd-smi names no model for this GPU"
-            observations.append(Observation(subject, None, why, ProbeId.FRAMEWORK_TORCH))
-            continue
-        detail = f"torch: {device.name}; amd-smi: {smi}"
-        same = _model_of(device.name) == _model_of(smi)
-        observations.append(Observation(subject, same, None, ProbeId.FRAMEWORK_TORCH, detail=detail))
+        value, why, detail = read(device, record)
+        observations.append(Observation(subject, value, why, ProbeId.FRAMEWORK_TORCH, detail=detail))
     return observations
 
 
+@metric("framework.device_model_matches")
+def torch_device_model(facts: NodeFacts) -> list[Observation]:
+    """Per torch device: whether the model torch names is the one amd-smi names for that GPU."""
+
+    def read(device: Any, record: GpuRecord | None) -> tuple[Any, str | None, str | None]:
+        smi = record.identity.market_name if record is not None else None
+        if not device.name or not smi:
+            return (
+                None,
+                "torch did not name the device" if not device.name else "amd-smi names no model for this GPU",
+                None,
+            )
+        return _model_of(device.name) == _model_of(smi), None, f"torch: {device.name}; amd-smi: {smi}"
+
+    return _per_torch_device(facts, read)
+
+
 def _gemm_metric(stage_name: str) -> Metric:
+    def read(device: Any, _: GpuRecord | None) -> tuple[Any, str | None, str | None]:
+        stage = getattr(device, stage_name)
+        if stage.tflops is not None:
+            return stage.tflops, None, None
+        said = f": {stage.error}" if stage.error else ""
+        return None, f"{stage_name} GEMM {stage.status.value}{said}", None
+
     def extract(facts: NodeFacts) -> list[Observation]:
-        data, missing = _torch_result(facts)
-        if missing is not None:
-            return [missing]
-        if unseen := _no_devices(facts, data):
-            return unseen
-        observations = []
-        for device in data.devices:
-            subject, _ = _torch_gpu(facts, device)
-            stage = getattr(device, stage_name)
-            why: str | None = None
-            if stage.tflops is None:
-                said = f": {stage.error}" if stage.error else ""
-                why = f"{stage_name} GEMM {stage.status.value}{said}"
-            observations.append(Observation(subject, stage.tflops, why, ProbeId.FRAMEWORK_TORCH))
-        return observations
+        return _per_torch_device(facts, read)
 
     return extract
 
@@ -746,23 +752,16 @@ METRICS["framework.fp8_tflops"] = _gemm_metric("fp8")
 @metric("framework.gemm_nonfinite")
 def torch_gemm_nonfinite(facts: NodeFacts) -> list[Observation]:
     """NaN or Inf elements in a device's GEMM results (BF16 and FP8 added up)."""
-    data, missing = _torch_result(facts)
-    if missing is not None:
-        return [missing]
-    if unseen := _no_devices(facts, data):
-        return unseen
-    observations = []
-    for device in data.devices:
-        subject, _ = _torch_gpu(facts, device)
-        counts = {name: s.nonfinite for name, s in (("bf16", device.bf16), ("fp8", device.fp8)) if s.nonfinite}
+
+    def read(device: Any, _: GpuRecord | None) -> tuple[Any, str | None, str | None]:
         checked = [s for s in (device.bf16, device.fp8) if s.nonfinite is not None]
         if not checked:
-            observations.append(Observation(subject, None, "no GEMM result was checked", ProbeId.FRAMEWORK_TORCH))
-            continue
+            return None, "no GEMM result was checked", None
+        counts = {name: s.nonfinite for name, s in (("bf16", device.bf16), ("fp8", device.fp8)) if s.nonfinite}
         detail = ", ".join(f"{name} {count}" for name, count in counts.items()) or None
-        total = float(sum(s.nonfinite for s in checked))
-        observations.append(Observation(subject, total, None, ProbeId.FRAMEWORK_TORCH, detail=detail))
-    return observations
+        return float(sum(s.nonfinite for s in checked)), None, detail
+
+    return _per_torch_device(facts, read)
 
 
 @metric("framework.all_reduce_correct")
