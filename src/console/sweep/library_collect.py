@@ -13,13 +13,12 @@ import asyncio
 import re
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 
 from console.probes.amdsmi.library import AmdSmiLibrary, LibraryCallError, open_library
 from console.probes.ids import ProbeId
 from console.sweep.catalog import PROBES_BY_ID
-from console.transport import CommandResult, OutputSink, Transport
+from console.transport import CommandResult, OutputSink, Transport, WrappedTransport
 
 # Probe -> the amd-smi subcommand whose document the library writes for it.
 LIBRARY_PROBES: dict[str, str] = {
@@ -33,27 +32,15 @@ LIBRARY = "amdsmi library"
 _PROBE_PART = re.compile(r'[^\n]*echo "@@ic-begin ([A-Za-z0-9_.-]+)"[^\n]*\n@@ic-end \1 rc=\$\?"[^\n]*\n?')
 
 
-class LibraryTransport(Transport):
+class LibraryTransport(WrappedTransport):
     """This host's transport, with the probes of ``LIBRARY_PROBES`` answered by the library in-process."""
 
     def __init__(self, inner: Transport, library: AmdSmiLibrary, *, timeout_s: float | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.library = library
         self.timeout_s = timeout_s  # None: each probe's own timeout from the catalogue
         self.answered: list[str] = []
         self.hung: str | None = None  # why the library is asked no more
-
-    async def run(
-        self,
-        node: str,
-        argv: Sequence[str],
-        *,
-        timeout_s: float,
-        stdin: bytes | None = None,
-        sink: OutputSink | None = None,
-    ) -> CommandResult:
-        """Pass through (the engine runs bundles with ``run_script``)."""
-        return await self.inner.run(node, argv, timeout_s=timeout_s, stdin=stdin, sink=sink)
 
     async def run_script(
         self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
@@ -107,10 +94,6 @@ class LibraryTransport(Transport):
             self.hung = f"an earlier call did not answer within {timeout_s:g} s ({probe})"
             return _section(probe, f"amdsmi library: no answer within {timeout_s:g} s", 124)
         return _section(probe, output, status)
-
-    async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
-        """The node is this host."""
-        await self.inner.check_reachable(node, timeout_s)
 
     async def close(self) -> None:
         """Shut the library down (unless a call still hangs in it) and close the host's transport."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
 
 from console.checks import NodeFacts
 from console.inventory.model import StackPin
@@ -19,34 +18,30 @@ from console.sweep.catalog import PROBES_BY_ID, ProbeSet
 from console.sweep.engine import SweepEngine, SweepResult
 from console.sweep.library_collect import COMMAND, collecting_transport
 from console.sweep.node_report import LocalCheckReport, build_report
-from console.transport import CommandResult, ErrorKind, LocalTransport, OutputSink, Transport, TransportError
+from console.transport import (
+    CommandResult,
+    ErrorKind,
+    LocalTransport,
+    OutputSink,
+    Transport,
+    TransportError,
+    WrappedTransport,
+)
 
 # The begin marker each probe of a bundle script echoes (console.sweep.bundle).
 _SCRIPT_PROBE = re.compile(r'echo "@@ic-begin ([A-Za-z0-9_.-]+)"')
 
 
-class RecordingTransport(Transport):
+class RecordingTransport(WrappedTransport):
     """The node's own transport, keeping every bundle's output (``check-local`` reports it raw).
 
     A bundle given up on leaves its probes marked as timed out.
     """
 
     def __init__(self, inner: Transport, collector: str = COMMAND) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.stdout: list[bytes] = []
         self.collector = collector  # which path collects the amd-smi facts, said in the report
-
-    async def run(
-        self,
-        node: str,
-        argv: Sequence[str],
-        *,
-        timeout_s: float,
-        stdin: bytes | None = None,
-        sink: OutputSink | None = None,
-    ) -> CommandResult:
-        """Pass through (the engine runs bundles with ``run_script``)."""
-        return await self.inner.run(node, argv, timeout_s=timeout_s, stdin=stdin, sink=sink)
 
     async def run_script(
         self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
@@ -64,14 +59,6 @@ class RecordingTransport(Transport):
             raise
         self.stdout.append(result.stdout)
         return result
-
-    async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
-        """The node is this host."""
-        await self.inner.check_reachable(node, timeout_s)
-
-    async def close(self) -> None:
-        """Close the local transport."""
-        await self.inner.close()
 
 
 def level_for_node(level: ProbeSet | str) -> ProbeSet:

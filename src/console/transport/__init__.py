@@ -3,7 +3,7 @@
 Everything the sweep engine needs is exported here; the other modules are internals.
 """
 
-from console.transport.base import CappedOutput, CommandResult, OutputSink, Transport
+from console.transport.base import CappedOutput, CommandResult, OutputSink, Transport, WrappedTransport
 from console.transport.errors import ErrorKind, TransportError
 from console.transport.hostkeys import AcceptedHostKey
 from console.transport.local import LocalTransport
@@ -22,4 +22,5 @@ __all__ = [
     "SshTransport",
     "Transport",
     "TransportError",
+    "WrappedTransport",
 ]

@@ -120,3 +120,36 @@ class Transport(Protocol):
     async def close(self) -> None:
         """Close every connection; the transport is unusable afterwards."""
         ...
+
+
+class WrappedTransport:
+    """A transport that hands every call to ``inner``: a wrapper overrides only what it changes."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+
+    async def run(
+        self,
+        node: str,
+        argv: Sequence[str],
+        *,
+        timeout_s: float,
+        stdin: bytes | None = None,
+        sink: OutputSink | None = None,
+    ) -> CommandResult:
+        """Pass through."""
+        return await self.inner.run(node, argv, timeout_s=timeout_s, stdin=stdin, sink=sink)
+
+    async def run_script(
+        self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
+    ) -> CommandResult:
+        """Pass through."""
+        return await self.inner.run_script(node, script, timeout_s=timeout_s, sink=sink)
+
+    async def check_reachable(self, node: str, timeout_s: float = 3.0) -> None:
+        """Pass through."""
+        await self.inner.check_reachable(node, timeout_s)
+
+    async def close(self) -> None:
+        """Pass through."""
+        await self.inner.close()
