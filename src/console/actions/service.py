@@ -63,7 +63,7 @@ from console.actions.slurm_state import SlurmNode
 from console.checks import CheckPack, NodeFacts
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, SlurmConfig, SshConfig, StackPin
-from console.model.findings import Remedy, Status, gravest
+from console.model.findings import Remedy, worst_action
 from console.probes.base import ParseError
 from console.probes.host import parse_os_release
 from console.store import AuditEntry, Store, current_user
@@ -448,12 +448,7 @@ class ActionService:
         """What the node's worst findings in ``sweep_id`` call for (None without that sweep)."""
         if sweep_id is None:
             return None
-        findings = self.store.findings(sweep_id, node, problems_only=True)
-        for status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
-            worst = [f.evidence.action for f in findings if f.status is status]
-            if worst:
-                return gravest(worst)
-        return None
+        return worst_action(self.store.findings(sweep_id, node, problems_only=True))
 
     def _execute_case(self, plan: ActionPlan) -> ActionResult:
         fresh = plan_case(plan.request, {t: self.store.case(t) for t in plan.request.targets})

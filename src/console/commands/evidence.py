@@ -30,7 +30,7 @@ from console.checks.cper import describe_record, severity_class
 from console.commands.arguments import UsageError, add_store, existing_store
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
-from console.model.findings import gravest
+from console.model.findings import Status, worst_action
 from console.model.gpu import GpuRecord, merge_gpu_records
 from console.probes import Tool, parse_output
 from console.probes.base import ParseError
@@ -105,8 +105,7 @@ def evidence_files(store: Store, node: str, sweep_id: int) -> dict[str, bytes]:
         raise UsageError(f"sweep {sweep_id} did not judge {node!r}")
     findings = store.findings(sweep_id, node)
     files: dict[str, bytes] = {}
-    worst = [f for f in findings if f.status.value == verdict["status"]]
-    action = gravest([f.evidence.action for f in worst]) if verdict["status"] in ("FAIL", "WARN", "UNKNOWN") else None
+    action = worst_action(findings, Status(verdict["status"]))
     files["verdict.json"] = _json(
         {
             "judged_at_utc": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(verdict["updated_at"])),

@@ -163,6 +163,14 @@ class NodeVerdict(Model):
         return len(self.findings) + sum(self.passed.values())
 
 
+def worst_action(findings: list[Finding], status: Status | None = None) -> Remedy | None:
+    """The gravest action the findings of the worst status (or of ``status``) call for; None for PASS or SKIP."""
+    status = status or worst([f.status for f in findings], default=Status.PASS)
+    if status not in (Status.FAIL, Status.WARN, Status.UNKNOWN):
+        return None
+    return gravest([f.evidence.action for f in findings if f.status is status])
+
+
 def roll_up(
     node: str, findings: list[Finding], passed: dict[str, int] | None = None, passed_families: Iterable[str] = ()
 ) -> NodeVerdict:
@@ -183,9 +191,7 @@ def roll_up(
         reason = f"{where} {headline.message}" if where else headline.message
     if not findings and not passed:
         reason = "no checks ran"
-    action = None
-    if status in (Status.FAIL, Status.WARN, Status.UNKNOWN):
-        action = gravest([f.evidence.action for f in findings if f.status is status])
+    action = worst_action(findings, status)
     return NodeVerdict(
         node=node,
         status=status,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from console.inventory.model import LifecyclePolicy, Node
-from console.model.findings import NodeVerdict, Status, gravest
+from console.model.findings import NodeVerdict, Status
 from console.store import Store, current_user
 from console.store.lifecycle import Case
 from console.sweep.engine import SweepEngine
@@ -60,7 +60,7 @@ def record_outcomes(
         verdict = verdicts.get(name)
         status = verdict.status if verdict is not None else Status.UNKNOWN
         passed = True if status is Status.PASS else False if status in (Status.FAIL, Status.WARN) else None
-        action = gravest([f.evidence.action for f in verdict.findings if f.status is status]) if verdict else None
+        action = verdict.action if verdict else None
         reason = verdict.reason if verdict is not None else "not swept"
         note = f"{status.value}" + (f": {reason}" if reason else "")
         case = store.record_revalidation(
