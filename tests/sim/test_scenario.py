@@ -117,6 +117,10 @@ def test_faults_injected_and_repaired_between_sweeps_show_in_the_next_sweep(tmp_
             ("sim001", FaultKind.ECC_CORRECTABLE_STORM),
         }
         assert "faults" in _cli("sim", "faults", "--state-dir", state).stdout
+        # A repair cannot remove a scenario's fault, and says so rather than nothing.
+        kept = _cli("sim", "repair", "sim002", "--state-dir", state)
+        assert kept.returncode == 0 and kept.stdout.startswith("removed 0 live faults\n")
+        assert "still served: ignores_sigterm on sim002" in kept.stdout and "scenario file" in kept.stdout
         unknown = _cli("sim", "inject", "sim009", "--kind", "gpu_missing", "--gpu", "1", "--state-dir", state)
         assert unknown.returncode == 2 and "sim009" in unknown.stderr
 

@@ -135,7 +135,7 @@ def change_command(args: argparse.Namespace) -> int:
     from console.inventory.hostlist import expand
     from console.sim.faults import Fault, FaultKind
     from console.sim.models import ClusterSpec
-    from console.sim.scenario import read_live_faults, write_live_faults
+    from console.sim.scenario import read_injected, read_live_faults, write_live_faults
     from console.sim.serve import CLUSTER_FILE, default_state_dir
 
     command = f"instinct-console sim {args.sim_command}"
@@ -154,7 +154,7 @@ def change_command(args: argparse.Namespace) -> int:
         else:
             kinds = {FaultKind(args.kind)} if args.kind else set(FaultKind)
             kept = [f for f in live if not (f.node in nodes and f.kind in kinds)]
-            _say_repaired(len(live) - len(kept), ClusterSpec.load(state_dir / CLUSTER_FILE), nodes, kinds)
+            _say_repaired(len(live) - len(kept), read_injected(state_dir)[1], live, nodes, kinds)
             live = kept
         write_live_faults(state_dir, live)
     except (OSError, ValueError, ValidationError) as exc:
@@ -163,14 +163,14 @@ def change_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _say_repaired(removed: int, cluster: Any, nodes: list[str], kinds: set[Any]) -> None:
+def _say_repaired(removed: int, served: list[Any], live: list[Any], nodes: list[str], kinds: set[Any]) -> None:
     """How many live faults a repair removed, and the scenario's faults it cannot remove (a silent no-op
     misled an operator into revalidating a node that was still faulty)."""
     print(f"removed {removed} live fault{'' if removed == 1 else 's'}")
-    stays = [f for f in cluster.faults if f.node in nodes and f.kind in kinds]
+    stays = [f for f in served if f.node in nodes and f.kind in kinds and f not in live]
     if stays:
         listed = ", ".join(f.describe() for f in stays[:5]) + (" ..." if len(stays) > 5 else "")
-        print(f"still served: {listed}: these come from the scenario file; edit it and restart the simulator")
+        print(f"still served: {listed}: these come from the scenario file; edit it (the simulator applies it)")
 
 
 def faults_command(args: argparse.Namespace) -> int:
