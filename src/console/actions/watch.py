@@ -34,6 +34,7 @@ from console.store import Store, current_user
 from console.store.lifecycle import Stage
 from console.store.watch import Breaker, Proposal
 from console.sweep.engine import SweepEngine
+from console.sweep.freshness import age_text, last_active_check
 from console.sweep.revalidation import revalidate
 
 # Flags that make an IDLE node no candidate: being powered, rebooted, reserved for maintenance or not answering.
@@ -60,18 +61,20 @@ def is_idle(node: SlurmNode) -> bool:
     return node.base == "IDLE" and not node.out_of_service and not (_NOT_IDLE_FLAGS & set(node.flags))
 
 
-def last_checked(store: Store, node: str) -> float | None:
-    """When the node's newest stored verdict was taken (its sweep's start), or None if never."""
-    rows = store.node_history(node, limit=1)
-    return float(rows[0]["started_at"]) if rows else None
-
-
-def age_text(seconds: float) -> str:
-    """``42 s``, ``7 min``, ``5 h``, ``3 d``: how an operator reads an age."""
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.0f} {unit}"
-    return f"{seconds:.0f} s"
+def by_policy(
+    nodes: Sequence[str], policy_of: Callable[[str], LifecyclePolicy]
+) -> list[tuple[LifecyclePolicy, list[str]]]:
+    """``nodes`` grouped by their lifecycle policy, in the order each policy first appears."""
+    groups: list[tuple[LifecyclePolicy, list[str]]] = []
+    for name in nodes:
+        policy = policy_of(name)
+        for known, names in groups:
+            if known == policy:
+                names.append(name)
+                break
+        else:
+            groups.append((policy, [name]))
+    return groups
 
 
 @dataclass(frozen=True)
@@ -88,15 +91,21 @@ def plan_round(
     nodes: Sequence[str],
     states: Mapping[str, SlurmNode] | None,
     store: Store,
-    policy: LifecyclePolicy,
+    policy_of: Callable[[str], LifecyclePolicy],
     *,
     every_s: float,
     now: float,
+    level: str | None = None,
 ) -> RoundPlan:
-    """Sort ``nodes`` into this round's sweep, revalidation and resume, and the ones left alone."""
+    """Sort ``nodes`` into this round's sweep, revalidation and resume, and the ones left alone.
+
+    ``policy_of`` gives a node's lifecycle policy (its pool's); a node counts as checked lately when
+    its last active check at ``level`` (or deeper; any level when None) is under ``every_s`` old.
+    """
     sweep, revalidating, resume, skipped = [], [], [], {}
     for name in nodes:
         case = store.case(name)
+        policy = policy_of(name)
         if case is not None:
             if case.ready(policy):
                 resume.append(name)
@@ -113,8 +122,8 @@ def plan_round(
             skipped[name] = "not a Slurm node"
         elif not is_idle(slurm_node):
             skipped[name] = f"not idle: {describe(slurm_node)}"
-        elif (checked := last_checked(store, name)) is not None and now - checked < every_s:
-            skipped[name] = f"fresh: checked {age_text(now - checked)} ago"
+        elif (checked := last_active_check(store, name, level)) is not None and checked.age_s(now) < every_s:
+            skipped[name] = f"fresh: checked {age_text(checked.age_s(now))} ago"
         else:
             sweep.append(name)
     return RoundPlan(tuple(sweep), tuple(revalidating), tuple(resume), skipped)
@@ -189,15 +198,15 @@ class Watch:
         """One round: read Slurm, sweep the idle stale nodes, then drain, revalidate and resume."""
         self.rounds += 1
         inventory = self.service.inventory
-        policy = inventory.lifecycle
         await self.service.node_states()  # reads Slurm now (and ends the cases of nodes resumed by hand)
         plan = plan_round(
             [n.name for n in inventory.nodes],
             self.service.slurm_nodes,
             self.store,
-            policy,
+            inventory.policy_of,
             every_s=self.every_s,
             now=self._clock(),
+            level=self.level,
         )
         report = RoundReport(self.rounds, plan, dry_run=self.dry_run)
         if self.dry_run:
@@ -223,13 +232,15 @@ class Watch:
             return report
         if plan.revalidate:
             # Revalidating only sweeps a drained node and records a pass or a strike: no approval needed.
-            nodes = [inventory.node(n) for n in plan.revalidate]
-            done = await revalidate(self.engine, self.store, nodes, policy.level, policy)
-            report.outcome = done.outcome
-            report.done += [f"revalidate {n}: {line}" for n, (line, _) in done.results.items()]
-            if done.outcome == "cancelled":
-                return report
-            resume += [n for n, (_, case) in done.results.items() if case.ready(policy)]
+            # One sweep per distinct policy: pools may revalidate at their own level, with their own strikes.
+            for policy, names in by_policy(plan.revalidate, inventory.policy_of):
+                nodes = [inventory.node(n) for n in names]
+                done = await revalidate(self.engine, self.store, nodes, policy.level, policy)
+                report.outcome = done.outcome
+                report.done += [f"revalidate {n}: {line}" for n, (line, _) in done.results.items()]
+                if done.outcome == "cancelled":
+                    return report
+                resume += [n for n, (_, case) in done.results.items() if case.ready(policy)]
         if resume:
             await self._act(report, ActionKind.RESUME, tuple(resume), "watch: revalidated", None)
         return report
@@ -244,7 +255,9 @@ class Watch:
         pools: dict[str, list[str]] = {}
         for node in self.service.inventory.nodes:
             pools.setdefault(node.pool, []).append(node.name)
-        why = breach(self.service.inventory.lifecycle, pools, self.held_out() | set(adding))
+        inventory = self.service.inventory
+        own = {pool: inventory.policy(pool) for pool in pools}
+        why = breach(inventory.lifecycle, pools, self.held_out() | set(adding), own)
         if why is None:
             return ""
         inputs = {"adding": list(adding), "held_out": sorted(self.held_out())}

@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from console.actions import ActionPlan, ActionService
-from console.actions.watch import BreakerTripped, Watch, age_text, approve, clear_breaker
+from console.actions.watch import BreakerTripped, Watch, approve, clear_breaker
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
@@ -25,6 +25,7 @@ from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, current_user, default_store_path
 from console.sweep import ProbeSet
+from console.sweep.freshness import age_text, last_active_check
 from console.sweep.periodic import Periodic
 
 WATCH_EXIT_HELP = """exit codes:
@@ -132,17 +133,17 @@ def _show_or_clear(store: Store, clear: bool, out: Any) -> int:
 
 
 def _freshness(store: Store, nodes: list[str], out: Any) -> int:
-    """Each node's newest stored verdict and how old it is: what ``watch`` goes by."""
+    """Each node's last active check and how old it is: what ``watch`` and ``sweep --max-age`` go by."""
     now = time.time()
     for name in nodes:
-        rows = store.node_history(name, limit=1)
-        if not rows:
+        check = last_active_check(store, name)
+        if check is None:
             out.print(f"{printable(name)}: never checked", markup=False)
             continue
-        row = rows[0]
-        age = age_text(now - float(row["started_at"]))
-        where = f"sweep {row['sweep_id']}, {row['level']}"
-        out.print(f"{printable(name)}: {row['status']}, last active check {age} ago ({where})", markup=False)
+        age = age_text(check.age_s(now))
+        out.print(
+            f"{printable(name)}: {check.status.value}, last active check {age} ago ({check.where()})", markup=False
+        )
     return int(ExitCode.OK)
 
 
