@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from console.actions.breaker import breach
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
+from console.actions.reservation import Held, reserved
 from console.actions.service import ActionService
 from console.actions.slurm import describe
 from console.actions.slurm_state import SlurmNode
@@ -33,7 +34,7 @@ from console.model.findings import Status
 from console.store import Store, current_user
 from console.store.lifecycle import Stage
 from console.store.watch import Breaker, Proposal
-from console.sweep.engine import SweepEngine
+from console.sweep.engine import SweepEngine, SweepResult
 from console.sweep.freshness import age_text, last_active_check
 from console.sweep.revalidation import revalidate
 
@@ -142,6 +143,7 @@ class RoundReport:
     statuses: dict[str, Status] = field(default_factory=dict)
     proposed: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the maintenance reservation's steps, proposals withdrawn
 
     def line(self) -> str:
         """The round in one line, for the log."""
@@ -149,6 +151,8 @@ class RoundReport:
         parts = [f"round {self.number}:"]
         if self.plan.sweep and self.dry_run:  # a dry run sweeps nothing: it says what it would
             parts.append(f"would sweep {fold(self.plan.sweep)}")
+        elif self.plan.sweep and self.sweep_id is None:  # the maintenance reservation could not be made
+            parts.append(f"did not sweep {fold(self.plan.sweep)}")
         elif self.plan.sweep:
             judged = ", ".join(f"{n} {s.value}" for n, s in self.statuses.items())
             parts.append(f"swept {fold(self.plan.sweep)}" + (f" (sweep {self.sweep_id}: {judged})" if judged else ""))
@@ -157,6 +161,8 @@ class RoundReport:
         parts.append(f"{fresh} fresh, {len(self.plan.skipped) - fresh} left alone")
         if self.outcome != "done":
             parts.append(f"[{self.outcome}]")
+        if self.notes:
+            parts.append("(" + "; ".join(self.notes) + ")")
         if self.breaker:
             parts.append(f"BREAKER TRIPPED ({self.breaker}): automation paused until 'watch --clear-breaker'")
         if self.done:
@@ -178,6 +184,7 @@ class Watch:
         level: str,
         auto: bool = False,
         dry_run: bool = False,
+        reservation: str | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.engine = engine
@@ -186,6 +193,7 @@ class Watch:
         self.level = level
         self.auto = auto and not dry_run
         self.dry_run = dry_run
+        self.reservation = reservation  # hold each round's swept nodes in this maintenance reservation
         self._clock = clock
         self.rounds = 0
 
@@ -210,15 +218,15 @@ class Watch:
         )
         report = RoundReport(self.rounds, plan, dry_run=self.dry_run)
         if self.dry_run:
-            report.proposed += [f"sweep {fold(plan.sweep)}"] if plan.sweep else []
+            held = f" in reservation {self.reservation}" if self.reservation else ""
+            report.proposed += [f"sweep {fold(plan.sweep)}{held}"] if plan.sweep else []
             report.proposed += [f"revalidate {fold(plan.revalidate)}"] if plan.revalidate else []
             report.proposed += [f"resume {fold(plan.resume)}"] if plan.resume else []
             return report
         breaker = self.store.breaker()
         report.breaker = breaker.why if breaker.tripped else ""
         resume = list(plan.resume)
-        if plan.sweep:
-            result = await self.engine.run([inventory.node(n) for n in plan.sweep], level=self.level)
+        if plan.sweep and (result := await self._sweep(report, plan.sweep)) is not None:
             report.sweep_id, report.outcome = result.sweep_id, result.outcome
             report.statuses = {n: v.status for n, v in result.verdicts.items()}
             if result.outcome == "cancelled":
@@ -244,6 +252,24 @@ class Watch:
         if resume:
             await self._act(report, ActionKind.RESUME, tuple(resume), "watch: revalidated", None)
         return report
+
+    async def _sweep(self, report: RoundReport, names: Sequence[str]) -> SweepResult | None:
+        """Sweep ``names`` at the watch level, inside the maintenance reservation when the site asked for one.
+
+        None when the reservation could not be made: then nothing is swept (the line says why).
+        """
+        nodes = [self.service.inventory.node(n) for n in names]
+        if not self.reservation:
+            return await self.engine.run(nodes, level=self.level)
+        held: Held | None = None
+        try:
+            async with reserved(self.service, self.reservation, names, self.level) as held:
+                if held.refused:
+                    return None
+                return await self.engine.run(nodes, level=self.level)
+        finally:
+            if held is not None:
+                report.notes.append(held.refused or held.released)
 
     def held_out(self) -> set[str]:
         """Nodes the console holds out of service: its open drains, and the drains it proposed."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import time
 from typing import Any
 
@@ -64,6 +65,19 @@ def register(sub: Any) -> None:
         help="carry out drains and resumes itself (default: store them as proposals for --approve)",
     )
     p.add_argument("--dry-run", action="store_true", help="show what each round would sweep and do; change nothing")
+    p.add_argument(
+        "--reservation",
+        type=reservation_name,
+        metavar="NAME",
+        help="hold each round's swept nodes in a Slurm maintenance reservation NAME (flags MAINT,IGNORE_JOBS),"
+        " created before the sweep and deleted after it, also on SIGTERM",
+    )
+    p.add_argument(
+        "--normal-priority",
+        dest="low_priority",
+        action="store_false",
+        help="run the probes at normal priority (default: nice -n 19 ionice -c 3 on the node, so jobs come first)",
+    )
     once = p.add_mutually_exclusive_group()
     once.add_argument(
         "--proposals", action="store_true", help="list the open proposals and the breaker's state, then exit"
@@ -81,6 +95,13 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run_watch)
 
 
+def reservation_name(text: str) -> str:
+    """A Slurm reservation name the console may create and delete: letters, digits, '_', '-', '.'."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a name of letters, digits, '_', '-' or '.'")
+    return text
+
+
 def run_watch(args: argparse.Namespace) -> int:
     """Run rounds until ``--rounds`` are done or a signal stops them."""
     inventory = load_inventory(args.inventory)
@@ -95,13 +116,29 @@ def run_watch(args: argparse.Namespace) -> int:
             return _approve(ActionService(inventory, store), args.approve, out, yes=args.yes)
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
-            inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
+            inventory,
+            packs,
+            store.path,
+            accept_new=args.accept_new,
+            probe_timeout_cap_s=args.probe_timeout,
+            low_priority=args.low_priority,
         )
         engine = build_engine(spec, store)
         service = ActionService(inventory, store, packs=packs)
-        watch = Watch(engine, service, every_s=args.every, level=args.level, auto=args.auto, dry_run=args.dry_run)
+        watch = Watch(
+            engine,
+            service,
+            every_s=args.every,
+            level=args.level,
+            auto=args.auto,
+            dry_run=args.dry_run,
+            reservation=args.reservation,
+        )
         mode = "dry run" if args.dry_run else "auto" if args.auto else "approve-to-run: proposals only"
-        out.print(f"watch {printable(inventory.name)}: every {args.every:g} s at {args.level}, {mode}", markup=False)
+        how = "probes at nice 19, ionice idle" if args.low_priority else "probes at normal priority"
+        held = f", swept nodes held in reservation {args.reservation}" if args.reservation else ""
+        said = f"watch {printable(inventory.name)}: every {args.every:g} s at {args.level}, {mode}; {how}{held}"
+        out.print(said, markup=False)
         if (breaker := store.breaker()).tripped:
             out.print(f"breaker tripped: {printable(breaker.why)}", markup=False)
         return run_interruptible(_rounds(watch, args.every, args.rounds, out))
