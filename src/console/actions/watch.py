@@ -217,6 +217,8 @@ class Watch:
             level=self.level,
         )
         report = RoundReport(self.rounds, plan, dry_run=self.dry_run)
+        if not self.dry_run:
+            self._withdraw_stale(report)
         if self.dry_run:
             held = f" in reservation {self.reservation}" if self.reservation else ""
             report.proposed += [f"sweep {fold(plan.sweep)}{held}"] if plan.sweep else []
@@ -231,6 +233,7 @@ class Watch:
             report.statuses = {n: v.status for n, v in result.verdicts.items()}
             if result.outcome == "cancelled":
                 return report
+            self._withdraw_stale(report)  # a node that passed this sweep no longer needs its drain
             failing = tuple(n for n, s in report.statuses.items() if s is Status.FAIL)
             if failing and not report.breaker:
                 report.breaker = self._trip_if_over(failing)
@@ -270,6 +273,15 @@ class Watch:
         finally:
             if held is not None:
                 report.notes.append(held.refused or held.released)
+
+    def _withdraw_stale(self, report: RoundReport) -> None:
+        """Withdraw (audited) each open proposal that no longer applies, with why, before the round acts."""
+        for proposal in self.store.proposals():
+            why = stale_because(proposal, self.store, self.service.slurm_nodes, self.service.inventory.policy_of)
+            if not why:
+                continue
+            withdraw(self.store, proposal, why, self.service.user)
+            report.notes.append(f"withdrew #{proposal.id} {proposal.kind} {proposal.node}: {why}")
 
     def held_out(self) -> set[str]:
         """Nodes the console holds out of service: its open drains, and the drains it proposed."""
@@ -348,6 +360,60 @@ async def approve(
         store.decide_proposal(p.id, user=user, outcome=outcome)
         lines.append((ok, f"#{p.id} {p.kind} {p.node}: {outcome}"))
     return lines
+
+
+def stale_because(
+    proposal: Proposal,
+    store: Store,
+    states: Mapping[str, SlurmNode] | None,
+    policy_of: Callable[[str], LifecyclePolicy],
+) -> str:
+    """Why ``proposal`` no longer applies (the node passed since, someone else took it out or put it
+    back, its case moved on), or "" while it still does."""
+    node, slurm_node = proposal.node, (states or {}).get(proposal.node)
+    case = store.case(node)
+    if proposal.kind == ActionKind.DRAIN.value:
+        if case is not None:
+            return f"the console drained it already (case #{case.id})"
+        if mine := store.drains(node, open_only=True):
+            return f"drained already through the console: {mine[-1].reason}"
+        if slurm_node is not None and slurm_node.out_of_service:
+            return f"out of service by someone else: {describe(slurm_node)}"
+        # A pass counts only at the level that found the fault, or deeper: a lighter sweep may not run its probe.
+        found_in = store.sweep(proposal.sweep_id) if proposal.sweep_id is not None else None
+        check = last_active_check(store, node, str(found_in["level"])) if found_in is not None else None
+        if check is not None and check.sweep_id > (proposal.sweep_id or 0) and check.status is Status.PASS:
+            return f"passed since ({check.where()})"
+        return ""
+    if proposal.kind == ActionKind.RESUME.value:
+        if case is None:
+            return "its case is closed (resumed or ended by someone else)"
+        if not case.ready(policy_of(node)):
+            return f"its case is {case.stage.value} again, next: {case.next_step(policy_of(node))}"
+        if slurm_node is not None and not slurm_node.out_of_service:
+            return f"in service already: {describe(slurm_node)}"
+    return ""
+
+
+def withdraw(store: Store, proposal: Proposal, why: str, user: str) -> None:
+    """Close ``proposal`` as withdrawn by watch, audited."""
+    inputs = {"proposal": proposal.id, "kind": proposal.kind, "why": why}
+    with store.audited("withdraw-proposal", [proposal.node], inputs=inputs, user=user) as entry:
+        store.decide_proposal(proposal.id, user=user, outcome=f"withdrawn: {why}")
+        entry.finish(f"withdrew #{proposal.id} {proposal.kind} {proposal.node}", why)
+
+
+def reject(store: Store, which: str, reason: str, user: str) -> Proposal:
+    """An operator rejects the open proposal ``which`` (an id), audited: nothing runs; LookupError if none."""
+    wanted = [p for p in store.proposals() if str(p.id) == which]
+    if not wanted:
+        raise LookupError(f"no open proposal {which}")
+    proposal = wanted[0]
+    inputs = {"proposal": proposal.id, "kind": proposal.kind, "reason": reason}
+    with store.audited("reject-proposal", [proposal.node], inputs=inputs, user=user) as entry:
+        store.decide_proposal(proposal.id, user=user, outcome=f"rejected: {reason}")
+        entry.finish(f"rejected #{proposal.id} {proposal.kind} {proposal.node}", reason)
+    return proposal
 
 
 def clear_breaker(store: Store, user: str) -> str:

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from console.actions import ActionPlan, ActionService
-from console.actions.watch import BreakerTripped, Watch, approve, clear_breaker
+from console.actions.watch import BreakerTripped, Watch, approve, clear_breaker, reject
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
@@ -30,8 +30,10 @@ from console.sweep.freshness import age_text, last_active_check
 from console.sweep.periodic import Periodic
 
 WATCH_EXIT_HELP = """exit codes:
-  0    the rounds asked for (--rounds) are done; --approve carried out every proposal; --clear-breaker done
-  1    --approve: a proposal was refused or failed, none is open, or the breaker is tripped
+  0    the rounds asked for (--rounds) are done; --approve carried out every proposal; --reject and
+       --clear-breaker done
+  1    --approve: a proposal was refused or failed, none is open, or the breaker is tripped;
+       --reject: no such open proposal
   2    usage or configuration error
   130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
 
@@ -89,9 +91,13 @@ def register(sub: Any) -> None:
         "--approve", metavar="ID|all", help="carry out an open proposal (or all of them) through the actions, then exit"
     )
     once.add_argument(
+        "--reject", metavar="ID", help="reject an open proposal (audited, with --reason): nothing runs, then exit"
+    )
+    once.add_argument(
         "--clear-breaker", action="store_true", help="clear a tripped circuit breaker (audited): automation resumes"
     )
     p.add_argument("--yes", action="store_true", help="with --approve: do not ask before each plan")
+    p.add_argument("--reason", metavar="TEXT", help="with --reject: why (required; it goes to the audit log)")
     p.set_defaults(func=run_watch)
 
 
@@ -112,6 +118,8 @@ def run_watch(args: argparse.Namespace) -> int:
             return _freshness(store, [n.name for n in inventory.nodes], out)
         if args.proposals or args.clear_breaker:
             return _show_or_clear(store, args.clear_breaker, out)
+        if args.reject:
+            return _reject(store, args.reject, args.reason, out)
         if args.approve:
             return _approve(ActionService(inventory, store), args.approve, out, yes=args.yes)
         packs = load_packs(list(args.checks))
@@ -181,6 +189,21 @@ def _freshness(store: Store, nodes: list[str], out: Any) -> int:
         out.print(
             f"{printable(name)}: {check.status.value}, last active check {age} ago ({check.where()})", markup=False
         )
+    return int(ExitCode.OK)
+
+
+def _reject(store: Store, which: str, reason: str | None, out: Any) -> int:
+    if not which.isdigit():
+        raise UsageError(f"--reject takes a proposal id, not {which!r}")
+    if not reason or not reason.strip():
+        raise UsageError("--reject needs --reason TEXT: the audit log keeps why a proposal was turned down")
+    try:
+        proposal = reject(store, which, reason.strip(), current_user())
+    except LookupError as exc:
+        out.print(printable(str(exc)), markup=False)
+        return int(ExitCode.FAILED)
+    said = f"rejected #{proposal.id} {proposal.kind} {printable(proposal.node)}: nothing was done"
+    out.print(said, markup=False)
     return int(ExitCode.OK)
 
 

@@ -38,9 +38,10 @@ def covers(stored: str, wanted: str) -> bool:
     A ``workload`` check is covered only by a workload sweep: no other level runs the site's workloads.
     An unknown stored level (a database of a later release) covers nothing.
     """
-    if wanted == ProbeSet.WORKLOAD:
-        return stored == ProbeSet.WORKLOAD
-    if stored not in {s.value for s in ProbeSet}:
+    known = {s.value for s in ProbeSet}
+    if wanted == ProbeSet.WORKLOAD or wanted not in known:
+        return stored == wanted
+    if stored not in known:
         return False
     return _probe_ids(wanted) <= _probe_ids(stored)
 
