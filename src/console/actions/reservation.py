@@ -31,7 +31,8 @@ from console.actions.service import ActionService
 from console.inventory import fold
 from console.sweep.catalog import probes_for
 
-# Added to the level's probe timeouts: connecting, judging and the kill grace of the last probe.
+# Added to the level's probe timeouts: connecting, judging and the kill grace of the last probe
+# (docs/sources/estimates.md#watch-reservation-length).
 MARGIN_S = 300.0
 
 
