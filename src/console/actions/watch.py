@@ -11,6 +11,11 @@ Each round reads Slurm's node states, then:
 Drains and resumes are only proposed (printed, and stored for ``watch --approve``) unless ``auto``:
 approve-to-run is the default. Every action goes through ``ActionService``, so the ownership rules,
 the drain cap and the write-ahead audit apply: a drain the console did not make is never touched.
+A proposal that no longer applies (the node passed since, someone else took it out, its case moved
+on) is withdrawn by the next round, audited; an operator may reject one (``reject``). With a
+reservation name, each round's sweep runs inside a Slurm maintenance reservation of exactly the
+nodes it sweeps (``console.actions.reservation``). Each node's lifecycle policy is its pool's
+(``Inventory.policy_of``).
 The circuit breaker (``console.actions.breaker``) trips when the nodes the console holds out would
 pass a pool's or the fleet's limit; while it is tripped no round drains, revalidates or resumes
 anything (it still sweeps idle nodes: looking changes nothing) until an operator clears it.
@@ -217,14 +222,13 @@ class Watch:
             level=self.level,
         )
         report = RoundReport(self.rounds, plan, dry_run=self.dry_run)
-        if not self.dry_run:
-            self._withdraw_stale(report)
         if self.dry_run:
             held = f" in reservation {self.reservation}" if self.reservation else ""
             report.proposed += [f"sweep {fold(plan.sweep)}{held}"] if plan.sweep else []
             report.proposed += [f"revalidate {fold(plan.revalidate)}"] if plan.revalidate else []
             report.proposed += [f"resume {fold(plan.resume)}"] if plan.resume else []
             return report
+        self._withdraw_stale(report)  # before the breaker counts the proposed drains
         breaker = self.store.breaker()
         report.breaker = breaker.why if breaker.tripped else ""
         resume = list(plan.resume)

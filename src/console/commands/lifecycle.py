@@ -5,8 +5,10 @@ action it calls for, its passes and strikes, and the next step. ``revalidate NOD
 whose repair was acknowledged (``repaired``) at the policy's level and records each node's outcome: a
 pass, a strike (FAIL or WARN: not healthy yet), or nothing (UNKNOWN: not judged). After enough passes
 in a row (two by default, the "accepted twice" rule), ``resume`` returns the node; before that it is
-held unless forced. The cluster file's ``[lifecycle]`` sets the policy. ``repaired`` and ``escalate``
-are actions of the catalogue (``console.commands.actions``).
+held unless forced. The cluster file's ``[lifecycle]`` sets the policy, and a pool's
+``[pools.lifecycle]`` its own values over it; ``cases --policy`` shows which value applies to which
+pool and where it comes from. ``repaired`` and ``escalate`` are actions of the catalogue
+(``console.commands.actions``).
 """
 
 from __future__ import annotations
