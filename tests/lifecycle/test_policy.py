@@ -11,6 +11,10 @@ import pytest
 from console.actions.watch import by_policy
 from console.cli import main
 from console.inventory import InventoryError, from_mapping, load_inventory
+from console.sim.faults import Fault, FaultKind
+from console.sim.launcher import start_sim_cluster
+from console.sim.scenario import write_live_faults
+from console.store import Store
 
 CLUSTER = """name = "demo"
 [lifecycle]
@@ -104,3 +108,43 @@ def test_cases_policy_shows_each_value_and_where_it_comes_from(
     # Without a cluster file: the defaults, all of them.
     assert main(["cases", "--policy", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["(fleet)"]["max_strikes"] == {"value": 3, "from": "default"}
+
+
+def test_watch_returns_a_node_after_its_pools_passes_not_the_fleets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-003]"\n')
+    db = str(tmp_path / "h.sqlite")
+    with start_sim_cluster(scenario=scenario) as sim:
+        # The fleet asks for three passes; the sim's one pool for one (a pool table extends the last [[pools]]).
+        inv = tmp_path / "cluster.toml"
+        inv.write_text(
+            sim.inventory_path.read_text()
+            + '\n[lifecycle]\npasses_required = 3\n\n[pools.lifecycle]\npasses_required = 1\nlevel = "quick"\n'
+        )
+        [pool] = load_inventory(inv).pools
+        write_live_faults(sim.state_dir, [Fault(kind=FaultKind.CPER_RECORD, node="sim002", gpu=3, params={"afid": 30})])
+        sim.wait_for_generation(2)
+        watch = ["watch", "-i", str(inv), "--store", db, "--every", "3600", "--rounds", "1", "--auto"]
+        assert main(watch) == 0
+        assert "done: drain sim002 (sweep" in capsys.readouterr().out
+
+        write_live_faults(sim.state_dir, [])
+        sim.wait_for_generation(3)
+        assert main(["repaired", "sim002", "-i", str(inv), "--store", db, "--reason", "replaced OAM 3", "--yes"]) == 0
+        capsys.readouterr()
+        assert main(watch) == 0
+        line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("round 1:"))
+        assert "revalidate sim002: pass" in line and "resume sim002: " in line, line  # one pass: its pool's rule
+
+        assert main(["cases", "--policy", "-i", str(inv), "--json"]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        assert shown[pool]["passes_required"] == {"value": 1, "from": f"pool {pool}"}
+        assert shown[pool]["level"] == {"value": "quick", "from": f"pool {pool}"}
+    store = Store(db)
+    [closed] = store.cases("sim002")
+    steps = [(s.step, s.stage.value) for s in store.case_steps(closed.id)]
+    store.close()
+    assert steps[-2:] == [("pass", "revalidating"), ("return", "returned")]
+    assert sum(1 for step, _ in steps if step == "pass") == 1
