@@ -45,3 +45,15 @@ def test_the_fleet_trips_when_no_pool_does() -> None:
 
 def test_nodes_outside_the_pools_do_not_count() -> None:
     assert breach(LifecyclePolicy(), {"tiny": ["t1", "t2"]}, ["t1", "elsewhere", "other"]) is None
+
+
+def test_a_pool_of_its_own_policy_has_its_own_limit() -> None:
+    fleet = LifecyclePolicy(breaker_fleet_fraction=1.0, breaker_fleet_count=100)
+    mine = {"a": fleet.model_copy(update={"breaker_pool_fraction": 0.5})}  # a may lose 5 of its 10
+    assert breach(fleet, POOLS, ["a00", "a01", "a02"], mine) is None
+    assert breach(fleet, POOLS, [f"a0{i}" for i in range(6)], mine) == (
+        "pool a: 6 nodes held out (a[00-05]), over its limit 5 (50% of 10; pool a's lifecycle over [lifecycle]"
+        " breaker_pool_fraction, breaker_pool_count)"
+    )
+    # b has no table of its own: the fleet's 20 % (8 of 40) holds there.
+    assert breach(fleet, POOLS, [f"b{i:02}" for i in range(9)], mine) is not None

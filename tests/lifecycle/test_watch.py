@@ -5,6 +5,7 @@ idle nodes not checked lately, proposes a drain for a FAIL node by default, drai
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -12,12 +13,14 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
+from console.inventory import load_inventory
 from console.sim.faults import Fault, FaultKind
 from console.sim.launcher import start_sim_cluster
 from console.sim.scenario import write_live_faults
 from console.store import Store
 from console.store.lifecycle import Stage
 from console.store.watch import Breaker
+from console.transport.connect import transport_for
 
 
 def _with_lifecycle(inventory: Path, tmp_path: Path, **policy: float) -> str:
@@ -180,4 +183,66 @@ def test_auto_drains_with_a_case_then_revalidates_and_resumes_after_two_passes(
     assert closed.stage is Stage.RETURNED and store.case("sim002") is None
     audited = [row["action"] for row in store.audit_log(limit=20)][::-1]
     assert audited == ["drain", "repaired", "revalidate", "clear-breaker", "revalidate", "resume"]
+    store.close()
+
+
+def _someone_else_drains(inventory: str, node: str, reason: str) -> None:
+    """An administrator's drain, straight through the (simulated) controller: no record of the console's."""
+
+    async def run() -> None:
+        transport = transport_for(load_inventory(inventory))
+        try:
+            argv = ["scontrol", "update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}"]
+            result = await transport.run("sim001", argv, timeout_s=30)
+            assert result.exit_status == 0, result.stderr
+        finally:
+            await transport.close()
+
+    asyncio.run(run())
+
+
+def test_proposals_are_withdrawn_when_they_no_longer_apply_and_an_operator_may_reject_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-004]"\n')
+    db = str(tmp_path / "h.sqlite")
+    cper = {"afid": 30}
+    with start_sim_cluster(scenario=scenario) as sim:
+        inv = _with_lifecycle(sim.inventory_path, tmp_path, breaker_pool_fraction=1.0, breaker_fleet_fraction=1.0)
+        faulty = [Fault(kind=FaultKind.CPER_RECORD, node=n, gpu=1, params=cper) for n in ("sim002", "sim003", "sim004")]
+        write_live_faults(sim.state_dir, faulty)
+        sim.wait_for_generation(2)
+        # --every 0.001: every node is stale again by the next round, so each round sweeps the idle ones.
+        watch = ["watch", "-i", inv, "--store", db, "--every", "0.001", "--rounds", "1"]
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "#1 drain sim002" in line and "#2 drain sim003" in line and "#3 drain sim004" in line, line
+
+        # The operator turns #3 down: a reason is required, and the audit log keeps it.
+        assert main(["watch", "-i", inv, "--store", db, "--reject", "3"]) == 2
+        assert "--reject needs --reason" in capsys.readouterr().err
+        assert main(["watch", "-i", inv, "--store", db, "--reject", "3", "--reason", "known: vendor ticket 42"]) == 0
+        assert "rejected #3 drain sim004: nothing was done" in capsys.readouterr().out
+        assert main(["watch", "-i", inv, "--store", db, "--reject", "3", "--reason", "again"]) == 1
+        assert "no open proposal 3" in capsys.readouterr().out
+
+        # sim002 is repaired; an administrator drains sim003 by hand meanwhile.
+        write_live_faults(sim.state_dir, faulty[1:])
+        sim.wait_for_generation(3)
+        _someone_else_drains(inv, "sim003", "admin: riser swap")
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "withdrew #2 drain sim003: out of service by someone else: " in line, line
+        assert "admin: riser swap" in line, line
+        assert "sim002 PASS" in line and "withdrew #1 drain sim002: passed since (sweep " in line, line
+        assert "#4 drain sim004" in line, line  # found again after the rejection: a new proposal
+
+    store = Store(db)
+    decided = {p.id: p.outcome for p in store.proposals(open_only=False)}
+    assert decided[1] is not None and decided[1].startswith("withdrawn: passed since (sweep ")
+    assert decided[2] is not None and decided[2].startswith("withdrawn: out of service by someone else")
+    assert decided[3] == "rejected: known: vendor ticket 42" and decided[4] is None
+    audited = [row["action"] for row in store.audit_log(limit=20)][::-1]
+    assert audited == ["reject-proposal", "withdraw-proposal", "withdraw-proposal"], audited
     store.close()

@@ -359,3 +359,29 @@ def test_shell_is_total(text: str) -> None:
     shell, _ = make_shell()
     end = asyncio.run(asyncio.wait_for(shell.run_session(text, Capture()), timeout=5))
     assert end.status is not None or end.signal is not None
+
+
+@pytest.mark.parametrize(
+    ("line", "stdout", "status", "stderr"),
+    [
+        ("nice -n 19 ionice -c 3 args a 'b c'", '["a", "b c"]\n', 0, ""),
+        ("nice -19 args x", '["x"]\n', 0, ""),
+        ("ionice -c 3 -t -- args y", '["y"]\n', 0, ""),
+        ("nice -n 19 ionice -c 3 sh -c 'args \"$@\"' sh 1", '["1"]\n', 0, ""),
+        ("nice -q args", "", 125, "nice: invalid option -- 'q'\n"),
+        ("ionice -c 3", "", 1, "ionice: a command is needed here\n"),
+    ],
+)
+async def test_nice_and_ionice_run_their_command_as_itself(line: str, stdout: str, status: int, stderr: str) -> None:
+    """watch's low priority words (console.transport.priority): the command runs in their own process."""
+    end, out, programs = await run(line)
+    assert (out.stdout, out.stderr, end.status) == (stdout, stderr, status)
+    assert all(call[0] == "args" for call in programs.calls)
+
+
+async def test_a_probe_under_nice_still_times_out_and_is_killed() -> None:
+    shell, programs = make_shell({"amd-smi": HANG})
+    out = Capture()
+    line = console_wrapper(["nice", "-n", "19", "ionice", "-c", "3", "amd-smi", "list"], timeout_s=0.2)
+    end = await asyncio.wait_for(shell.run_session(line, out), timeout=10)
+    assert end.status == 124 and out.stdout == "partial\n" and programs.calls == [["amd-smi", "list"]]

@@ -318,10 +318,10 @@ class ActionService:
 
     def _cases_holding(self, nodes: Iterable[str]) -> dict[str, str]:
         """Nodes whose open case has not passed its revalidation yet, and what it waits for."""
-        policy = self.inventory.lifecycle
         held = {}
         for node in nodes:
             case = self.store.case(node)
+            policy = self.inventory.policy_of(node)  # its pool's: passes required may differ per pool
             if case is not None and not case.ready(policy):
                 held[node] = f"case #{case.id} is {case.stage.value}, next: {case.next_step(policy)}"
         return held
@@ -417,7 +417,7 @@ class ActionService:
 
     def _step_cases(self, plan: ActionPlan, audit_id: int, outputs: list[RunOutput]) -> None:
         """A drain opens (or goes on with) each node's remediation case; a resume or undrain closes it."""
-        kind, policy = plan.request.kind, self.inventory.lifecycle
+        kind = plan.request.kind
         for step, out in zip(plan.steps, outputs, strict=True):
             if not out.ok:
                 continue
@@ -437,7 +437,7 @@ class ActionService:
                 case = self.store.case(node)
                 if case is None:
                     continue
-                if case.ready(policy):
+                if case.ready(self.inventory.policy_of(node)):
                     note = f"{PAST[kind]} by the console after {case.passes} passing revalidations"
                     self.store.close_case(node, Stage.RETURNED, user=self.user, note=note, audit_id=audit_id)
                 else:

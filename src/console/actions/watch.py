@@ -11,6 +11,11 @@ Each round reads Slurm's node states, then:
 Drains and resumes are only proposed (printed, and stored for ``watch --approve``) unless ``auto``:
 approve-to-run is the default. Every action goes through ``ActionService``, so the ownership rules,
 the drain cap and the write-ahead audit apply: a drain the console did not make is never touched.
+A proposal that no longer applies (the node passed since, someone else took it out, its case moved
+on) is withdrawn by the next round, audited; an operator may reject one (``reject``). With a
+reservation name, each round's sweep runs inside a Slurm maintenance reservation of exactly the
+nodes it sweeps (``console.actions.reservation``). Each node's lifecycle policy is its pool's
+(``Inventory.policy_of``).
 The circuit breaker (``console.actions.breaker``) trips when the nodes the console holds out would
 pass a pool's or the fleet's limit; while it is tripped no round drains, revalidates or resumes
 anything (it still sweeps idle nodes: looking changes nothing) until an operator clears it.
@@ -24,6 +29,7 @@ from dataclasses import dataclass, field
 
 from console.actions.breaker import breach
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
+from console.actions.reservation import Held, reserved
 from console.actions.service import ActionService
 from console.actions.slurm import describe
 from console.actions.slurm_state import SlurmNode
@@ -33,7 +39,8 @@ from console.model.findings import Status
 from console.store import Store, current_user
 from console.store.lifecycle import Stage
 from console.store.watch import Breaker, Proposal
-from console.sweep.engine import SweepEngine
+from console.sweep.engine import SweepEngine, SweepResult
+from console.sweep.freshness import age_text, last_active_check
 from console.sweep.revalidation import revalidate
 
 # Flags that make an IDLE node no candidate: being powered, rebooted, reserved for maintenance or not answering.
@@ -60,18 +67,20 @@ def is_idle(node: SlurmNode) -> bool:
     return node.base == "IDLE" and not node.out_of_service and not (_NOT_IDLE_FLAGS & set(node.flags))
 
 
-def last_checked(store: Store, node: str) -> float | None:
-    """When the node's newest stored verdict was taken (its sweep's start), or None if never."""
-    rows = store.node_history(node, limit=1)
-    return float(rows[0]["started_at"]) if rows else None
-
-
-def age_text(seconds: float) -> str:
-    """``42 s``, ``7 min``, ``5 h``, ``3 d``: how an operator reads an age."""
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.0f} {unit}"
-    return f"{seconds:.0f} s"
+def by_policy(
+    nodes: Sequence[str], policy_of: Callable[[str], LifecyclePolicy]
+) -> list[tuple[LifecyclePolicy, list[str]]]:
+    """``nodes`` grouped by their lifecycle policy, in the order each policy first appears."""
+    groups: list[tuple[LifecyclePolicy, list[str]]] = []
+    for name in nodes:
+        policy = policy_of(name)
+        for known, names in groups:
+            if known == policy:
+                names.append(name)
+                break
+        else:
+            groups.append((policy, [name]))
+    return groups
 
 
 @dataclass(frozen=True)
@@ -88,15 +97,21 @@ def plan_round(
     nodes: Sequence[str],
     states: Mapping[str, SlurmNode] | None,
     store: Store,
-    policy: LifecyclePolicy,
+    policy_of: Callable[[str], LifecyclePolicy],
     *,
     every_s: float,
     now: float,
+    level: str | None = None,
 ) -> RoundPlan:
-    """Sort ``nodes`` into this round's sweep, revalidation and resume, and the ones left alone."""
+    """Sort ``nodes`` into this round's sweep, revalidation and resume, and the ones left alone.
+
+    ``policy_of`` gives a node's lifecycle policy (its pool's); a node counts as checked lately when
+    its last active check at ``level`` (or deeper; any level when None) is under ``every_s`` old.
+    """
     sweep, revalidating, resume, skipped = [], [], [], {}
     for name in nodes:
         case = store.case(name)
+        policy = policy_of(name)
         if case is not None:
             if case.ready(policy):
                 resume.append(name)
@@ -113,8 +128,8 @@ def plan_round(
             skipped[name] = "not a Slurm node"
         elif not is_idle(slurm_node):
             skipped[name] = f"not idle: {describe(slurm_node)}"
-        elif (checked := last_checked(store, name)) is not None and now - checked < every_s:
-            skipped[name] = f"fresh: checked {age_text(now - checked)} ago"
+        elif (checked := last_active_check(store, name, level)) is not None and checked.age_s(now) < every_s:
+            skipped[name] = f"fresh: checked {age_text(checked.age_s(now))} ago"
         else:
             sweep.append(name)
     return RoundPlan(tuple(sweep), tuple(revalidating), tuple(resume), skipped)
@@ -133,6 +148,7 @@ class RoundReport:
     statuses: dict[str, Status] = field(default_factory=dict)
     proposed: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # the maintenance reservation's steps, proposals withdrawn
 
     def line(self) -> str:
         """The round in one line, for the log."""
@@ -140,6 +156,8 @@ class RoundReport:
         parts = [f"round {self.number}:"]
         if self.plan.sweep and self.dry_run:  # a dry run sweeps nothing: it says what it would
             parts.append(f"would sweep {fold(self.plan.sweep)}")
+        elif self.plan.sweep and self.sweep_id is None:  # the maintenance reservation could not be made
+            parts.append(f"did not sweep {fold(self.plan.sweep)}")
         elif self.plan.sweep:
             judged = ", ".join(f"{n} {s.value}" for n, s in self.statuses.items())
             parts.append(f"swept {fold(self.plan.sweep)}" + (f" (sweep {self.sweep_id}: {judged})" if judged else ""))
@@ -148,6 +166,8 @@ class RoundReport:
         parts.append(f"{fresh} fresh, {len(self.plan.skipped) - fresh} left alone")
         if self.outcome != "done":
             parts.append(f"[{self.outcome}]")
+        if self.notes:
+            parts.append("(" + "; ".join(self.notes) + ")")
         if self.breaker:
             parts.append(f"BREAKER TRIPPED ({self.breaker}): automation paused until 'watch --clear-breaker'")
         if self.done:
@@ -169,6 +189,7 @@ class Watch:
         level: str,
         auto: bool = False,
         dry_run: bool = False,
+        reservation: str | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.engine = engine
@@ -177,6 +198,7 @@ class Watch:
         self.level = level
         self.auto = auto and not dry_run
         self.dry_run = dry_run
+        self.reservation = reservation  # hold each round's swept nodes in this maintenance reservation
         self._clock = clock
         self.rounds = 0
 
@@ -189,31 +211,33 @@ class Watch:
         """One round: read Slurm, sweep the idle stale nodes, then drain, revalidate and resume."""
         self.rounds += 1
         inventory = self.service.inventory
-        policy = inventory.lifecycle
         await self.service.node_states()  # reads Slurm now (and ends the cases of nodes resumed by hand)
         plan = plan_round(
             [n.name for n in inventory.nodes],
             self.service.slurm_nodes,
             self.store,
-            policy,
+            inventory.policy_of,
             every_s=self.every_s,
             now=self._clock(),
+            level=self.level,
         )
         report = RoundReport(self.rounds, plan, dry_run=self.dry_run)
         if self.dry_run:
-            report.proposed += [f"sweep {fold(plan.sweep)}"] if plan.sweep else []
+            held = f" in reservation {self.reservation}" if self.reservation else ""
+            report.proposed += [f"sweep {fold(plan.sweep)}{held}"] if plan.sweep else []
             report.proposed += [f"revalidate {fold(plan.revalidate)}"] if plan.revalidate else []
             report.proposed += [f"resume {fold(plan.resume)}"] if plan.resume else []
             return report
+        self._withdraw_stale(report)  # before the breaker counts the proposed drains
         breaker = self.store.breaker()
         report.breaker = breaker.why if breaker.tripped else ""
         resume = list(plan.resume)
-        if plan.sweep:
-            result = await self.engine.run([inventory.node(n) for n in plan.sweep], level=self.level)
+        if plan.sweep and (result := await self._sweep(report, plan.sweep)) is not None:
             report.sweep_id, report.outcome = result.sweep_id, result.outcome
             report.statuses = {n: v.status for n, v in result.verdicts.items()}
             if result.outcome == "cancelled":
                 return report
+            self._withdraw_stale(report)  # a node that passed this sweep no longer needs its drain
             failing = tuple(n for n, s in report.statuses.items() if s is Status.FAIL)
             if failing and not report.breaker:
                 report.breaker = self._trip_if_over(failing)
@@ -223,16 +247,45 @@ class Watch:
             return report
         if plan.revalidate:
             # Revalidating only sweeps a drained node and records a pass or a strike: no approval needed.
-            nodes = [inventory.node(n) for n in plan.revalidate]
-            done = await revalidate(self.engine, self.store, nodes, policy.level, policy)
-            report.outcome = done.outcome
-            report.done += [f"revalidate {n}: {line}" for n, (line, _) in done.results.items()]
-            if done.outcome == "cancelled":
-                return report
-            resume += [n for n, (_, case) in done.results.items() if case.ready(policy)]
+            # One sweep per distinct policy: pools may revalidate at their own level, with their own strikes.
+            for policy, names in by_policy(plan.revalidate, inventory.policy_of):
+                nodes = [inventory.node(n) for n in names]
+                done = await revalidate(self.engine, self.store, nodes, policy.level, policy)
+                report.outcome = done.outcome
+                report.done += [f"revalidate {n}: {line}" for n, (line, _) in done.results.items()]
+                if done.outcome == "cancelled":
+                    return report
+                resume += [n for n, (_, case) in done.results.items() if case.ready(policy)]
         if resume:
             await self._act(report, ActionKind.RESUME, tuple(resume), "watch: revalidated", None)
         return report
+
+    async def _sweep(self, report: RoundReport, names: Sequence[str]) -> SweepResult | None:
+        """Sweep ``names`` at the watch level, inside the maintenance reservation when the site asked for one.
+
+        None when the reservation could not be made: then nothing is swept (the line says why).
+        """
+        nodes = [self.service.inventory.node(n) for n in names]
+        if not self.reservation:
+            return await self.engine.run(nodes, level=self.level)
+        held: Held | None = None
+        try:
+            async with reserved(self.service, self.reservation, names, self.level) as held:
+                if held.refused:
+                    return None
+                return await self.engine.run(nodes, level=self.level)
+        finally:
+            if held is not None:
+                report.notes.append(held.refused or held.released)
+
+    def _withdraw_stale(self, report: RoundReport) -> None:
+        """Withdraw (audited) each open proposal that no longer applies, with why, before the round acts."""
+        for proposal in self.store.proposals():
+            why = stale_because(proposal, self.store, self.service.slurm_nodes, self.service.inventory.policy_of)
+            if not why:
+                continue
+            withdraw(self.store, proposal, why, self.service.user)
+            report.notes.append(f"withdrew #{proposal.id} {proposal.kind} {proposal.node}: {why}")
 
     def held_out(self) -> set[str]:
         """Nodes the console holds out of service: its open drains, and the drains it proposed."""
@@ -244,7 +297,9 @@ class Watch:
         pools: dict[str, list[str]] = {}
         for node in self.service.inventory.nodes:
             pools.setdefault(node.pool, []).append(node.name)
-        why = breach(self.service.inventory.lifecycle, pools, self.held_out() | set(adding))
+        inventory = self.service.inventory
+        own = {pool: inventory.policy(pool) for pool in pools}
+        why = breach(inventory.lifecycle, pools, self.held_out() | set(adding), own)
         if why is None:
             return ""
         inputs = {"adding": list(adding), "held_out": sorted(self.held_out())}
@@ -309,6 +364,60 @@ async def approve(
         store.decide_proposal(p.id, user=user, outcome=outcome)
         lines.append((ok, f"#{p.id} {p.kind} {p.node}: {outcome}"))
     return lines
+
+
+def stale_because(
+    proposal: Proposal,
+    store: Store,
+    states: Mapping[str, SlurmNode] | None,
+    policy_of: Callable[[str], LifecyclePolicy],
+) -> str:
+    """Why ``proposal`` no longer applies (the node passed since, someone else took it out or put it
+    back, its case moved on), or "" while it still does."""
+    node, slurm_node = proposal.node, (states or {}).get(proposal.node)
+    case = store.case(node)
+    if proposal.kind == ActionKind.DRAIN.value:
+        if case is not None:
+            return f"the console drained it already (case #{case.id})"
+        if mine := store.drains(node, open_only=True):
+            return f"drained already through the console: {mine[-1].reason}"
+        if slurm_node is not None and slurm_node.out_of_service:
+            return f"out of service by someone else: {describe(slurm_node)}"
+        # A pass counts only at the level that found the fault, or deeper: a lighter sweep may not run its probe.
+        found_in = store.sweep(proposal.sweep_id) if proposal.sweep_id is not None else None
+        check = last_active_check(store, node, str(found_in["level"])) if found_in is not None else None
+        if check is not None and check.sweep_id > (proposal.sweep_id or 0) and check.status is Status.PASS:
+            return f"passed since ({check.where()})"
+        return ""
+    if proposal.kind == ActionKind.RESUME.value:
+        if case is None:
+            return "its case is closed (resumed or ended by someone else)"
+        if not case.ready(policy_of(node)):
+            return f"its case is {case.stage.value} again, next: {case.next_step(policy_of(node))}"
+        if slurm_node is not None and not slurm_node.out_of_service:
+            return f"in service already: {describe(slurm_node)}"
+    return ""
+
+
+def withdraw(store: Store, proposal: Proposal, why: str, user: str) -> None:
+    """Close ``proposal`` as withdrawn by watch, audited."""
+    inputs = {"proposal": proposal.id, "kind": proposal.kind, "why": why}
+    with store.audited("withdraw-proposal", [proposal.node], inputs=inputs, user=user) as entry:
+        store.decide_proposal(proposal.id, user=user, outcome=f"withdrawn: {why}")
+        entry.finish(f"withdrew #{proposal.id} {proposal.kind} {proposal.node}", why)
+
+
+def reject(store: Store, which: str, reason: str, user: str) -> Proposal:
+    """An operator rejects the open proposal ``which`` (an id), audited: nothing runs; LookupError if none."""
+    wanted = [p for p in store.proposals() if str(p.id) == which]
+    if not wanted:
+        raise LookupError(f"no open proposal {which}")
+    proposal = wanted[0]
+    inputs = {"proposal": proposal.id, "kind": proposal.kind, "reason": reason}
+    with store.audited("reject-proposal", [proposal.node], inputs=inputs, user=user) as entry:
+        store.decide_proposal(proposal.id, user=user, outcome=f"rejected: {reason}")
+        entry.finish(f"rejected #{proposal.id} {proposal.kind} {proposal.node}", reason)
+    return proposal
 
 
 def clear_breaker(store: Store, user: str) -> str:

@@ -66,6 +66,23 @@ def seconds(text: str) -> float:
     return value
 
 
+_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> float:
+    """An age or interval: seconds, or a number with s, m (min), h or d after it (``90``, ``30m``, ``1d``)."""
+    stripped = text.strip().lower()
+    unit = next((u for u in sorted(_UNITS, key=len, reverse=True) if stripped.endswith(u)), "")
+    number = stripped[: len(stripped) - len(unit)].strip() if unit else stripped
+    try:
+        value = _finite(number) * _UNITS.get(unit, 1)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give seconds, or a number with s, m, h or d (e.g. 12h)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a duration above 0")
+    return value
+
+
 def share(text: str) -> float:
     """A share of a pool, above 0 and at most 1 (0.10 is a tenth)."""
     value = _finite(text)

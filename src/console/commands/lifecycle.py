@@ -5,8 +5,10 @@ action it calls for, its passes and strikes, and the next step. ``revalidate NOD
 whose repair was acknowledged (``repaired``) at the policy's level and records each node's outcome: a
 pass, a strike (FAIL or WARN: not healthy yet), or nothing (UNKNOWN: not judged). After enough passes
 in a row (two by default, the "accepted twice" rule), ``resume`` returns the node; before that it is
-held unless forced. The cluster file's ``[lifecycle]`` sets the policy. ``repaired`` and ``escalate``
-are actions of the catalogue (``console.commands.actions``).
+held unless forced. The cluster file's ``[lifecycle]`` sets the policy, and a pool's
+``[pools.lifecycle]`` its own values over it; ``cases --policy`` shows which value applies to which
+pool and where it comes from. ``repaired`` and ``escalate`` are actions of the catalogue
+(``console.commands.actions``).
 """
 
 from __future__ import annotations
@@ -16,15 +18,17 @@ import json
 import time
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
+from console.actions.watch import by_policy
 from console.checks import load_packs
 from console.commands.arguments import UsageError, add_engine_options, add_store, existing_store
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode, exit_code_for
 from console.inventory import expand, load_inventory
-from console.inventory.model import LifecyclePolicy
+from console.inventory.model import FLEET_ONLY, Inventory, LifecyclePolicy, PoolLifecycle
 from console.model.findings import Status
 from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
@@ -51,6 +55,11 @@ def register(sub: Any) -> None:
     c.add_argument("--node", help="only this node's cases, with their steps")
     c.add_argument("--all", action="store_true", help="closed cases too")
     c.add_argument("--json", action="store_true", help="print JSON")
+    c.add_argument(
+        "--policy",
+        action="store_true",
+        help="print the lifecycle policy of each pool, each value with where it comes from, then exit",
+    )
     c.set_defaults(func=run_cases)
 
     r = sub.add_parser(
@@ -90,9 +99,54 @@ def _case_json(case: Case, policy: LifecyclePolicy) -> dict[str, Any]:
     }
 
 
+def run_policy(inventory: Inventory | None, as_json: bool) -> int:
+    """``cases --policy``: each pool's values (fleet-wide limits once), and which table set each one."""
+    fleet = inventory.lifecycle if inventory is not None else LifecyclePolicy()
+    pools = inventory.pools if inventory is not None else {}
+    per_pool = {
+        name: (inventory.policy(name) if inventory is not None else fleet, fleet.origins(pool.lifecycle, name))
+        for name, pool in pools.items()
+    }
+    if not per_pool:  # no cluster file, or no pool in it: the fleet's policy is all there is
+        per_pool[""] = (fleet, fleet.origins(PoolLifecycle(), ""))
+    if as_json:
+        print(
+            json.dumps(
+                {
+                    name or "(fleet)": {
+                        key: {"value": value, "from": origins[key]} for key, value in policy.model_dump().items()
+                    }
+                    for name, (policy, origins) in per_pool.items()
+                },
+                indent=2,
+            )
+        )
+        return int(ExitCode.OK)
+    console = plain_console()
+    where = f"cluster file {inventory.source}" if inventory is not None and inventory.source else "no cluster file"
+    said = f"lifecycle policy ({printable(where)}): a pool's [pools.lifecycle] over [lifecycle] over the defaults"
+    console.print(said, markup=False)
+    table = Table("pool", "setting", "value", "from")
+    for name, (policy, origins) in per_pool.items():
+        for key, value in policy.model_dump().items():
+            if key in FLEET_ONLY and name != next(iter(per_pool)):
+                continue  # the fleet's limits are one pair for every pool: shown once
+            shown = "(fleet)" if key in FLEET_ONLY else printable(name) or "(fleet)"
+            text = f"{value:g}" if isinstance(value, float) else str(value)
+            table.add_row(escape(shown), key, escape(printable(text)), escape(origins[key]))
+    console.print(table)
+    return int(ExitCode.OK)
+
+
 def run_cases(args: argparse.Namespace) -> int:
     """Print the open cases (or all, or one node's with their steps)."""
-    policy = load_inventory(args.inventory).lifecycle if args.inventory else LifecyclePolicy()
+    inventory = load_inventory(args.inventory) if args.inventory else None
+    if args.policy:
+        return run_policy(inventory, args.json)
+
+    def policy_of(node: str) -> LifecyclePolicy:
+        return inventory.policy_of(node) if inventory is not None else LifecyclePolicy()
+
     store = existing_store(args.store)
     try:
         cases = store.cases(args.node, open_only=not args.all)
@@ -100,7 +154,7 @@ def run_cases(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        rows = [_case_json(case, policy) for case in cases]
+        rows = [_case_json(case, policy_of(case.node)) for case in cases]
         for row in rows:
             if row["id"] in steps:
                 row["steps"] = [
@@ -115,6 +169,7 @@ def run_cases(args: argparse.Namespace) -> int:
     table = Table("case", "node", "stage", "action", "passes", "strikes", "opened", "next")
     for case in cases:
         opened = time.strftime("%Y-%m-%d %H:%M", time.localtime(case.opened_at))
+        policy = policy_of(case.node)
         table.add_row(
             f"#{case.id}",
             printable(case.node),
@@ -140,8 +195,6 @@ def run_cases(args: argparse.Namespace) -> int:
 def run_revalidate(args: argparse.Namespace) -> int:
     """Sweep the repaired nodes and record each node's pass or strike."""
     inventory = load_inventory(args.inventory)
-    policy = inventory.lifecycle
-    level = args.level or policy.level
     wanted = list(expand(args.nodes))
     known = {n.name for n in inventory.nodes}
     unknown = [n for n in wanted if n not in known]
@@ -156,7 +209,8 @@ def run_revalidate(args: argparse.Namespace) -> int:
             if case is None:
                 skipped[name] = "no open case"
             elif case.stage is not Stage.REVALIDATING:
-                skipped[name] = f"case #{case.id} is {case.stage.value}: next {case.next_step(policy)}"
+                next_step = case.next_step(inventory.policy_of(name))
+                skipped[name] = f"case #{case.id} is {case.stage.value}: next {next_step}"
             else:
                 ready.append(name)
         for name, why in skipped.items():
@@ -169,7 +223,11 @@ def run_revalidate(args: argparse.Namespace) -> int:
             inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
         )
         engine = build_engine(spec, store)
-        done = run_interruptible(_revalidate(engine, store, [inventory.node(n) for n in ready], level, policy))
+        groups = [
+            ([inventory.node(n) for n in names], args.level or policy.level, policy)
+            for policy, names in by_policy(ready, inventory.policy_of)
+        ]
+        done = run_interruptible(_revalidate(engine, store, groups))
         verdicts, outcome, results = done.verdicts, done.outcome, done.results
     except KeyboardInterrupt:
         plain_console(stderr=True).print("[red]error:[/] interrupted")
@@ -178,11 +236,16 @@ def run_revalidate(args: argparse.Namespace) -> int:
         store.close()
     if args.json:
         print(
-            json.dumps({n: {"outcome": line, "case": _case_json(case, policy)} for n, (line, case) in results.items()})
+            json.dumps(
+                {
+                    n: {"outcome": line, "case": _case_json(case, inventory.policy_of(n))}
+                    for n, (line, case) in results.items()
+                }
+            )
         )
     else:
         for name, (line, case) in results.items():
-            where = f"case #{case.id} {case.stage.value}, next: {case.next_step(policy)}"
+            where = f"case #{case.id} {case.stage.value}, next: {case.next_step(inventory.policy_of(name))}"
             console.print(f"{printable(name)}: {printable(line)}; {where}")
     statuses = [verdicts[n].status if n in verdicts else Status.UNKNOWN for n in ready]
     # A WARN is no pass either: the node is not healthy yet.
@@ -190,9 +253,18 @@ def run_revalidate(args: argparse.Namespace) -> int:
 
 
 async def _revalidate(
-    engine: SweepEngine, store: Store, nodes: list[Any], level: str, policy: LifecyclePolicy
+    engine: SweepEngine, store: Store, groups: list[tuple[list[Any], str, LifecyclePolicy]]
 ) -> Revalidation:
+    """One revalidation per group of nodes of one policy (pools may differ), merged into one outcome."""
     try:
-        return await revalidate(engine, store, nodes, level, policy)
+        verdicts, results, outcome, sweep_id = {}, {}, "done", 0
+        for nodes, level, policy in groups:
+            done = await revalidate(engine, store, nodes, level, policy)
+            verdicts.update(done.verdicts)
+            results.update(done.results)
+            outcome, sweep_id = done.outcome, done.sweep_id
+            if done.outcome != "done":
+                break
+        return Revalidation(verdicts, sweep_id, outcome, results)
     finally:
         await engine.transport.close()

@@ -15,7 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from console.actions.acceptance import record_outcomes
 from console.checks import load_packs
-from console.commands.arguments import UsageError, add_engine_options, seconds, whole
+from console.commands.arguments import UsageError, add_engine_options, duration, seconds, whole
+from console.commands.history_gate import gate_from_history
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
@@ -107,6 +108,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--every", type=seconds, metavar="SECONDS", help="sweep again every SECONDS; busy ticks are skipped")
     p.add_argument("--count", type=whole(1), metavar="N", help="with --every: stop after N sweeps")
+    p.add_argument(
+        "--max-age",
+        type=duration,
+        metavar="DURATION",
+        help="gate from the history, running nothing: a node's last check at --probes or deeper counts if at"
+        " most DURATION old (90, 30m, 12h, 1d); older or none is UNKNOWN, never PASS",
+    )
 
 
 class _Progress:
@@ -168,6 +176,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--probes workload: {args.inventory} declares no [[workloads]] (docs/workloads.md)")
     if args.via_slurm and args.probes == ProbeSet.WORKLOAD:
         raise UsageError("--via-slurm gathers the node probes only: run --probes workload over SSH, without it")
+    if args.max_age is not None:
+        return gate_from_history(args, nodes)
     store_path = Path(args.store or default_store_path())
     spec = EngineSpec(
         inventory,

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import time
 from typing import Any
 
 from console.actions import ActionPlan, ActionService
-from console.actions.watch import BreakerTripped, Watch, age_text, approve, clear_breaker
+from console.actions.watch import BreakerTripped, Watch, approve, clear_breaker, reject
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
@@ -25,11 +26,14 @@ from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, current_user, default_store_path
 from console.sweep import ProbeSet
+from console.sweep.freshness import age_text, last_active_check
 from console.sweep.periodic import Periodic
 
 WATCH_EXIT_HELP = """exit codes:
-  0    the rounds asked for (--rounds) are done; --approve carried out every proposal; --clear-breaker done
-  1    --approve: a proposal was refused or failed, none is open, or the breaker is tripped
+  0    the rounds asked for (--rounds) are done; --approve carried out every proposal; --reject and
+       --clear-breaker done
+  1    --approve: a proposal was refused or failed, none is open, or the breaker is tripped;
+       --reject: no such open proposal
   2    usage or configuration error
   130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
 
@@ -63,6 +67,19 @@ def register(sub: Any) -> None:
         help="carry out drains and resumes itself (default: store them as proposals for --approve)",
     )
     p.add_argument("--dry-run", action="store_true", help="show what each round would sweep and do; change nothing")
+    p.add_argument(
+        "--reservation",
+        type=reservation_name,
+        metavar="NAME",
+        help="hold each round's swept nodes in a Slurm maintenance reservation NAME (flags MAINT,IGNORE_JOBS),"
+        " created before the sweep and deleted after it, also on SIGTERM",
+    )
+    p.add_argument(
+        "--normal-priority",
+        dest="low_priority",
+        action="store_false",
+        help="run the probes at normal priority (default: nice -n 19 ionice -c 3 on the node, so jobs come first)",
+    )
     once = p.add_mutually_exclusive_group()
     once.add_argument(
         "--proposals", action="store_true", help="list the open proposals and the breaker's state, then exit"
@@ -74,10 +91,21 @@ def register(sub: Any) -> None:
         "--approve", metavar="ID|all", help="carry out an open proposal (or all of them) through the actions, then exit"
     )
     once.add_argument(
+        "--reject", metavar="ID", help="reject an open proposal (audited, with --reason): nothing runs, then exit"
+    )
+    once.add_argument(
         "--clear-breaker", action="store_true", help="clear a tripped circuit breaker (audited): automation resumes"
     )
     p.add_argument("--yes", action="store_true", help="with --approve: do not ask before each plan")
+    p.add_argument("--reason", metavar="TEXT", help="with --reject: why (required; it goes to the audit log)")
     p.set_defaults(func=run_watch)
+
+
+def reservation_name(text: str) -> str:
+    """A Slurm reservation name the console may create and delete: letters, digits, '_', '-', '.'."""
+    if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a name of letters, digits, '_', '-' or '.'")
+    return text
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -90,17 +118,35 @@ def run_watch(args: argparse.Namespace) -> int:
             return _freshness(store, [n.name for n in inventory.nodes], out)
         if args.proposals or args.clear_breaker:
             return _show_or_clear(store, args.clear_breaker, out)
+        if args.reject:
+            return _reject(store, args.reject, args.reason, out)
         if args.approve:
             return _approve(ActionService(inventory, store), args.approve, out, yes=args.yes)
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
-            inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
+            inventory,
+            packs,
+            store.path,
+            accept_new=args.accept_new,
+            probe_timeout_cap_s=args.probe_timeout,
+            low_priority=args.low_priority,
         )
         engine = build_engine(spec, store)
         service = ActionService(inventory, store, packs=packs)
-        watch = Watch(engine, service, every_s=args.every, level=args.level, auto=args.auto, dry_run=args.dry_run)
+        watch = Watch(
+            engine,
+            service,
+            every_s=args.every,
+            level=args.level,
+            auto=args.auto,
+            dry_run=args.dry_run,
+            reservation=args.reservation,
+        )
         mode = "dry run" if args.dry_run else "auto" if args.auto else "approve-to-run: proposals only"
-        out.print(f"watch {printable(inventory.name)}: every {args.every:g} s at {args.level}, {mode}", markup=False)
+        how = "probes at nice 19, ionice idle" if args.low_priority else "probes at normal priority"
+        held = f", swept nodes held in reservation {args.reservation}" if args.reservation else ""
+        said = f"watch {printable(inventory.name)}: every {args.every:g} s at {args.level}, {mode}; {how}{held}"
+        out.print(said, markup=False)
         if (breaker := store.breaker()).tripped:
             out.print(f"breaker tripped: {printable(breaker.why)}", markup=False)
         return run_interruptible(_rounds(watch, args.every, args.rounds, out))
@@ -132,17 +178,32 @@ def _show_or_clear(store: Store, clear: bool, out: Any) -> int:
 
 
 def _freshness(store: Store, nodes: list[str], out: Any) -> int:
-    """Each node's newest stored verdict and how old it is: what ``watch`` goes by."""
+    """Each node's last active check and how old it is: what ``watch`` and ``sweep --max-age`` go by."""
     now = time.time()
     for name in nodes:
-        rows = store.node_history(name, limit=1)
-        if not rows:
+        check = last_active_check(store, name)
+        if check is None:
             out.print(f"{printable(name)}: never checked", markup=False)
             continue
-        row = rows[0]
-        age = age_text(now - float(row["started_at"]))
-        where = f"sweep {row['sweep_id']}, {row['level']}"
-        out.print(f"{printable(name)}: {row['status']}, last active check {age} ago ({where})", markup=False)
+        age = age_text(check.age_s(now))
+        out.print(
+            f"{printable(name)}: {check.status.value}, last active check {age} ago ({check.where()})", markup=False
+        )
+    return int(ExitCode.OK)
+
+
+def _reject(store: Store, which: str, reason: str | None, out: Any) -> int:
+    if not which.isdigit():
+        raise UsageError(f"--reject takes a proposal id, not {which!r}")
+    if not reason or not reason.strip():
+        raise UsageError("--reject needs --reason TEXT: the audit log keeps why a proposal was turned down")
+    try:
+        proposal = reject(store, which, reason.strip(), current_user())
+    except LookupError as exc:
+        out.print(printable(str(exc)), markup=False)
+        return int(ExitCode.FAILED)
+    said = f"rejected #{proposal.id} {proposal.kind} {printable(proposal.node)}: nothing was done"
+    out.print(said, markup=False)
     return int(ExitCode.OK)
 
 

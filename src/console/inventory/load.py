@@ -39,10 +39,10 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return "".join(parts) or "(top level)"
 
 
-def _validation_message(source: str, exc: ValidationError) -> str:
+def _validation_message(source: str, exc: ValidationError, under: tuple[int | str, ...] = ()) -> str:
     first = exc.errors()[0]
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{source}: field {_field_path(first['loc'])}: {first['msg']}{more}"
+    return f"{source}: field {_field_path((*under, *first['loc']))}: {first['msg']}{more}"
 
 
 def from_mapping(data: dict[str, Any], source: str = "<inventory>") -> Inventory:
@@ -69,6 +69,11 @@ def expand_inventory(
         if pool.name in pools:
             raise InventoryError(f"{source}: field pools[{index}].name: pool {pool.name!r} is defined twice")
         pools[pool.name] = pool
+        try:
+            # Checked merged with the fleet's: a pool's value obeys the bounds of [lifecycle] itself.
+            spec.lifecycle.for_pool(pool.lifecycle)
+        except ValidationError as exc:
+            raise InventoryError(_validation_message(source, exc, ("pools", index, "lifecycle"))) from None
         try:
             names = (expanded or {}).get(pool.name) or expand(pool.nodes, MAX_NODES - len(seen))
         except HostlistError as exc:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from console.model.workload import WorkloadSpec
 
@@ -59,36 +61,6 @@ class StackPin(_Strict):
         return fields
 
 
-class Pool(_Strict):
-    """Nodes that share a GPU model, an expected GPU count and a stack pin."""
-
-    name: str = Field(min_length=1)
-    gpu_model: str
-    gpu_count: int = Field(8, ge=1, le=64)
-    nic_count: int | None = Field(None, ge=0, le=64, description="backend RDMA ports per node; default: the pack's")
-    nic_rate_gbps: float | None = Field(None, gt=0, description="their link rate in Gb/s; default: the pack's")
-    nodes: str = Field(min_length=1, description="hostlist expression, e.g. gpu[001-128]")
-    labels: dict[str, str] = Field(default_factory=dict)
-    pin: StackPin = Field(default_factory=StackPin)
-
-    @field_validator("gpu_model")
-    @classmethod
-    def _known_model(cls, value: str) -> str:
-        upper = value.strip().upper()
-        if upper not in GPU_MODELS:
-            raise ValueError(f"unknown GPU model {value!r}; expected one of {', '.join(GPU_MODELS)}")
-        return upper
-
-
-class HostOverride(_Strict):
-    """Per-node connection details that differ from the pool's defaults."""
-
-    address: str | None = None
-    port: int | None = Field(None, ge=1, le=65535)
-    user: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
-
-
 class LifecyclePolicy(_Strict):
     """How a drained node comes back (``[lifecycle]``): revalidation passes needed, and the strikes that escalate."""
 
@@ -110,6 +82,79 @@ class LifecyclePolicy(_Strict):
     def window_s(self) -> float:
         """The strike window in seconds."""
         return self.window_h * 3600
+
+    def for_pool(self, own: PoolLifecycle) -> LifecyclePolicy:
+        """This (fleet) policy with a pool's own values over it, validated (ValidationError when out of bounds)."""
+        return LifecyclePolicy.model_validate({**self.model_dump(), **own.model_dump(exclude_none=True)})
+
+    def origins(self, own: PoolLifecycle, pool: str) -> dict[str, str]:
+        """Where each value of ``for_pool(own)`` comes from: the pool's table, ``[lifecycle]`` or the default."""
+        mine = own.model_dump(exclude_none=True)
+        return {
+            name: f"pool {pool}" if name in mine else "[lifecycle]" if name in self.model_fields_set else "default"
+            for name in type(self).model_fields
+        }
+
+
+# The limits that are the fleet's alone: a pool's table cannot set them (``PoolLifecycle``).
+FLEET_ONLY = ("breaker_fleet_fraction", "breaker_fleet_count")
+
+
+class PoolLifecycle(_Strict):
+    """A pool's own lifecycle values (``[pools.lifecycle]``): each one set here wins over ``[lifecycle]``.
+
+    Unset fields follow the fleet's policy. The bounds are ``LifecyclePolicy``'s: the inventory loader
+    checks the merged policy of each pool (``LifecyclePolicy.for_pool``) and names the pool's field.
+    """
+
+    passes_required: int | None = None
+    max_strikes: int | None = None
+    window_h: float | None = None
+    level: str | None = None
+    breaker_pool_fraction: float | None = None
+    breaker_pool_count: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_fleet_limits(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name in FLEET_ONLY:
+                if name in data:
+                    raise ValueError(f"{name} is a limit of the whole fleet: set it in [lifecycle], not in a pool")
+        return data
+
+
+class Pool(_Strict):
+    """Nodes that share a GPU model, an expected GPU count and a stack pin."""
+
+    name: str = Field(min_length=1)
+    gpu_model: str
+    gpu_count: int = Field(8, ge=1, le=64)
+    nic_count: int | None = Field(None, ge=0, le=64, description="backend RDMA ports per node; default: the pack's")
+    nic_rate_gbps: float | None = Field(None, gt=0, description="their link rate in Gb/s; default: the pack's")
+    nodes: str = Field(min_length=1, description="hostlist expression, e.g. gpu[001-128]")
+    labels: dict[str, str] = Field(default_factory=dict)
+    pin: StackPin = Field(default_factory=StackPin)
+    lifecycle: PoolLifecycle = Field(
+        default_factory=PoolLifecycle, description="this pool's lifecycle values over the fleet's [lifecycle]"
+    )
+
+    @field_validator("gpu_model")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        upper = value.strip().upper()
+        if upper not in GPU_MODELS:
+            raise ValueError(f"unknown GPU model {value!r}; expected one of {', '.join(GPU_MODELS)}")
+        return upper
+
+
+class HostOverride(_Strict):
+    """Per-node connection details that differ from the pool's defaults."""
+
+    address: str | None = None
+    port: int | None = Field(None, ge=1, le=65535)
+    user: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
 
 
 class InventoryFile(_Strict):
@@ -161,3 +206,15 @@ class Inventory(_Strict):
     def pool_of(self, name: str) -> Pool:
         """The pool of node ``name``."""
         return self.pools[self.node(name).pool]
+
+    def policy(self, pool: str) -> LifecyclePolicy:
+        """The lifecycle policy of ``pool``: the fleet's ``[lifecycle]`` with the pool's own values over it."""
+        own = self.pools[pool].lifecycle if pool in self.pools else PoolLifecycle()
+        return self.lifecycle.for_pool(own)
+
+    def policy_of(self, node: str) -> LifecyclePolicy:
+        """The lifecycle policy of node ``node``'s pool (the fleet's for a node of no pool)."""
+        try:
+            return self.policy(self.node(node).pool)
+        except KeyError:
+            return self.lifecycle

@@ -22,6 +22,7 @@ from console.sweep.hostkey_audit import HostKeyAudit
 from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport, slurm_transport
 from console.transport import Transport
 from console.transport.connect import transport_for
+from console.transport.priority import LowPriorityTransport
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class EngineSpec:
     slurm: SlurmJobSettings | None = None  # sweep --via-slurm: one Slurm job runs check-local on every node
     # Pools judged against these pins instead of their effective ones: check-local told the console's.
     pins: dict[str, StackPin] | None = None
+    # watch: every probe under nice 19 and ionice idle on the node, so a job that lands there comes first.
+    low_priority: bool = False
 
 
 def build_transport(spec: EngineSpec) -> Transport:
@@ -51,7 +54,8 @@ def build_transport(spec: EngineSpec) -> Transport:
     """
     if spec.slurm is not None:
         return slurm_transport(spec.inventory, spec.slurm, accept_new=spec.accept_new)
-    return transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
+    transport = transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
+    return LowPriorityTransport(transport) if spec.low_priority else transport
 
 
 def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | None = None) -> SweepEngine:

@@ -45,6 +45,9 @@ ProgramRunner = Callable[[list[str]], SimReply]
 SHELLS = frozenset({"sh", "dash", "bash"})
 # Builtins that also exist as /bin programs, so ``/bin/kill`` behaves like ``kill``.
 PATH_UTILITIES = frozenset({"echo", "true", "false", "kill", "pkill", "pgrep"})
+# Programs that run their command in their own process at another priority (watch's probes); the options
+# that take a value.
+PRIORITY_WRAPPERS = {"nice": frozenset({"-n", "--adjustment"}), "ionice": frozenset({"-c", "-n", "--class"})}
 # A trickled output arrives in at most this many chunks, whatever its length.
 MAX_TRICKLE_CHUNKS = 40
 DEFAULT_ENV = {
@@ -321,6 +324,8 @@ class NodeShell:
             return await self._timeout(session, proc, argv, io, env)
         if name == "sleep":
             return await self._sleep(argv, io)
+        if name in PRIORITY_WRAPPERS:
+            return await self._priority(session, proc, argv, io, env)
         if name in PATH_UTILITIES:
             frame = _Frame(proc, ParamLookup(name, [], proc.pid, env), io)
             return await self._builtins[name](self, session, frame, argv, io)
@@ -374,6 +379,33 @@ class NodeShell:
         for chunk in chunks:
             io.write(1, chunk)
             await asyncio.sleep(pause)
+
+    async def _priority(
+        self, session: _Session, proc: SimProcess, argv: list[str], io: _Io, env: dict[str, str]
+    ) -> int:
+        """``nice [-n N] CMD...`` and ``ionice [-c C] [-n N] [-t] CMD...``: both exec CMD in their own process.
+
+        A simulated node has no scheduler to lower: what matters is that the command runs as itself,
+        so a timeout or a kill reaches it as it would the real one. An option either does not take is
+        refused as coreutils and util-linux refuse it (status 125 and 1).
+        """
+        name = os.path.basename(argv[0])
+        with_value = PRIORITY_WRAPPERS[name]
+        rest = argv[1:]
+        while rest and rest[0].startswith("-") and rest[0] != "--":
+            option = rest.pop(0)
+            if option in with_value and rest:
+                rest.pop(0)
+            elif not (option in ("-t",) and name == "ionice") and not (name == "nice" and option[1:].isdigit()):
+                io.write(2, f"{name}: invalid option -- '{option.lstrip('-')}'\n")
+                return 125 if name == "nice" else 1
+        if rest[:1] == ["--"]:
+            rest = rest[1:]
+        if not rest:
+            io.write(2, f"{name}: a command is needed here\n")
+            return 125 if name == "nice" else 1
+        proc.argv = list(rest)
+        return await self._program(session, proc, rest, io, env)
 
     @staticmethod
     async def _sleep(argv: list[str], io: _Io) -> int:

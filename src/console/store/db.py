@@ -15,7 +15,7 @@ import os
 import sqlite3
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -448,13 +448,14 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
             for r in self.conn.execute(query + " ORDER BY id", args)
         ]
 
-    def node_history(self, node: str, limit: int = 20) -> list[sqlite3.Row]:
-        """A node's verdicts across sweeps, newest first."""
+    def node_history(self, node: str, limit: int = 20, *, levels: Sequence[str] | None = None) -> list[sqlite3.Row]:
+        """A node's verdicts across sweeps, newest first (only of sweeps at one of ``levels`` when given)."""
+        only = f" AND s.level IN ({', '.join('?' * len(levels))})" if levels is not None else ""
         return list(
             self.conn.execute(
                 "SELECT v.*, s.started_at, s.level FROM node_verdicts v JOIN sweeps s ON s.id = v.sweep_id"
-                " WHERE v.node = ? ORDER BY v.sweep_id DESC LIMIT ?",
-                (node, limit),
+                f" WHERE v.node = ?{only} ORDER BY v.sweep_id DESC LIMIT ?",
+                (node, *(levels or ()), limit),
             )
         )
 

@@ -327,7 +327,7 @@ class DetailScreen(Screen[None]):
         case = store.case(node)
         if case is None:
             return None
-        policy = app.inventory.lifecycle
+        policy = app.inventory.policy_of(node)
         return (
             f"case #{case.id} {case.stage.value}  passes {case.passes}/{policy.passes_required}"
             f"  strikes {case.strikes}  next: {case.next_step(policy)}"

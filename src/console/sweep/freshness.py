@@ -1,0 +1,123 @@
+"""A node's last active check and how old it is: what ``watch`` goes by and what ``sweep --max-age`` gates on.
+
+The last active check of a node *for a level* is its newest stored verdict of a sweep whose probes
+include every probe that level runs (``covers``): a ``full`` sweep is a check at ``standard`` too, a
+``quick`` one is not. ``watch --freshness``, ``watch`` rounds and ``sweep --max-age`` all read it here,
+so "fresh" means one thing.
+
+``judged_from_history`` never turns a stale or missing check into PASS: older than the limit, or no
+check at all, is UNKNOWN with the age in its reason. A check that is fresh enough is taken with the
+verdicts of every later sweep of the node (any level): a later FAIL or UNKNOWN, from a lighter sweep
+that does not cover the level, still says the node is not known healthy now, so the worst one wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from console.model.findings import Status
+from console.store import Store
+from console.sweep.catalog import ProbeSet, probes_for
+
+
+def age_text(seconds: float) -> str:
+    """``42 s``, ``7 min``, ``5 h``, ``3 d``: how an operator reads an age."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def _probe_ids(level: str) -> frozenset[str]:
+    return frozenset(p.id for p in probes_for(level))
+
+
+def covers(stored: str, wanted: str) -> bool:
+    """True when a sweep at level ``stored`` ran every probe a sweep at ``wanted`` runs.
+
+    A ``workload`` check is covered only by a workload sweep: no other level runs the site's workloads.
+    An unknown stored level (a database of a later release) covers nothing.
+    """
+    known = {s.value for s in ProbeSet}
+    if wanted == ProbeSet.WORKLOAD or wanted not in known:
+        return stored == wanted
+    if stored not in known:
+        return False
+    return _probe_ids(wanted) <= _probe_ids(stored)
+
+
+def covering_levels(wanted: str) -> list[str]:
+    """Every level whose sweeps are checks at ``wanted`` (itself included)."""
+    return [s.value for s in ProbeSet if covers(s.value, wanted)]
+
+
+@dataclass(frozen=True)
+class LastCheck:
+    """A node's newest stored verdict at a level: which sweep, when it started, what it said."""
+
+    node: str
+    sweep_id: int
+    level: str
+    at: float
+    status: Status
+    reason: str
+
+    def age_s(self, now: float) -> float:
+        """Seconds since the check's sweep started."""
+        return max(0.0, now - self.at)
+
+    def where(self) -> str:
+        """``sweep 12, quick``: which check it was."""
+        return f"sweep {self.sweep_id}, {self.level}"
+
+
+# How many of a node's later sweeps a gate reads for a later non-PASS verdict: a node checked far more
+# often than that since its covering check is read as not known healthy (UNKNOWN), never as PASS.
+LATER_LIMIT = 200
+
+
+def last_active_check(store: Store, node: str, level: str | None = None) -> LastCheck | None:
+    """The node's newest stored verdict of a sweep covering ``level`` (of any level when None)."""
+    levels = covering_levels(level) if level is not None else None
+    rows = store.node_history(node, limit=1, levels=levels)
+    if not rows:
+        return None
+    row = rows[0]
+    status = Status(row["status"])
+    return LastCheck(
+        node, int(row["sweep_id"]), str(row["level"]), float(row["started_at"]), status, str(row["reason"])
+    )
+
+
+@dataclass(frozen=True)
+class HistoryVerdict:
+    """A node judged from the history database: the status a gate takes, why, and the check it rests on."""
+
+    node: str
+    status: Status
+    reason: str
+    check: LastCheck | None
+
+
+def judged_from_history(store: Store, node: str, level: str, max_age_s: float, now: float) -> HistoryVerdict:
+    """The node's verdict at ``level`` from its last active check when at most ``max_age_s`` old, else UNKNOWN."""
+    check = last_active_check(store, node, level)
+    if check is None:
+        return HistoryVerdict(node, Status.UNKNOWN, f"no active check at {level} or deeper in the history", None)
+    age = check.age_s(now)
+    if age > max_age_s:
+        why = f"last active check {age_text(age)} ago ({check.where()}), older than {age_text(max_age_s)}"
+        return HistoryVerdict(node, Status.UNKNOWN, why, check)
+    status, reason = check.status, check.reason
+    later = [r for r in store.node_history(node, limit=LATER_LIMIT) if int(r["sweep_id"]) > check.sweep_id]
+    if len(later) >= LATER_LIMIT:
+        why = f"{LATER_LIMIT} or more sweeps since its last active check ({check.where()}): not read"
+        return HistoryVerdict(node, Status.UNKNOWN, why, check)
+    for row in later:  # newest first: the newest of the worst status gives the reason
+        seen = Status(row["status"])
+        if seen.severity <= status.severity:
+            continue
+        status = seen
+        reason = f"{row['reason'] or seen.value} (a later {row['level']} sweep {row['sweep_id']})"
+    said = f"{reason}; " if reason and status is not Status.PASS else ""
+    return HistoryVerdict(node, status, f"{said}last active check {age_text(age)} ago ({check.where()})", check)

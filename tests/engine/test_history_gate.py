@@ -1,0 +1,135 @@
+"""``sweep --max-age``: gating from the history database. A node's last active check at the level (or
+deeper) counts only when it is young enough; older, missing or followed by a worse sweep is never PASS."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from console.cli import main
+from console.model.findings import Finding, Status, Subject, roll_up
+from console.store import Store
+from console.sweep.freshness import covers, judged_from_history, last_active_check
+
+HOUR = 3600.0
+
+
+def _record(store: Store, node: str, level: str, status: Status, age_s: float, *, now: float) -> int:
+    """A finished sweep of ``node`` at ``level`` that started ``age_s`` before ``now``, judging it ``status``."""
+    sweep_id = store.start_sweep(level, "cluster.toml", node)
+    said = "0 uncorrectable" if status is Status.PASS else f"{status.value.lower()} on GPU 3"
+    finding = Finding(
+        check_id="ecc.uncorrectable", family="ecc", status=status, subject=Subject(node=node), message=said
+    )
+    store.record_node(sweep_id, "p", roll_up(node, [finding]), {})
+    store.finish_sweep(sweep_id, "done", {})
+    store.conn.execute("UPDATE sweeps SET started_at = ? WHERE id = ?", (now - age_s, sweep_id))
+    return sweep_id
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> str:
+    path = tmp_path / "cluster.toml"
+    path.write_text('[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "n[1-4]"\n')
+    return str(path)
+
+
+def test_levels_cover_the_lighter_ones_and_workloads_only_themselves() -> None:
+    assert covers("full", "standard") and covers("standard", "quick") and covers("multinode", "standard")
+    assert not covers("quick", "standard") and not covers("full", "framework") and covers("framework", "quick")
+    assert covers("workload", "workload") and not covers("full", "workload") and not covers("later-level", "quick")
+
+
+def test_max_age_takes_young_checks_and_names_the_age_of_stale_ones(
+    tmp_path: Path, cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "h.sqlite"
+    store = Store(db)
+    now = time.time()
+    _record(store, "n1", "standard", Status.PASS, 2 * HOUR, now=now)
+    _record(store, "n2", "quick", Status.PASS, 0.1 * HOUR, now=now)  # too light for a standard gate
+    _record(store, "n3", "full", Status.PASS, 3 * HOUR, now=now)
+    later = _record(store, "n3", "quick", Status.FAIL, 0.2 * HOUR, now=now)  # after it: a quick sweep found a fault
+    store.close()
+    gate = ["sweep", "-i", cluster, "--store", str(db), "--probes", "standard", "--json", "-"]
+
+    assert main([*gate, "--max-age", "1d"]) == 1  # n3 FAIL
+    shown = json.loads(capsys.readouterr().out)
+    by_node = {row["node"]: row for row in shown["nodes"]}
+    assert shown["from_history"] is True and shown["exit_code"] == 1
+    assert by_node["n1"]["status"] == "PASS" and by_node["n1"]["reason"].startswith("last active check 2 h ago")
+    assert by_node["n2"] == {**by_node["n2"], "status": "UNKNOWN", "sweep_id": None}
+    assert by_node["n2"]["reason"] == "no active check at standard or deeper in the history"
+    assert by_node["n3"]["status"] == "FAIL" and f"(a later quick sweep {later})" in by_node["n3"]["reason"]
+    assert by_node["n4"]["status"] == "UNKNOWN"
+
+    assert main([*gate, "--max-age", "1h", "--nodes", "n1"]) == 3  # stale: UNKNOWN, never PASS
+    [row] = json.loads(capsys.readouterr().out)["nodes"]
+    assert (
+        row["status"] == "UNKNOWN" and row["reason"] == "last active check 2 h ago (sweep 1, standard), older than 1 h"
+    )
+
+    # A quick gate: n2's check is young enough; the text summary says what each node rests on.
+    assert main(["sweep", "-i", cluster, "--store", str(db), "--nodes", "n[1-2]", "--max-age", "30m"]) == 3
+    out = capsys.readouterr().out
+    assert "from history: 2 nodes at quick, checks at most 30 min old: PASS=1 UNKNOWN=1" in out
+    assert "  UNKNOWN n1: last active check 2 h ago (sweep 1, standard), older than 30 min" in out
+    assert "  PASS    n2: last active check 6 min ago (sweep 2, quick)" in out
+    assert main(["sweep", "-i", cluster, "--store", str(db), "--nodes", "n2", "--max-age", "30m"]) == 0
+
+
+def test_max_age_runs_nothing_and_refuses_what_would(
+    tmp_path: Path, cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "h.sqlite")
+    assert main(["sweep", "-i", cluster, "--store", db, "--max-age", "1d"]) == 2  # no history: nothing to gate on
+    assert "no history database" in capsys.readouterr().err and not Path(db).exists()
+    Store(db).close()
+    for extra in (["--via-slurm"], ["--every", "60"], ["--probes", "multinode"]):
+        assert main(["sweep", "-i", cluster, "--store", db, "--max-age", "1d", *extra]) == 2, extra
+    err = capsys.readouterr().err
+    assert "--via-slurm does not apply" in err and "--probes multinode does not apply" in err
+    with pytest.raises(SystemExit) as refused:  # argparse's own usage error
+        main(["sweep", "-i", cluster, "--store", db, "--max-age", "1w"])
+    assert refused.value.code == 2 and "'1w': give seconds, or a number with s, m, h or d" in capsys.readouterr().err
+
+
+LEVELS = ["quick", "standard", "full", "framework", "workload", "multinode"]
+NODE_STATUSES = [Status.PASS, Status.WARN, Status.FAIL, Status.UNKNOWN]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    history=st.lists(
+        st.tuples(st.sampled_from(LEVELS), st.sampled_from(NODE_STATUSES), st.floats(0, 10 * 24 * HOUR)),
+        max_size=6,
+    ),
+    wanted=st.sampled_from(["quick", "standard", "full", "framework", "workload"]),
+    max_age=st.floats(60, 5 * 24 * HOUR),
+)
+def test_never_false_pass_from_history(
+    tmp_path_factory: pytest.TempPathFactory,
+    history: list[tuple[str, Status, float]],
+    wanted: str,
+    max_age: float,
+) -> None:
+    """PASS only when the newest covering check is young enough and PASS, and no sweep since was worse."""
+    store = Store(tmp_path_factory.mktemp("nfp") / "h.sqlite")
+    now = time.time()
+    # Sweeps are recorded in the order they ran: oldest first (ids grow with time, as in the store).
+    for level, status, age in sorted(history, key=lambda h: -h[2]):
+        _record(store, "n1", level, status, age, now=now)
+    judged = judged_from_history(store, "n1", wanted, max_age, now)
+    check = last_active_check(store, "n1", wanted)
+    store.close()
+    if judged.status is Status.PASS:
+        assert check is not None and check.status is Status.PASS and now - check.at <= max_age
+        since = [h for h in history if h[2] < now - check.at]
+        assert all(status is Status.PASS for _, status, _ in since), (history, judged)
+    if check is None or now - check.at > max_age:
+        assert judged.status is Status.UNKNOWN
