@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from console.model.workload import WorkloadSpec
@@ -70,6 +72,9 @@ class Pool(_Strict):
     nodes: str = Field(min_length=1, description="hostlist expression, e.g. gpu[001-128]")
     labels: dict[str, str] = Field(default_factory=dict)
     pin: StackPin = Field(default_factory=StackPin)
+    scheduler: Literal["slurm", "kubernetes"] = Field(
+        "slurm", description="what takes its nodes out of service: Slurm drains, or Kubernetes cordons and taints"
+    )
 
     @field_validator("gpu_model")
     @classmethod
