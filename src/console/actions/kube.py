@@ -302,9 +302,12 @@ def decide(cordon: bool, node: Mapping[str, Any] | None, force: bool) -> Decisio
         if cordoned(node) and not ours(node) and not force:
             return Decision(False, f"skip: {describe_node(node)}; not taken over without --force")
         return Decision(True, f"cordon, taint and set {CONDITION_TYPE} (now {describe_node(node)})")
-    if owned_parts(node):
+    parts = owned_parts(node)
+    if parts:
         if held_reason(node) is None:
             return Decision(True, f"remove what the console left ({describe_node(node)})")
+        if CORDON not in parts and cordoned(node) and not force:  # it joined someone's cordon (forced)
+            return Decision(True, f"untaint, clear {CONDITION_TYPE}; the cordon is another's ({describe_node(node)})")
         return Decision(True, f"uncordon, untaint and clear {CONDITION_TYPE} ({describe_node(node)})")
     if not cordoned(node):
         return Decision(False, f"no-op: {describe_node(node)}", no_op=True)
