@@ -41,5 +41,11 @@ class RecordedApi:
         exchange = self._next("PATCH", path)
         assert content_type == exchange["request"]["content_type"]
         assert json.loads(json.dumps(body)) == exchange["request"]["body"]
+        if exchange["response"]["status"] >= 400:  # as the kubernetes client raises an error answer
+            from kubernetes.client.exceptions import ApiException
+
+            error = ApiException(status=exchange["response"]["status"], reason=exchange["response"]["body"]["reason"])
+            error.body = json.dumps(exchange["response"]["body"])
+            raise error
         node: dict[str, Any] = exchange["response"]["body"]
         return node

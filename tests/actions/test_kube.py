@@ -144,11 +144,12 @@ def test_uncordon_patches_undo_only_what_the_console_set() -> None:
         },
         "status": {"conditions": [{"type": "InstinctConsoleRemediation"}, {"type": "AMDGPUXgmi"}]},
     }
-    (_, patch), (_, status) = uncordon_patches(node)
+    (status_at, status), (_, patch) = uncordon_patches(node)
+    assert status_at.endswith("/status"), "the condition goes first: a failed Node patch leaves it all the console's"
     assert patch["spec"] == {"taints": [{"key": "amd-gpu-unhealthy"}]}, "their cordon and taint stay"
     assert set(patch["metadata"]["annotations"].values()) == {None}
     assert status == {"status": {"conditions": [{"$patch": "delete", "type": "InstinctConsoleRemediation"}]}}
-    (_, forced), *_ = uncordon_patches(node, force=True)
+    *_, (_, forced) = uncordon_patches(node, force=True)
     assert forced["spec"]["unschedulable"] is False
 
 

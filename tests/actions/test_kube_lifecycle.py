@@ -68,6 +68,7 @@ async def test_drain_repair_escalate_and_resume_on_a_kubernetes_pool(store: Stor
     # drain on a Kubernetes pool is a cordon: the Node, its taint and its condition.
     plan, result = await act(svc, ActionKind.DRAIN, "gpu001", reason="xgmi link down gpu3", sweep_id=first)
     assert plan.request.kind is ActionKind.CORDON and plan.where == "kubernetes"
+    assert plan.notes[0] == "drain on a Kubernetes pool is carried out as cordon"
     sent = bodies(plan)
     node, status = sent["/api/v1/nodes/gpu001"], sent["/api/v1/nodes/gpu001/status"]
     assert node["spec"]["unschedulable"] is True
@@ -223,3 +224,21 @@ def test_dry_run_prints_the_exact_patches_and_changes_nothing(
         assert reopened.drains() == [] and reopened.cases() == [] and reopened.audit_log(5) == []
     finally:
         reopened.close()
+
+
+async def test_a_refused_condition_fails_the_result_but_the_node_is_held_out_and_its_case_opens(store: Store) -> None:
+    """Without ``nodes/status: patch`` the cordon and taint are made: the node is held, the result says what failed."""
+    api = RecordedApi("forbidden_status_exchange.json")
+    svc = ActionService(kube_inventory(), store, kube_api=api, user="alice", clock=lambda: CLOCK)
+    sweep = failing_sweep(store, "gpu001")
+    _, result = await act(svc, ActionKind.DRAIN, "gpu001", reason="xgmi link down gpu3", sweep_id=sweep)
+    assert result is not None and not result.ok and api.exchanges == []
+    assert result.outcome.startswith("failed: ApiException: (403)"), result.outcome
+    assert result.per_target["gpu001"].startswith("failed: ApiException: (403)")
+    (record,) = store.drains("gpu001", open_only=True)
+    assert record.reason == "xgmi link down gpu3"
+    case = store.case("gpu001")
+    assert case is not None and case.stage is Stage.DRAINED
+    # The API server's own words reach the operator and the audit log.
+    denied = 'User "alice" cannot patch resource "nodes/status"'
+    assert denied in result.outcome and denied in store.audit_log(1)[0]["output"]

@@ -277,11 +277,14 @@ def uncordon_patches(node: Mapping[str, Any], *, force: bool = False) -> list[tu
     body: dict[str, Any] = {"spec": spec}
     if parts:
         body["metadata"] = {"annotations": dict.fromkeys(map(_annotation, ANNOTATIONS))}
-    requests = [(node_path(name), body)]
+    requests = []
+    # The condition goes first: should the Node patch then fail, the annotations still say the taint
+    # and cordon are the console's, and a second uncordon finishes the job. The other way round, a
+    # condition left behind without its annotations would be no one's.
     if our_condition(node) is not None:
         delete = {"status": {"conditions": [{"$patch": "delete", "type": CONDITION_TYPE}]}}
         requests.append((status_path(name), delete))
-    return requests
+    return [*requests, (node_path(name), body)]
 
 
 def with_resource_version(body: dict[str, Any], node: Mapping[str, Any]) -> dict[str, Any]:

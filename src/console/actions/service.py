@@ -306,7 +306,10 @@ class ActionService:
         routed = self._route(request)
         if isinstance(routed, str):
             return refused(request, routed)
-        request = routed
+        if routed.kind is not request.kind:
+            plan = self.plan(routed)
+            said = f"{request.kind.value} on a Kubernetes pool is carried out as {routed.kind.value}"
+            return replace(plan, notes=(said, *plan.notes))
         targets = self._enforce_targets(request)
         if not targets:
             return refused(request, "no target nodes")
@@ -658,9 +661,10 @@ class ActionService:
 
     @staticmethod
     def _node_outcome(target: str, steps: list[Step], outputs: list[RunOutput]) -> RunOutput:
-        """The first failed request of ``target``, else its last one."""
-        mine = [out for step, out in zip(steps, outputs, strict=True) if step.targets == (target,)]
-        return next((out for out in mine if not out.ok), mine[-1])
+        """The outcome of the PATCH of ``target``'s Node: the cordon and taint hold it out or let it back,
+        whatever became of its condition (a failed one fails the result all the same)."""
+        path = kube.node_path(target)
+        return next(out for step, out in zip(steps, outputs, strict=True) if step.argv[1] == path)
 
     def _execute_pin(self, plan: ActionPlan) -> ActionResult:
         fresh = self._plan_pin(plan.request)
@@ -777,4 +781,12 @@ class ActionService:
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
+    line = f"{type(exc).__name__}: {text[0] if text else ''}"
+    # The kubernetes client's ApiException keeps the API server's Status in ``body``: its message says
+    # who may not do what ("... cannot patch resource \"nodes/status\" ..."), which the first line lacks.
+    body = getattr(exc, "body", None)
+    try:
+        message = json.loads(body).get("message") if isinstance(body, str | bytes) else None
+    except (ValueError, AttributeError):
+        message = None
+    return f"{line} {message}" if isinstance(message, str) and message else line
