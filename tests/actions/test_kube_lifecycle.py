@@ -242,3 +242,24 @@ async def test_a_refused_condition_fails_the_result_but_the_node_is_held_out_and
     # The API server's own words reach the operator and the audit log.
     denied = 'User "alice" cannot patch resource "nodes/status"'
     assert denied in result.outcome and denied in store.audit_log(1)[0]["output"]
+
+
+async def test_a_revalidation_strike_is_shown_on_the_node(store: Store) -> None:
+    """The strike moves the case in the store; ``show_stages`` (run by ``revalidate``) writes it on the node."""
+    api = RecordedApi("strike_exchange.json")
+    svc = ActionService(kube_inventory(), store, kube_api=api, user="alice", clock=lambda: CLOCK)
+    sweep = failing_sweep(store, "gpu001")
+    await act(svc, ActionKind.DRAIN, "gpu001", reason="xgmi link down gpu3", sweep_id=sweep)
+    await act(svc, ActionKind.REPAIRED, "gpu001", reason="reseated OAM 3")
+    case = store.record_revalidation(
+        "gpu001", passed=False, sweep_id=sweep + 5, action=None, user="alice", policy=LifecyclePolicy(), note="FAIL"
+    )
+    assert case.stage is Stage.DRAINED
+    shown = await svc.show_stages(["gpu001"])
+    assert shown is not None and shown.ok, shown
+    assert "instinct-console/remediation=drained:NoSchedule" in shown.per_target["gpu001"]
+    assert shown.per_target["gpu001"].endswith(f"condition {CONDITION_TYPE}=True (Drained)")
+    entry = store.audit_log(1)[0]
+    assert entry["action"] == "stage" and "PATCH /api/v1/nodes/gpu001/status" in entry["commands"]
+    assert await svc.show_stages(["gpu001"]) is None, "nothing left to change"
+    assert api.exchanges == []

@@ -160,6 +160,11 @@ def held_reason(node: Mapping[str, Any]) -> str | None:
     return _annotations(node).get(_annotation("drain-reason"), "")
 
 
+def shown_stage(node: Mapping[str, Any]) -> str | None:
+    """The case stage the console last wrote on the node (its ``stage`` annotation), if it holds the node."""
+    return _annotations(node).get(_annotation("stage")) if ours(node) else None
+
+
 def describe_node(node: Mapping[str, Any]) -> str:
     """``cordoned by the console (alice): xgmi link down`` / ``schedulable, taints ...`` and the console's condition."""
     notes = _annotations(node)

@@ -588,7 +588,7 @@ class ActionService:
                 return self._record(entry, [], done)
             # The case moved in the store (its record of truth); the nodes show the new stage next.
             shown = dict(per_target)
-            outputs = await self._send_kube(patches, self._kube_nodes or {}, per_target, fresh.request.kind)
+            outputs = await self._send_kube(patches, self._kube_nodes or {}, per_target, fresh.request.kind.value)
             for node, line in shown.items():
                 if per_target[node] != line:
                     per_target[node] = f"{line}; {per_target[node]}"
@@ -616,7 +616,7 @@ class ActionService:
                 reason = slurm.clean_reason(fresh.request.reason)
                 sweep_id = fresh.request.sweep_id
                 self.store.record_drains(fresh.acting_on, reason, user=self.user, sweep_id=sweep_id, audit_id=entry.id)
-            outputs = await self._send_kube(steps, nodes, per_target, kind)
+            outputs = await self._send_kube(steps, nodes, per_target, PAST[kind])
             # One line per node for the ledger and the cases: a node is done when all its requests were.
             node_steps = tuple(Step(KUBERNETES, (), (t,)) for t in fresh.acting_on)
             node_outputs = [self._node_outcome(t, steps, outputs) for t in fresh.acting_on]
@@ -629,7 +629,7 @@ class ActionService:
         steps: Iterable[Step],
         nodes: Mapping[str, Mapping[str, Any]],
         per_target: dict[str, str],
-        kind: ActionKind,
+        done: str,
     ) -> list[RunOutput]:
         """Send each PATCH, each pinned to the version of the node it was computed on (or the last answer).
 
@@ -656,8 +656,49 @@ class ActionService:
                 continue
             seen[target] = answer
             outputs.append(RunOutput(KUBERNETES, step.argv, 0, json.dumps(answer, sort_keys=True), ""))
-            per_target[target] = f"{PAST.get(kind, kind.value)}: now {kube.describe_node(answer)}"
+            per_target[target] = f"{done}: now {kube.describe_node(answer)}"
         return outputs
+
+    async def show_stages(self, nodes: Iterable[str]) -> ActionResult | None:
+        """Move the console's taint and condition on Kubernetes nodes to the stage their case is at now.
+
+        A revalidation's strike (or its escalation) changes the case in the store only: the sweep that
+        judged the node reaches no scheduler. This writes the new stage where the cluster sees it, audited
+        as ``stage``. None when no node of a Kubernetes pool needs it.
+        """
+        on_kube = self._kube_targets(nodes)
+        if not on_kube:
+            return None
+        await self._refresh_kube()
+        problem = self._unreadable.get(KUBERNETES)
+        if problem or self._kube_nodes is None:
+            result = ActionResult(False, f"failed: {problem or 'Kubernetes nodes not read'}", {})
+            with self.store.audited("stage", on_kube, inputs={}, commands=[], user=self.user) as entry:
+                return self._record(entry, [], result)
+        steps: list[Step] = []
+        for target in on_kube:
+            node = self._kube_nodes.get(target)
+            if node is None or kube.held_reason(node) is None:
+                continue
+            case = self.store.case(target) or next(iter(self.store.cases(target)[::-1]), None)
+            stage = case.stage if case is not None else None
+            if stage is None or stage in (Stage.RETURNED, Stage.ENDED) or kube.shown_stage(node) == stage.value:
+                continue
+            made = kube.stage_patches(
+                node, stage=stage.value, case_id=case.id if case else None, user=self.user, when=self._clock()
+            )
+            steps += [Step(KUBERNETES, kube.request_argv(path, body), (target,)) for path, body in made]
+        if not steps:
+            return None
+        acting = tuple(dict.fromkeys(step.targets[0] for step in steps))
+        with self.store.audited(
+            "stage", list(acting), inputs={"where": KUBERNETES}, commands=[s.shown() for s in steps], user=self.user
+        ) as entry:
+            per_target: dict[str, str] = {}
+            outputs = await self._send_kube(steps, self._kube_nodes, per_target, "stage shown")
+            failed = [o for o in outputs if not o.ok]
+            text = f"failed: {explain(failed[0])}" if failed else f"stage shown on {fold(acting)}"
+            return self._record(entry, outputs, ActionResult(not failed, text, per_target))
 
     @staticmethod
     def _node_outcome(target: str, steps: list[Step], outputs: list[RunOutput]) -> RunOutput:
