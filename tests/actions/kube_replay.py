@@ -41,10 +41,12 @@ class RecordedApi:
         exchange = self._next("PATCH", path)
         assert content_type == exchange["request"]["content_type"]
         assert json.loads(json.dumps(body)) == exchange["request"]["body"]
-        if exchange["response"]["status"] >= 400:  # as the kubernetes client raises an error answer
-            from kubernetes.client.exceptions import ApiException
+        status = exchange["response"]["status"]
+        if status >= 400:  # raised as the kubernetes client raises an error answer (403: ForbiddenException)
+            from kubernetes.client import exceptions
 
-            error = ApiException(status=exchange["response"]["status"], reason=exchange["response"]["body"]["reason"])
+            kind = {403: exceptions.ForbiddenException, 404: exceptions.NotFoundException}.get(status)
+            error = (kind or exceptions.ApiException)(status=status, reason=exchange["response"]["body"]["reason"])
             error.body = json.dumps(exchange["response"]["body"])
             raise error
         node: dict[str, Any] = exchange["response"]["body"]

@@ -233,8 +233,8 @@ async def test_a_refused_condition_fails_the_result_but_the_node_is_held_out_and
     sweep = failing_sweep(store, "gpu001")
     _, result = await act(svc, ActionKind.DRAIN, "gpu001", reason="xgmi link down gpu3", sweep_id=sweep)
     assert result is not None and not result.ok and api.exchanges == []
-    assert result.outcome.startswith("failed: ApiException: (403)"), result.outcome
-    assert result.per_target["gpu001"].startswith("failed: ApiException: (403)")
+    assert result.outcome.startswith("failed: ForbiddenException: (403)"), result.outcome
+    assert result.per_target["gpu001"].startswith("failed: ForbiddenException: (403)")
     (record,) = store.drains("gpu001", open_only=True)
     assert record.reason == "xgmi link down gpu3"
     case = store.case("gpu001")
@@ -263,3 +263,49 @@ async def test_a_revalidation_strike_is_shown_on_the_node(store: Store) -> None:
     assert entry["action"] == "stage" and "PATCH /api/v1/nodes/gpu001/status" in entry["commands"]
     assert await svc.show_stages(["gpu001"]) is None, "nothing left to change"
     assert api.exchanges == []
+
+
+async def test_the_real_kubernetes_client_sends_the_recorded_requests_over_http(store: Store, tmp_path: Path) -> None:
+    """The ``kubernetes`` client itself, over loopback HTTP: a cordon whose condition is refused (403)."""
+    from console.actions.kube import KubernetesClientApi
+    from tests.actions.kube_http import replay_server
+
+    sweep = failing_sweep(store, "gpu001")
+    with replay_server("forbidden_status_exchange.json", tmp_path) as (kubeconfig, server):
+        client = KubernetesClientApi(str(kubeconfig))
+        svc = ActionService(kube_inventory(), store, kube_api=client, user="alice", clock=lambda: CLOCK)
+        _, result = await act(svc, ActionKind.DRAIN, "gpu001", reason="xgmi link down gpu3", sweep_id=sweep)
+        assert server.mismatches == [] and server.exchanges == []
+    assert result is not None and not result.ok
+    assert 'User "alice" cannot patch resource "nodes/status"' in result.outcome, result.outcome
+    assert result.per_target["gpu001"].startswith("failed: ForbiddenException: (403)")
+    assert store.drains("gpu001", open_only=True), "the Node patch went through: the console holds the node"
+
+
+async def test_the_whole_lifecycle_through_the_real_client(store: Store, tmp_path: Path) -> None:
+    """The steps of the first test, with the ``kubernetes`` client over loopback HTTP instead of the replay object."""
+    from console.actions.kube import KubernetesClientApi
+    from tests.actions.kube_http import replay_server
+
+    first, third = failing_sweep(store, "gpu001"), failing_sweep(store, "gpu003")
+    with replay_server("lifecycle_exchange.json", tmp_path) as (kubeconfig, server):
+        client = KubernetesClientApi(str(kubeconfig))
+        svc = ActionService(kube_inventory(), store, kube_api=client, user="alice", clock=lambda: CLOCK)
+        steps = [
+            (ActionKind.DRAIN, "gpu001", {"reason": "xgmi link down gpu3", "sweep_id": first}),
+            (ActionKind.DRAIN, "gpu003", {"reason": "xgmi link down", "sweep_id": third}),
+            (ActionKind.REPAIRED, "gpu001", {"reason": "reseated OAM 3"}),
+            (ActionKind.ESCALATE, "gpu003", {"reason": "RMA 12345"}),
+            (ActionKind.RESUME, "gpu001", {}),  # held by its case: refused after one read
+        ]
+        for kind, node, fields in steps:
+            _, result = await act(svc, kind, node, **fields)
+            assert result is None or result.ok, (kind, result)
+        for sweep in (first + 10, first + 11):
+            store.record_revalidation(
+                "gpu001", passed=True, sweep_id=sweep, action=None, user="alice", policy=LifecyclePolicy(), note="pass"
+            )
+        _, result = await act(svc, ActionKind.RESUME, "gpu001")
+        assert server.mismatches == [] and server.exchanges == []
+    assert result is not None and result.ok, result
+    assert [c.stage for c in store.cases()] == [Stage.RETURNED, Stage.ESCALATED]
