@@ -122,3 +122,20 @@ def test_resume_from_the_command_line_refuses_a_drain_it_did_not_make(
     assert main(["resume", "gpu006", "--yes", "--store", str(tmp_path / "h.sqlite")]) == 1
     assert "not drained by this console" in capsys.readouterr().out
     assert lab.state("gpu006") == "drained"
+
+
+async def test_a_cordon_record_is_not_ended_by_reading_slurm(lab: SlurmLab, store: Store) -> None:
+    """Without a cluster file, Slurm and Kubernetes can name the same hosts: Slurm showing gpu001 idle says
+    nothing about the console's cordon of the Kubernetes Node gpu001 (recorded exchange, kube_replay)."""
+    from tests.actions.kube_replay import RecordedApi
+
+    api = RecordedApi("cordon_exchange.json")
+    svc = ActionService(bare_inventory(), store, kube_api=api, user="alice", clock=lambda: 1767225600.0)
+    _, cordoned = await act(
+        svc, ActionKind.CORDON, "gpu001", "gpu002", "gpu003", reason="xgmi link down gpu3", sweep_id=42
+    )
+    assert cordoned.ok, cordoned.outcome
+    assert [r.node for r in store.drains(open_only=True)] == ["gpu001", "gpu003"]
+    states = await svc.node_states(["gpu001", "gpu003"])
+    assert states == {"gpu001": "IDLE", "gpu003": "IDLE"}
+    assert [r.node for r in store.drains(open_only=True)] == ["gpu001", "gpu003"], "Slurm does not judge a cordon"

@@ -3,7 +3,8 @@
 No API server can run on these machines (and the ``kubernetes`` package is not installed here), so
 the service is given a tiny API object that replays ``tests/fixtures/kube/*_exchange.json``: it fails
 unless each request the console sends (method, path, content type and the exact JSON body) is the
-recorded one, in order, and answers with the recorded response.
+recorded one, in order, and answers with the recorded response. Each file's ``about`` says how its
+responses follow the API's rules (docs/sources/kubernetes.md).
 """
 
 from __future__ import annotations
@@ -17,44 +18,21 @@ import pytest
 
 from console.actions import ActionKind, ActionRequest, ActionService, CapPolicy, bare_inventory
 from console.actions.kube import (
+    LEGACY_TAINT_KEY,
     PATCH_CONTENT_TYPE,
     TAINT_KEY,
     KubernetesClientApi,
-    cordon_patch,
+    cordon_patches,
     decide,
     describe_node,
     taint_value,
-    uncordon_patch,
+    uncordon_patches,
     with_resource_version,
 )
 from console.store import Store
+from tests.actions.kube_replay import RecordedApi
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "kube"
 CLOCK = 1767225600.0  # 2026-01-01T00:00:00Z, the time the exchange was recorded with
-
-
-class RecordedApi:
-    """``KubeNodeApi`` that replays a recorded exchange and fails on any request that differs from it."""
-
-    def __init__(self, name: str) -> None:
-        self.exchanges: list[dict[str, Any]] = json.loads((FIXTURES / name).read_text())["exchanges"]
-
-    def _next(self, method: str, path: str) -> dict[str, Any]:
-        assert self.exchanges, f"unexpected request {method} {path}: the recorded exchange is over"
-        exchange = self.exchanges.pop(0)
-        assert (exchange["request"]["method"], exchange["request"]["path"]) == (method, path)
-        return exchange
-
-    def list_nodes(self) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self._next("GET", "/api/v1/nodes")["response"]["body"]["items"]
-        return items
-
-    def patch_node(self, name: str, body: dict[str, Any], content_type: str) -> dict[str, Any]:
-        exchange = self._next("PATCH", f"/api/v1/nodes/{name}")
-        assert content_type == exchange["request"]["content_type"]
-        assert json.loads(json.dumps(body)) == exchange["request"]["body"]
-        node: dict[str, Any] = exchange["response"]["body"]
-        return node
 
 
 def kube_service(store: Store, api: RecordedApi) -> ActionService:
@@ -69,10 +47,19 @@ async def test_cordon_sends_the_recorded_patches_and_leaves_others_alone(store: 
     plan = svc.plan(req)
     assert plan.where == "kubernetes" and plan.acting_on == ("gpu001", "gpu003")
     assert plan.decisions["gpu002"].startswith("skip: cordoned by others")
+    assert [c[1] for c in plan.commands] == [
+        "/api/v1/nodes/gpu001",
+        "/api/v1/nodes/gpu001/status",
+        "/api/v1/nodes/gpu003",
+        "/api/v1/nodes/gpu003/status",
+    ]
     method, path, content_type, body = plan.commands[0]
     assert (method, path, content_type) == ("PATCH", "/api/v1/nodes/gpu001", PATCH_CONTENT_TYPE)
+    # No sweep 42 in this store: a maintenance cordon. The taint list is sent whole (it has no merge
+    # key), so the node's own taint is in it.
     assert json.loads(body)["spec"]["taints"] == [
-        {"key": TAINT_KEY, "value": "xgmi-link-down-gpu3", "effect": "NoSchedule"}
+        {"key": "dedicated", "value": "training", "effect": "NoSchedule"},
+        {"key": TAINT_KEY, "value": "maintenance", "effect": "NoSchedule"},
     ]
     result = await svc.execute(plan)
     assert api.exchanges == [], "every recorded request was made"
@@ -83,6 +70,7 @@ async def test_cordon_sends_the_recorded_patches_and_leaves_others_alone(store: 
     entry = store.audit_log(1)[0]
     assert entry["action"] == "cordon" and entry["user"] == "alice"
     assert "PATCH /api/v1/nodes/gpu001" in entry["commands"]
+    assert "PATCH /api/v1/nodes/gpu003/status" in entry["commands"]
 
 
 async def test_uncordon_undoes_only_the_consoles_cordons(store: Store) -> None:
@@ -96,7 +84,12 @@ async def test_uncordon_undoes_only_the_consoles_cordons(store: Store) -> None:
     result = await svc.execute(plan)
     assert api.exchanges == []
     assert result.ok and result.outcome == "uncordoned gpu[001,003]; skipped gpu002"
-    assert result.per_target["gpu001"] == "uncordoned: now schedulable, taints dedicated=training:NoSchedule"
+    # An older console's cordon (no record of what it set): its legacy taint goes, the others stay;
+    # the lifecycle controller drops node.kubernetes.io/unschedulable after the response.
+    assert result.per_target["gpu001"] == (
+        "uncordoned: now schedulable, taints dedicated=training:NoSchedule,"
+        " node.kubernetes.io/unschedulable=:NoSchedule"
+    )
 
 
 async def test_cordon_refused_over_the_cap(store: Store) -> None:
@@ -121,23 +114,47 @@ def test_taint_value_is_a_valid_label_value() -> None:
     assert len(long) <= 63 and long[-1].isalnum()
 
 
-def test_cordon_patch_keeps_the_full_reason_in_annotations() -> None:
-    patch = cordon_patch('ecc "uncorrectable"\nGPU 5', "bob", CLOCK, None)
+def test_cordon_patches_keep_the_full_reason_in_annotations_and_the_others_taints() -> None:
+    node = {"metadata": {"name": "gpu005"}, "spec": {"taints": [{"key": "amd-gpu-unhealthy", "effect": "NoSchedule"}]}}
+    (path, patch), (status_at, status) = cordon_patches(
+        node, reason='ecc "uncorrectable"\nGPU 5', user="bob", when=CLOCK, sweep_id=None, stage="drained", case_id=None
+    )
+    assert (path, status_at) == ("/api/v1/nodes/gpu005", "/api/v1/nodes/gpu005/status")
     notes = patch["metadata"]["annotations"]
     assert notes["instinct-console/drain-reason"] == 'ecc "uncorrectable" GPU 5'
     assert notes["instinct-console/drained-at"] == "2026-01-01T00:00:00Z"
-    assert "instinct-console/sweep-id" not in notes
+    assert notes["instinct-console/set"] == "cordon,taint,condition"
+    assert "instinct-console/sweep-id" not in notes and "instinct-console/case" not in notes
     assert patch["spec"]["unschedulable"] is True
+    assert [t["key"] for t in patch["spec"]["taints"]] == ["amd-gpu-unhealthy", TAINT_KEY]
+    (condition,) = status["status"]["conditions"]
+    assert (condition["type"], condition["status"]) == ("InstinctConsoleRemediation", "True")
+    assert condition["reason"] == "Drained"
 
 
-def test_uncordon_patch_deletes_by_merge_key_and_nulls_annotations() -> None:
-    patch = uncordon_patch()
-    assert patch["spec"]["taints"] == [{"$patch": "delete", "key": TAINT_KEY}]
+def test_uncordon_patches_undo_only_what_the_console_set() -> None:
+    node = {
+        "metadata": {
+            "name": "gpu005",
+            "annotations": {"instinct-console/drained-by": "bob", "instinct-console/set": "taint,condition"},
+        },
+        "spec": {
+            "unschedulable": True,  # someone else's cordon: the console took over only with a taint
+            "taints": [{"key": TAINT_KEY, "value": "drained"}, {"key": "amd-gpu-unhealthy"}],
+        },
+        "status": {"conditions": [{"type": "InstinctConsoleRemediation"}, {"type": "AMDGPUXgmi"}]},
+    }
+    (status_at, status), (_, patch) = uncordon_patches(node)
+    assert status_at.endswith("/status"), "the condition goes first: a failed Node patch leaves it all the console's"
+    assert patch["spec"] == {"taints": [{"key": "amd-gpu-unhealthy"}]}, "their cordon and taint stay"
     assert set(patch["metadata"]["annotations"].values()) == {None}
+    assert status == {"status": {"conditions": [{"$patch": "delete", "type": "InstinctConsoleRemediation"}]}}
+    *_, (_, forced) = uncordon_patches(node, force=True)
+    assert forced["spec"]["unschedulable"] is False
 
 
 def test_resource_version_is_added_without_changing_the_body() -> None:
-    body = uncordon_patch()
+    body = {"metadata": {"annotations": {"a": None}}, "spec": {}}
     pinned = with_resource_version(body, {"metadata": {"resourceVersion": "7"}})
     assert pinned["metadata"]["resourceVersion"] == "7" and "resourceVersion" not in body["metadata"]
     assert with_resource_version(body, {"metadata": {}}) is body
@@ -146,12 +163,13 @@ def test_resource_version_is_added_without_changing_the_body() -> None:
 @pytest.mark.parametrize(
     ("cordon", "node", "force", "act", "starts"),
     [
-        (True, {"spec": {}}, False, True, "cordon and taint"),
+        (True, {"spec": {}}, False, True, "cordon, taint"),
         (True, {"spec": {"unschedulable": True}}, False, False, "skip: cordoned by others"),
-        (True, {"spec": {"unschedulable": True}}, True, True, "cordon and taint"),
+        (True, {"spec": {"unschedulable": True}}, True, True, "cordon, taint"),
         (False, {"spec": {}}, False, False, "no-op: schedulable"),
-        (False, {"spec": {"taints": [{"key": TAINT_KEY, "effect": "NoSchedule"}]}}, False, False, "skip"),
-        (False, {"spec": {"unschedulable": True}}, True, True, "uncordon and untaint cordoned by others"),
+        # A taint of the console's key that no annotation says the console set is not the console's.
+        (False, {"spec": {"taints": [{"key": TAINT_KEY, "effect": "NoSchedule"}]}}, True, False, "no-op"),
+        (False, {"spec": {"unschedulable": True}}, True, True, "uncordon cordoned by others"),
     ],
 )
 def test_ownership_decisions(cordon: bool, node: dict[str, Any], force: bool, act: bool, starts: str) -> None:
@@ -162,9 +180,11 @@ def test_ownership_decisions(cordon: bool, node: dict[str, Any], force: bool, ac
 def test_describe_names_the_consoles_own_cordon() -> None:
     node = {
         "metadata": {"annotations": {"instinct-console/drained-by": "alice", "instinct-console/drain-reason": "ecc"}},
-        "spec": {"unschedulable": True, "taints": [{"key": TAINT_KEY, "value": "ecc", "effect": "NoSchedule"}]},
+        "spec": {"unschedulable": True, "taints": [{"key": LEGACY_TAINT_KEY, "value": "ecc", "effect": "NoSchedule"}]},
     }
     assert describe_node(node) == "cordoned by the console (alice): ecc, taints amd.com/gpu-unhealthy=ecc:NoSchedule"
+    node["spec"]["unschedulable"] = False  # kubectl uncordon
+    assert describe_node(node).startswith("schedulable by the console (alice): ecc (released outside the console)")
 
 
 def test_real_client_needs_the_optional_kubernetes_package(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -208,5 +228,6 @@ async def test_cordon_from_the_console_plans_through_the_same_catalogue_and_serv
         assert preview.where == "kubernetes"
         decisions = dict(preview.decisions)
         assert decisions["gpu002"].startswith("skip: cordoned by others")
-        assert [line.split()[1] for line in preview.command_lines()] == ["PATCH", "PATCH"]
+        # A PATCH of each Node and one of its status (the condition), for gpu001 and gpu003.
+        assert [line.split()[1] for line in preview.command_lines()] == ["PATCH"] * 4
         await pilot.press("escape")

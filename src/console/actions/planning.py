@@ -141,17 +141,7 @@ def plan_slurm(
     if missing is not None:
         return missing
     decisions = {t: slurm.decide(request.kind, t, states, request.force, owned=owned) for t in request.targets}
-    held_by_case: list[str] = []
-    if request.kind is not ActionKind.DRAIN:
-        for target, why in (cases or {}).items():
-            decision = decisions.get(target)
-            if decision is None or not decision.act:
-                continue
-            if request.force:
-                decisions[target] = Decision(True, f"{decision.note} (forced past {why})")
-            else:
-                decisions[target] = Decision(False, f"skip: {why}; --force resumes it anyway")
-                held_by_case.append(target)
+    held_by_case = _hold_for_cases(request, decisions, cases) if request.kind is not ActionKind.DRAIN else []
     notes = [] if states is not None else [NOT_READ]
     cap = None
     if request.kind is ActionKind.DRAIN and states is not None:  # unread: what is out is unknown, checked later
@@ -165,6 +155,26 @@ def plan_slurm(
 
     plan = finish(request, decisions, steps=steps, where=where, notes=notes, cap=cap)
     return replace(plan, held=tuple(held_by_case)) if held_by_case else plan
+
+
+def _hold_for_cases(
+    request: ActionRequest, decisions: dict[str, Decision], cases: Mapping[str, str] | None
+) -> list[str]:
+    """Skip the targets whose remediation case keeps them out (``cases``: node -> why), unless forced.
+
+    Changes ``decisions`` in place; returns the targets held back.
+    """
+    held: list[str] = []
+    for target, why in (cases or {}).items():
+        decision = decisions.get(target)
+        if decision is None or not decision.act:
+            continue
+        if request.force:
+            decisions[target] = Decision(True, f"{decision.note} (forced past {why})")
+        else:
+            decisions[target] = Decision(False, f"skip: {why}; --force returns it anyway")
+            held.append(target)
+    return held
 
 
 def plan_case(request: ActionRequest, cases: Mapping[str, Case | None]) -> ActionPlan:
@@ -190,35 +200,50 @@ def _case_decision(kind: ActionKind, case: Case | None) -> Decision:
     return Decision(False, f"no-op: case #{case.id} is {case.stage.value} already", no_op=True)
 
 
+# The requests one Node needs (path, strategic-merge body), from the Node as last read.
+KubeRequests = Callable[[str, Mapping[str, Any]], list[tuple[str, dict[str, Any]]]]
+
+
 def plan_kube(
     request: ActionRequest,
     nodes: Mapping[str, Mapping[str, Any]] | None,
     *,
-    body: dict[str, Any],
+    requests: KubeRequests,
     caps: CapPolicy,
     pools: Mapping[str, Sequence[str]],
+    cases: Mapping[str, str] | None = None,
 ) -> ActionPlan:
-    """One PATCH of ``body`` per Node that needs it; ``nodes`` None: not read yet."""
+    """The PATCHes of every Node that needs them (``requests`` makes them); ``nodes`` None: not read yet.
+
+    The bodies are computed from each Node as read (its taint list is sent whole), so nothing is
+    planned before the nodes are read. ``cases``: node -> why its remediation case keeps it out; an
+    uncordon skips it unless forced.
+    """
     cordon = request.kind is ActionKind.CORDON
     missing = reason_missing(request)
     if missing is not None:
         return missing
+    if nodes is None:
+        return refused(request, "Kubernetes nodes not read yet: the patches are computed from each node as read")
     decisions = {}
     for target in request.targets:
-        if nodes is not None and target not in nodes:
+        if target not in nodes:
             decisions[target] = Decision(False, "skip: not a node of this Kubernetes cluster")
         else:
-            decisions[target] = kube.decide(cordon, nodes.get(target) if nodes is not None else None, request.force)
+            decisions[target] = kube.decide(cordon, nodes[target], request.force)
+    held_by_case = [] if cordon else _hold_for_cases(request, decisions, cases)
     notes = ["each PATCH carries the resourceVersion read just before it: a node changed meanwhile is refused (409)"]
     cap = None
-    if cordon and nodes is not None:  # unread: checked when executing
-        held = frozenset(n for n, obj in (nodes or {}).items() if kube.ours(obj) and kube.cordoned(obj))
+    if cordon:
+        held = frozenset(n for n, obj in nodes.items() if kube.held_reason(obj) is not None)
         cap = CapCheck(caps, pools, held, by_console=held)
 
-    def steps(acting: tuple[str, ...]) -> tuple[Step, ...]:  # one PATCH per node
-        return tuple(Step(KUBERNETES, kube.request_argv(t, body), (t,)) for t in acting)
+    def steps(acting: tuple[str, ...]) -> tuple[Step, ...]:  # one PATCH per request, node by node
+        made = [(t, path, body) for t in acting for path, body in requests(t, nodes[t])]
+        return tuple(Step(KUBERNETES, kube.request_argv(path, body), (t,)) for t, path, body in made)
 
-    return finish(request, decisions, steps=steps, where=KUBERNETES, notes=notes, cap=cap)
+    plan = finish(request, decisions, steps=steps, where=KUBERNETES, notes=notes, cap=cap)
+    return replace(plan, held=tuple(held_by_case)) if held_by_case else plan
 
 
 def plan_pin(

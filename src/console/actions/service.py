@@ -63,15 +63,24 @@ from console.actions.slurm_state import SlurmNode
 from console.checks import CheckPack, NodeFacts
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, SlurmConfig, SshConfig, StackPin
-from console.model.findings import Remedy, worst_action
+from console.model.findings import Remedy, Status, worst_action
 from console.probes.base import ParseError
 from console.probes.host import parse_os_release
 from console.store import AuditEntry, Store, current_user
 from console.store.acceptance import REGRESSED
-from console.store.lifecycle import Case, Stage
+from console.store.lifecycle import PHYSICAL, Case, Stage
 from console.store.pins import effective_pins, pin_from_fields
 
 _SLURM = "slurm"
+# Taking nodes out of service, per backend: they open (or go on with) a remediation case.
+OUT_KINDS = frozenset({ActionKind.DRAIN, ActionKind.CORDON})
+# A Slurm action on nodes of Kubernetes pools (the cluster file's ``scheduler``) is carried out as this.
+ON_KUBERNETES = {
+    ActionKind.DRAIN: ActionKind.CORDON,
+    ActionKind.RESUME: ActionKind.UNCORDON,
+    ActionKind.UNDRAIN: ActionKind.UNCORDON,
+}
+_BLAMED = frozenset({Status.FAIL, Status.UNKNOWN, Status.WARN})  # as the drain ledger blames a node
 NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an inventory
 
 
@@ -156,17 +165,17 @@ class ActionService:
         Never raises for an unreachable scheduler or node: the next ``plan`` is refused (or skips the
         node) with the reason.
         """
-        if request.kind in SLURM_KINDS:
+        routed = self._route(request)
+        if isinstance(routed, str):
+            return
+        request = routed
+        if request.kind in KUBE_KINDS or (request.kind in CASE_KINDS and self._kube_targets(request.targets)):
+            await self._refresh_kube()
+        elif request.kind in SLURM_KINDS:
             try:
                 await self._read_slurm()
             except slurm.SlurmError as exc:
                 self._unreadable[_SLURM] = str(exc)
-        elif request.kind in KUBE_KINDS:
-            try:
-                self._kube_nodes = await self._read_kube()
-                self._unreadable.pop(KUBERNETES, None)
-            except Exception as exc:  # the client raises ApiException, urllib3 and config errors alike
-                self._unreadable[KUBERNETES] = f"cannot read Kubernetes nodes: {_one_line(exc)}"
         elif request.kind in HOLD_KINDS:
             for node, os_id, out in await asyncio.gather(*(self._os_id(t) for t in self._enforce_targets(request))):
                 if os_id:
@@ -175,15 +184,52 @@ class ActionService:
                 else:
                     self._unreadable[node] = f"cannot read /etc/os-release: {out.message()}"
 
+    async def _refresh_kube(self) -> None:
+        try:
+            self._kube_nodes = await self._read_kube()
+            self._unreadable.pop(KUBERNETES, None)
+        except Exception as exc:  # the client raises ApiException, urllib3 and config errors alike
+            self._unreadable[KUBERNETES] = f"cannot read Kubernetes nodes: {_one_line(exc)}"
+
+    def _route(self, request: ActionRequest) -> ActionRequest | str:
+        """``request`` for the backend its targets' pools name; why not, when they span both."""
+        if request.kind not in ON_KUBERNETES or not request.targets:
+            return request
+        on_kube = self._kube_targets(request.targets)
+        if not on_kube:
+            return request
+        if len(on_kube) < len(request.targets):
+            others = fold(t for t in request.targets if t not in on_kube)
+            return f"{fold(on_kube)} are in Kubernetes pools and {others} are not: act on each backend's nodes apart"
+        return replace(request, kind=ON_KUBERNETES[request.kind])
+
+    def _kube_targets(self, targets: Iterable[str]) -> list[str]:
+        """The targets whose pool the cluster file runs under Kubernetes."""
+        scheduler = {n.name: self.inventory.pools[n.pool].scheduler for n in self.inventory.nodes}
+        return [t for t in targets if scheduler.get(t) == KUBERNETES]
+
+    def _records_of(self, *, kube_made: bool) -> set[str]:
+        """Nodes with an open drain record made through Kubernetes (or through Slurm, whose reasons carry its tag)."""
+        return {r.node for r in self.store.drains(open_only=True) if slurm.is_ours(r.reason) is not kube_made}
+
+    def _end_cases(self, ended: Iterable[Any]) -> None:
+        for record in ended:  # the case ends with the drain: the console never fights an operator
+            self.store.close_case(record.node, Stage.ENDED, user=self.user, note=record.ended_by or "", audit_id=None)
+
     async def _read_slurm(self) -> dict[str, SlurmNode]:
         self._slurm, self._slurm_reader = await slurm.read_states(self.runner, self.slurm_where, self._slurm_reader)
         self._unreadable.pop(_SLURM, None)
         # A node resumed (or drained again) outside the console since its drain: the console's record ends.
+        # Records of cordons are Kubernetes' to judge, even where Slurm lists a node of the same name.
+        cordoned = self._records_of(kube_made=True)
         ended = self.store.reconcile_drains(
-            {name: (node.reason if node.draining_flag else None, node.state) for name, node in self._slurm.items()}
+            {
+                name: (node.reason if node.draining_flag else None, node.state)
+                for name, node in self._slurm.items()
+                if name not in cordoned
+            }
         )
-        for record in ended:  # the case ends with the drain: the console never fights an operator
-            self.store.close_case(record.node, Stage.ENDED, user=self.user, note=record.ended_by or "", audit_id=None)
+        self._end_cases(ended)
         return self._slurm
 
     def _owned(self, states: Mapping[str, SlurmNode] | None) -> frozenset[str]:
@@ -205,7 +251,17 @@ class ActionService:
 
     async def _read_kube(self) -> dict[str, dict[str, Any]]:
         items = await asyncio.to_thread(self._kube().list_nodes)
-        return {str(item.get("metadata", {}).get("name")): item for item in items}
+        nodes = {str(item.get("metadata", {}).get("name")): item for item in items}
+        # An operator's uncordon (or removal of the console's taint) ends the console's record and case,
+        # as a resume outside the console does on Slurm; what the console set and is left stays its own.
+        made = self._records_of(kube_made=True)
+        ended = self.store.reconcile_drains(
+            {n: (kube.held_reason(obj), kube.describe_node(obj)) for n, obj in nodes.items() if n in made},
+            released="no longer held out in Kubernetes (uncordoned or untainted outside the console)",
+            again="cordoned again outside the console with another reason",
+        )
+        self._end_cases(ended)
+        return nodes
 
     async def _os_id(self, node: str) -> tuple[str, str | None, RunOutput]:
         """The node's os-release ``ID`` (None when unreadable) and the command's output."""
@@ -247,6 +303,13 @@ class ActionService:
             return self._plan_pin(request)
         if request.kind is ActionKind.ROLLBACK:
             return self._plan_rollback(request)[0]
+        routed = self._route(request)
+        if isinstance(routed, str):
+            return refused(request, routed)
+        if routed.kind is not request.kind:
+            plan = self.plan(routed)
+            said = f"{request.kind.value} on a Kubernetes pool is carried out as {routed.kind.value}"
+            return replace(plan, notes=(said, *plan.notes))
         targets = self._enforce_targets(request)
         if not targets:
             return refused(request, "no target nodes")
@@ -255,7 +318,7 @@ class ActionService:
             return refused(request, f"not in the inventory: {fold(unknown)}")
         request = replace(request, targets=targets)
         if request.kind in CASE_KINDS:
-            return plan_case(request, {t: self.store.case(t) for t in targets})
+            return self._plan_case(request)
         if request.kind in SLURM_KINDS:
             problem = self._unreadable.get(_SLURM)
             return refused(request, problem) if problem else self._plan_slurm(request, self._slurm)
@@ -327,12 +390,64 @@ class ActionService:
         return held
 
     def _plan_kube(self, request: ActionRequest, nodes: dict[str, dict[str, Any]] | None) -> ActionPlan:
+        when, user = self._clock(), self.user
         if request.kind is ActionKind.CORDON:
-            body = kube.cordon_patch(request.reason, self.user, self._clock(), request.sweep_id)
+
+            def requests(target: str, node: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+                stage, case_id = self._stage_after_cordon(target, request.sweep_id)
+                return kube.cordon_patches(
+                    node,
+                    reason=request.reason,
+                    user=user,
+                    when=when,
+                    sweep_id=request.sweep_id,
+                    stage=stage,
+                    case_id=case_id,
+                )
+
+            cases = {}
         else:
-            body = kube.uncordon_patch()
+
+            def requests(target: str, node: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+                return kube.uncordon_patches(node, force=request.force)
+
+            cases = self._cases_holding(request.targets)
         pools = self._pools(nodes or request.targets)
-        return plan_kube(request, nodes, body=body, caps=self.caps, pools=pools)
+        return plan_kube(request, nodes, requests=requests, caps=self.caps, pools=pools, cases=cases)
+
+    def _stage_after_cordon(self, node: str, sweep_id: int | None) -> tuple[str, int | None]:
+        """The case stage a cordon leaves ``node`` in (as ``_step_cases`` will), and its open case's number."""
+        case = self.store.case(node)
+        blamed = [f for f in self.store.findings(sweep_id, node) if f.status in _BLAMED] if sweep_id else []
+        if blamed:
+            action = self._action_of(node, sweep_id)
+            stage = Stage.AWAITING_REPAIR if action in PHYSICAL else Stage.DRAINED
+            return stage.value, case.id if case else None
+        if case is not None:
+            return case.stage.value, case.id
+        return kube.MAINTENANCE, None
+
+    def _plan_case(self, request: ActionRequest) -> ActionPlan:
+        """A case step; on Kubernetes nodes the console holds, also the patches that show the new stage."""
+        plan = plan_case(request, {t: self.store.case(t) for t in request.targets})
+        on_kube = self._kube_targets(plan.acting_on)
+        if plan.refused or not on_kube:
+            return plan
+        problem = self._unreadable.get(KUBERNETES)
+        if problem or self._kube_nodes is None:
+            return refused(request, problem or "Kubernetes nodes not read yet")
+        stage = Stage.REVALIDATING if request.kind is ActionKind.REPAIRED else Stage.ESCALATED
+        steps, notes = list(plan.steps), list(plan.notes)
+        for target in on_kube:
+            node = self._kube_nodes.get(target)
+            case = self.store.case(target)
+            made = kube.stage_patches(
+                node or {}, stage=stage.value, case_id=case.id if case else None, user=self.user, when=self._clock()
+            )
+            if node is None or not made:
+                notes.append(f"{target}: the console holds no taint or condition there: only its case changes")
+            steps += [Step(KUBERNETES, kube.request_argv(path, body), (target,)) for path, body in made]
+        return replace(plan, steps=tuple(steps), commands=tuple(s.argv for s in steps), notes=tuple(notes))
 
     def _plan_pin(self, request: ActionRequest) -> ActionPlan:
         node = request.from_node
@@ -372,7 +487,7 @@ class ActionService:
         if kind is ActionKind.ROLLBACK:
             return await self._execute_rollback(plan)
         if kind in CASE_KINDS:
-            return self._execute_case(plan)
+            return await self._execute_case(plan)
         return await self._execute_enforce(plan)
 
     def _stale(self, fresh: ActionPlan, why: str) -> ActionResult:
@@ -410,9 +525,9 @@ class ActionService:
     def _end_drains(self, kind: ActionKind, audit_id: int, steps: Iterable[Step], outputs: list[RunOutput]) -> None:
         """End the drain records a failed drain or a done resume/undrain leaves without a drain behind them."""
         for step, out in zip(steps, outputs, strict=True):
-            if kind is ActionKind.DRAIN and not out.ok:
-                self.store.end_drains(step.targets, f"the drain failed (audit #{audit_id}): {explain(out)}")
-            elif kind is not ActionKind.DRAIN and out.ok:
+            if kind in OUT_KINDS and not out.ok:
+                self.store.end_drains(step.targets, f"the {kind.value} failed (audit #{audit_id}): {explain(out)}")
+            elif kind not in OUT_KINDS and out.ok:
                 self.store.end_drains(step.targets, f"{PAST[kind]} by the console (audit #{audit_id})")
 
     def _step_cases(self, plan: ActionPlan, audit_id: int, outputs: list[RunOutput]) -> None:
@@ -422,7 +537,7 @@ class ActionService:
             if not out.ok:
                 continue
             for node in step.targets:
-                if kind is ActionKind.DRAIN:
+                if kind in OUT_KINDS:
                     # A drain for what a sweep found opens a case; a maintenance drain (no sweep, or none
                     # of the node's findings in it failed) is resumed as it was drained.
                     records = self.store.drains(node, open_only=True)
@@ -450,7 +565,7 @@ class ActionService:
             return None
         return worst_action(self.store.findings(sweep_id, node, problems_only=True))
 
-    def _execute_case(self, plan: ActionPlan) -> ActionResult:
+    async def _execute_case(self, plan: ActionPlan) -> ActionResult:
         fresh = plan_case(plan.request, {t: self.store.case(t) for t in plan.request.targets})
         why = recheck(plan, fresh)
         if why is not None:
@@ -466,8 +581,21 @@ class ActionService:
                     escalated = Stage.ESCALATED
                     case = self.store.close_case(node, escalated, user=self.user, note=reason, audit_id=entry.id)
                 per_target[node] = f"case #{case.id}: {case.stage.value}" if case else "no open case"
-            done = ActionResult(True, f"{fresh.request.kind.value}: {fold(fresh.acting_on)}", per_target)
-            return self._record(entry, [], done)
+            # The patches shown, pinned to the nodes as read for the plan (a node changed since: 409).
+            patches = [step for step in plan.steps if step.where == KUBERNETES and step.targets[0] in fresh.acting_on]
+            if not patches:
+                done = ActionResult(True, f"{fresh.request.kind.value}: {fold(fresh.acting_on)}", per_target)
+                return self._record(entry, [], done)
+            # The case moved in the store (its record of truth); the nodes show the new stage next.
+            shown = dict(per_target)
+            outputs = await self._send_kube(patches, self._kube_nodes or {}, per_target, fresh.request.kind.value)
+            for node, line in shown.items():
+                if per_target[node] != line:
+                    per_target[node] = f"{line}; {per_target[node]}"
+            failed = [o for o in outputs if not o.ok]
+            text = f"{fresh.request.kind.value}: {fold(fresh.acting_on)}"
+            text += f"; the nodes still show the old stage: {explain(failed[0])}" if failed else ""
+            return self._record(entry, outputs, ActionResult(not failed, text, per_target))
 
     async def _execute_kube(self, plan: ActionPlan) -> ActionResult:
         try:
@@ -480,23 +608,104 @@ class ActionService:
         if why is not None:
             return self._stale(fresh, why)
         per_target = dict(fresh.decisions)
+        kind = plan.request.kind
         # Send the bodies the operator saw (not the fresh plan's, whose timestamp differs).
         steps = [s for s in plan.steps if s.targets[0] in fresh.acting_on]
-        outputs: list[RunOutput] = []
         with self._audited(fresh, steps) as entry:
-            for step in steps:
-                target = step.targets[0]
-                # Pinned to the version just read: a node changed since then is refused by the server (409).
-                body = kube.with_resource_version(json.loads(step.argv[-1]), nodes[target])
-                try:
-                    answer = await asyncio.to_thread(self._kube().patch_node, target, body, kube.PATCH_CONTENT_TYPE)
-                except Exception as exc:
-                    outputs.append(RunOutput(KUBERNETES, step.argv, None, "", "", _one_line(exc)))
-                    per_target[target] = f"failed: {_one_line(exc)}"
-                    continue
-                outputs.append(RunOutput(KUBERNETES, step.argv, 0, json.dumps(answer, sort_keys=True), ""))
-                per_target[target] = f"{PAST[plan.request.kind]}: now {kube.describe_node(answer)}"
+            if kind is ActionKind.CORDON:  # recorded with the intent: a cordon that happens is never unclaimed
+                reason = slurm.clean_reason(fresh.request.reason)
+                sweep_id = fresh.request.sweep_id
+                self.store.record_drains(fresh.acting_on, reason, user=self.user, sweep_id=sweep_id, audit_id=entry.id)
+            outputs = await self._send_kube(steps, nodes, per_target, PAST[kind])
+            # One line per node for the ledger and the cases: a node is done when all its requests were.
+            node_steps = tuple(Step(KUBERNETES, (), (t,)) for t in fresh.acting_on)
+            node_outputs = [self._node_outcome(t, steps, outputs) for t in fresh.acting_on]
+            self._end_drains(kind, entry.id, node_steps, node_outputs)
+            self._step_cases(replace(fresh, steps=node_steps), entry.id, node_outputs)
             return self._finished(entry, fresh, outputs, per_target)
+
+    async def _send_kube(
+        self,
+        steps: Iterable[Step],
+        nodes: Mapping[str, Mapping[str, Any]],
+        per_target: dict[str, str],
+        done: str,
+    ) -> list[RunOutput]:
+        """Send each PATCH, each pinned to the version of the node it was computed on (or the last answer).
+
+        After a node's failed request its later ones are not sent: a status written without the taint
+        would tell the cluster something that is not so.
+        """
+        outputs: list[RunOutput] = []
+        seen: dict[str, Mapping[str, Any]] = dict(nodes)
+        failed: set[str] = set()
+        for step in steps:
+            target = step.targets[0]
+            if target in failed:
+                outputs.append(RunOutput(KUBERNETES, step.argv, None, "", "", "not sent: an earlier request failed"))
+                continue
+            path, body = step.argv[1], json.loads(step.argv[-1])
+            body = kube.with_resource_version(body, seen.get(target, {}))
+            call = self._kube().patch_node_status if path == kube.status_path(target) else self._kube().patch_node
+            try:
+                answer = await asyncio.to_thread(call, target, body, kube.PATCH_CONTENT_TYPE)
+            except Exception as exc:
+                outputs.append(RunOutput(KUBERNETES, step.argv, None, "", "", _one_line(exc)))
+                per_target[target] = f"failed: {_one_line(exc)}"
+                failed.add(target)
+                continue
+            seen[target] = answer
+            outputs.append(RunOutput(KUBERNETES, step.argv, 0, json.dumps(answer, sort_keys=True), ""))
+            per_target[target] = f"{done}: now {kube.describe_node(answer)}"
+        return outputs
+
+    async def show_stages(self, nodes: Iterable[str]) -> ActionResult | None:
+        """Move the console's taint and condition on Kubernetes nodes to the stage their case is at now.
+
+        A revalidation's strike (or its escalation) changes the case in the store only: the sweep that
+        judged the node reaches no scheduler. This writes the new stage where the cluster sees it, audited
+        as ``stage``. None when no node of a Kubernetes pool needs it.
+        """
+        on_kube = self._kube_targets(nodes)
+        if not on_kube:
+            return None
+        await self._refresh_kube()
+        problem = self._unreadable.get(KUBERNETES)
+        if problem or self._kube_nodes is None:
+            result = ActionResult(False, f"failed: {problem or 'Kubernetes nodes not read'}", {})
+            with self.store.audited("stage", on_kube, inputs={}, commands=[], user=self.user) as entry:
+                return self._record(entry, [], result)
+        steps: list[Step] = []
+        for target in on_kube:
+            node = self._kube_nodes.get(target)
+            if node is None or kube.held_reason(node) is None:
+                continue
+            case = self.store.case(target) or next(iter(self.store.cases(target)[::-1]), None)
+            stage = case.stage if case is not None else None
+            if stage is None or stage in (Stage.RETURNED, Stage.ENDED) or kube.shown_stage(node) == stage.value:
+                continue
+            made = kube.stage_patches(
+                node, stage=stage.value, case_id=case.id if case else None, user=self.user, when=self._clock()
+            )
+            steps += [Step(KUBERNETES, kube.request_argv(path, body), (target,)) for path, body in made]
+        if not steps:
+            return None
+        acting = tuple(dict.fromkeys(step.targets[0] for step in steps))
+        with self.store.audited(
+            "stage", list(acting), inputs={"where": KUBERNETES}, commands=[s.shown() for s in steps], user=self.user
+        ) as entry:
+            per_target: dict[str, str] = {}
+            outputs = await self._send_kube(steps, self._kube_nodes, per_target, "stage shown")
+            failed = [o for o in outputs if not o.ok]
+            text = f"failed: {explain(failed[0])}" if failed else f"stage shown on {fold(acting)}"
+            return self._record(entry, outputs, ActionResult(not failed, text, per_target))
+
+    @staticmethod
+    def _node_outcome(target: str, steps: list[Step], outputs: list[RunOutput]) -> RunOutput:
+        """The outcome of the PATCH of ``target``'s Node: the cordon and taint hold it out or let it back,
+        whatever became of its condition (a failed one fails the result all the same)."""
+        path = kube.node_path(target)
+        return next(out for step, out in zip(steps, outputs, strict=True) if step.argv[1] == path)
 
     def _execute_pin(self, plan: ActionPlan) -> ActionResult:
         fresh = self._plan_pin(plan.request)
@@ -613,4 +822,12 @@ class ActionService:
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"
+    line = f"{type(exc).__name__}: {text[0] if text else ''}"
+    # The kubernetes client's ApiException keeps the API server's Status in ``body``: its message says
+    # who may not do what ("... cannot patch resource \"nodes/status\" ..."), which the first line lacks.
+    body = getattr(exc, "body", None)
+    try:
+        message = json.loads(body).get("message") if isinstance(body, str | bytes) else None
+    except (ValueError, AttributeError):
+        message = None
+    return f"{line} {message}" if isinstance(message, str) and message else line

@@ -97,8 +97,9 @@ def register(sub: Any) -> None:
             help="most nodes per pool out of service at once, whoever took them out; one always stays in",
         )
         p.add_argument("--cap-fraction", type=share, default=0.10, help="cap as a fraction of the pool (default 0.10)")
-        if kind in (ActionKind.CORDON, ActionKind.UNCORDON):
-            p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+        # Every scheduler action can reach Kubernetes: drain/resume/undrain on a pool the cluster file
+        # runs under Kubernetes are carried out as cordon/uncordon.
+        _add_kubeconfig(p)
         p.set_defaults(func=run_action, kind=kind)
 
     # The steps of a drained node's remediation case (`cases` and `revalidate` are in console.commands.lifecycle).
@@ -108,6 +109,7 @@ def register(sub: Any) -> None:
         p.add_argument("--reason", required=True, help="what was done, or why (kept in the case and the audit log)")
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         p.add_argument("--dry-run", action="store_true", help="show the plan only")
+        _add_kubeconfig(p)  # on a Kubernetes pool the step also moves the console's taint and condition
         p.set_defaults(func=run_action, kind=action.kind, sweep=None, force=False, cap=None, cap_fraction=0.10)
 
     p = _parser(sub, "pin", "show, set (--from-node) or enforce (--enforce) a pool's stack pin", ACTION_EXIT_HELP)
@@ -144,6 +146,10 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_audit)
+
+
+def _add_kubeconfig(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 
 
 def _parser(sub: Any, name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:

@@ -14,6 +14,7 @@ pool and where it comes from. ``repaired`` and ``escalate`` are actions of the c
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import time
 from typing import Any
@@ -21,6 +22,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from console.actions.model import ActionResult
+from console.actions.service import ActionService
 from console.actions.watch import by_policy
 from console.checks import load_packs
 from console.commands.arguments import UsageError, add_engine_options, add_store, existing_store
@@ -77,6 +80,7 @@ def register(sub: Any) -> None:
         help="probe level (default: the cluster file's [lifecycle] level, standard)",
     )
     r.add_argument("--json", action="store_true", help="print each node's outcome and case as JSON")
+    r.add_argument("--kubeconfig", help="Kubernetes pools: kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
     r.set_defaults(func=run_revalidate)
 
 
@@ -229,6 +233,9 @@ def run_revalidate(args: argparse.Namespace) -> int:
         ]
         done = run_interruptible(_revalidate(engine, store, groups))
         verdicts, outcome, results = done.verdicts, done.outcome, done.results
+        # A strike moved a case back (or escalated it): on a Kubernetes pool the node's taint and
+        # condition say so too. The sweep layer reaches no scheduler, so the action service writes it.
+        shown = asyncio.run(_show_stages(ActionService(inventory, store, kubeconfig=args.kubeconfig), ready))
     except KeyboardInterrupt:
         plain_console(stderr=True).print("[red]error:[/] interrupted")
         return int(ExitCode.INTERRUPTED)
@@ -247,9 +254,18 @@ def run_revalidate(args: argparse.Namespace) -> int:
         for name, (line, case) in results.items():
             where = f"case #{case.id} {case.stage.value}, next: {case.next_step(inventory.policy_of(name))}"
             console.print(f"{printable(name)}: {printable(line)}; {where}")
+    if shown is not None:
+        console.print(f"kubernetes: {printable(shown.outcome)}")
     statuses = [verdicts[n].status if n in verdicts else Status.UNKNOWN for n in ready]
     # A WARN is no pass either: the node is not healthy yet.
     return int(exit_code_for(statuses, outcome, fail_on_warn=True))
+
+
+async def _show_stages(service: ActionService, nodes: list[str]) -> ActionResult | None:
+    try:
+        return await service.show_stages(nodes)
+    finally:
+        await service.close()
 
 
 async def _revalidate(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -135,6 +135,9 @@ class Pool(_Strict):
     nodes: str = Field(min_length=1, description="hostlist expression, e.g. gpu[001-128]")
     labels: dict[str, str] = Field(default_factory=dict)
     pin: StackPin = Field(default_factory=StackPin)
+    scheduler: Literal["slurm", "kubernetes"] = Field(
+        "slurm", description="what takes its nodes out of service: Slurm drains, or Kubernetes cordons and taints"
+    )
     lifecycle: PoolLifecycle = Field(
         default_factory=PoolLifecycle, description="this pool's lifecycle values over the fleet's [lifecycle]"
     )

@@ -107,12 +107,19 @@ class DrainLedger:
             query += " AND ended_at IS NULL"
         return [_record(row) for row in self.conn.execute(query + " ORDER BY id", args)]
 
-    def reconcile_drains(self, seen: Mapping[str, tuple[str | None, str]]) -> list[DrainRecord]:
-        """End the open records that Slurm, as just read, no longer bears out; returns them as ended.
+    def reconcile_drains(
+        self,
+        seen: Mapping[str, tuple[str | None, str]],
+        *,
+        released: str = "no longer drained in Slurm (resumed outside the console)",
+        again: str = "drained again outside the console with another reason",
+    ) -> list[DrainRecord]:
+        """End the open records that the scheduler, as just read, no longer bears out; returns them as ended.
 
-        ``seen``: node -> (its reason while the DRAIN flag is set, else None; its state as shown). Nodes
-        Slurm did not list are left alone, and so are nodes an audited action is still acting on (the
-        console's own drain being made, or its resume, whose record it ends itself).
+        ``seen``: node -> (the reason it is held out with, else None; its state as shown). Nodes the
+        scheduler did not list are left alone, and so are nodes an audited action is still acting on
+        (the console's own drain being made, or its resume, whose record it ends itself). ``released``
+        and ``again`` say, in the scheduler's words, why a record ended.
         """
         ended = []
         busy: set[str] | None = None
@@ -123,10 +130,7 @@ class DrainLedger:
             if record.node in busy:
                 continue
             drained_with, state = seen[record.node]
-            if drained_with is None:
-                why = f"no longer drained in Slurm (resumed outside the console), seen {state}"
-            else:
-                why = f"drained again outside the console with another reason: {drained_with}"
+            why = f"{released}, seen {state}" if drained_with is None else f"{again}: {drained_with}"
             now = time.time()
             self.conn.execute(
                 "UPDATE drains SET ended_at = ?, ended_by = ? WHERE id = ? AND ended_at IS NULL", (now, why, record.id)
