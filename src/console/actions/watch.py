@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from console.actions.breaker import breach
+from console.actions.freshness import age_text
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
 from console.actions.service import ActionService
 from console.actions.slurm import describe
@@ -30,9 +31,9 @@ from console.actions.slurm_state import SlurmNode
 from console.inventory import fold
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import Status
-from console.store import Store, current_user
+from console.store import Store
 from console.store.lifecycle import Stage
-from console.store.watch import Breaker, Proposal
+from console.store.watch import Breaker
 from console.sweep.engine import SweepEngine
 from console.sweep.revalidation import revalidate
 
@@ -64,14 +65,6 @@ def last_checked(store: Store, node: str) -> float | None:
     """When the node's newest stored verdict was taken (its sweep's start), or None if never."""
     rows = store.node_history(node, limit=1)
     return float(rows[0]["started_at"]) if rows else None
-
-
-def age_text(seconds: float) -> str:
-    """``42 s``, ``7 min``, ``5 h``, ``3 d``: how an operator reads an age."""
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.0f} {unit}"
-    return f"{seconds:.0f} s"
 
 
 @dataclass(frozen=True)
@@ -286,29 +279,23 @@ async def carry_out(
 
 async def approve(
     service: ActionService, which: str, confirm: Callable[[ActionPlan], bool] | None = None
-) -> list[tuple[bool, str]]:
-    """Carry out the open proposal ``which`` (an id) or ``all`` of them; (went through, line) per proposal.
+) -> tuple[bool, list[str]]:
+    """Carry out the open proposal ``which`` (an id) or ``all`` of them through the catalogue's ``approve``:
+    whether all went through, and a line per proposal (or the refusal: the breaker tripped, none open).
 
-    Refused while the breaker is tripped: an operator clears it first, knowing why it tripped.
+    ``confirm`` sees the one plan of them all (the exact commands) and may decline it.
     """
-    store = service.store
-    breaker = store.breaker()
-    if breaker.tripped:
-        raise BreakerTripped(breaker.why)
-    wanted: list[Proposal] = [p for p in store.proposals() if which == "all" or str(p.id) == which]
-    if not wanted:
-        raise LookupError(f"no open proposal {which}" if which != "all" else "no open proposals")
-    lines = []
-    user = service.user or current_user()
-    for p in wanted:
-        request = ActionRequest(ActionKind(p.kind), (p.node,), reason=p.reason, sweep_id=p.sweep_id)
-        ok, outcome = await carry_out(service, request, confirm)
-        if outcome.startswith("declined"):
-            lines.append((False, f"#{p.id} {p.kind} {p.node}: {outcome}; still proposed"))
-            continue
-        store.decide_proposal(p.id, user=user, outcome=outcome)
-        lines.append((ok, f"#{p.id} {p.kind} {p.node}: {outcome}"))
-    return lines
+    wanted = [p for p in service.store.proposals() if which == "all" or str(p.id) == which]
+    ids = tuple(p.id for p in wanted) or ((int(which),) if which.isdigit() else ())
+    request = ActionRequest(ActionKind.APPROVE, tuple(dict.fromkeys(p.node for p in wanted)), proposal_ids=ids)
+    await service.refresh(request)
+    plan = service.plan(request)
+    if plan.refused:
+        return False, [f"refused: {plan.refused}"]
+    if confirm is not None and not confirm(plan):
+        return False, [f"declined: nothing was changed; {', '.join(f'#{i}' for i in ids)} still proposed"]
+    result: ActionResult = await service.execute(plan)
+    return result.ok, list(result.per_target.values()) or [result.outcome]
 
 
 def clear_breaker(store: Store, user: str) -> str:
@@ -320,7 +307,3 @@ def clear_breaker(store: Store, user: str) -> str:
         store.set_breaker(Breaker())
         entry.finish("cleared: automation resumes", breaker.why)
     return breaker.why
-
-
-class BreakerTripped(RuntimeError):
-    """An automated action asked for while the breaker is tripped."""

@@ -18,6 +18,8 @@ from typing import Any
 
 from rich.table import Table
 
+from console.actions import ActionService
+from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
 from console.checks import load_packs
 from console.commands.arguments import UsageError, add_engine_options, add_store, existing_store
 from console.commands.interrupts import run_interruptible
@@ -31,7 +33,7 @@ from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, default_store_path
 from console.store.lifecycle import Case, Stage
 from console.sweep import ProbeSet, SweepEngine
-from console.sweep.revalidation import Revalidation, revalidate
+from console.sweep.revalidation import Revalidation
 
 REVALIDATE_EXIT_HELP = """exit codes:
   0    every revalidated node passed
@@ -138,10 +140,9 @@ def run_cases(args: argparse.Namespace) -> int:
 
 
 def run_revalidate(args: argparse.Namespace) -> int:
-    """Sweep the repaired nodes and record each node's pass or strike."""
+    """Sweep the repaired nodes and record each node's pass or strike (the catalogue's ``revalidate``)."""
     inventory = load_inventory(args.inventory)
     policy = inventory.lifecycle
-    level = args.level or policy.level
     wanted = list(expand(args.nodes))
     known = {n.name for n in inventory.nodes}
     unknown = [n for n in wanted if n not in known]
@@ -150,49 +151,49 @@ def run_revalidate(args: argparse.Namespace) -> int:
     store = Store(args.store or default_store_path())
     console = plain_console()
     try:
-        ready, skipped = [], {}
-        for name in wanted:
-            case = store.case(name)
-            if case is None:
-                skipped[name] = "no open case"
-            elif case.stage is not Stage.REVALIDATING:
-                skipped[name] = f"case #{case.id} is {case.stage.value}: next {case.next_step(policy)}"
-            else:
-                ready.append(name)
-        for name, why in skipped.items():
-            console.print(f"skip {printable(name)}: {printable(why)}")
-        if not ready:
-            console.print("nothing to revalidate")
-            return int(ExitCode.FAILED)
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
             inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
         )
         engine = build_engine(spec, store)
-        done = run_interruptible(_revalidate(engine, store, [inventory.node(n) for n in ready], level, policy))
-        verdicts, outcome, results = done.verdicts, done.outcome, done.results
+        # The console's remediation view plans and runs the same action through the same service.
+        service = ActionService(inventory, store, packs=packs, engine=engine)
+        plan = service.plan(ActionRequest(ActionKind.REVALIDATE, tuple(wanted), level=args.level))
+        for name, note in plan.decisions.items():
+            if note.startswith("skip: "):
+                console.print(f"skip {printable(name)}: {printable(note.removeprefix('skip: '))}")
+        if plan.refused:
+            console.print("nothing to revalidate")
+            return int(ExitCode.FAILED)
+        result, done = run_interruptible(_revalidate(service, engine, plan))
     except KeyboardInterrupt:
         plain_console(stderr=True).print("[red]error:[/] interrupted")
         return int(ExitCode.INTERRUPTED)
     finally:
         store.close()
+    if done is None:
+        console.print(printable(result.outcome), markup=False)
+        return int(ExitCode.FAILED)
     if args.json:
         print(
-            json.dumps({n: {"outcome": line, "case": _case_json(case, policy)} for n, (line, case) in results.items()})
+            json.dumps(
+                {n: {"outcome": line, "case": _case_json(case, policy)} for n, (line, case) in done.results.items()}
+            )
         )
     else:
-        for name, (line, case) in results.items():
+        for name, (line, case) in done.results.items():
             where = f"case #{case.id} {case.stage.value}, next: {case.next_step(policy)}"
             console.print(f"{printable(name)}: {printable(line)}; {where}")
-    statuses = [verdicts[n].status if n in verdicts else Status.UNKNOWN for n in ready]
+    statuses = [done.verdicts[n].status if n in done.verdicts else Status.UNKNOWN for n in plan.acting_on]
     # A WARN is no pass either: the node is not healthy yet.
-    return int(exit_code_for(statuses, outcome, fail_on_warn=True))
+    return int(exit_code_for(statuses, done.outcome, fail_on_warn=True))
 
 
 async def _revalidate(
-    engine: SweepEngine, store: Store, nodes: list[Any], level: str, policy: LifecyclePolicy
-) -> Revalidation:
+    service: ActionService, engine: SweepEngine, plan: ActionPlan
+) -> tuple[ActionResult, Revalidation | None]:
     try:
-        return await revalidate(engine, store, nodes, level, policy)
+        return await service.revalidate(plan)
     finally:
         await engine.transport.close()
+        await service.close()

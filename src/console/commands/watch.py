@@ -13,7 +13,8 @@ import time
 from typing import Any
 
 from console.actions import ActionPlan, ActionService
-from console.actions.watch import BreakerTripped, Watch, age_text, approve, clear_breaker
+from console.actions.freshness import freshness
+from console.actions.watch import Watch, approve, clear_breaker
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
@@ -134,15 +135,8 @@ def _show_or_clear(store: Store, clear: bool, out: Any) -> int:
 def _freshness(store: Store, nodes: list[str], out: Any) -> int:
     """Each node's newest stored verdict and how old it is: what ``watch`` goes by."""
     now = time.time()
-    for name in nodes:
-        rows = store.node_history(name, limit=1)
-        if not rows:
-            out.print(f"{printable(name)}: never checked", markup=False)
-            continue
-        row = rows[0]
-        age = age_text(now - float(row["started_at"]))
-        where = f"sweep {row['sweep_id']}, {row['level']}"
-        out.print(f"{printable(name)}: {row['status']}, last active check {age} ago ({where})", markup=False)
+    for name, fresh in freshness(store, nodes).items():
+        out.print(f"{printable(name)}: {fresh.line(now)}", markup=False)
     return int(ExitCode.OK)
 
 
@@ -155,23 +149,16 @@ def _approve(service: ActionService, which: str, out: Any, *, yes: bool) -> int:
         print_plan(out, plan)
         return confirm_on_terminal(out, yes) is None
 
-    async def run() -> list[tuple[bool, str]]:
+    async def run() -> tuple[bool, list[str]]:
         try:
             return await approve(service, which, confirm)
         finally:
             await service.close()
 
-    try:
-        lines = asyncio.run(run())
-    except BreakerTripped as exc:
-        out.print(f"refused: the breaker is tripped ({printable(str(exc))}); clear it first", markup=False)
-        return int(ExitCode.FAILED)
-    except LookupError as exc:
-        out.print(printable(str(exc)), markup=False)
-        return int(ExitCode.FAILED)
-    for _, line in lines:
+    ok, lines = asyncio.run(run())
+    for line in lines:
         out.print(printable(line), markup=False)
-    return int(ExitCode.OK if all(ok for ok, _ in lines) else ExitCode.FAILED)
+    return int(ExitCode.OK if ok else ExitCode.FAILED)
 
 
 async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) -> int:
