@@ -27,8 +27,10 @@ from console.store.watch import Breaker
 from console.ui.app import ConsoleApp
 from console.ui.screens.confirm import ConfirmScreen
 from console.ui.screens.detail import DetailScreen
+from console.ui.screens.help import help_content
 from console.ui.screens.main import MainScreen
 from console.ui.screens.remediation import RemediationScreen
+from console.ui.widgets.key_bar import KeyBar
 from tests.ui.conftest import FIXED_NOW
 from tests.ui.helpers import main_screen, type_text, wait_until
 from tests.ui.synthetic import SyntheticFleet
@@ -95,10 +97,16 @@ async def test_the_view_shows_each_stage_with_its_age_next_step_strikes_and_the_
     try:
         app = make_app(store=history)
         async with app.run_test(size=SIZE) as pilot:
+            # The help screen lists H and the view's own keys, from the registry like every key.
+            helped = help_content(False).plain
+            assert "Remediation view (H)" in helped and "nodes per stage of the remediation loop" in helped
+            assert all(f"{k}  " in helped for k in ("a", "v", "p", "X"))
             await pilot.press("H")
             await wait_until(pilot, lambda: isinstance(app.screen, RemediationScreen))
             screen = app.screen
             assert isinstance(screen, RemediationScreen)
+            bar = str(screen.query_one(KeyBar).render())
+            assert all(t in bar for t in ("a Repaired", "v Revalidate", "p Approve proposal", "X Escalate"))
             rows = _rows(screen)
             assert list(rows) == [n[0], n[1], n[2], n[3], n[4], n[5]]  # in the loop's order
             stage = {node: cells[2] for node, cells in rows.items()}
@@ -145,6 +153,8 @@ async def test_read_only_refuses_every_key_that_moves_a_case(
             screen = app.screen
             assert isinstance(screen, RemediationScreen)
             assert "read-only" in str(screen.query_one("#rem-head", Static).render())
+            bar = str(screen.query_one(KeyBar).render())
+            assert "Repaired" not in bar and "Approve" not in bar and "esc Back" in bar
             for key, title in (("a", "Repaired"), ("v", "Revalidate"), ("p", "Approve proposal"), ("X", "Escalate")):
                 await pilot.press(key)
                 await pilot.pause()
