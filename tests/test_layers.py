@@ -42,7 +42,15 @@ ALLOWED["commands"] = frozenset(ALLOWED) - {"commands", "__main__"}
 # runs on the engine side.
 ONLY: dict[tuple[str, str], frozenset[str]] = {
     ("ui", "actions"): frozenset(
-        {"console.actions.catalogue", "console.actions.model", "console.actions.baseline", "console.actions.acceptance"}
+        {
+            "console.actions.catalogue",
+            "console.actions.model",
+            "console.actions.baseline",
+            "console.actions.acceptance",
+            # the remediation view and a node's freshness: cases, proposals, breaker and verdicts as stored
+            "console.actions.remediation",
+            "console.actions.freshness",
+        }
     ),
 }
 

@@ -23,7 +23,16 @@ def test_every_action_kind_is_catalogued_once() -> None:
 
 
 def test_the_console_names_its_actions_as_the_catalogue_does() -> None:
-    catalogued = {a.id: a for a in ACTIONS if a.id in {k.value for k in ActionKind}}
+    # Another screen's key for a catalogued action is named "<screen>-<action>" (ids are unique).
+    kinds = {k.value for k in ActionKind}
+    catalogued = {a.id: a for a in ACTIONS if a.id in kinds}
+    elsewhere = {a.id: a for a in ACTIONS if a.screen != "main" and a.id.removeprefix(f"{a.screen}-") in kinds}
+    assert set(elsewhere) == {
+        "remediation-repaired",
+        "remediation-revalidate",
+        "remediation-approve",
+        "remediation-escalate",
+    }
     assert set(catalogued) == {
         "drain",
         "resume",
@@ -36,8 +45,8 @@ def test_the_console_names_its_actions_as_the_catalogue_does() -> None:
         "escalate",
         "rollback",
     }
-    for ui in catalogued.values():
-        e = entry(ActionKind(ui.id))
+    for ui in [*catalogued.values(), *elsewhere.values()]:
+        e = entry(ActionKind(ui.id.removeprefix(f"{ui.screen}-")))
         assert (ui.title, ui.description, ui.dangerous, ui.confirm) == (e.title, e.summary, e.dangerous, True)
     # Read-only hides exactly the dangerous ones, and the heavy test that takes every GPU of its nodes.
     hidden = {a.id for a in visible_actions(False)} - {a.id for a in visible_actions(True)}

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from console.actions.watch import by_policy
 from console.cli import main
 from console.inventory import InventoryError, from_mapping, load_inventory
 from console.sim.faults import Fault, FaultKind
 from console.sim.launcher import start_sim_cluster
 from console.sim.scenario import write_live_faults
 from console.store import Store
+from console.sweep.revalidation import by_policy
 
 CLUSTER = """name = "demo"
 [lifecycle]

@@ -98,6 +98,14 @@ CATALOGUE: tuple[CatalogueEntry, ...] = (
                    "set a pool's pin and workload images back to its last accepted stack, and hold its packages",
                    "the pool's stored pin and workload images in the history database; package holds on the nodes"
                    " already on that stack", Targets.POOL, Reason.REQUIRED, dangerous=True),
+    CatalogueEntry(ActionKind.REVALIDATE, "Revalidate",
+                   "sweep repaired nodes at the policy's level: a pass, or a strike (FAIL or WARN) on their cases",
+                   "the nodes' remediation cases in the history database (a pass or a strike); a sweep of the nodes",
+                   Targets.NODES, Reason.OPTIONAL, dangerous=True),
+    CatalogueEntry(ActionKind.APPROVE, "Approve proposal",
+                   "carry out the drain or resume watch proposed for nodes (refused while its breaker is tripped)",
+                   "what the proposed action changes (Slurm node state), and the proposal: decided, by whom",
+                   Targets.NODES, Reason.OPTIONAL, dangerous=True),
 )  # fmt: skip
 
 BY_KIND: dict[ActionKind, CatalogueEntry] = {entry.kind: entry for entry in CATALOGUE}

@@ -22,6 +22,8 @@ class ActionKind(StrEnum):
     REPAIRED = "repaired"  # a drained node's repair is done: its case is revalidated next
     ESCALATE = "escalate"  # a drained node goes to the vendor (RMA): its case closes
     ROLLBACK = "rollback"  # a pool back to its last accepted stack: pin, holds, workload images
+    REVALIDATE = "revalidate"  # sweep repaired nodes and record a pass or a strike on their cases
+    APPROVE = "approve"  # carry out what watch proposed (approve-to-run): its drain or resume
 
 
 SLURM_KINDS = frozenset({ActionKind.DRAIN, ActionKind.RESUME, ActionKind.UNDRAIN})
@@ -45,6 +47,8 @@ class ActionRequest:
     from_node: str | None = None
     image_digest: str | None = None  # PIN only: recorded with the stack when the node's facts lack it
     workload: str | None = None  # ROLLBACK only: whose accepted stack (default: the pool's newest accepted)
+    level: str | None = None  # REVALIDATE only: the probe level (default: the [lifecycle] policy's)
+    proposal_ids: tuple[int, ...] = ()  # APPROVE only: which proposals (default: the targets' open ones)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ outcome with the commands' output updates that row after the last.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -28,6 +29,14 @@ from console.actions.acceptance import (
     pin_fields_of,
 )
 from console.actions.caps import CapPolicy
+from console.actions.casework import (
+    engine_problem,
+    execute_approve,
+    plan_approve,
+    plan_revalidate,
+    refresh_approve,
+    revalidation_result,
+)
 from console.actions.catalogue import DANGEROUS
 from console.actions.holds import OS_RELEASE_ARGV, hold_argv, manager_for
 from console.actions.model import (
@@ -70,6 +79,8 @@ from console.store import AuditEntry, Store, current_user
 from console.store.acceptance import REGRESSED
 from console.store.lifecycle import PHYSICAL, Case, Stage
 from console.store.pins import effective_pins, pin_from_fields
+from console.sweep.engine import SweepEngine
+from console.sweep.revalidation import Revalidation, revalidate_by_policy
 
 _SLURM = "slurm"
 # Taking nodes out of service, per backend: they open (or go on with) a remediation case.
@@ -86,6 +97,8 @@ NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an
 
 # What this service plans and carries out; the catalogue's other actions only write the history database.
 SERVICE_KINDS = SLURM_KINDS | KUBE_KINDS | CASE_KINDS | {ActionKind.PIN, ActionKind.ENFORCE_PIN, ActionKind.ROLLBACK}
+# The remediation loop's steps that sweep (revalidate) or stand for another action (approve): console.actions.casework.
+SERVICE_KINDS |= {ActionKind.REVALIDATE, ActionKind.APPROVE}
 NOT_HERE = {ActionKind.UNPIN: "pin --clear", ActionKind.ACCEPT: "console.actions.baseline"}
 
 
@@ -99,7 +112,8 @@ class ActionService:
 
     ``facts`` (node -> ``NodeFacts``, e.g. ``SweepEngine.facts``) gives live stacks for pins and
     drift; without them the newest stored stack of a node is used. ``kube_api`` replaces the
-    ``kubernetes`` client made from ``kubeconfig`` on first use.
+    ``kubernetes`` client made from ``kubeconfig`` on first use. ``engine`` sweeps the nodes a
+    revalidation asks for; without one, ``revalidate`` is refused.
     """
 
     def __init__(
@@ -116,8 +130,10 @@ class ActionService:
         read_only: bool = False,
         user: str | None = None,
         clock: Callable[[], float] = time.time,
+        engine: SweepEngine | None = None,
     ) -> None:
         self.inventory = inventory
+        self.engine = engine
         self.store = store
         self.runner = runner or runner_for(inventory if inventory.nodes or inventory.slurm.controller else None)
         self.caps = caps or CapPolicy()
@@ -176,6 +192,8 @@ class ActionService:
                 await self._read_slurm()
             except slurm.SlurmError as exc:
                 self._unreadable[_SLURM] = str(exc)
+        elif request.kind is ActionKind.APPROVE:
+            await refresh_approve(self, request)
         elif request.kind in HOLD_KINDS:
             for node, os_id, out in await asyncio.gather(*(self._os_id(t) for t in self._enforce_targets(request))):
                 if os_id:
@@ -303,6 +321,8 @@ class ActionService:
             return self._plan_pin(request)
         if request.kind is ActionKind.ROLLBACK:
             return self._plan_rollback(request)[0]
+        if request.kind is ActionKind.APPROVE:
+            return plan_approve(self, request)
         routed = self._route(request)
         if isinstance(routed, str):
             return refused(request, routed)
@@ -319,6 +339,9 @@ class ActionService:
         request = replace(request, targets=targets)
         if request.kind in CASE_KINDS:
             return self._plan_case(request)
+        if request.kind is ActionKind.REVALIDATE:
+            cases = {t: self.store.case(t) for t in targets}
+            return plan_revalidate(request, cases, self.inventory.policy_of, engine_problem(self.engine))
         if request.kind in SLURM_KINDS:
             problem = self._unreadable.get(_SLURM)
             return refused(request, problem) if problem else self._plan_slurm(request, self._slurm)
@@ -488,10 +511,46 @@ class ActionService:
             return await self._execute_rollback(plan)
         if kind in CASE_KINDS:
             return await self._execute_case(plan)
+        if kind is ActionKind.REVALIDATE:
+            return (await self.revalidate(plan))[0]
+        if kind is ActionKind.APPROVE:
+            return await execute_approve(self, plan)
         return await self._execute_enforce(plan)
 
     def _stale(self, fresh: ActionPlan, why: str) -> ActionResult:
         return self._audit(fresh, ActionResult(False, f"refused: {why}", dict(fresh.decisions)))
+
+    def refuse(self, fresh: ActionPlan, why: str) -> ActionResult:
+        """Refuse ``fresh`` at execution, audited (the state read now no longer allows the shown plan)."""
+        return self._stale(fresh, why)
+
+    async def revalidate(self, plan: ActionPlan) -> tuple[ActionResult, Revalidation | None]:
+        """Carry out a revalidation plan: the sweep and each case's pass or strike (``revalidate`` audits it).
+
+        Also answers the sweep itself (None when refused): the CLI's exit code follows its verdicts.
+        """
+        if self.read_only:
+            plan = refused(plan.request, READ_ONLY)
+        if plan.refused:
+            return self._audit(plan, ActionResult(False, f"refused: {plan.refused}", dict(plan.decisions))), None
+        request, policy_of = plan.request, self.inventory.policy_of
+        fresh = plan_revalidate(
+            request, {t: self.store.case(t) for t in request.targets}, policy_of, engine_problem(self.engine)
+        )
+        why = recheck(plan, fresh)
+        if why is not None or self.engine is None:
+            return self._stale(fresh, why or "no sweep engine"), None
+        nodes = [self.inventory.node(n) for n in fresh.acting_on]
+        done = await revalidate_by_policy(self.engine, self.store, nodes, policy_of, request.level, user=self.user)
+        result = revalidation_result(done.results, done.outcome, policy_of)
+        # A strike moved a case back (or escalated it): on a Kubernetes pool the node's taint and
+        # condition say so too. The sweep reaches no scheduler, so the service writes it here.
+        shown = await self.show_stages(fresh.acting_on)
+        if shown is not None:
+            result = replace(
+                result, ok=result.ok and shown.ok, outcome=f"{result.outcome}; kubernetes: {shown.outcome}"
+            )
+        return result, done
 
     async def _execute_slurm(self, plan: ActionPlan) -> ActionResult:
         try:
@@ -778,6 +837,16 @@ class ActionService:
         return self._record(entry, outputs, result)
 
     # audit ----------------------------------------------------------------------------------------
+
+    def audited(
+        self, plan: ActionPlan, steps: Iterable[Step], **extra: Any
+    ) -> contextlib.AbstractContextManager[AuditEntry]:
+        """The write-ahead audit of ``plan`` for a step carried out outside this module (casework)."""
+        return self._audited(plan, steps, **extra)
+
+    def record(self, entry: AuditEntry, outputs: list[RunOutput], result: ActionResult) -> ActionResult:
+        """Finish ``entry`` with ``result`` (for a step carried out outside this module)."""
+        return self._record(entry, outputs, result)
 
     @contextmanager
     def _audited(self, plan: ActionPlan, steps: Iterable[Step], **extra: Any) -> Iterator[AuditEntry]:

@@ -36,12 +36,12 @@ from console.actions.slurm_state import SlurmNode
 from console.inventory import fold
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import Status
-from console.store import Store, current_user
+from console.store import Store
 from console.store.lifecycle import Stage
 from console.store.watch import Breaker, Proposal
 from console.sweep.engine import SweepEngine, SweepResult
 from console.sweep.freshness import age_text, last_active_check
-from console.sweep.revalidation import revalidate
+from console.sweep.revalidation import by_policy, revalidate
 
 # Flags that make an IDLE node no candidate: being powered, rebooted, reserved for maintenance or not answering.
 _NOT_IDLE_FLAGS = frozenset(
@@ -65,22 +65,6 @@ _NOT_IDLE_FLAGS = frozenset(
 def is_idle(node: SlurmNode) -> bool:
     """Slurm has the node IDLE, with nothing that takes it out of service or reserves it."""
     return node.base == "IDLE" and not node.out_of_service and not (_NOT_IDLE_FLAGS & set(node.flags))
-
-
-def by_policy(
-    nodes: Sequence[str], policy_of: Callable[[str], LifecyclePolicy]
-) -> list[tuple[LifecyclePolicy, list[str]]]:
-    """``nodes`` grouped by their lifecycle policy, in the order each policy first appears."""
-    groups: list[tuple[LifecyclePolicy, list[str]]] = []
-    for name in nodes:
-        policy = policy_of(name)
-        for known, names in groups:
-            if known == policy:
-                names.append(name)
-                break
-        else:
-            groups.append((policy, [name]))
-    return groups
 
 
 @dataclass(frozen=True)
@@ -256,6 +240,10 @@ class Watch:
                 if done.outcome == "cancelled":
                     return report
                 resume += [n for n, (_, case) in done.results.items() if case.ready(policy)]
+            # A strike moved a case back: on a Kubernetes pool the node's taint and condition say so too.
+            shown = await self.service.show_stages(plan.revalidate)
+            if shown is not None:
+                report.done.append(f"kubernetes: {shown.outcome}")
         if resume:
             await self._act(report, ActionKind.RESUME, tuple(resume), "watch: revalidated", None)
         return report
@@ -341,29 +329,23 @@ async def carry_out(
 
 async def approve(
     service: ActionService, which: str, confirm: Callable[[ActionPlan], bool] | None = None
-) -> list[tuple[bool, str]]:
-    """Carry out the open proposal ``which`` (an id) or ``all`` of them; (went through, line) per proposal.
+) -> tuple[bool, list[str]]:
+    """Carry out the open proposal ``which`` (an id) or ``all`` of them through the catalogue's ``approve``:
+    whether all went through, and a line per proposal (or the refusal: the breaker tripped, none open).
 
-    Refused while the breaker is tripped: an operator clears it first, knowing why it tripped.
+    ``confirm`` sees the one plan of them all (the exact commands) and may decline it.
     """
-    store = service.store
-    breaker = store.breaker()
-    if breaker.tripped:
-        raise BreakerTripped(breaker.why)
-    wanted: list[Proposal] = [p for p in store.proposals() if which == "all" or str(p.id) == which]
-    if not wanted:
-        raise LookupError(f"no open proposal {which}" if which != "all" else "no open proposals")
-    lines = []
-    user = service.user or current_user()
-    for p in wanted:
-        request = ActionRequest(ActionKind(p.kind), (p.node,), reason=p.reason, sweep_id=p.sweep_id)
-        ok, outcome = await carry_out(service, request, confirm)
-        if outcome.startswith("declined"):
-            lines.append((False, f"#{p.id} {p.kind} {p.node}: {outcome}; still proposed"))
-            continue
-        store.decide_proposal(p.id, user=user, outcome=outcome)
-        lines.append((ok, f"#{p.id} {p.kind} {p.node}: {outcome}"))
-    return lines
+    wanted = [p for p in service.store.proposals() if which == "all" or str(p.id) == which]
+    ids = tuple(p.id for p in wanted) or ((int(which),) if which.isdigit() else ())
+    request = ActionRequest(ActionKind.APPROVE, tuple(dict.fromkeys(p.node for p in wanted)), proposal_ids=ids)
+    await service.refresh(request)
+    plan = service.plan(request)
+    if plan.refused:
+        return False, [f"refused: {plan.refused}"]
+    if confirm is not None and not confirm(plan):
+        return False, [f"declined: nothing was changed; {', '.join(f'#{i}' for i in ids)} still proposed"]
+    result: ActionResult = await service.execute(plan)
+    return result.ok, list(result.per_target.values()) or [result.outcome]
 
 
 def stale_because(
@@ -429,7 +411,3 @@ def clear_breaker(store: Store, user: str) -> str:
         store.set_breaker(Breaker())
         entry.finish("cleared: automation resumes", breaker.why)
     return breaker.why
-
-
-class BreakerTripped(RuntimeError):
-    """An automated action asked for while the breaker is tripped."""

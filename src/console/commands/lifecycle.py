@@ -22,9 +22,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from console.actions.model import ActionResult
-from console.actions.service import ActionService
-from console.actions.watch import by_policy
+from console.actions import ActionService
+from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
 from console.checks import load_packs
 from console.commands.arguments import UsageError, add_engine_options, add_store, existing_store
 from console.commands.interrupts import run_interruptible
@@ -38,7 +37,7 @@ from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, default_store_path
 from console.store.lifecycle import Case, Stage
 from console.sweep import ProbeSet, SweepEngine
-from console.sweep.revalidation import Revalidation, revalidate
+from console.sweep.revalidation import Revalidation
 
 REVALIDATE_EXIT_HELP = """exit codes:
   0    every revalidated node passed
@@ -197,7 +196,7 @@ def run_cases(args: argparse.Namespace) -> int:
 
 
 def run_revalidate(args: argparse.Namespace) -> int:
-    """Sweep the repaired nodes and record each node's pass or strike."""
+    """Sweep the repaired nodes and record each node's pass or strike (the catalogue's ``revalidate``)."""
     inventory = load_inventory(args.inventory)
     wanted = list(expand(args.nodes))
     known = {n.name for n in inventory.nodes}
@@ -207,80 +206,59 @@ def run_revalidate(args: argparse.Namespace) -> int:
     store = Store(args.store or default_store_path())
     console = plain_console()
     try:
-        ready, skipped = [], {}
-        for name in wanted:
-            case = store.case(name)
-            if case is None:
-                skipped[name] = "no open case"
-            elif case.stage is not Stage.REVALIDATING:
-                next_step = case.next_step(inventory.policy_of(name))
-                skipped[name] = f"case #{case.id} is {case.stage.value}: next {next_step}"
-            else:
-                ready.append(name)
-        for name, why in skipped.items():
-            console.print(f"skip {printable(name)}: {printable(why)}")
-        if not ready:
-            console.print("nothing to revalidate")
-            return int(ExitCode.FAILED)
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
             inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
         )
         engine = build_engine(spec, store)
-        groups = [
-            ([inventory.node(n) for n in names], args.level or policy.level, policy)
-            for policy, names in by_policy(ready, inventory.policy_of)
-        ]
-        done = run_interruptible(_revalidate(engine, store, groups))
-        verdicts, outcome, results = done.verdicts, done.outcome, done.results
-        # A strike moved a case back (or escalated it): on a Kubernetes pool the node's taint and
-        # condition say so too. The sweep layer reaches no scheduler, so the action service writes it.
-        shown = asyncio.run(_show_stages(ActionService(inventory, store, kubeconfig=args.kubeconfig), ready))
+        # The console's remediation view plans and runs the same action through the same service.
+        service = ActionService(inventory, store, packs=packs, engine=engine, kubeconfig=args.kubeconfig)
+        plan = service.plan(ActionRequest(ActionKind.REVALIDATE, tuple(wanted), level=args.level))
+        for name, note in plan.decisions.items():
+            if note.startswith("skip: "):
+                console.print(f"skip {printable(name)}: {printable(note.removeprefix('skip: '))}")
+        if plan.refused:
+            console.print("nothing to revalidate")
+            asyncio.run(_close(service, engine))
+            return int(ExitCode.FAILED)
+        result, done = run_interruptible(_revalidate(service, engine, plan))
     except KeyboardInterrupt:
         plain_console(stderr=True).print("[red]error:[/] interrupted")
         return int(ExitCode.INTERRUPTED)
     finally:
         store.close()
+    if done is None:
+        console.print(printable(result.outcome), markup=False)
+        return int(ExitCode.FAILED)
     if args.json:
         print(
             json.dumps(
                 {
                     n: {"outcome": line, "case": _case_json(case, inventory.policy_of(n))}
-                    for n, (line, case) in results.items()
+                    for n, (line, case) in done.results.items()
                 }
             )
         )
     else:
-        for name, (line, case) in results.items():
+        for name, (line, case) in done.results.items():
             where = f"case #{case.id} {case.stage.value}, next: {case.next_step(inventory.policy_of(name))}"
             console.print(f"{printable(name)}: {printable(line)}; {where}")
-    if shown is not None:
-        console.print(f"kubernetes: {printable(shown.outcome)}")
-    statuses = [verdicts[n].status if n in verdicts else Status.UNKNOWN for n in ready]
+    # The sweep's number is what `history` and `bundle` take to show its evidence.
+    console.print(f"sweep {done.sweep_id}: {printable(result.outcome)}", markup=False)
+    statuses = [done.verdicts[n].status if n in done.verdicts else Status.UNKNOWN for n in plan.acting_on]
     # A WARN is no pass either: the node is not healthy yet.
-    return int(exit_code_for(statuses, outcome, fail_on_warn=True))
-
-
-async def _show_stages(service: ActionService, nodes: list[str]) -> ActionResult | None:
-    try:
-        return await service.show_stages(nodes)
-    finally:
-        await service.close()
+    return int(exit_code_for(statuses, done.outcome, fail_on_warn=True))
 
 
 async def _revalidate(
-    engine: SweepEngine, store: Store, groups: list[tuple[list[Any], str, LifecyclePolicy]]
-) -> Revalidation:
-    """One revalidation per group of nodes of one policy (pools may differ), merged into one outcome."""
+    service: ActionService, engine: SweepEngine, plan: ActionPlan
+) -> tuple[ActionResult, Revalidation | None]:
     try:
-        verdicts, results, outcome, sweep_id = {}, {}, "done", 0
-        for nodes, level, policy in groups:
-            done = await revalidate(engine, store, nodes, level, policy)
-            verdicts.update(done.verdicts)
-            results.update(done.results)
-            outcome, sweep_id = done.outcome, done.sweep_id
-            if done.outcome != "done":
-                break
-        return Revalidation(verdicts, sweep_id, outcome, results)
+        return await service.revalidate(plan)
     finally:
-        await engine.transport.close()
+        await _close(service, engine)
+
+
+async def _close(service: ActionService, engine: SweepEngine) -> None:
+    await engine.transport.close()
+    await service.close()

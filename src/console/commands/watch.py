@@ -14,7 +14,8 @@ import time
 from typing import Any
 
 from console.actions import ActionPlan, ActionService
-from console.actions.watch import BreakerTripped, Watch, approve, clear_breaker, reject
+from console.actions.freshness import freshness
+from console.actions.watch import Watch, approve, clear_breaker, reject
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
 from console.commands.arguments import UsageError, add_engine_options, seconds, whole
@@ -26,7 +27,6 @@ from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, current_user, default_store_path
 from console.sweep import ProbeSet
-from console.sweep.freshness import age_text, last_active_check
 from console.sweep.periodic import Periodic
 
 WATCH_EXIT_HELP = """exit codes:
@@ -180,15 +180,8 @@ def _show_or_clear(store: Store, clear: bool, out: Any) -> int:
 def _freshness(store: Store, nodes: list[str], out: Any) -> int:
     """Each node's last active check and how old it is: what ``watch`` and ``sweep --max-age`` go by."""
     now = time.time()
-    for name in nodes:
-        check = last_active_check(store, name)
-        if check is None:
-            out.print(f"{printable(name)}: never checked", markup=False)
-            continue
-        age = age_text(check.age_s(now))
-        out.print(
-            f"{printable(name)}: {check.status.value}, last active check {age} ago ({check.where()})", markup=False
-        )
+    for name, fresh in freshness(store, nodes).items():
+        out.print(f"{printable(name)}: {fresh.line(now)}", markup=False)
     return int(ExitCode.OK)
 
 
@@ -216,23 +209,16 @@ def _approve(service: ActionService, which: str, out: Any, *, yes: bool) -> int:
         print_plan(out, plan)
         return confirm_on_terminal(out, yes) is None
 
-    async def run() -> list[tuple[bool, str]]:
+    async def run() -> tuple[bool, list[str]]:
         try:
             return await approve(service, which, confirm)
         finally:
             await service.close()
 
-    try:
-        lines = asyncio.run(run())
-    except BreakerTripped as exc:
-        out.print(f"refused: the breaker is tripped ({printable(str(exc))}); clear it first", markup=False)
-        return int(ExitCode.FAILED)
-    except LookupError as exc:
-        out.print(printable(str(exc)), markup=False)
-        return int(ExitCode.FAILED)
-    for _, line in lines:
+    ok, lines = asyncio.run(run())
+    for line in lines:
         out.print(printable(line), markup=False)
-    return int(ExitCode.OK if all(ok for ok, _ in lines) else ExitCode.FAILED)
+    return int(ExitCode.OK if ok else ExitCode.FAILED)
 
 
 async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) -> int:

@@ -41,7 +41,10 @@ def load_action_service(
     if store is None:
         return None, "cluster actions need the history database (their audit log lives there)"
     try:
-        service = ActionService(inventory, store, facts=engine.facts, packs=engine.packs, read_only=read_only)
+        # The engine too: a revalidation the operator asks for sweeps its nodes with it.
+        service = ActionService(
+            inventory, store, facts=engine.facts, packs=engine.packs, read_only=read_only, engine=engine
+        )
     except Exception as exc:  # the service is someone else's code: never let it take the console down
         return None, f"cluster actions are not available: {type(exc).__name__}: {exc}"
     return service, None

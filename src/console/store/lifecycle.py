@@ -245,12 +245,12 @@ class LifecycleLedger:
         why = f"{note}; strike {strikes} of {policy.max_strikes}"
         return self._step(case, "strike", stage, user=user, note=why, sweep_id=sweep_id, passes=0, action=action)
 
-    def strikes(self, node: str, window_s: float) -> int:
-        """The node's strikes within the window, whichever case they were in."""
+    def strikes(self, node: str, window_s: float, now: float | None = None) -> int:
+        """The node's strikes within the window before ``now`` (default: the time now), whichever case."""
         row = self.conn.execute(
             "SELECT COUNT(*) FROM case_steps s JOIN cases c ON c.id = s.case_id"
             " WHERE c.node = ? AND s.step = 'strike' AND s.at >= ?",
-            (node, time.time() - window_s),
+            (node, (time.time() if now is None else now) - window_s),
         ).fetchone()
         return int(row[0])
 

@@ -5,7 +5,7 @@ pass or a strike means the same whoever asked for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from console.inventory.model import LifecyclePolicy, Node
@@ -43,6 +43,49 @@ async def revalidate(
         results = record_outcomes(store, verdicts, result.sweep_id, policy, names, user=user or current_user())
         entry.finish(result.outcome, "\n".join(f"{n}: {line}" for n, (line, _) in results.items()))
     return Revalidation(verdicts, result.sweep_id, result.outcome, results)
+
+
+def by_policy(
+    nodes: Sequence[str], policy_of: Callable[[str], LifecyclePolicy]
+) -> list[tuple[LifecyclePolicy, list[str]]]:
+    """``nodes`` grouped by their lifecycle policy, in the order each policy first appears."""
+    groups: list[tuple[LifecyclePolicy, list[str]]] = []
+    for name in nodes:
+        policy = policy_of(name)
+        for known, names in groups:
+            if known == policy:
+                names.append(name)
+                break
+        else:
+            groups.append((policy, [name]))
+    return groups
+
+
+async def revalidate_by_policy(
+    engine: SweepEngine,
+    store: Store,
+    nodes: Sequence[Node],
+    policy_of: Callable[[str], LifecyclePolicy],
+    level: str | None = None,
+    *,
+    user: str | None = None,
+) -> Revalidation:
+    """One revalidation per group of nodes that share a policy (pools may differ), merged into one outcome.
+
+    Each group sweeps at ``level``, or its policy's level when None; a cancelled sweep stops the rest.
+    """
+    by_name = {n.name: n for n in nodes}
+    verdicts: dict[str, NodeVerdict] = {}
+    results: dict[str, tuple[str, Case]] = {}
+    outcome, sweep_id = "done", 0
+    for policy, names in by_policy(list(by_name), policy_of):
+        done = await revalidate(engine, store, [by_name[n] for n in names], level or policy.level, policy, user=user)
+        verdicts.update(done.verdicts)
+        results.update(done.results)
+        outcome, sweep_id = done.outcome, done.sweep_id
+        if done.outcome != "done":
+            break
+    return Revalidation(verdicts, sweep_id, outcome, results)
 
 
 def record_outcomes(

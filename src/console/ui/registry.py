@@ -77,12 +77,16 @@ class UiAction:
 
 
 def _catalogued(
-    kind: ActionKind, key: str, scope: Scope, handler: str, group: str, *, footer: bool = False
+    kind: ActionKind, key: str, scope: Scope, handler: str, group: str, *, footer: bool = False, screen: str = "main"
 ) -> UiAction:
-    """The console's key for a catalogued action: its id, title, description and danger come from there."""
+    """The console's key for a catalogued action: its id, title, description and danger come from there.
+
+    On another screen than the main one the id is ``<screen>-<action>``: ids are unique across screens.
+    """
     e = entry(kind)
-    return UiAction(e.id, e.title, key, scope, handler, e.summary, group, dangerous=e.dangerous, confirm=True,
-                    footer=footer)  # fmt: skip
+    uid = e.id if screen == "main" else f"{screen}-{e.id}"
+    return UiAction(uid, e.title, key, scope, handler, e.summary, group, dangerous=e.dangerous, confirm=True,
+                    footer=footer, screen=screen)  # fmt: skip
 
 
 _KEY_NAMES = {"question_mark": "?", "slash": "/", "space": "space", "enter": "enter", "escape": "esc"}
@@ -141,6 +145,9 @@ ACTIONS: tuple[UiAction, ...] = (
     # a drained node's remediation case (console.store.lifecycle)
     _catalogued(ActionKind.REPAIRED, "a", Scope.MARKED, "repaired", "cluster"),
     _catalogued(ActionKind.ESCALATE, "X", Scope.MARKED, "escalate", "cluster"),
+    UiAction("remediation", "Remediation view", "H", Scope.GLOBAL, "remediation_view",
+             "nodes per stage of the remediation loop: age, next step and who takes it, strikes, breaker, "
+             "proposals", "cluster"),
     _catalogued(ActionKind.ENFORCE_PIN, "E", Scope.MARKED, "enforce_pin", "cluster"),
     _catalogued(ActionKind.PIN, "P", Scope.NODE, "pin_stack", "cluster"),
     _catalogued(ActionKind.ROLLBACK, "B", Scope.NODE, "rollback", "cluster"),
@@ -172,6 +179,14 @@ ACTIONS: tuple[UiAction, ...] = (
              "detail", footer=True, screen="detail"),
     UiAction("back", "Back", "escape", Scope.GLOBAL, "back", "back to the node list", "detail", footer=True,
              screen="detail"),
+    # the remediation view (H): the cursor node's case, through the catalogue like every action
+    _catalogued(ActionKind.REPAIRED, "a", Scope.NODE, "repaired", "remediation", footer=True, screen="remediation"),
+    _catalogued(ActionKind.REVALIDATE, "v", Scope.NODE, "revalidate", "remediation", footer=True,
+                screen="remediation"),
+    _catalogued(ActionKind.APPROVE, "p", Scope.NODE, "approve", "remediation", footer=True, screen="remediation"),
+    _catalogued(ActionKind.ESCALATE, "X", Scope.NODE, "escalate", "remediation", footer=True, screen="remediation"),
+    UiAction("remediation-back", "Back", "escape", Scope.GLOBAL, "back", "back to the node list", "remediation",
+             footer=True, screen="remediation"),
 )  # fmt: skip
 
 BY_ID: dict[str, UiAction] = {a.id: a for a in ACTIONS}
@@ -182,6 +197,7 @@ GROUP_TITLES = {
     "cluster": "The cluster",
     "history": "History and reports",
     "detail": "Node details",
+    "remediation": "Remediation view (H)",
 }
 
 

@@ -21,6 +21,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, Static
 
+from console.actions.freshness import freshness
 from console.model.findings import Finding, Status, Subject
 from console.ui.registry import bindings
 from console.ui.screens.dialogs import RawOutputScreen
@@ -306,6 +307,9 @@ class DetailScreen(Screen[None]):
         ]
         if row.scheduler:
             parts += [("  scheduler ", "$muted"), (safe(row.scheduler), "bold $drained")]
+        checked = self._checked_line(row.name)
+        if checked:
+            parts += [("  " + checked, "$muted")]
         parts += ["\n", (status_label(row.status), STATUS_STYLE[row.status])]
         if row.verdict is not None and row.verdict.reason:
             parts += ["  ", safe(row.verdict.reason)]
@@ -317,6 +321,15 @@ class DetailScreen(Screen[None]):
         if row.updated_at is not None:
             parts += [(f"   updated {clock(row.updated_at)}", "$muted")]
         self.query_one("#detail-head", Static).update(Content.assemble(*parts))
+
+    def _checked_line(self, node: str) -> str | None:
+        """The node's freshness as ``watch --freshness`` reads it (None without a store)."""
+        store = self.console_app.store
+        if store is None:
+            return None
+        fresh = freshness(store, [node])[node]
+        age = fresh.age(self.console_app.clock())
+        return f"last active check {age} ago (sweep {fresh.sweep_id})" if age is not None else "never checked"
 
     def _case_line(self, node: str) -> str | None:
         """The node's open remediation case, as the head shows it (None without one, or without a store)."""

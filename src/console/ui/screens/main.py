@@ -397,11 +397,22 @@ class MainScreen(Screen[None]):
 
     # cluster actions ----------------------------------------------------------------------------
 
-    def _cluster_action(self, kind: ActionKind, *, single_pool: bool = False) -> None:
-        action = BY_ID[kind.value]
+    def cluster_action(self, kind: ActionKind, *, targets: tuple[str, ...], action: UiAction) -> None:
+        """Plan ``kind`` on ``targets`` (frozen by another screen's key), confirm, and carry it out."""
+        self._cluster_action(kind, targets=targets, action=action)
+
+    def _cluster_action(
+        self,
+        kind: ActionKind,
+        *,
+        single_pool: bool = False,
+        targets: tuple[str, ...] | None = None,
+        action: UiAction | None = None,
+    ) -> None:
+        action = action or BY_ID[kind.value]
         if self.read_only and action.dangerous:
             return
-        targets = self.targets(action.scope)
+        targets = targets if targets is not None else self.targets(action.scope)
         if not targets:
             self.notify("no node selected")
             return
@@ -476,6 +487,15 @@ class MainScreen(Screen[None]):
     def action_rollback(self) -> None:
         """Roll the cursor node's pool back to its last accepted stack (pin, images, holds)."""
         self._cluster_action(ActionKind.ROLLBACK, single_pool=True)
+
+    def action_remediation_view(self) -> None:
+        """Show the remediation loop: nodes per stage, the breaker, proposals (docs/operator-guide.md)."""
+        from console.ui.screens.remediation import RemediationScreen
+
+        if self.console_app.store is None:
+            self.notify("no history database: the remediation cases live there", severity="warning")
+            return
+        self.app.push_screen(RemediationScreen(self.read_only))
 
     # history actions ----------------------------------------------------------------------------
 
