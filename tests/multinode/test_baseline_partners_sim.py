@@ -81,8 +81,9 @@ def test_a_two_node_sweep_borrows_its_second_pass_partner_from_the_accepted_base
         assert all(runs[seq]["status"] == "PASS" for seq in standing["sim001"]["decided_by"])
         assert "known-good from baseline sweep #1" in standing["sim001"]["how"]
     else:
-        # The reference passed its own probes; its one run was with the named node, so no run cleared it.
-        assert pool["reference"] == "sim001" and "sim001" not in standing
+        # The reference's one run was with sim002, which failed with sim003 (from the baseline) too.
+        assert pool["reference"] == "sim001" and standing["sim001"]["status"] == "PASS"
+        assert standing["sim001"]["decided_by"] == [] and "its only runs were with sim002" in standing["sim001"]["how"]
     # The borrowed node is a partner, not a node of this sweep: no verdict, no standing.
     assert "sim003" not in standing and {n["node"] for n in report["nodes"]} == {"sim001", "sim002"}
 

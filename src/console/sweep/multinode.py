@@ -515,10 +515,11 @@ def _conclude(
     for node, node_findings in _findings(pool_run, found, unjudged, why).items():
         engine.add_findings(node, SOURCE, node_findings)
         status = min((f.status for f in node_findings), key=lambda s: _SEVERITY.get(s, 5))  # the worst
-        result.stragglers.append(_standing(pool_run.pool, node, status, records))
+        said = next((f.message for f in node_findings if f.status is status), "")
+        result.stragglers.append(_standing(pool_run.pool, node, status, records, said))
 
 
-def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]) -> NodeStanding:
+def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun], said: str = "") -> NodeStanding:
     """``node``'s line of the straggler ranking: its verdict, its worst run, and the runs that decided it."""
     mine = [run for run in records if node in run.nodes]
     rated = [run for run in _judged(mine) if run.ratio is not None]
@@ -534,7 +535,8 @@ def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]
         worst_with=[n for n in worst.nodes if n != node] if worst is not None else [],
         runs=[run.seq for run in mine],
         decided_by=[run.seq for run in decided],
-        how=f"{verb} " + "; ".join(_run_words(run, node) for run in decided) if decided else "",
+        # No run of the wanted outcome (a reference cleared by its partner's conviction): its finding's words.
+        how=f"{verb} " + "; ".join(_run_words(run, node) for run in decided) if decided else said,
     )
 
 
@@ -627,6 +629,30 @@ def _finding(node: str, status: Status, message: str, run: CollectiveRun | None,
     )
 
 
+def _explained(pool_run: _PoolRun, node: str, found: Conclusion) -> str | None:
+    """Why ``node``'s failed runs are not its own: each had a node that also failed with another known-good
+    partner (a run without ``node``). None when one is unexplained, or when it had no run at all."""
+    runs = [
+        record
+        for trial, record, _ in pool_run.records
+        if node in record.nodes and trial.purpose is not Purpose.ISOLATION
+    ]
+    if not runs or any(run.status not in _BAD for run in runs):
+        return None
+    blamed: list[str] = []
+    for run in runs:
+        named = [
+            other
+            for other in run.nodes
+            if other in found.culprits
+            and any(other in r.nodes and node not in r.nodes and r.status in _BAD for _, r, _ in pool_run.records)
+        ]
+        if not named:
+            return None
+        blamed += [n for n in named if n not in blamed]
+    return f"its only runs were with {_names(blamed)}, named with another known-good partner too: not its fault"
+
+
 def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended: str) -> dict[str, list[Finding]]:
     out: dict[str, list[Finding]] = {}
 
@@ -647,6 +673,12 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended:
     for node in [found.reference, *found.cleared]:
         if node not in found.culprits and _latest(pool_run, node, (Status.PASS,)):
             add(node, Status.PASS, "clean run with a known-good node", (Status.PASS,))
+        elif node not in found.culprits and node not in found.unknown:
+            # A reference whose only runs were with a node another known-good partner convicted too: the
+            # second pass cleared it, as it clears a first-pass partner.
+            explained = _explained(pool_run, node, found)
+            if explained is not None:
+                add(node, Status.PASS, explained, bad)
     for reference, member in found.suspect_paths:
         for node, other in ((reference, member), (member, reference)):
             message = f"failed with {other} though both pass with other nodes: check the network path between them"
