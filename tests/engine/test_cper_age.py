@@ -53,6 +53,8 @@ def test_severity_classes_cover_the_three_vocabularies() -> None:
     assert [cls(w) for w in ("fatal", "boot", "FATAL")] == ["fatal"] * 3
     assert [cls(w) for w in ("nonfatal-uncorrected", "non_fatal_uncorrected")] == ["uncorrected"] * 2
     assert [cls(w) for w in ("nonfatal-corrected", "non_fatal_corrected")] == ["corrected"] * 2
+    assert [cls(w) for w in ("CPER_SEVERITY_FATAL", "CPER_SEVERITY_NON_FATAL_UNCORRECTED")] == ["fatal", "uncorrected"]
+    assert cls("CPER_SEVERITY_NON_FATAL_CORRECTED") == "corrected"
     assert cls("weird") == "unknown"
     assert (
         record_time(CperRecord(timestamp="2000/06/27 10:45:13"))

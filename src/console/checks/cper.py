@@ -33,6 +33,8 @@ _FORMATS = ("%Y/%m/%d %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y/%m/%d %H:%M", "%Y-%m-%
 def severity_class(record: CperRecord) -> str:
     """``fatal`` (fatal and boot-time records), ``uncorrected``, ``corrected`` or ``unknown``."""
     word = (record.severity or "").lower().replace("_", "-")
+    # The device-metrics-exporter's names (CPER_SEVERITY_FATAL, ...) carry a prefix amd-smi's do not.
+    word = word.removeprefix("cper-severity-")
     if word in ("fatal", "boot"):
         return "fatal"
     if "uncorrected" in word or word == "recoverable":
