@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from console.checks.cper import describe_record, record_time, severity_class, tally
+from console.checks.cper import describe_record, record_time, severity_class, tally, truncation_doubt
 from console.model.amdsmi import CperRecord
 from console.probes.base import ParseError
 from console.probes.host import parse_uptime
@@ -53,6 +53,8 @@ def test_severity_classes_cover_the_three_vocabularies() -> None:
     assert [cls(w) for w in ("fatal", "boot", "FATAL")] == ["fatal"] * 3
     assert [cls(w) for w in ("nonfatal-uncorrected", "non_fatal_uncorrected")] == ["uncorrected"] * 2
     assert [cls(w) for w in ("nonfatal-corrected", "non_fatal_corrected")] == ["corrected"] * 2
+    assert [cls(w) for w in ("CPER_SEVERITY_FATAL", "CPER_SEVERITY_NON_FATAL_UNCORRECTED")] == ["fatal", "uncorrected"]
+    assert cls("CPER_SEVERITY_NON_FATAL_CORRECTED") == "corrected"
     assert cls("weird") == "unknown"
     assert (
         record_time(CperRecord(timestamp="2000/06/27 10:45:13"))
@@ -71,3 +73,12 @@ def test_uptime_reads_proc_uptime_and_refuses_anything_else() -> None:
     for bad in ("", "350735.47 234388.90", "up 3 days\n", "1 2\n3 4\n"):
         with pytest.raises(ParseError):
             parse_uptime(bad)
+
+
+def test_twenty_records_on_an_amd_smi_before_7_0_2_may_be_a_cut_listing() -> None:
+    """amd-smi before 7.0.2 read at most 20 records per device: exactly 20 is no proof the list is whole."""
+    assert truncation_doubt(20, "6.4.1") is not None and "ROCm 6.4.1" in (truncation_doubt(20, "6.4.1") or "")
+    assert truncation_doubt(20, "7.0.1-12") is not None
+    assert truncation_doubt(20, None) is not None  # a release not known cannot rule the limit out
+    assert truncation_doubt(20, "7.0.2") is None and truncation_doubt(20, "7.14.0") is None
+    assert truncation_doubt(19, "6.4.1") is None and truncation_doubt(21, "6.4.1") is None

@@ -17,9 +17,33 @@ from console.sim.launcher import start_sim_cluster
 from console.sweep import SweepEngine
 from console.transport.connect import transport_for
 
+# The AFID cases run on ROCm 7.0.2, whose amd-smi lists AFIDs and every record; the 6.4.1 pool shows what
+# the older amd-smi cannot say (no AFID; 20 records per device at most).
 SCENARIO = """time_factor = 400
 [[nodes]]
-names = "sim[001-010]"
+names = "sim[001-012]"
+rocm = "7.0.2"
+[[nodes]]
+names = "sim[013-014]"
+pool = "old"
+rocm = "6.4.1"
+[[faults]]
+nodes = "sim011"
+kind = "cper_flood"
+gpu = 1
+[[faults]]
+nodes = "sim012"
+kind = "cper_undecodable"
+gpu = 2
+[[faults]]
+nodes = "sim013"
+kind = "cper_flood"
+gpu = 1
+[[faults]]
+nodes = "sim014"
+kind = "cper_record"
+gpu = 5
+afid = 30
 [[faults]]
 nodes = "sim002"
 kind = "cper_record"
@@ -100,6 +124,10 @@ def test_cper_records_are_judged_by_age_and_afid(tmp_path: Path) -> None:
         "sim008": Status.FAIL,
         "sim009": Status.FAIL,
         "sim010": Status.FAIL,
+        "sim011": Status.FAIL,
+        "sim012": Status.FAIL,
+        "sim013": Status.UNKNOWN,
+        "sim014": Status.FAIL,
     }
     [fatal] = [f for f in _cper(verdicts["sim002"]) if f.check_id == "ras.cper_fatal"]
     assert (fatal.check_id, fatal.subject.gpu) == ("ras.cper_fatal", 3)
@@ -131,3 +159,18 @@ def test_cper_records_are_judged_by_age_and_afid(tmp_path: Path) -> None:
     [boot] = _cper(verdicts["sim009"])
     assert boot.message.startswith("Fatal CPER records: 2") and "AFID 4" in boot.message
     assert boot.evidence.action is Remedy.REBOOT
+    # 21 records on one GPU: 7.0.2 lists them all, the fatal one last; 6.4.1 lists 20 and no fatal one,
+    # which is no proof of health: UNKNOWN, saying why.
+    [flood] = _cper(verdicts["sim011"])
+    assert flood.status is Status.FAIL and "AFID 30" in flood.message
+    [cut] = [f for f in _cper(verdicts["sim013"]) if f.check_id == "ras.cper_fatal"]
+    assert (cut.status, cut.subject.gpu) == (Status.UNKNOWN, 1)
+    assert "exactly 20 CPER records listed with ROCm 6.4.1" in cut.message
+    assert [f.check_id for f in _cper(verdicts["sim013"])] == ["ras.cper_fatal", "ras.cper_uncorrected"]
+    # An undecodable record counts; its AFID is unknown, so the check's own action (reboot) stands.
+    [undecodable] = _cper(verdicts["sim012"])
+    assert undecodable.status is Status.FAIL and "AFID unknown" in undecodable.message
+    assert undecodable.evidence.action is Remedy.REBOOT
+    # amd-smi 6.4.1 prints no AFID: the record fails its GPU, and the finding says why no AFID is named.
+    [no_afid] = _cper(verdicts["sim014"])
+    assert no_afid.status is Status.FAIL and "lists no AFIDs" in no_afid.message

@@ -12,9 +12,11 @@ from console.commands.evidence import Redactor
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
 
+# ROCm 7.0.2: its amd-smi lists each CPER record's AFIDs (6.4.1's lists none).
 SCENARIO = """time_factor = 400
 [[nodes]]
 names = "sim[001-002]"
+rocm = "7.0.2"
 [[faults]]
 nodes = "sim002"
 kind = "cper_record"

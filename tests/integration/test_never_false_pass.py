@@ -396,3 +396,43 @@ def test_no_fault_of_a_workloads_command_reads_pass(tmp_path: Path) -> None:
     assert status["sim001"] == "PASS", "the healthy node runs the workload and passes"
     false_pass = [kind.value for number, kind in enumerate(kinds, start=2) if status[f"sim{number:03d}"] == "PASS"]
     assert not false_pass, f"faults of the workload's command that read PASS: {false_pass}"
+
+
+# -- CPER faults in every form amd-smi prints ------------------------------------------------------------
+# The catalogue above runs on the pool's usual stack (ROCm 6.4.1: the header dump, no AFID). amd-smi 7.0.2
+# prints the table with AFIDs and every record: each CPER fault goes on a node of both, a healthy node of
+# each release must PASS. (The refactored CLI's --json rows are read only when asked for: tests/sim.)
+CPER_KINDS = (FaultKind.CPER_RECORD, FaultKind.CPER_UNDECODABLE, FaultKind.CPER_FLOOD)
+CPER_RELEASES = ("6.4.1", "7.0.2")
+
+
+def test_a_cper_fault_is_never_pass_in_any_form(tmp_path: Path) -> None:
+    lines = ['name = "never-false-pass-cper"', "seed = 16", "time_factor = 400", ""]
+    cases: list[tuple[str, str, FaultKind | None]] = []
+    for group, rocm in enumerate(CPER_RELEASES):
+        first = len(cases) + 1
+        cases += [(f"sim{first + i:03d}", rocm, kind) for i, kind in enumerate((None, *CPER_KINDS))]
+        lines += ["[[nodes]]", f'names = "sim[{first:03d}-{len(cases):03d}]"', 'model = "MI300X"']
+        lines += [f'pool = "p{group}"', f'rocm = "{rocm}"', ""]
+    for node, _, kind in cases:
+        if kind is not None:
+            lines += ["[[faults]]", f'nodes = "{node}"', f'kind = "{kind.value}"', "gpu = 3", ""]
+    scenario = tmp_path / "cper.toml"
+    scenario.write_text("\n".join(lines), encoding="utf-8")
+    with start_sim_cluster(scenario=scenario, time_factor=400) as sim:
+        inventory = load_inventory(sim.inventory_path)
+        engine = SweepEngine(inventory, transport_for(inventory), load_packs(), probe_timeout_cap_s=CAP_S)
+
+        async def sweep() -> dict[str, NodeVerdict]:
+            try:
+                return dict((await engine.run(level=ProbeSet.QUICK)).verdicts)
+            finally:
+                await engine.close()
+
+        verdicts = asyncio.run(sweep())
+    wrong = [
+        f"{kind.value if kind else 'healthy'} on ROCm {rocm}: {verdicts[node].status.value} {verdicts[node].reason}"
+        for node, rocm, kind in cases
+        if (verdicts[node].status is Status.PASS) != (kind is None)
+    ]
+    assert not wrong, "\n".join(wrong)

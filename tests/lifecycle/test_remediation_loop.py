@@ -27,7 +27,7 @@ def _json(capsys: pytest.CaptureFixture[str]) -> object:
 
 def test_drain_repair_revalidate_twice_and_return(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = tmp_path / "s.toml"
-    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-003]"\n')
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-003]"\nrocm = "7.0.2"\n')
     db = str(tmp_path / "h.sqlite")
     with start_sim_cluster(scenario=scenario) as sim:
         inv = str(sim.inventory_path)

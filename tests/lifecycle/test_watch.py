@@ -39,7 +39,7 @@ def test_a_round_sweeps_only_idle_stale_nodes_and_proposes_the_drain(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenario = tmp_path / "s.toml"
-    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-004]"\n')
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-004]"\nrocm = "7.0.2"\n')
     db = str(tmp_path / "h.sqlite")
     with start_sim_cluster(scenario=scenario) as sim:
         # Room for two nodes out: the operator's drain of sim004 below is the console's too.
@@ -94,7 +94,7 @@ def test_the_breaker_trips_at_the_limit_and_holds_every_action_until_cleared(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenario = tmp_path / "s.toml"
-    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-005]"\n')
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-005]"\nrocm = "7.0.2"\n')
     db = str(tmp_path / "h.sqlite")
     with start_sim_cluster(scenario=scenario) as sim:
         inv = str(sim.inventory_path)  # default limits: 20 % of 5 nodes is one node
@@ -133,7 +133,7 @@ def test_auto_drains_with_a_case_then_revalidates_and_resumes_after_two_passes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenario = tmp_path / "s.toml"
-    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-003]"\n')
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-003]"\nrocm = "7.0.2"\n')
     db = str(tmp_path / "h.sqlite")
     with start_sim_cluster(scenario=scenario) as sim:
         inv = str(sim.inventory_path)

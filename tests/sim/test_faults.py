@@ -34,7 +34,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     assert set(EFFECTS) == set(FaultKind)
     # Fabric faults need a multi-node run and a scenario placing them; a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - FABRIC_KINDS)
-    assert len(FaultKind) == 51
+    assert len(FaultKind) == 53
 
 
 def test_random_draws_never_place_a_fabric_fault() -> None:
@@ -138,6 +138,20 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
         lambda n: [(r.severity, r.afids) for r in n.gpus[3].cper] == [("fatal", [19])],
     ),
     FaultKind.CPER_NOT_ENABLED: (None, None, {}, lambda n: not n.cper_enabled),
+    FaultKind.CPER_UNDECODABLE: (
+        3,
+        None,
+        {},
+        lambda n: [(r.severity, r.afids, r.undecodable) for r in n.gpus[3].cper] == [("fatal", [], True)],
+    ),
+    FaultKind.CPER_FLOOD: (
+        3,
+        None,
+        {"count": "20"},
+        lambda n: (
+            [r.severity for r in sorted(n.gpus[3].cper, key=lambda r: -r.age_s)] == ["corrected"] * 20 + ["fatal"]
+        ),
+    ),
     FaultKind.SUDO_DENIED: (None, None, {}, lambda n: n.sudo_denied),
     FaultKind.RCCL_WRONG: (None, None, {}, lambda n: n.rccl_wrong),
     FaultKind.RCCL_LOW_BUSBW: (None, None, {}, lambda n: n.rccl_busbw_factor < 0.9),

@@ -33,6 +33,8 @@ _FORMATS = ("%Y/%m/%d %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y/%m/%d %H:%M", "%Y-%m-%
 def severity_class(record: CperRecord) -> str:
     """``fatal`` (fatal and boot-time records), ``uncorrected``, ``corrected`` or ``unknown``."""
     word = (record.severity or "").lower().replace("_", "-")
+    # The device-metrics-exporter's names (CPER_SEVERITY_FATAL, ...) carry a prefix amd-smi's do not.
+    word = word.removeprefix("cper-severity-")
     if word in ("fatal", "boot"):
         return "fatal"
     if "uncorrected" in word or word == "recoverable":
@@ -142,4 +144,36 @@ def bad_page_doubt(records: list[CperRecord], pages: BadPages | None, *, pages_r
     return (
         f"AFID 19 says the bad-page threshold was reached, but amd-smi shows {shown} pages, under it: the record"
         " may be stale; reboot and sweep again before an RMA (docs/sources/cper-afid.md#hbm)"
+    )
+
+
+# amd-smi before ROCm 7.0.2 read at most this many CPER records of one device: its Python layer asked for
+# 20 header slots per call and never for the rest (docs/sources/cper-afid.md#the-20-record-limit).
+CPER_READ_LIMIT = 20
+_LIMIT_FIXED_IN = (7, 0, 2)
+
+
+def _release(text: str | None) -> tuple[int, ...] | None:
+    parts = []
+    for word in (text or "").split("-", 1)[0].split(".")[:3]:
+        if not (word.isascii() and word.isdigit()):
+            break
+        parts.append(int(word))
+    return tuple(parts) if parts else None
+
+
+def truncation_doubt(listed: int, rocm: str | None) -> str | None:
+    """Why a device's listing may be cut at the old read limit: exactly 20 records on an amd-smi older
+    than 7.0.2 (or of a release not known), where the 21st and later records would not show. None when
+    the listing is whole as far as anyone can tell."""
+    if listed != CPER_READ_LIMIT:
+        return None
+    release = _release(rocm)
+    if release is not None and release >= _LIMIT_FIXED_IN:
+        return None
+    which = f"ROCm {rocm}" if release is not None else "a ROCm release not known"
+    return (
+        f"exactly {CPER_READ_LIMIT} CPER records listed with {which}: amd-smi before 7.0.2 reads no more than"
+        f" {CPER_READ_LIMIT} per device, so later records may be missing"
+        " (docs/sources/cper-afid.md#the-20-record-limit)"
     )

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from console.checks.cper import bad_page_doubt, severity_class, tally
+from console.checks.cper import bad_page_doubt, severity_class, tally, truncation_doubt
 from console.checks.facts import NodeFacts, static_power_caps
 from console.model.amdsmi import CperRecord
 from console.model.findings import Remedy, Scope, Subject
@@ -560,7 +560,9 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
     max_age = facts.settings.get("cper_max_age_h")
     max_age_h = float(max_age) if isinstance(max_age, int | float) and not isinstance(max_age, bool) else None
     by_gpu: dict[int | None, list[CperRecord]] = {}
+    listed: dict[int | None, int] = {}  # every severity: the old read limit cut a device's whole listing
     for record in records:
+        listed[record.gpu_index] = listed.get(record.gpu_index, 0) + 1
         if severity_class(record) == wanted:
             by_gpu.setdefault(record.gpu_index, []).append(record)
     known = {gpu.identity.index: gpu for gpu in facts.gpus}
@@ -583,12 +585,19 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
         ):
             # AFID 19 says the bad-page threshold was reached; the GPU's own retired pages say otherwise.
             action, action_why = Remedy.REBOOT, doubt
+        cut = truncation_doubt(listed.get(index, 0), facts.stack.get("rocm")) if index is not None else None
+        if cut is not None and not counted.counted:
+            # No record of this class among the 20 read is no proof there is none among those not read.
+            observations.append(Observation(subject, None, cut, ProbeId.AMDSMI_CPER))
+            continue
         observations.append(
             Observation(
                 subject,
                 float(len(counted.counted)),
                 probe=ProbeId.AMDSMI_CPER,
-                detail="; ".join(p for p in (counted.detail(), action_why if action is Remedy.REBOOT else None) if p),
+                detail="; ".join(
+                    p for p in (counted.detail(), action_why if action is Remedy.REBOOT else None, cut) if p
+                ),
                 always_detail=bool(counted.ignored or counted.notes),
                 action=action,
                 action_source=action_why,

@@ -85,7 +85,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=[mode.value for mode in Pairing],
         default=Pairing.REFERENCE.value,
         help="multinode: first pass pairs each node with a known-good one (reference, default), or nodes with "
-        "each other: random, within a rack, across racks (rack label); failed pairs get a second pass",
+        "each other: random, within a rack, across racks, within a switch, across switches, rail-aligned "
+        "(the cluster file's rack, switch and rail labels); failed pairs get a second pass",
     )
     p.add_argument(
         "--pairing-seed", type=int, default=0, metavar="N", help="multinode: seed of the random pairs (default 0)"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from console.commands.arguments import UsageError, add_engine_options
+from console.sweep.pairing import Pairing
 
 EPILOG = """keys: ? in the console lists every key; ctrl+p opens the command palette.
 Without -i, ./cluster.toml is used, else $XDG_CONFIG_HOME/instinct-console/cluster.toml.
@@ -35,10 +36,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-sweep", action="store_true", help="open without sweeping (S starts a sweep)")
     p.add_argument(
         "--pairing",
-        choices=["reference", "random", "rack", "across"],
+        choices=[mode.value for mode in Pairing],
         default="reference",
         help="the multinode level's first pass (keys m, M): each node with a known-good one (default), or "
-        "nodes with each other at random, within a rack or across racks",
+        "nodes with each other at random, within a rack or across racks, within a switch or across "
+        "switches, or rail-aligned (the cluster file's rack, switch and rail labels)",
     )
     p.add_argument("--pairing-seed", type=int, default=0, metavar="N", help="seed of the random pairs (default 0)")
     p.add_argument(

@@ -91,7 +91,8 @@ class XgmiPortStatus(Numerous):
 
 
 class CperRecord(Model):
-    """One CPER record line from ``amd-smi ras --cper``."""
+    """One CPER record from ``amd-smi ras --cper``, whichever form printed it (table, the 6.4.1 header dump,
+    the ``--json`` rows of the newer CLI, or a ``<prefix>-<n>.json`` header file of ``--folder``)."""
 
     gpu_index: int | None = None
     timestamp: str | None = None
@@ -101,6 +102,11 @@ class CperRecord(Model):
     afid_note: str | None = Field(
         None, description="why the AFIDs cell holds no usable id: '-', 'decode failed', an invalid id (2^64-1)"
     )
+    afid_unknown: bool = Field(
+        False, description="amd-smi printed the invalid AFID (2^64-1, or -1): the record counts, its AFID is unknown"
+    )
+    notify_type: str | None = Field(None, description="MCE, CMC, BOOT... (header dump, JSON header file)")
+    record_id: str | None = Field(None, description="the driver's record id, e.g. '5:1' (header forms only)")
 
 
 class EngineActivity(Numerous):

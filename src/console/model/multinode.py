@@ -33,6 +33,15 @@ class CollectiveRun(Model):
     command: str = ""
     duration_s: float = 0.0
     run_id: int | None = Field(None, description="store id of the raw output")
+    partner_from: str = Field(
+        "",
+        description="where the run's known-good node (the first of nodes) came from: 'this sweep', 'baseline "
+        "sweep #N' (the pool's accepted baseline; the node was not swept now), or '' when no node of the run "
+        "was known to be good (a first-pass pair, two named nodes of one rack)",
+    )
+    topology: str = Field(
+        "", description="where its nodes sit by the cluster file's labels, e.g. 'rack r01; switch sw1 and sw2'"
+    )
 
     @property
     def ratio(self) -> float | None:
@@ -55,6 +64,9 @@ class Culprit(Model):
         "passes), intra-node (the network-only run is fine, else the single-node run fails too) or unknown",
     )
     layer_evidence: str = Field("", description="the node's own RCCL checks that the layer rests on")
+    found_by: str = Field(
+        "", description="which pairing mode and pass found it, and where each known-good partner came from"
+    )
 
 
 class RackCulprit(Model):
@@ -65,6 +77,7 @@ class RackCulprit(Model):
     nodes: list[str] = Field(description="its nodes the runs cleared of fault of their own")
     reason: str
     runs: list[int] = Field(default_factory=list, description="seq of the runs that convicted the uplink")
+    found_by: str = Field("", description="which pairing mode's runs showed it")
 
 
 class NodeStanding(Model):
@@ -76,6 +89,12 @@ class NodeStanding(Model):
     worst_ratio: float | None = Field(None, description="lowest busbw / floor over its runs; None if none had both")
     worst_with: list[str] = Field(default_factory=list, description="the other nodes of that worst run")
     runs: list[int] = Field(default_factory=list, description="seq of every run it took part in")
+    decided_by: list[int] = Field(
+        default_factory=list, description="seq of the runs that convicted it (FAIL) or cleared it (PASS)"
+    )
+    how: str = Field(
+        "", description="one line: which runs convicted or cleared it, with whom, and where each partner came from"
+    )
 
 
 class PoolRuns(Model):
@@ -86,6 +105,15 @@ class PoolRuns(Model):
     retired_references: list[str] = Field(default_factory=list, description="references every run failed with")
     cleared: list[str] = Field(default_factory=list, description="nodes admitted by a clean run")
     note: str = Field("", description="why no run happened, or what was left unjudged")
+    baseline_sweep: int | None = Field(None, description="the pool's accepted baseline, whose nodes may partner")
+    borrowed: list[str] = Field(
+        default_factory=list,
+        description="nodes known-good by the accepted baseline, not swept now, that partnered a second pass "
+        "because no node of this sweep could",
+    )
+    topology_missing: list[str] = Field(
+        default_factory=list, description="nodes without the pairing mode's label (grouped together)"
+    )
 
 
 class MultinodeResult(Model):
@@ -94,8 +122,11 @@ class MultinodeResult(Model):
     collective: str = "all_reduce_perf"
     launcher: str
     pairing: str = Field(
-        "reference", description="first pass: reference (each node with a known-good one), random, rack or across"
+        "reference",
+        description="first pass: reference (each node with a known-good one), random, rack, across (racks), "
+        "switch, across-switches or rail (rail-aligned pairs)",
     )
+    label: str | None = Field(None, description="the cluster file's label the pairing grouped by: rack, switch, rail")
     seed: int | None = Field(None, description="the pairing's seed (random pairs, order within racks)")
     pools: list[PoolRuns] = Field(default_factory=list)
     runs: list[CollectiveRun] = Field(default_factory=list)

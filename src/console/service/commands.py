@@ -290,7 +290,9 @@ def plan_multinode(context: EngineContext, command: PlanMultinode) -> PlanPrevie
     notes = (
         f"first the standard probes on {fold(nodes)}, then all_reduce_perf over node pairs, per pool",
         first,
-        "a node of a failed pair runs again with a second known-good node before it is named",
+        "a node of a failed pair runs again with a second known-good node before it is named; when none of"
+        " these nodes can be that partner, a node that passed in the pool's accepted baseline is borrowed"
+        " for the run",
         f"each run occupies every GPU of its nodes, up to {minutes:.0f} min; K cancels",
     )
     return PlanPreview(

@@ -313,6 +313,28 @@ def _cper_record(node: SimNode, fault: Fault, rng: random.Random) -> None:
         gpu.cper.append(SimCperRecord(severity=severity, afids=[afid], age_s=age_s, time_text=time_text))
 
 
+def _cper_undecodable(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    """A fatal record amd-smi cannot decode, ``age_h`` old: its AFIDs print as 2^64-1 before 7.2.1."""
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        age_s = _float(fault, "age_h", 1.0) * 3600
+        gpu.cper.append(SimCperRecord(severity="fatal", afids=[], age_s=age_s, undecodable=True))
+
+
+def _cper_flood(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    """``count`` (default 20) corrected records, then one fatal record after them: an amd-smi before 7.0.2
+    lists the first 20 of the device only, so the fatal one is not shown."""
+    gpu = _gpu(node, fault)
+    if gpu is None:
+        return
+    count = _int(fault, "count", 20)
+    newest_h = _float(fault, "age_h", 1.0)
+    for position in range(count):  # older than the fatal record, one minute apart, oldest first
+        age_s = newest_h * 3600 + (count - position) * 60
+        gpu.cper.append(SimCperRecord(severity="corrected", afids=[_CPER_AFIDS["corrected"]], age_s=age_s))
+    gpu.cper.append(SimCperRecord(severity="fatal", afids=[_int(fault, "afid", 30)], age_s=newest_h * 3600))
+
+
 def _uplink_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     # Every node behind the uplink carries the fault with the same ``uplink`` name (the rack's, say).
     node.uplink = str(fault.params.get("uplink", "uplink"))
@@ -370,6 +392,8 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.HOST_KEY_CHANGED: _flag("host_key_changed", True),
     FaultKind.CPER_RECORD: _cper_record,
     FaultKind.CPER_NOT_ENABLED: _flag("cper_enabled", False),
+    FaultKind.CPER_UNDECODABLE: _cper_undecodable,
+    FaultKind.CPER_FLOOD: _cper_flood,
     FaultKind.SUDO_DENIED: _flag("sudo_denied", True),
     **{kind: _behaviour for kind in BEHAVIOUR_KINDS},
 }

@@ -45,6 +45,10 @@ class FaultKind(StrEnum):
     NIC_SLOW = "nic_slow"
     CPER_RECORD = "cper_record"
     CPER_NOT_ENABLED = "cper_not_enabled"
+    # A fatal record amd-smi cannot decode (AFIDs 2^64-1 before 7.2.1), and more records than amd-smi
+    # before 7.0.2 reads (20 per device), the fatal one last, where an old amd-smi does not show it.
+    CPER_UNDECODABLE = "cper_undecodable"
+    CPER_FLOOD = "cper_flood"
     SUDO_DENIED = "sudo_denied"
     UPLINK_SLOW = "uplink_slow"
     RCCL_FLAKY = "rccl_flaky"
@@ -116,6 +120,8 @@ _GPU_KINDS = {
     FaultKind.FIRMWARE_DRIFT,
     FaultKind.RVS_GST_LOW,
     FaultKind.CPER_RECORD,
+    FaultKind.CPER_UNDECODABLE,
+    FaultKind.CPER_FLOOD,
     FaultKind.TORCH_GEMM_SLOW,
     FaultKind.TORCH_GEMM_NAN,
 }
@@ -203,6 +209,8 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.HUGE_OUTPUT,
     FaultKind.CPER_RECORD,
     FaultKind.CPER_NOT_ENABLED,
+    FaultKind.CPER_UNDECODABLE,
+    FaultKind.CPER_FLOOD,
     FaultKind.SUDO_DENIED,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,

@@ -149,6 +149,7 @@ class SimCperRecord(Model):
     afids: list[int] = Field(default_factory=list)
     age_s: float = Field(3600.0, description="how long before the invocation the driver stamped it")
     time_text: str | None = Field(None, description="the time column as printed, when it is not the real one")
+    undecodable: bool = Field(False, description="amd-smi cannot derive its AFIDs (a malformed record)")
 
 
 class SimGpu(Model):

@@ -94,11 +94,15 @@ class Bisection:
         *,
         group_size: int = 1,
         max_parallel: int = 1,
+        borrowed: Sequence[str] = (),
     ) -> None:
-        """``references``: nodes that passed their own probes, best first; ``candidates``: nodes to judge."""
+        """``references``: nodes that passed their own probes, best first; ``candidates``: nodes to judge;
+        ``borrowed``: nodes known-good by the pool's accepted baseline and not swept now, partners of a
+        second opinion only when no node of this sweep can give one."""
         if not references:
             raise ValueError("a bisection needs at least one reference node")
         self._spares = list(dict.fromkeys(references))
+        self.borrowed = [n for n in dict.fromkeys(borrowed) if n not in self._spares and n not in candidates]
         self._nodes = list(dict.fromkeys([self._spares[0], *candidates]))
         self._group_size = max(1, group_size)
         self._max_parallel = max(1, max_parallel)
@@ -146,8 +150,12 @@ class Bisection:
         """
         trials = self._schedule()
         if not trials and not self._running and self._queue:
-            self._settle()
-            trials = self._schedule()
+            # This sweep's own spare reference comes first (it passed its probes now); then the baseline.
+            if self.borrowed and not (self._reference_is_common_factor() and self._spares):
+                trials = self._schedule(borrow=True)
+            if not trials:
+                self._settle()
+                trials = self._schedule()
         return trials
 
     def finish(self, trial: Trial, outcome: Outcome) -> None:
@@ -189,16 +197,18 @@ class Bisection:
     def _busy(self) -> set[str]:
         return {node for trial in self._running for node in trial.nodes}
 
-    def _pick_reference(self, pending: _Pending, busy: set[str]) -> str | None:
+    def _pick_reference(self, pending: _Pending, busy: set[str], borrow: bool = False) -> str | None:
         known_good = [self._reference, *self._cleared]
         if pending.purpose is Purpose.CONFIRM:
             known_good = known_good[1:]  # a second opinion comes from a node admitted by the reference
+        if borrow:
+            known_good = self.borrowed
         for node in known_good:
             if node not in busy and node not in pending.avoid and node not in pending.members:
                 return node
         return None
 
-    def _schedule(self) -> list[Trial]:
+    def _schedule(self, borrow: bool = False) -> list[Trial]:
         trials: list[Trial] = []
         busy = self._busy()
         for pending in list(self._queue):
@@ -206,7 +216,7 @@ class Bisection:
                 break
             if busy.intersection(pending.members):
                 continue
-            reference = self._pick_reference(pending, busy)
+            reference = self._pick_reference(pending, busy, borrow)
             if reference is None:
                 continue
             self._queue.remove(pending)

@@ -14,6 +14,12 @@ event stream as it finishes (``MultinodeRunDone``), between ``MultinodeStarted``
 so the console draws the node-pair view live through the same service wire as every verdict.
 
 Pools run side by side; within a pool, runs never share a node (a collective takes all its GPUs).
+
+A second pass needs a known-good partner. It comes from this sweep (a node that passed its own probes,
+or one a clean run cleared); when no node of this sweep can give one, from the pool's accepted baseline
+(``accept``): a node that PASSed there and is not swept now. Every run says where its known-good node
+came from (``partner_from``) and where its nodes sit by the cluster file's labels (``topology``); every
+node's standing says which runs convicted or cleared it, and each culprit which pairing mode found it.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
 from console.sweep.engine import SweepEngine, SweepResult, describe
 from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
-from console.sweep.pairing import Pairing, PairPlan
+from console.sweep.pairing import MODE_LABEL, MODE_PURPOSE, Pairing, PairPlan
 from console.transport import ErrorKind, Transport, TransportError
 
 SOURCE = "multinode"
@@ -45,6 +51,8 @@ MULTINODE_ACTION = (
     " rack's uplink (docs/sources/actions.md#multi-node-runs)"
 )
 RACK_LABEL = "rack"  # the topology label naming the switch a node hangs from (the cluster file's labels)
+# Labels a run's nodes are described by (``CollectiveRun.topology``), coarsest first.
+TOPOLOGY_LABELS = ("rack", "switch", "rail")
 # RCCL reads NCCL's variables: no GPU peer-to-peer and no shared memory sends even a node's own ranks'
 # traffic through the network (docs/sources/rccl.md#network-only-run).
 NETWORK_ONLY_ENV: tuple[tuple[str, str], ...] = (("NCCL_P2P_DISABLE", "1"), ("NCCL_SHM_DISABLE", "1"))
@@ -65,6 +73,8 @@ class MultinodeOptions:
     site: str | None = None
     pairing: Pairing = Pairing.REFERENCE  # how the first pass pairs nodes (console.sweep.pairing)
     seed: int = 0  # for Pairing.RANDOM (and the order within racks): the same seed, the same pairs
+    # A second pass with no free known-good node of this sweep borrows one known-good by the accepted baseline.
+    baseline_partners: bool = True
 
 
 def pool_floor(engine: SweepEngine, model: str, nodes: int) -> Floor | None:
@@ -94,8 +104,10 @@ class _PoolRun:
         options: MultinodeOptions,
         transport: Transport,
         seq: itertools.count[int],
+        baseline: int | None = None,
     ) -> None:
         self.engine = engine
+        self.baseline = baseline  # the pool's accepted sweep, whose known-good nodes ``plan.borrowed`` lists
         self.seq = seq  # shared by every pool: runs are numbered in the order they finish
         self.sweep_id = sweep_id
         self.pool = pool
@@ -139,6 +151,13 @@ class _PoolRun:
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+
+    def _partner_from(self, trial: Trial) -> str:
+        if trial.purpose in (Purpose.PAIR, Purpose.RACK):
+            return ""  # neither node is known to be good: each is under test
+        if trial.reference in self.plan.borrowed:
+            return f"baseline sweep #{self.baseline}"
+        return "this sweep"
 
     def _rack(self, node: str) -> str | None:
         return self.engine.inventory.node(node).labels.get(RACK_LABEL)
@@ -246,6 +265,8 @@ class _PoolRun:
             pool=self.pool,
             nodes=list(trial.nodes),
             purpose=trial.purpose.value,
+            partner_from=self._partner_from(trial),
+            topology=topology_of(self.engine, trial.nodes),
             status=verdict.status,
             busbw_gbps=verdict.busbw_gbps,
             floor_gbps=floor.gbps if floor else None,
@@ -294,7 +315,10 @@ async def run_multinode(
     transport = transport or engine.transport
     seeded = options.pairing is not Pairing.REFERENCE
     result = MultinodeResult(
-        launcher=options.launch.launcher, pairing=options.pairing.value, seed=options.seed if seeded else None
+        launcher=options.launch.launcher,
+        pairing=options.pairing.value,
+        seed=options.seed if seeded else None,
+        label=MODE_LABEL.get(options.pairing),
     )
     seq = itertools.count()
     runs: list[_PoolRun] = []
@@ -304,10 +328,18 @@ async def run_multinode(
             why = "no node of the pool passed its own probes" if not references else "fewer than two nodes reached"
             result.pools.append(PoolRuns(pool=pool, note=f"no multi-node run: {why}"))
             continue
-        plan = _plan(engine, references, candidates, options)
+        baseline, borrowed = baseline_partners(engine, sweep, pool) if options.baseline_partners else (None, [])
+        plan = _plan(engine, references, candidates, options, borrowed)
         runs.append(
             _PoolRun(
-                engine, sweep_id=sweep.sweep_id, pool=pool, plan=plan, options=options, transport=transport, seq=seq
+                engine,
+                sweep_id=sweep.sweep_id,
+                pool=pool,
+                plan=plan,
+                options=options,
+                transport=transport,
+                seq=seq,
+                baseline=baseline,
             )
         )
     engine.announce(MultinodeStarted(sweep_id=sweep.sweep_id, nodes=[n for r in runs for n in r.plan.nodes]))
@@ -331,15 +363,49 @@ async def run_multinode(
     return result
 
 
+def baseline_partners(engine: SweepEngine, sweep: SweepResult, pool: str) -> tuple[int | None, list[str]]:
+    """The pool's accepted baseline and its nodes that PASSed there and are not swept now (a node swept
+    now is judged by this sweep: known-good when it passed, never when it did not)."""
+    store = engine.store
+    base = store.baseline(pool) if store is not None else None
+    if store is None or base is None or base == sweep.sweep_id:
+        return base, []
+    members = {n.name for n in engine.inventory.nodes if n.pool == pool}
+    rows = store.node_verdicts(base)
+    good = [r["node"] for r in rows if r["status"] == Status.PASS.value and r["node"] in members]
+    return base, [node for node in good if node not in sweep.verdicts]
+
+
 def _plan(
-    engine: SweepEngine, references: list[str], candidates: list[str], options: MultinodeOptions
+    engine: SweepEngine,
+    references: list[str],
+    candidates: list[str],
+    options: MultinodeOptions,
+    borrowed: list[str] | None = None,
 ) -> Bisection | PairPlan:
+    borrowed = borrowed or []
     if options.pairing is Pairing.REFERENCE:
-        return Bisection(references, candidates, group_size=options.group_size, max_parallel=options.max_parallel)
-    racks = {name: engine.inventory.node(name).labels.get(RACK_LABEL) for name in candidates}
+        return Bisection(
+            references, candidates, group_size=options.group_size, max_parallel=options.max_parallel, borrowed=borrowed
+        )
+    label = MODE_LABEL.get(options.pairing, RACK_LABEL)
+    groups = {name: engine.inventory.node(name).labels.get(label) for name in [*candidates, *borrowed]}
     # Pairs of a first pass never share a node: they all run at once unless a cap is given.
     parallel = options.max_parallel if options.max_parallel > 1 else max(1, len(candidates) // 2)
-    return PairPlan(candidates, racks, options.pairing, seed=options.seed, max_parallel=parallel)
+    return PairPlan(candidates, groups, options.pairing, seed=options.seed, max_parallel=parallel, borrowed=borrowed)
+
+
+def topology_of(engine: SweepEngine, nodes: Iterable[str]) -> str:
+    """Where ``nodes`` sit by the cluster file's labels: 'rack r01; switch sw1 and sw2' (unlabelled: left out)."""
+    names = list(nodes)
+    parts = []
+    for label in TOPOLOGY_LABELS:
+        values = [engine.inventory.node(name).labels.get(label) for name in names]
+        if all(v is None for v in values):
+            continue
+        distinct = sorted({v or "unlabelled" for v in values})
+        parts.append(f"{label} {distinct[0]}" if len(distinct) == 1 else f"{label} {' and '.join(distinct)}")
+    return "; ".join(parts)
 
 
 _SEVERITY = {Status.FAIL: 0, Status.UNKNOWN: 1, Status.WARN: 2, Status.PASS: 3, Status.SKIP: 4}
@@ -398,6 +464,10 @@ def _conclude(
     result.runs.extend(records)
     unjudged = [] if pool_run.plan.done else _unjudged(pool_run, found)
     note = f"{why}; not judged: {fold(unjudged)}" if stopped and unjudged else ""
+    borrowed = pool_run.plan.borrowed
+    used = [node for node in borrowed if any(node in run.nodes for run in records)]
+    label = MODE_LABEL.get(pool_run.options.pairing)
+    missing = [n for n in pool_run.plan.nodes if engine.inventory.node(n).labels.get(label) is None] if label else []
     result.pools.append(
         PoolRuns(
             pool=pool_run.pool,
@@ -405,13 +475,26 @@ def _conclude(
             retired_references=found.retired,
             cleared=found.cleared,
             note=note,
+            baseline_sweep=pool_run.baseline,
+            borrowed=used,
+            topology_missing=missing,
         )
     )
+    mode = pool_run.options.pairing
+    found_with = f"{mode.value} pairing ({MODE_PURPOSE[mode]})"
     for node, reason in _culprits(found, pool_run).items():
-        convicting = [run.seq for run in _judged(records) if node in run.nodes and run.status in _BAD]
+        convicting = [run for run in _judged(records) if node in run.nodes and run.status in _BAD]
         layer, evidence = _layer(sweep, pool_run, node)
         result.culprits.append(
-            Culprit(pool=pool_run.pool, node=node, reason=reason, runs=convicting, layer=layer, layer_evidence=evidence)
+            Culprit(
+                pool=pool_run.pool,
+                node=node,
+                reason=reason,
+                runs=[run.seq for run in convicting],
+                layer=layer,
+                layer_evidence=evidence,
+                found_by=f"{found_with}: " + "; ".join(_run_words(run, node) for run in convicting),
+            )
         )
     for rack, (behind, runs, reached) in pool_run.racks.items():
         # With two racks the runs cannot tell which end of the link between them is slow: say so.
@@ -419,18 +502,31 @@ def _conclude(
             f"{_names(behind)} fail with nodes of rack {', '.join(reached)} and pass with each other: "
             f"the uplink of rack {rack} (or the way to rack {', '.join(reached)}) is slow"
         )
-        result.racks.append(RackCulprit(pool=pool_run.pool, rack=rack, nodes=behind, reason=reason, runs=runs))
+        result.racks.append(
+            RackCulprit(
+                pool=pool_run.pool,
+                rack=rack,
+                nodes=behind,
+                reason=reason,
+                runs=runs,
+                found_by=f"{found_with}, then the rack pass (two named nodes of the rack, with each other)",
+            )
+        )
     for node, node_findings in _findings(pool_run, found, unjudged, why).items():
         engine.add_findings(node, SOURCE, node_findings)
         status = min((f.status for f in node_findings), key=lambda s: _SEVERITY.get(s, 5))  # the worst
-        result.stragglers.append(_standing(pool_run.pool, node, status, records))
+        said = next((f.message for f in node_findings if f.status is status), "")
+        result.stragglers.append(_standing(pool_run.pool, node, status, records, said))
 
 
-def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]) -> NodeStanding:
-    """``node``'s line of the straggler ranking: its verdict and its worst run."""
+def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun], said: str = "") -> NodeStanding:
+    """``node``'s line of the straggler ranking: its verdict, its worst run, and the runs that decided it."""
     mine = [run for run in records if node in run.nodes]
     rated = [run for run in _judged(mine) if run.ratio is not None]
     worst = min(rated, key=lambda run: run.ratio or 0.0) if rated else None
+    wanted = (Status.PASS,) if status is Status.PASS else _BAD
+    decided = [run for run in _judged(mine) if run.status in wanted]
+    verb = {Status.PASS: "cleared by", Status.FAIL: "convicted by"}.get(status, f"left {status.value} by")
     return NodeStanding(
         pool=pool,
         node=node,
@@ -438,7 +534,23 @@ def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]
         worst_ratio=round(worst.ratio, 4) if worst is not None and worst.ratio is not None else None,
         worst_with=[n for n in worst.nodes if n != node] if worst is not None else [],
         runs=[run.seq for run in mine],
+        decided_by=[run.seq for run in decided],
+        # No run of the wanted outcome (a reference cleared by its partner's conviction): its finding's words.
+        how=f"{verb} " + "; ".join(_run_words(run, node) for run in decided) if decided else said,
     )
+
+
+def _run_words(run: CollectiveRun, node: str) -> str:
+    """'#4 confirm with sim009 (known-good from baseline sweep #1; switch sw1 and sw2): FAIL' for ``node``."""
+    others = ", ".join(n for n in run.nodes if n != node)
+    if run.partner_from and run.nodes[0] != node:
+        source = f"known-good from {run.partner_from}"
+    elif run.partner_from:
+        source = f"it was the known-good node, from {run.partner_from}"
+    else:
+        source = "neither known-good"
+    where = f"; {run.topology}" if run.topology else ""
+    return f"#{run.seq + 1} {run.purpose} with {others} ({source}{where}): {run.status.value}"
 
 
 def _unjudged(pool_run: _PoolRun, found: Conclusion) -> list[str]:
@@ -473,6 +585,16 @@ def _culprits(found: Conclusion, pool_run: _PoolRun) -> dict[str, str]:
             continue
         latest = _latest(pool_run, node, _BAD)
         named[node] = f"{how}: {latest[0].reason}" if latest else how
+        # A partner this sweep could not give came from the accepted baseline: the finding says so.
+        lent = sorted(
+            {
+                f"{record.nodes[0]} (known-good from {record.partner_from})"
+                for _, record, _ in pool_run.records
+                if node in record.nodes[1:] and record.partner_from.startswith("baseline")
+            }
+        )
+        if lent:
+            named[node] += f"; second-pass partner {', '.join(lent)}"
     return named
 
 
@@ -507,6 +629,30 @@ def _finding(node: str, status: Status, message: str, run: CollectiveRun | None,
     )
 
 
+def _explained(pool_run: _PoolRun, node: str, found: Conclusion) -> str | None:
+    """Why ``node``'s failed runs are not its own: each had a node that also failed with another known-good
+    partner (a run without ``node``). None when one is unexplained, or when it had no run at all."""
+    runs = [
+        record
+        for trial, record, _ in pool_run.records
+        if node in record.nodes and trial.purpose is not Purpose.ISOLATION
+    ]
+    if not runs or any(run.status not in _BAD for run in runs):
+        return None
+    blamed: list[str] = []
+    for run in runs:
+        named = [
+            other
+            for other in run.nodes
+            if other in found.culprits
+            and any(other in r.nodes and node not in r.nodes and r.status in _BAD for _, r, _ in pool_run.records)
+        ]
+        if not named:
+            return None
+        blamed += [n for n in named if n not in blamed]
+    return f"its only runs were with {_names(blamed)}, named with another known-good partner too: not its fault"
+
+
 def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended: str) -> dict[str, list[Finding]]:
     out: dict[str, list[Finding]] = {}
 
@@ -527,6 +673,12 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended:
     for node in [found.reference, *found.cleared]:
         if node not in found.culprits and _latest(pool_run, node, (Status.PASS,)):
             add(node, Status.PASS, "clean run with a known-good node", (Status.PASS,))
+        elif node not in found.culprits and node not in found.unknown:
+            # A reference whose only runs were with a node another known-good partner convicted too: the
+            # second pass cleared it, as it clears a first-pass partner.
+            explained = _explained(pool_run, node, found)
+            if explained is not None:
+                add(node, Status.PASS, explained, bad)
     for reference, member in found.suspect_paths:
         for node, other in ((reference, member), (member, reference)):
             message = f"failed with {other} though both pass with other nodes: check the network path between them"

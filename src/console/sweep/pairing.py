@@ -6,7 +6,15 @@ by side (cluster-health-scanner's pairwise NCCL test):
 
 * ``random``: shuffled with a seed (the same seed gives the same pairs);
 * ``rack``: within each rack (the cluster file's ``rack`` label), the odd ones out paired across;
-* ``across``: every pair spans two racks, where the racks allow it.
+* ``across``: every pair spans two racks, where the racks allow it;
+* ``switch`` / ``across-switches``: the same on the ``switch`` label (the leaf switch a node hangs from);
+* ``rail``: rail-aligned pairs, within each rail group (the ``rail`` label: the set of rail switches, one
+  per NIC position, that a node's NICs attach to), so NIC k of one node reaches NIC k of the other
+  through one switch.
+
+A mode whose label a node lacks groups that node with the others lacking it (``TopologyPlan.missing``
+says which). When no node of this sweep is free to be the known-good partner of a second pass (none
+passed, or none is left), ``borrowed`` nodes, known-good by the pool's accepted baseline, stand in.
 
 Neither node of a first pair is known to be good, so a pair that fails says only that one of the two
 (or the path between them) is at fault. The second pass runs each of them with a node cleared by a
@@ -32,16 +40,43 @@ class Pairing(StrEnum):
     RANDOM = "random"
     RACK = "rack"
     ACROSS = "across"
+    SWITCH = "switch"
+    ACROSS_SWITCHES = "across-switches"
+    RAIL = "rail"
+
+
+# The topology label each mode groups by (the cluster file's node labels), and whether its pairs stay
+# inside a group (within) or span two (across).
+MODE_LABEL: dict[Pairing, str] = {
+    Pairing.RACK: "rack",
+    Pairing.ACROSS: "rack",
+    Pairing.SWITCH: "switch",
+    Pairing.ACROSS_SWITCHES: "switch",
+    Pairing.RAIL: "rail",
+}
+_ACROSS = frozenset({Pairing.ACROSS, Pairing.ACROSS_SWITCHES})
+# What a mode looks for, said with its findings ("which mode found what").
+MODE_PURPOSE: dict[Pairing, str] = {
+    Pairing.REFERENCE: "each node with a known-good node of the pool",
+    Pairing.RANDOM: "random pairs",
+    Pairing.RACK: "pairs within a rack",
+    Pairing.ACROSS: "pairs across racks",
+    Pairing.SWITCH: "pairs within a switch",
+    Pairing.ACROSS_SWITCHES: "pairs across switches",
+    Pairing.RAIL: "rail-aligned pairs within a rail group",
+}
 
 
 def first_pairs(
     nodes: Sequence[str], racks: Mapping[str, str | None], mode: Pairing, seed: int
 ) -> tuple[list[tuple[str, str]], list[str]]:
-    """The first pass's pairs and the node left over (an odd count), for ``mode`` with ``seed``."""
+    """The first pass's pairs and the node left over (an odd count), for ``mode`` with ``seed``.
+
+    ``racks`` maps each node to its value of the mode's label (``MODE_LABEL``: rack, switch or rail)."""
     rng = random.Random(f"pairing:{mode.value}:{seed}")
     order = list(nodes)
     rng.shuffle(order)
-    if mode is Pairing.RACK:
+    if mode in MODE_LABEL and mode not in _ACROSS:
         by_rack: dict[str | None, list[str]] = {}
         for node in order:
             by_rack.setdefault(racks.get(node), []).append(node)
@@ -52,7 +87,7 @@ def first_pairs(
             if len(members) % 2:
                 odd.append(members[-1])
         return pairs + list(zip(odd[0::2], odd[1::2], strict=False)), odd[len(odd) - len(odd) % 2 :]
-    if mode is Pairing.ACROSS:
+    if mode in _ACROSS:
         # Deal the nodes out rack by rack, largest rack first: neighbours then come from different racks.
         by_rack = {}
         for node in order:
@@ -85,9 +120,13 @@ class PairPlan:
         *,
         seed: int = 0,
         max_parallel: int = 1,
+        borrowed: Sequence[str] = (),
     ) -> None:
         self._nodes = list(dict.fromkeys(candidates))
+        # Known-good by the accepted baseline, not swept now: partners only when this sweep has none free.
+        self.borrowed = [n for n in dict.fromkeys(borrowed) if n not in self._nodes]
         self._max_parallel = max(1, max_parallel)
+        self._groups = dict(racks)
         pairs, left = first_pairs(self._nodes, racks, mode, seed)
         self._first: deque[Trial] = deque(Trial(a, (b,), Purpose.PAIR) for a, b in pairs)
         self._waiting: deque[_Job] = deque(_Job(node, "", Purpose.GROUP) for node in left)
@@ -126,7 +165,7 @@ class PairPlan:
         for job in list(self._waiting):
             if len(self._running) >= self._max_parallel:
                 break
-            good = next((n for n in self._cleared if n not in busy and n != job.partner), None)
+            good = self._partner_for(job, [n for n in self._cleared if n not in busy and n != job.partner])
             if good is None or job.node in busy:
                 continue
             self._waiting.remove(job)
@@ -136,7 +175,33 @@ class PairPlan:
             busy.update(trial.nodes)
             trials.append(trial)
         if not trials and not self._running and not self._first and self._waiting:
-            self._settle()
+            trials = self._borrow(busy)
+            if not trials:
+                self._settle()
+        return trials
+
+    def _partner_for(self, job: _Job, free: list[str]) -> str | None:
+        """A known-good partner for ``job``, of its own group (rack, switch or rail) when one is free: a
+        run that stays inside the group tests the node, not the way out of the group."""
+        group = self._groups.get(job.node)
+        same = [n for n in free if group is not None and self._groups.get(n) == group]
+        return next(iter(same or free), None)
+
+    def _borrow(self, busy: set[str]) -> list[Trial]:
+        """Second-pass runs with baseline nodes: nothing runs and no node of this sweep can partner."""
+        trials: list[Trial] = []
+        for job in list(self._waiting):
+            if len(self._running) >= self._max_parallel:
+                break
+            good = self._partner_for(job, [n for n in self.borrowed if n not in busy])
+            if good is None or job.node in busy:
+                continue
+            self._waiting.remove(job)
+            trial = Trial(good, (job.node,), job.purpose)
+            self._running[trial] = None
+            self._partner[trial] = job.partner
+            busy.update(trial.nodes)
+            trials.append(trial)
         return trials
 
     def finish(self, trial: Trial, outcome: Outcome) -> None:

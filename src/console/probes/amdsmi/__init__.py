@@ -16,6 +16,7 @@ from typing import Any
 from console.model.amdsmi import AmdSmiForm, AmdSmiResult, MetricSample, PartitionState
 from console.model.gpu import GpuIdentity, GpuMetrics, GpuRecord, LinkStatus, StackVersions
 from console.probes.amdsmi.box import is_box_view, parse_box
+from console.probes.amdsmi.cper import CperRead, is_cper_json, is_header_dump, parse_cper_json, parse_header_dump
 from console.probes.amdsmi.csv_output import is_csv_header, parse_csv
 from console.probes.amdsmi.errors import Triage, is_message_line, triage
 from console.probes.amdsmi.fields import finite_int, text_of, to_int
@@ -92,7 +93,11 @@ def detect(text: str) -> Detection | None:
 
 def parse(text: str, kind: str | None = None) -> ParsedOutput:
     """Parse any amd-smi output; raises ParseError only when nothing of amd-smi can be read."""
-    result, found = _read_all(text)
+    if kind == "ras" and text.strip() == "[]":
+        # The refactored CLI's ``--json`` with no record: an empty list, which says nothing of a GPU.
+        result, found = AmdSmiResult(kind="ras", form=AmdSmiForm.JSON_LIST), Triage()
+    else:
+        result, found = _read_all(text)
     if kind and kind in KINDS and result.form is not AmdSmiForm.ERROR:
         result.kind = kind
     summary = summarise(result)
@@ -141,6 +146,8 @@ def _clean_json(text: str) -> AmdSmiResult | None:
         document = json.loads(body)
     except ValueError:
         return None
+    if is_cper_json([document]):
+        return None  # read by _read_payload, which keeps what a CPER form does not explain
     if not is_amdsmi_json([document]):
         return None
     return _from_json(read_payload([document]))
@@ -154,7 +161,11 @@ def _nothing_found(lines: list[str]) -> str:
 
 def _read_payload(lines: list[str], found: Triage) -> AmdSmiResult | None:
     """The output's content; rows of a table that do not fit its header are errors in ``found``."""
+    if is_header_dump(lines):
+        return _from_cper(parse_header_dump(lines), found, AmdSmiForm.TEXT)
     documents = find_json_documents("\n".join(lines))
+    if documents and is_cper_json(documents):
+        return _from_cper(parse_cper_json(documents), found, AmdSmiForm.JSON_LIST)
     if documents and is_amdsmi_json(documents):
         return _from_json(read_payload(documents))
     if is_box_view(lines):
@@ -190,6 +201,12 @@ def _read_payload(lines: list[str], found: Triage) -> AmdSmiResult | None:
         found.warnings.extend(f"not a CPER record: {line[:200]}" for line in unread)
         return AmdSmiResult(kind="ras", form=AmdSmiForm.TABLE, cper=records)
     return None
+
+
+def _from_cper(read: CperRead, found: Triage, form: AmdSmiForm) -> AmdSmiResult:
+    found.warnings.extend(read.warnings)
+    found.errors.extend(read.errors)
+    return AmdSmiResult(kind="ras", form=form, cper=read.records)
 
 
 def _from_entries(

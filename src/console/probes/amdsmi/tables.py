@@ -14,6 +14,7 @@ from typing import Any
 
 from console.model.amdsmi import CperRecord, PartitionState, XgmiPortStatus
 from console.model.gpu import LinkStatus, TopologyLink, XgmiLink
+from console.probes.amdsmi.cper import afid_values
 from console.probes.amdsmi.fields import finite_int, split_pair, to_int
 from console.probes.values import na_reason, normalise_bdf, parse_quantity, to_bytes
 
@@ -344,8 +345,6 @@ _SEVERITY = re.compile(
     r"^(fatal|boot|unknown|non[-_]?fatal[-_a-z]*|corrected|uncorrected|recoverable|informational)$", re.IGNORECASE
 )
 _DATE_OR_TIME = re.compile(r"^\d{2,4}[-/]\d{1,2}[-/]\d{1,4}$|^\d{1,2}:\d{2}(:\d{2})?$")
-# amd-smi before ROCm 7.2.1 printed 2^64 - 1 for each AFID of a record it could not decode.
-INVALID_AFID = "18446744073709551615"
 
 
 def is_cper_header(line: str) -> bool:
@@ -386,7 +385,7 @@ def parse_cper(lines: list[str], unread: list[str] | None = None) -> list[CperRe
         rest = tokens[at + 1 :]
         file_name = next((t for t in rest if t.lower().endswith((".cper", ".bin"))), None)
         cell = rest[rest.index(file_name) + 1 :] if file_name is not None else rest
-        afids, note = _afid_cell(cell) if has_afids else ([], None)
+        afids, note, invalid = afid_values(cell) if has_afids else ([], None, False)
         records.append(
             CperRecord(
                 gpu_index=gpu,
@@ -395,21 +394,7 @@ def parse_cper(lines: list[str], unread: list[str] | None = None) -> list[CperRe
                 file_name=file_name,
                 afids=afids,
                 afid_note=note,
+                afid_unknown=invalid,
             )
         )
     return records
-
-
-def _afid_cell(tokens: list[str]) -> tuple[list[str], str | None]:
-    """The AFIDs of one row and, when some of the cell is no usable id, what it said instead."""
-
-    def is_id(token: str) -> bool:  # AFIDs are small; 20 digits is 2^64-1's length, the invalid one
-        return token.isascii() and token.isdigit() and len(token) <= len(INVALID_AFID) and token != INVALID_AFID
-
-    afids = [t for t in tokens if is_id(t)]
-    if INVALID_AFID in tokens:
-        return afids, "invalid AFID 18446744073709551615: the record could not be decoded (amd-smi before 7.2.1)"
-    words = " ".join(t for t in tokens if not is_id(t))
-    if words and words != "-":
-        return afids, words
-    return afids, "no AFID" if not afids else None

@@ -7,13 +7,13 @@ Supported: ``version``, ``list``, ``static``, ``metric``, ``firmware``/``ucode``
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from console.sim.commands import SimContext, SimReply
 from console.sim.models import SimGpu, SimNode
+from console.sim.render.amdsmi_cper import ras as cper_ras
 from console.sim.render.amdsmi_format import Fmt, dump_csv, dump_json, flatten, resolve
 from console.sim.render.amdsmi_format import devices_text as text_blocks
 from console.sim.render.amdsmi_metric import METRIC_SECTIONS, metric_section
@@ -249,7 +249,7 @@ def handle(ctx: SimContext, argv: list[str]) -> SimReply:
             return SimReply(default_view(node, ctx.rng), duration_s=duration)
         return SimReply(_usage(), duration_s=duration)
     if sub == "ras" and gen.rocm >= (6, 4, 1):
-        return _ras(ctx, args[1:], duration)
+        return cper_ras(ctx, args[1:], duration, gen.rocm)
     if sub not in _FLAGS:
         return SimReply("", _usage() + f"amd-smi: error: argument : invalid choice: '{args[0]}'\n", 2, duration)
     try:
@@ -261,73 +261,3 @@ def handle(ctx: SimContext, argv: list[str]) -> SimReply:
 def _usage() -> str:
     commands = "version,list,static,firmware,ucode,bad-pages,metric,process,event,topology,set,reset,monitor,dmon,xgmi"
     return f"usage: amd-smi [-h] {{{commands}}} ...\n"
-
-
-# ``ras --cper`` severities: the table's words and the file name prefix of each record class.
-_CPER_WORDS = {
-    "fatal": ("FATAL", "fatal"),
-    "boot": ("BOOT", "boot"),
-    "uncorrected": ("NONFATAL-UNCORRECTED", "uncorrected"),
-    "corrected": ("NONFATAL-CORRECTED", "corrected"),
-}
-# ``--severity`` words -> the record classes they select (``all`` is the default).
-_CPER_SELECT = {
-    "all": {"fatal", "boot", "uncorrected", "corrected"},
-    "fatal": {"fatal", "boot"},
-    "nonfatal-uncorrected": {"uncorrected"},
-    "nonfatal-corrected": {"corrected"},
-}
-
-
-def _ras(ctx: SimContext, args: list[str], duration: float) -> SimReply:
-    """``amd-smi ras --cper [--severity W...] [--folder DIR] [-g N...]`` as amd-smi 7.1 prints it."""
-    node = ctx.node
-    if "--cper" not in args and "--afid" not in args:
-        return SimReply("", "amd-smi ras: error: one of the arguments --cper --afid is required\n", 2, duration)
-    if not ctx.as_root:
-        return SimReply("", "ERROR:root:amd-smi ras --cper: Command requires elevation\n", 1, duration)
-    if not node.cper_enabled:
-        return SimReply("", "ERROR:root:amd-smi ras --cper requires CPER to be enabled\n", 1, duration)
-    wanted: set[str] = set()
-    folder = gpus = None
-    position = 0
-    while position < len(args):
-        arg = args[position]
-        position += 1
-        if arg == "--severity":
-            while position < len(args) and not args[position].startswith("-"):
-                word = args[position].lower()
-                if word not in _CPER_SELECT:
-                    return SimReply("", f"amd-smi ras: error: invalid severity: {args[position]}\n", 2, duration)
-                wanted |= _CPER_SELECT[word]
-                position += 1
-        elif arg == "--folder" and position < len(args):
-            folder, position = args[position], position + 1
-        elif arg in ("-g", "--gpu"):
-            gpus = set()
-            while position < len(args) and args[position].isdigit():
-                gpus.add(int(args[position]))
-                position += 1
-    wanted = wanted or _CPER_SELECT["all"]
-    now = time.time()
-    numbers: dict[str, int] = {}
-    rows = []
-    for gpu in node.gpus:
-        if gpus is not None and gpu.index not in gpus:
-            continue
-        for record in sorted(gpu.cper, key=lambda r: -r.age_s):
-            if record.severity not in wanted:
-                continue
-            word, prefix = _CPER_WORDS[record.severity]
-            stamp = record.time_text or time.strftime("%Y/%m/%d %H:%M:%S", time.gmtime(now - record.age_s))
-            numbers[prefix] = numbers.get(prefix, 0) + 1
-            row = f"{stamp:<21}{gpu.index:<8}{word:<21}"
-            if folder is not None:
-                row += f"{prefix}-{numbers[prefix]}.cper".ljust(17) + " " + " ".join(str(a) for a in record.afids)
-            rows.append(row.rstrip())
-    if folder is None:
-        header = f"{'timestamp':<21}{'gpu_id':<8}severity"
-        warning = "WARNING: No folder given (--folder): CPER files are not dumped and AFIDs are not listed\n"
-        return SimReply(header + "\n" + "".join(r + "\n" for r in rows), warning, 0, duration)
-    header = f"{'timestamp':<21}{'gpu_id':<8}{'severity':<21}{'file_name':<18}list of afids"
-    return SimReply(header + "\n" + "".join(r + "\n" for r in rows), duration_s=duration)
