@@ -108,7 +108,10 @@ class SlurmLab:
     def run(self, *argv: str, user: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run a Slurm client against the lab (as ``user`` through ``runuser`` when given)."""
         command = ["runuser", "-u", user, "--", *argv] if user else list(argv)
-        return subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=30, check=check)
+        # A client may wait out a whole message exchange (MessageTimeout) more than once on a busy machine,
+        # as srun does behind a prolog: the bound follows the lab's MessageTimeout, never below 30 s.
+        limit = max(30, 3 * self.message_timeout)
+        return subprocess.run(command, env=self.env, capture_output=True, text=True, timeout=limit, check=check)
 
     def state(self, node: str) -> str:
         """The node's state as ``sinfo %T`` prints it (``idle``, ``drained``, ``draining``, ``idle*``...)."""
