@@ -390,8 +390,11 @@ class SweepEngine:
         if cap is None:
             return probes
         # Long tests end on the node a little before the cap, so what they printed comes back and is
-        # judged (a table without its footer fails) instead of being cut off at the cap.
-        return [replace(p, timeout_s=min(p.timeout_s, cap * 0.85 if p.judge_partial else cap)) for p in probes]
+        # judged (a table without its footer fails) instead of being cut off at the cap. The margin is
+        # 15% of the cap but at least 10 s (half a short cap): a loaded node or client needs seconds to
+        # kill the test and send its output, and a margin lost reads UNKNOWN where a FAIL was printed.
+        margin = max(0.15 * cap, min(10.0, 0.5 * cap))
+        return [replace(p, timeout_s=min(p.timeout_s, cap - margin if p.judge_partial else cap)) for p in probes]
 
     async def close(self) -> None:
         """Cancel work in flight and close the transport's connections."""
