@@ -135,7 +135,11 @@ async def test_the_view_shows_each_stage_with_its_age_next_step_strikes_and_the_
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen))
             await wait_until(pilot, lambda: "last active check" in str(app.screen.query_one("#detail-head").render()))
-            assert "last active check 3 d ago (sweep 1)" in str(app.screen.query_one("#detail-head").render())
+            head = app.screen.query_one("#detail-head")
+            assert "last active check 3 d ago (sweep 1)" in str(head.render())
+            # Its open case's line is the head's third line, shown whole, not cut by the head's height.
+            assert "case #" in str(head.render()).splitlines()[2]
+            await wait_until(pilot, lambda: head.region.height == 3)
     finally:
         history.close()
 
