@@ -55,14 +55,11 @@ def test_the_command_in_its_container_and_through_srun(cluster: Path) -> None:
     argv = workload_argv(vllm)
     assert argv[:3] == ("docker", "run", "--rm") and "--device=/dev/kfd" in argv and "--ipc=host" in argv
     assert argv[argv.index("rocm/vllm@sha256:0123...cdef") + 1 :] == tuple(vllm.command)
-    assert workload_argv(train)[:6] == (
-        "srun",
-        "--nodes=2",
-        "--ntasks-per-node=1",
-        "apptainer",
-        "exec",
-        "--rocm",
-    )
+    srun = ("srun", "--nodes=2", "--ntasks-per-node=1", "--immediate=30", "--time=21", "--kill-on-bad-exit=1")
+    assert workload_argv(train)[:9] == (*srun, "apptainer", "exec", "--rocm")
+    # Placed on a group, srun is held to exactly its nodes: Slurm would pick any two otherwise.
+    assert workload_argv(train, ["gpu001", "gpu002"])[:4] == ("srun", "--nodes=2", "--nodelist=gpu001,gpu002",
+                                                               "--ntasks-per-node=1")  # fmt: skip
     bare = train.model_copy(update={"container": None, "nodes": 1})
     assert workload_argv(bare) == tuple(train.command)
 
@@ -170,4 +167,5 @@ def test_workload_check_end_to_end(cluster: Path, tmp_path: Path, capsys: pytest
     assert main(["workload-check", "-i", str(cluster), "nope", str(log), "--exit-status", "0"]) == 2
     assert "no workload 'nope'" in capsys.readouterr().err
     assert main(["workload-check", "-i", str(cluster), "llama-pretrain-smoke", "--command"]) == 0
-    assert capsys.readouterr().out.startswith("srun --nodes=2 --ntasks-per-node=1 apptainer exec --rocm ")
+    srun = "srun --nodes=2 --ntasks-per-node=1 --immediate=30 --time=21 --kill-on-bad-exit=1"
+    assert capsys.readouterr().out.startswith(f"{srun} apptainer exec --rocm ")

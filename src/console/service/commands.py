@@ -18,6 +18,7 @@ from console.inventory.hostlist import fold
 from console.model.findings import NodeVerdict, Status
 from console.model.multinode import MultinodeResult
 from console.service.context import EngineContext
+from console.service.workload_run import PlanWorkloadRun, StartWorkloadRun, plan_workload_run, start_workload_run
 from console.sweep.catalog import ProbeSet
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.collective import launch_argv
@@ -158,6 +159,8 @@ Command = (
     | SchedulerStates
     | PlanMultinode
     | StartMultinode
+    | PlanWorkloadRun
+    | StartWorkloadRun
 )
 
 
@@ -165,6 +168,7 @@ async def perform(context: EngineContext, command: Command) -> Any:
     """Do ``command`` on the engine side; sweeps and reruns return once they are over (result None)."""
     engine = context.engine
     if isinstance(command, StartSweep | Rerun) and context.multinode is not None:
+        # (``multinode`` holds any heavy phase: the multi-node pairs, or a workload run from the console.)
         # Probes on nodes whose GPUs the pairs hold would judge the pairs' load, and slow them down.
         raise RuntimeError("the multi-node phase is running (K cancels it)")
     if isinstance(command, StartSweep):
@@ -179,6 +183,10 @@ async def perform(context: EngineContext, command: Command) -> Any:
         return plan_multinode(context, command)
     if isinstance(command, StartMultinode):
         return await start_multinode(context, command)
+    if isinstance(command, PlanWorkloadRun):
+        return plan_workload_run(context, command)
+    if isinstance(command, StartWorkloadRun):
+        return await start_workload_run(context, command)
     if isinstance(command, GiveUp):
         return tuple(name for name in command.nodes if engine.give_up(name))
     if isinstance(command, Rerun):
