@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from console.probes import parse_output
+from console.probes.workload import srun_refusal
 from console.sim.commands import Delivery, SimContext, SimReply, run_program
 from console.sim.faults import Fault, FaultKind
 from console.sim.models import ClusterSpec, NodeSpec, build_node
@@ -268,6 +269,12 @@ def test_srun_waits_on_a_drained_node(tmp_path: Path) -> None:
     reply = _run_on(spec, "g01", "srun", "-N", "2", "-w", "g[01-02]", "all_reduce_perf", state_dir=tmp_path)
     assert reply.delivery is Delivery.HANG
     assert reply.stderr.startswith("srun: Required node not available (down, drained or reserved)")
+    # With --immediate it gives up after the wait, as Slurm does (a workload's srun: not run, UNKNOWN).
+    argv = ("srun", "--nodes=2", "--nodelist=g01,g02", "--immediate=30", "hostname")
+    refused = _run_on(spec, "g01", *argv, state_dir=tmp_path)
+    assert refused.exit_status == 1 and refused.delivery is not Delivery.HANG
+    assert refused.stderr.endswith("srun: error: Unable to allocate resources: Requested nodes are busy\n")
+    assert srun_refusal(refused.stderr) == "srun: Required node not available (down, drained or reserved)"
 
 
 def test_srun_runs_other_programs_on_each_host() -> None:

@@ -43,8 +43,8 @@ RUNNING = "running"
 STATES = (NOT_ACCEPTED, ACCEPTED, ACCEPTED_AGAIN, DUE, REGRESSED, RUNNING)
 # Runs a trend shows: enough to see a drift over a few stack changes, short enough to read on one line.
 TREND_RUNS = 8
-# A newest figure this far from the mean of the runs before it reads as a move (run-to-run noise of the
-# example workloads on one stack is about 1 %: docs/workloads.md, "Trends").
+# A newest figure this far from the mean of the runs before it reads as a move, not noise (an estimate:
+# docs/sources/estimates.md#workload-trend-step).
 TREND_STEP = 0.02
 # What a workload is accepted on: what a stack change re-judges (issue 22: driver, ROCm, framework,
 # container image, firmware). Tools such as rvs or amd-smi do not change what a workload does.

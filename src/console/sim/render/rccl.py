@@ -171,12 +171,17 @@ def _parse_launcher(ctx: SimContext, argv: list[str]) -> tuple[_Launch, list[str
             )
         drained = _slurm_drained(ctx, hosts)
         if drained:
-            return SimReply(
-                stdout="",
-                stderr="srun: Required node not available (down, drained or reserved)\n"
-                f"srun: job {4000 + ctx.invocation % 5000} queued and waiting for resources\n",
-                delivery=Delivery.HANG,
+            queued = (
+                "srun: Required node not available (down, drained or reserved)\n"
+                f"srun: job {4000 + ctx.invocation % 5000} queued and waiting for resources\n"
             )
+            immediate = opts.get("--immediate", opts.get("-I"))
+            if immediate is not None:
+                # As Slurm 22.05 in the lab (tests/multinode/test_workload_srun.py): it gives up after the wait.
+                wait = float(immediate) if immediate.isdigit() else 0.0
+                busy = "srun: error: Unable to allocate resources: Requested nodes are busy\n"
+                return SimReply(stdout="", stderr=queued + busy, exit_status=1, duration_s=ctx.duration(wait))
+            return SimReply(stdout="", stderr=queued, delivery=Delivery.HANG)
         per_node = opts.get("--ntasks-per-node")
         ranks = int(opts.get("-n") or opts.get("--ntasks") or (int(per_node) * len(hosts) if per_node else len(hosts)))
         label = "label" if ("-l" in opts or "--label" in opts) else ""
