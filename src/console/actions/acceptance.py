@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from console.actions.model import ActionKind, ActionResult
 from console.inventory.model import Inventory
-from console.model.findings import Finding, Status
+from console.model.findings import Status
 from console.probes.ids import ProbeId
 from console.store import Store, current_user
 from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, ACCEPTING, REGRESSED, AcceptanceRecord
@@ -110,11 +110,8 @@ class PoolRun:
     nodes: list[str]
 
 
-def _figure_name(workload: str, finding: Finding) -> str | None:
-    prefix = f"{FRAMEWORK}." if workload == FRAMEWORK else f"workload.{workload}."
-    if not finding.check_id.startswith(prefix):
-        return None
-    return finding.check_id.removeprefix(prefix)
+def _prefix(workload: str) -> str:
+    return f"{FRAMEWORK}." if workload == FRAMEWORK else f"workload.{workload}."
 
 
 def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -> PoolRun | None:
@@ -122,16 +119,14 @@ def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -
     statuses: list[Status] = []
     readings: dict[str, list[float]] = {}
     ran: list[str] = []
-    for node in nodes:
-        mine = [(f, name) for f in store.findings(sweep_id, node) if (name := _figure_name(workload, f)) is not None]
-        if not mine:
-            continue
-        ran.append(node)
-        for finding, name in mine:
-            statuses.append(finding.status)
-            observed = finding.evidence.observed
-            if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
-                readings.setdefault(name, []).append(float(observed))
+    prefix = _prefix(workload)
+    for node, check_id, status, observed in store.check_readings(sweep_id, list(nodes), prefix):
+        if node not in ran:
+            ran.append(node)
+        statuses.append(Status(status))
+        name = check_id.removeprefix(prefix)
+        if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
+            readings.setdefault(name, []).append(float(observed))
     if not ran:
         return None
     worst = max(statuses, key=lambda s: s.severity)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 TITLE = "Run workload"
 AUDIT_ACTION = "workload-rerun"  # the operator's request; each run itself is audited as workload-run
+PHASE_NAME = "workload-run"  # the task's name: what a refused sweep says is going on
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,7 @@ async def start_workload_run(context: EngineContext, command: StartWorkloadRun) 
     level = ProbeSet.FRAMEWORK if framework else ProbeSet.WORKLOAD
     unsubscribe = engine.subscribe(on_event)
     phase = asyncio.ensure_future(sweep_cluster(engine, nodes, level, workloads=[command.workload]))
+    phase.set_name(PHASE_NAME)
     context.multinode = phase  # one heavy phase at a time; CancelSweep cancels it
     inputs = {"workload": command.workload, "pool": command.pool, "reason": command.reason}
     with contextlib.ExitStack() as stack:

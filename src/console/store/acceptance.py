@@ -162,3 +162,16 @@ class AcceptanceLedger:
             (*probes, *nodes, limit),
         ).fetchall()
         return [(int(r["sweep_id"]), float(r["finished_at"]), str(r["nodes"]).split(",")) for r in rows]
+
+    def check_readings(self, sweep_id: int, nodes: list[str], prefix: str) -> list[tuple[str, str, str, object]]:
+        """(node, check id, status, observed) of the findings of ``sweep_id`` on ``nodes`` whose check id starts
+        with ``prefix`` (one query, read without building whole findings: trends read many sweeps)."""
+        if not nodes:
+            return []
+        marks = ",".join("?" * len(nodes))
+        rows = self.conn.execute(
+            f"SELECT node, check_id, status, evidence FROM findings WHERE sweep_id = ? AND node IN ({marks})"
+            " AND substr(check_id, 1, ?) = ? ORDER BY id",
+            (sweep_id, *nodes, len(prefix), prefix),
+        ).fetchall()
+        return [(r["node"], r["check_id"], r["status"], json.loads(r["evidence"]).get("observed")) for r in rows]

@@ -51,7 +51,9 @@ class AcceptanceScreen(Screen[None]):
         super().__init__()
         self.read_only = read_only
         self._bindings = BindingsMap(bindings(read_only, SCREEN))
-        self.states: list[AcceptanceState] = []
+        self.states: list[AcceptanceState] = []  # as shown: the history's, with the runs in progress
+        self._stored: list[AcceptanceState] = []  # as the history says
+        self._live_keys: set[tuple[str, str]] = set()
         self.seen_version = -1
 
     @property
@@ -89,12 +91,32 @@ class AcceptanceScreen(Screen[None]):
     # reading ------------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        """Read the states again (the history, and this console's runs in progress); the cursor stays put."""
+        """Read the states from the history again, with this console's runs in progress laid over them."""
+        app = self.console_app
+        self._stored = acceptance_states(app.store, app.inventory) if app.store is not None else []
+        self._paint()
+
+    def follow_runs(self) -> None:
+        """Show the runs that started or ended since the last look (called on each repaint of the app).
+
+        Only the overlay moves while runs go on; when every run of a workload on a pool has ended, its
+        figures and outcome are in the history, which is read again then (not at every node's event).
+        """
+        runs = self.console_app.state.workload_runs
+        if runs.version == self.seen_version:
+            return
+        if self._live_keys - set(runs.snapshot()):
+            self.reload()
+        else:
+            self._paint()
+
+    def _paint(self) -> None:
         app = self.console_app
         runs = app.state.workload_runs
         self.seen_version = runs.version
-        stored = acceptance_states(app.store, app.inventory) if app.store is not None else []
-        self.states = with_live_runs(stored, runs.snapshot())
+        live = runs.snapshot()
+        self._live_keys = set(live)
+        self.states = with_live_runs(self._stored, live)
         table = self.table
         selected = self.selected
         table.clear()
@@ -106,11 +128,6 @@ class AcceptanceScreen(Screen[None]):
         if selected is not None and row_key(selected) in {row_key(s) for s in self.states}:
             table.move_cursor(row=table.get_row_index(row_key(selected)))
         self._show_detail()
-
-    def follow_runs(self) -> None:
-        """Read again if a run started or ended since the last look (called on each repaint of the app)."""
-        if self.console_app.state.workload_runs.version != self.seen_version:
-            self.reload()
 
     def _cell(self, text: str, style: str) -> Text:
         rich_style = self.app.stylesheet.parse_style(style).rich_style if style else ""
