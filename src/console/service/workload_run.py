@@ -153,11 +153,12 @@ async def start_workload_run(context: EngineContext, command: StartWorkloadRun) 
             entry = stack.enter_context(context.store.audited(AUDIT_ACTION, [n.name for n in nodes], inputs=inputs))
         try:
             result, _ = await phase
-        except asyncio.CancelledError:
-            for open_ledger in ledger:
-                open_ledger.close("cancelled by the operator")
+        except BaseException as exc:
+            cancelled = isinstance(exc, asyncio.CancelledError)
+            for open_ledger in ledger:  # else the framework's entry would read running while the console lives
+                open_ledger.close("cancelled by the operator" if cancelled else f"it failed ({type(exc).__name__})")
             current = asyncio.current_task()
-            if phase.cancelled() and (current is None or not current.cancelling()):
+            if cancelled and phase.cancelled() and (current is None or not current.cancelling()):
                 if entry is not None:
                     entry.finish("cancelled by the operator")
                 return WorkloadRunOutcome(None, None, (), f"{command.workload} on {command.pool}: cancelled")
