@@ -110,6 +110,11 @@ def test_figures_from_regexes_and_from_a_json_line() -> None:
     assert figures.values["tokens_per_s"] == 51234 and set(figures.values) == {"tokens_per_s", "loss.step_100"}
     assert read_figures(line, "RESULT {cut", []).problems[0].startswith("the last 'RESULT' line is not JSON")
     assert read_figures(line, "nothing\n", []).problems == ["no line starts with 'RESULT '"]
+    # One task of an srun job printed its line corrupted: said, though the last task's line is whole.
+    tasks = 'RESULT {"tokens_per_s": 51\x00234\nRESULT {"tokens_per_s": 51234}\n'
+    figures = read_figures(line, tasks, ["tokens_per_s"])
+    assert figures.values == {"tokens_per_s": 51234}
+    assert len(figures.problems) == 1 and figures.problems[0].startswith("'RESULT' line 1 of 2 is not JSON")
 
 
 def test_judging_a_run(cluster: Path) -> None:

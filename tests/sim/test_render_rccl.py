@@ -282,6 +282,19 @@ def test_srun_runs_other_programs_on_each_host() -> None:
     assert _run_on(spec, "g02", "srun", "-N", "2", "-l", "hostname").stdout == "0: g02\n1: g03\n"
 
 
+def test_srun_waits_for_every_task_as_slurm_does() -> None:
+    def srun_with(kind: FaultKind, **params: object) -> SimReply:
+        spec = _many(GpuModel.MI300X, 2, [Fault(kind=kind, node="g02", params={"program": "hostname", **params})])
+        return _run_on(spec, "g01", "srun", "--nodes=2", "--nodelist=g01,g02", "-l", "hostname")
+
+    hung = srun_with(FaultKind.IGNORES_SIGTERM)
+    assert hung.delivery is Delivery.HANG and hung.ignores_term, "a task that hangs holds srun"
+    killed = srun_with(FaultKind.COMMAND_KILLED)
+    assert killed.exit_status == 139 and killed.delivery is Delivery.NORMAL, "srun outlives the task and says so"
+    assert "srun: error: g02: task 1: Segmentation fault\n" in killed.stderr
+    assert srun_with(FaultKind.HUGE_OUTPUT, mb=1).filler_bytes == 2**20, "a task's output goes through srun"
+
+
 def test_rank_lines_name_the_node_bdfs() -> None:
     spec = cluster()
     out = run(spec, "all_reduce_perf", "-b", "1M", "-e", "1M", "-g", "8").stdout

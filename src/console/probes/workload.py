@@ -112,15 +112,21 @@ def _from_json_line(prefix: str, text: str, figures: Figures) -> None:
     if not lines:
         figures.problems.append(f"no line starts with {prefix!r}")
         return
-    try:
-        document = json.loads(lines[-1])
-    except ValueError as exc:
-        figures.problems.append(f"the last {prefix.strip()!r} line is not JSON: {exc}")
-        return
-    if not isinstance(document, dict):
-        figures.problems.append(f"the last {prefix.strip()!r} line is not a JSON object")
-        return
-    _flatten("", document, figures.values)
+    # Every such line is read, not only the last: under srun each task may print one, and a task whose
+    # line came out corrupted is said even when another task's line holds the figures (the last line's).
+    shown = prefix.strip()
+    for number, line in enumerate(lines, start=1):
+        where = f"the last {shown!r} line" if number == len(lines) else f"{shown!r} line {number} of {len(lines)}"
+        try:
+            document = json.loads(line)
+        except ValueError as exc:
+            figures.problems.append(f"{where} is not JSON: {exc}")
+            continue
+        if not isinstance(document, dict):
+            figures.problems.append(f"{where} is not a JSON object")
+            continue
+        if number == len(lines):
+            _flatten("", document, figures.values)
 
 
 def _flatten(stem: str, value: Any, into: dict[str, float]) -> None:

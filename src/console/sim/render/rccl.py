@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import signal
 from dataclasses import dataclass, field, replace
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
@@ -651,18 +652,39 @@ def _run_elsewhere(ctx: SimContext, program: list[str], launch: _Launch) -> SimR
     err: list[str] = []
     status = 0
     duration = 0.0
+    replies: list[SimReply] = []
     for rank in range(launch.ranks):
         host = launch.hosts[min(rank // launch.per_host, len(launch.hosts) - 1)]
         sub = context_for(ctx.cluster, host, ctx.state_dir)
         if launch.launcher == "srun":  # as Slurm exports it to every task: the job's hosts
             sub.env["SLURM_JOB_NODELIST"] = ",".join(launch.hosts)
         reply = run_program(sub, program)
+        replies.append(reply)
         label = f"{rank:>{len(str(max(launch.ranks - 1, 0)))}}: " if launch.prefix == "label" else ""
         out += [label + line + "\n" for line in reply.stdout.splitlines()]
         err += [label + line + "\n" for line in reply.stderr.splitlines()]
+        if reply.delivery is Delivery.KILLED:
+            # The launcher outlives a task killed by a signal: it says so and exits 128 + the signal.
+            err.append(f"srun: error: {host}: task {rank}: {signal.strsignal(reply.kill_signal)}\n")
+            status = status or 128 + int(reply.kill_signal)
         status = status or reply.exit_status
         duration = max(duration, reply.duration_s)
-    return SimReply(stdout="".join(out), stderr="".join(err), exit_status=status, duration_s=duration)
+    merged = SimReply(stdout="".join(out), stderr="".join(err), exit_status=status, duration_s=duration)
+    return _launcher_delivery(merged, replies)
+
+
+def _launcher_delivery(merged: SimReply, replies: list[SimReply]) -> SimReply:
+    """How the launcher's own output arrives, from its tasks': it waits for every task, so one that hangs
+    hangs it (ignoring SIGTERM if that task does), one that trickles makes it trickle, and every task's
+    filler output passes through it."""
+    filler = sum(r.filler_bytes for r in replies)
+    hung = [r for r in replies if r.delivery is Delivery.HANG]
+    if hung:
+        ignores = any(r.ignores_term for r in hung)
+        return replace(merged, delivery=Delivery.HANG, ignores_term=ignores, filler_bytes=filler)
+    if any(r.delivery is Delivery.TRICKLE for r in replies):
+        return replace(merged, delivery=Delivery.TRICKLE, filler_bytes=filler)
+    return replace(merged, filler_bytes=filler)
 
 
 def handle(ctx: SimContext, argv: list[str]) -> SimReply:
