@@ -168,6 +168,27 @@ async def test_read_only_refuses_the_run_key_and_accept_needs_a_passed_run(
         history.close()
 
 
+async def test_b_in_the_view_plans_the_rollback_of_the_selected_rows_pool(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    history = _history(tmp_path / "h.sqlite", fleet)
+    _, second = sorted(fleet.inventory.pools)
+    try:
+        app = make_app(store=history)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("W")
+            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await pilot.press("down", "B")  # the second row: the second pool
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen) and dialog.action_spec.id == "rollback"
+            assert dialog.targets == tuple(n.name for n in fleet.inventory.nodes if n.pool == second)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+    finally:
+        history.close()
+
+
 def _workload_history(store: Store, inventory: Inventory) -> None:
     """vLLM on the first pool: accepted on stack A at 13.1 req/s, then slower runs after a ROCm change, the
     last one regressed."""
