@@ -22,7 +22,7 @@ from console.model.workload import WorkloadSpec
 from console.service.assembly import EngineSpec
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
-from console.sweep.events import WorkloadFinished, WorkloadStarted
+from console.sweep.events import Event, WorkloadFinished, WorkloadStarted
 from console.ui.app import ConsoleApp
 from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.confirm import ConfirmScreen
@@ -295,7 +295,7 @@ SIM_WORKLOAD = """
 [[workloads]]
 name = "vllm-serving"
 timeout_s = 600
-command = ["vllm", "bench", "serve", "--model", "m", "--num-prompts", "15000"]
+command = ["vllm", "bench", "serve", "--model", "m", "--num-prompts", "5000"]
 
 [workloads.results.regex]
 request_throughput = 'Request throughput \\(req/s\\):\\s+(\\S+)'
@@ -311,8 +311,9 @@ async def test_r_runs_a_due_workload_through_the_engine_and_a_accepts_it(
     packs: dict[str, CheckPack], tmp_path: Path
 ) -> None:
     """On the simulator: vLLM was accepted on another ROCm release (due). r on its row asks, runs it on the
-    pool through the engine (running while it goes: 15000 prompts take the simulated nodes about 3 s),
-    and the row turns accepted again; a accepts that run with a reason. The audit log tells it in order."""
+    pool through the engine (which says when each node's run starts and ends: the view shows those as
+    running, test_a_run_shows_running_from_the_engines_events_and_settles), and the row turns accepted
+    again; a accepts that run with a reason. The audit log tells it in order."""
     with start_sim_cluster(nodes=2, models="mi300x", time_factor=400) as sim:
         cluster = tmp_path / "cluster.toml"
         cluster.write_text(sim.inventory_path.read_text() + SIM_WORKLOAD)
@@ -323,6 +324,15 @@ async def test_r_runs_a_due_workload_through_the_engine_and_a_accepts_it(
             inventory, packs, store=store, engine_spec=EngineSpec(inventory, packs, store.path), engine_in_thread=True,
             level="quick", refresh_interval_s=0.1, export_dir=tmp_path,
         )  # fmt: skip
+        runs: list[WorkloadStarted | WorkloadFinished] = []
+        ingest = app.ingest
+
+        def heard(event: Event) -> None:  # what the engine told the console, in order
+            if isinstance(event, WorkloadStarted | WorkloadFinished):
+                runs.append(event)
+            ingest(event)
+
+        app.ingest = heard
         try:
             async with app.run_test(size=SIZE) as pilot:
                 await wait_until(pilot, lambda: app.state.progress.finished_at is not None, 90)
@@ -347,8 +357,15 @@ async def test_r_runs_a_due_workload_through_the_engine_and_a_accepts_it(
                 await pilot.pause()
                 await pilot.click("#confirm-yes")
                 await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen), 10)
-                await wait_until(pilot, lambda: _rows(app)[("vllm-serving", pool)][2] == "running (was due)", 60)
                 await wait_until(pilot, lambda: _rows(app)[("vllm-serving", pool)][2] == "accepted-again", 90)
+                # Each node ran it (one-node workload): started, then ended PASS, as the view was told.
+                told = [(type(e).__name__, tuple(e.nodes)) for e in runs if e.workload == "vllm-serving"]
+                assert sorted(told) == sorted(
+                    [(kind, (node,)) for node in members for kind in ("WorkloadFinished", "WorkloadStarted")]
+                )
+                order = {event: i for i, event in enumerate(told)}
+                assert all(order[("WorkloadStarted", (n,))] < order[("WorkloadFinished", (n,))] for n in members)
+                assert {e.status for e in runs if isinstance(e, WorkloadFinished)} == {Status.PASS}
                 assert "request_throughput 13.0" not in _rows(app)[("vllm-serving", pool)][5]  # a run, not a record
                 assert _rows(app)[("vllm-serving", pool)][5].startswith("request_throughput 1")
                 # Accept the passed run as the operator's own acceptance, with a reason.
