@@ -98,6 +98,12 @@ def test_accepted_due_accepted_again_regressed(tmp_path: Path, capsys: pytest.Ca
         before = regressed["accepted"]["figures"]["request_throughput"]  # type: ignore[index]
         after = regressed["regressed"]["figures"]["request_throughput"]  # type: ignore[index]
         assert after < 0.9 * before, "figures side by side: the rerun is slower than the accepted run"
+        # Its trend: every kept run on the pool (stack A, B, then C), the newest one down.
+        trend = regressed["trend"]
+        assert [r["status"] for r in trend["runs"]] == ["PASS", "PASS", "FAIL"]  # type: ignore[index]
+        throughput = trend["figures"]["request_throughput"]  # type: ignore[index]
+        assert throughput["direction"] == "down" and throughput["values"][-1] == after
+        assert regressed["running"] is None and regressed["settled_state"] == "regressed"
         [failure] = ET.parse(junit).getroot().iter("failure")
         assert failure.get("message") == f"{VLLM} on mi300x-a: regressed" and "rocm" in str(failure.text)
 

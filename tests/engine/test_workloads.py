@@ -55,14 +55,11 @@ def test_the_command_in_its_container_and_through_srun(cluster: Path) -> None:
     argv = workload_argv(vllm)
     assert argv[:3] == ("docker", "run", "--rm") and "--device=/dev/kfd" in argv and "--ipc=host" in argv
     assert argv[argv.index("rocm/vllm@sha256:0123...cdef") + 1 :] == tuple(vllm.command)
-    assert workload_argv(train)[:6] == (
-        "srun",
-        "--nodes=2",
-        "--ntasks-per-node=1",
-        "apptainer",
-        "exec",
-        "--rocm",
-    )
+    srun = ("srun", "--nodes=2", "--ntasks-per-node=1", "--immediate=30", "--time=21", "--kill-on-bad-exit=1")
+    assert workload_argv(train)[:9] == (*srun, "apptainer", "exec", "--rocm")
+    # Placed on a group, srun is held to exactly its nodes: Slurm would pick any two otherwise.
+    assert workload_argv(train, ["gpu001", "gpu002"])[:4] == ("srun", "--nodes=2", "--nodelist=gpu001,gpu002",
+                                                               "--ntasks-per-node=1")  # fmt: skip
     bare = train.model_copy(update={"container": None, "nodes": 1})
     assert workload_argv(bare) == tuple(train.command)
 
@@ -113,6 +110,11 @@ def test_figures_from_regexes_and_from_a_json_line() -> None:
     assert figures.values["tokens_per_s"] == 51234 and set(figures.values) == {"tokens_per_s", "loss.step_100"}
     assert read_figures(line, "RESULT {cut", []).problems[0].startswith("the last 'RESULT' line is not JSON")
     assert read_figures(line, "nothing\n", []).problems == ["no line starts with 'RESULT '"]
+    # One task of an srun job printed its line corrupted: said, though the last task's line is whole.
+    tasks = 'RESULT {"tokens_per_s": 51\x00234\nRESULT {"tokens_per_s": 51234}\n'
+    figures = read_figures(line, tasks, ["tokens_per_s"])
+    assert figures.values == {"tokens_per_s": 51234}
+    assert len(figures.problems) == 1 and figures.problems[0].startswith("'RESULT' line 1 of 2 is not JSON")
 
 
 def test_judging_a_run(cluster: Path) -> None:
@@ -170,4 +172,5 @@ def test_workload_check_end_to_end(cluster: Path, tmp_path: Path, capsys: pytest
     assert main(["workload-check", "-i", str(cluster), "nope", str(log), "--exit-status", "0"]) == 2
     assert "no workload 'nope'" in capsys.readouterr().err
     assert main(["workload-check", "-i", str(cluster), "llama-pretrain-smoke", "--command"]) == 0
-    assert capsys.readouterr().out.startswith("srun --nodes=2 --ntasks-per-node=1 apptainer exec --rocm ")
+    srun = "srun --nodes=2 --ntasks-per-node=1 --immediate=30 --time=21 --kill-on-bad-exit=1"
+    assert capsys.readouterr().out.startswith(f"{srun} apptainer exec --rocm ")

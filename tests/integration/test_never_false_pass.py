@@ -436,3 +436,58 @@ def test_a_cper_fault_is_never_pass_in_any_form(tmp_path: Path) -> None:
         if (verdicts[node].status is Status.PASS) != (kind is None)
     ]
     assert not wrong, "\n".join(wrong)
+
+
+# -- a site's workload on N nodes, through srun ------------------------------------------------------
+# srun waits for every task: a task that hangs, is killed, floods its output or runs past the timeout
+# must leave its group short of PASS whichever task it is. A task whose output alone is empty or
+# corrupted while another task prints the job's result line in full is the one exception (the console
+# reads the job's output as the workload declares it: docs/workloads.md, "N nodes through srun").
+N_NODE_WORKLOAD = """
+[[workloads]]
+name = "pair-train"
+pools = ["mi300x"]
+nodes = 2
+timeout_s = 8
+command = ["python3", "/shared/smoke/train.py", "--steps", "100", "--report-prefix", "RESULT "]
+[workloads.results]
+json_prefix = "RESULT "
+[[workloads.criteria]]
+figure = "tokens_per_s"
+fail_if = "< 40000"
+source = "the simulator's MI300X pair: 51234 tok/s"
+"""
+ONE_TASKS_OUTPUT = {
+    FaultKind.EMPTY_OUTPUT,
+    FaultKind.TRUNCATED_OUTPUT,
+    FaultKind.NON_UTF8_OUTPUT,
+    FaultKind.GARBAGE_OUTPUT,
+}
+
+
+@pytest.mark.parametrize("task", [0, 1], ids=["first-task", "second-task"])
+def test_no_fault_of_one_task_of_an_n_node_workload_reads_pass(tmp_path: Path, task: int) -> None:
+    kinds = sorted(BEHAVIOUR_KINDS)
+    nodes = 2 * (len(kinds) + 1)  # a healthy pair, then a pair per fault
+    lines = ["time_factor = 400", "[[nodes]]", f'names = "sim[001-{nodes:03d}]"', 'model = "MI300X"']
+    lines.append('pool = "mi300x"')
+    for pair, kind in enumerate(kinds, start=1):
+        lines += ["[[faults]]", f'nodes = "sim{2 * pair + 1 + task:03d}"', f'kind = "{kind.value}"']
+        params = {**PARAMS.get(kind, {}), **({"mb": 20} if kind is FaultKind.HUGE_OUTPUT else {})}
+        lines += ['program = "python3"', *(f"{key} = {_toml_value(value)}" for key, value in params.items())]
+    scenario = tmp_path / "n-node-faults.toml"
+    scenario.write_text("\n".join(lines) + "\n")
+    report = tmp_path / "r.json"
+    with start_sim_cluster(scenario=scenario) as sim:
+        cluster = tmp_path / "cluster.toml"
+        cluster.write_text(sim.inventory_path.read_text() + N_NODE_WORKLOAD)
+        args = ["sweep", "-i", str(cluster), "--probes", "workload", "--store", str(tmp_path / "h.sqlite")]
+        main([*args, "--json", str(report)])
+    status = {n["node"]: n["status"] for n in json.loads(report.read_text())["nodes"]}
+    assert status["sim001"] == status["sim002"] == "PASS", "the healthy pair runs the workload and passes"
+    passed = {
+        kind
+        for pair, kind in enumerate(kinds, start=1)
+        if "PASS" in (status[f"sim{2 * pair + 1:03d}"], status[f"sim{2 * pair + 2:03d}"])
+    }
+    assert not passed - ONE_TASKS_OUTPUT, f"faults of a task that read PASS: {sorted(passed - ONE_TASKS_OUTPUT)}"

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from console.probes import parse_output
+from console.probes.workload import srun_refusal
 from console.sim.commands import Delivery, SimContext, SimReply, run_program
 from console.sim.faults import Fault, FaultKind
 from console.sim.models import ClusterSpec, NodeSpec, build_node
@@ -268,11 +269,30 @@ def test_srun_waits_on_a_drained_node(tmp_path: Path) -> None:
     reply = _run_on(spec, "g01", "srun", "-N", "2", "-w", "g[01-02]", "all_reduce_perf", state_dir=tmp_path)
     assert reply.delivery is Delivery.HANG
     assert reply.stderr.startswith("srun: Required node not available (down, drained or reserved)")
+    # With --immediate it gives up after the wait, as Slurm does (a workload's srun: not run, UNKNOWN).
+    argv = ("srun", "--nodes=2", "--nodelist=g01,g02", "--immediate=30", "hostname")
+    refused = _run_on(spec, "g01", *argv, state_dir=tmp_path)
+    assert refused.exit_status == 1 and refused.delivery is not Delivery.HANG
+    assert refused.stderr.endswith("srun: error: Unable to allocate resources: Requested nodes are busy\n")
+    assert srun_refusal(refused.stderr) == "srun: Required node not available (down, drained or reserved)"
 
 
 def test_srun_runs_other_programs_on_each_host() -> None:
     spec = _many(GpuModel.MI300X, 3)
     assert _run_on(spec, "g02", "srun", "-N", "2", "-l", "hostname").stdout == "0: g02\n1: g03\n"
+
+
+def test_srun_waits_for_every_task_as_slurm_does() -> None:
+    def srun_with(kind: FaultKind, **params: object) -> SimReply:
+        spec = _many(GpuModel.MI300X, 2, [Fault(kind=kind, node="g02", params={"program": "hostname", **params})])
+        return _run_on(spec, "g01", "srun", "--nodes=2", "--nodelist=g01,g02", "-l", "hostname")
+
+    hung = srun_with(FaultKind.IGNORES_SIGTERM)
+    assert hung.delivery is Delivery.HANG and hung.ignores_term, "a task that hangs holds srun"
+    killed = srun_with(FaultKind.COMMAND_KILLED)
+    assert killed.exit_status == 139 and killed.delivery is Delivery.NORMAL, "srun outlives the task and says so"
+    assert "srun: error: g02: task 1: Segmentation fault\n" in killed.stderr
+    assert srun_with(FaultKind.HUGE_OUTPUT, mb=1).filler_bytes == 2**20, "a task's output goes through srun"
 
 
 def test_rank_lines_name_the_node_bdfs() -> None:

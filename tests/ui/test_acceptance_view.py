@@ -1,6 +1,6 @@
-"""The console's acceptance view (W): each workload on each pool with its state, accepted and current
-stack, what changed and the figures, read from the history database as ``acceptance`` reads it; and
-the rollback key (B) opening the confirm dialog for the cursor node's pool."""
+"""The console's acceptance view (W): a row per workload and pool with its state (running while the engine
+says a run goes on), what changed and its trend, the selected row's records below, read from the
+history database as ``acceptance`` reads it; its keys (run, accept, roll back) and the main screen's B."""
 
 from __future__ import annotations
 
@@ -12,20 +12,43 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
+from console.actions.acceptance import merge_stacks
 from console.checks import CheckPack
 from console.inventory import load_inventory
-from console.model.findings import roll_up
+from console.inventory.hostlist import fold
+from console.inventory.model import Inventory
+from console.model.findings import Evidence, Finding, Status, Subject, roll_up
+from console.model.workload import WorkloadSpec
 from console.service.assembly import EngineSpec
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
+from console.sweep.events import Event, WorkloadFinished, WorkloadStarted
 from console.ui.app import ConsoleApp
+from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.confirm import ConfirmScreen
-from console.ui.screens.dialogs import TextScreen
-from tests.ui.helpers import main_screen, wait_until
+from tests.ui.conftest import FIXED_NOW
+from tests.ui.helpers import feed, main_screen, wait_until
 from tests.ui.synthetic import SyntheticFleet
 
 SIZE = (170, 50)
 STACK_A = {"rocm": "6.4.1", "amdgpu_driver": "6.12.12", "torch": "2.6.0+rocm6.4.1", "firmware.PM": "85.110.0"}
+STACK_C = {**STACK_A, "rocm": "6.2.2"}
+VLLM = "vllm-serving"
+FIXED_AT = 1_763_631_000.0  # 2025-11-20 09:30:00 UTC
+
+
+def _with_vllm(inventory: Inventory) -> Inventory:
+    """The fleet's inventory with a site workload declared on every pool."""
+    spec = WorkloadSpec.model_validate(
+        {
+            "name": VLLM,
+            "timeout_s": 1800,
+            "command": ["vllm", "bench", "serve"],
+            "results": {"regex": {"request_throughput": r"Request throughput \(req/s\):\s+(\S+)"}},
+            "criteria": [{"figure": "request_throughput", "fail_if": "< 11", "source": "accepted run: 13.1 req/s"}],
+        }
+    )
+    return inventory.model_copy(update={"workloads": {VLLM: spec}})
 
 
 def _history(path: Path, fleet: SyntheticFleet) -> Store:
@@ -51,6 +74,22 @@ def _history(path: Path, fleet: SyntheticFleet) -> Store:
     return store
 
 
+def _rows(app: ConsoleApp) -> dict[tuple[str, str], list[str]]:
+    """The acceptance table as text: (workload, pool) -> its cells."""
+    screen = app.screen
+    assert isinstance(screen, AcceptanceScreen)
+    table = screen.table
+    rows = {}
+    for index in range(table.row_count):
+        cells = [str(c) for c in table.get_row_at(index)]
+        rows[(cells[0], cells[1])] = cells
+    return rows
+
+
+def _detail(app: ConsoleApp) -> str:
+    return str(app.screen.query_one("#acceptance-detail", Static).render())
+
+
 async def test_the_view_shows_due_and_accepted_pools_and_b_plans_a_rollback(
     make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
 ) -> None:
@@ -60,15 +99,18 @@ async def test_the_view_shows_due_and_accepted_pools_and_b_plans_a_rollback(
         app = make_app(store=history)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("W")
-            await wait_until(pilot, lambda: isinstance(app.screen, TextScreen))
-            assert isinstance(app.screen, TextScreen)
-            text = app.screen.body.plain
-            due, accepted = text.index(f"  {first}"), text.index(f"  {second}")
-            assert "due" in text[due:accepted] and "changed   rocm: 6.4.1 -> 6.4.2" in text[due:accepted]
-            assert "accepted" in text[accepted:] and "changed" not in text[accepted:]
-            assert "figures   bf16_tflops=712.5" in text and "validation of ROCm 6.4.1" in text
+            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            rows = _rows(app)
+            assert rows[("framework", first)][2] == "due" and rows[("framework", second)][2] == "accepted"
+            assert rows[("framework", first)][4] == "rocm 6.4.1->6.4.2" and rows[("framework", second)][4] == "-"
+            detail = _detail(app)  # the first row is selected: the due pool
+            assert "changed   rocm: 6.4.1 -> 6.4.2" in detail and "validation of ROCm 6.4.1" in detail
+            assert "figures   bf16_tflops=712.5" in detail and "r runs it on the pool now" in detail
+            await pilot.press("down")
+            await wait_until(pilot, lambda: "figures   bf16_tflops=1650" in _detail(app))
+            assert "changed" not in _detail(app)
             await pilot.press("escape")
-            await wait_until(pilot, lambda: not isinstance(app.screen, TextScreen))
+            await wait_until(pilot, lambda: not isinstance(app.screen, AcceptanceScreen))
             await pilot.press("B")  # the cursor node's pool, through the confirm dialog like every action
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             dialog = app.screen
@@ -80,17 +122,132 @@ async def test_the_view_shows_due_and_accepted_pools_and_b_plans_a_rollback(
 
 
 @pytest.mark.usefixtures("utc")
-def test_acceptance_view_snapshot(
-    snap_compare: Callable[..., bool], make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+async def test_a_run_shows_running_from_the_engines_events_and_settles(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
 ) -> None:
     history = _history(tmp_path / "h.sqlite", fleet)
+    first, _ = sorted(fleet.inventory.pools)
+    nodes = sorted(n.name for n in fleet.inventory.nodes if n.pool == first)[:2]
+    try:
+        app = make_app(store=history)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("W")
+            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            started = WorkloadStarted(sweep_id=7, workload="framework", pool=first, nodes=nodes, started_at=FIXED_AT)
+            await feed(pilot, [started])
+            await wait_until(pilot, lambda: _rows(app)[("framework", first)][2] == "running (was due)")
+            assert _rows(app)[("framework", first)][3] == f"since 2025-11-20 09:30:00 on {fold(nodes)}"
+            assert "running   since 2025-11-20 09:30:00" in _detail(app) and "(sweep #7), was due" in _detail(app)
+            finished = WorkloadFinished(sweep_id=7, workload="framework", pool=first, nodes=nodes, status=Status.PASS)
+            await feed(pilot, [finished])
+            await wait_until(pilot, lambda: _rows(app)[("framework", first)][2] == "due")
+    finally:
+        history.close()
+
+
+async def test_read_only_refuses_the_run_key_and_accept_needs_a_passed_run(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    history = _history(tmp_path / "h.sqlite", fleet)
+    try:
+        app = make_app(store=history, read_only=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("W")
+            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await pilot.press("r")
+            await wait_until(pilot, lambda: any("read-only" in str(n.message) for n in app._notifications))
+            assert isinstance(app.screen, AcceptanceScreen), "no confirm dialog in read-only mode"
+            await pilot.press("a")  # not dangerous, but the history holds no run of the framework to accept
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen)
+            await wait_until(pilot, lambda: dialog.preview is not None)
+            assert dialog.preview is not None and "no run of framework" in str(dialog.preview.refused)
+            assert dialog.query_one("#confirm-yes", Button).disabled
+    finally:
+        history.close()
+
+
+async def test_b_in_the_view_plans_the_rollback_of_the_selected_rows_pool(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    history = _history(tmp_path / "h.sqlite", fleet)
+    _, second = sorted(fleet.inventory.pools)
+    try:
+        app = make_app(store=history)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("W")
+            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await pilot.press("down", "B")  # the second row: the second pool
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen) and dialog.action_spec.id == "rollback"
+            assert dialog.targets == tuple(n.name for n in fleet.inventory.nodes if n.pool == second)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+    finally:
+        history.close()
+
+
+def _workload_history(store: Store, inventory: Inventory) -> None:
+    """vLLM on the first pool: accepted on stack A at 13.1 req/s, then slower runs after a ROCm change, the
+    last one regressed."""
+    first, _ = sorted(inventory.pools)
+    members = [n for n in inventory.nodes if n.pool == first]
+    figures = [(13.1, Status.PASS, STACK_A), (12.9, Status.PASS, STACK_A), (10.4, Status.FAIL, STACK_C)]
+    for figure, status, stack in figures:
+        sweep = store.start_sweep("workload", "synthetic", "")
+        for node in members:
+            store.add_probe_run(
+                sweep, node.name, f"workload.{VLLM}", command="vllm bench serve", exit_status=0, started_at=1.0,
+                duration_s=1.0, stdout=b"", stderr=b"", problem=None,
+            )  # fmt: skip
+            found = Finding(
+                check_id=f"workload.{VLLM}.request_throughput", family="workload", status=status,
+                subject=Subject(node=node.name), message="vllm", evidence=Evidence(observed=figure),
+            )  # fmt: skip
+            store.record_node(sweep, first, roll_up(node.name, [found]), stack)
+        store.finish_sweep(sweep, "done", {})
+        outcome = "accepted" if figure == 13.1 else "regressed" if status is Status.FAIL else None
+        if outcome is not None:
+            store.record_acceptance(
+                VLLM, first, outcome, stack=merge_stacks([stack]), figures={"request_throughput": figure},
+                sweep_id=sweep, user="ops", reason="validation of ROCm 6.4.1" if outcome == "accepted" else "",
+            )  # fmt: skip
+
+
+@pytest.mark.usefixtures("utc")
+def test_acceptance_view_snapshot(
+    snap_compare: Callable[..., bool],
+    packs: dict[str, CheckPack],
+    fleet: SyntheticFleet,
+    tmp_path: Path,
+) -> None:
+    """Running, due, regressed (with its trend) and accepted rows; the regressed one selected."""
+    history = _history(tmp_path / "h.sqlite", fleet)
+    inventory = _with_vllm(fleet.inventory)
+    _workload_history(history, inventory)
+    _, second = sorted(inventory.pools)
+    running = sorted(n.name for n in inventory.nodes if n.pool == second)[:2]
 
     async def run_before(pilot: Pilot[int]) -> None:
+        app = pilot.app
+        assert isinstance(app, ConsoleApp)
+        started = WorkloadStarted(sweep_id=12, workload=VLLM, pool=second, nodes=running, started_at=FIXED_AT)
+        await feed(pilot, [started])
         await pilot.press("W")
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, TextScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+        await wait_until(pilot, lambda: (VLLM, second) in _rows(app) and "running" in _rows(app)[(VLLM, second)][2])
+        screen = app.screen
+        assert isinstance(screen, AcceptanceScreen)
+        screen.table.move_cursor(row=[s.workload for s in screen.states].index(VLLM))
+        await wait_until(pilot, lambda: "regressed " in _detail(app))
 
+    app = ConsoleApp(
+        inventory, packs, store=history, clock=lambda: FIXED_NOW, export_dir=tmp_path, refresh_interval_s=0.0
+    )
     try:
-        assert snap_compare(make_app(store=history), terminal_size=SIZE, run_before=run_before)
+        assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
     finally:
         history.close()
 
@@ -130,5 +287,113 @@ async def test_b_rolls_the_pool_back_through_the_engine(packs: dict[str, CheckPa
             [row] = [r for r in store.audit_log(10) if r["action"] == "rollback"]
             assert row["outcome"].startswith(f"pool {pool} pinned back to its accepted stack")
             assert json.loads(row["inputs"])["reason"] == "back to stack A"
+        finally:
+            store.close()
+
+
+SIM_WORKLOAD = """
+[[workloads]]
+name = "vllm-serving"
+timeout_s = 600
+command = ["vllm", "bench", "serve", "--model", "m", "--num-prompts", "5000"]
+
+[workloads.results.regex]
+request_throughput = 'Request throughput \\(req/s\\):\\s+(\\S+)'
+
+[[workloads.criteria]]
+figure = "request_throughput"
+fail_if = "< 11"
+source = "accepted run: 13.1 req/s; fail at -15 %"
+"""
+
+
+async def test_r_runs_a_due_workload_through_the_engine_and_a_accepts_it(
+    packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    """On the simulator: vLLM was accepted on another ROCm release (due). r on its row asks, runs it on the
+    pool through the engine (which says when each node's run starts and ends: the view shows those as
+    running, test_a_run_shows_running_from_the_engines_events_and_settles), and the row turns accepted
+    again; a accepts that run with a reason. The audit log tells it in order."""
+    with start_sim_cluster(nodes=2, models="mi300x", time_factor=400) as sim:
+        cluster = tmp_path / "cluster.toml"
+        cluster.write_text(sim.inventory_path.read_text() + SIM_WORKLOAD)
+        inventory = load_inventory(cluster)
+        pool = inventory.nodes[0].pool
+        store = Store(tmp_path / "h.sqlite")
+        app = ConsoleApp(
+            inventory, packs, store=store, engine_spec=EngineSpec(inventory, packs, store.path), engine_in_thread=True,
+            level="quick", refresh_interval_s=0.1, export_dir=tmp_path,
+        )  # fmt: skip
+        runs: list[WorkloadStarted | WorkloadFinished] = []
+        ingest = app.ingest
+
+        def heard(event: Event) -> None:  # what the engine told the console, in order
+            if isinstance(event, WorkloadStarted | WorkloadFinished):
+                runs.append(event)
+            ingest(event)
+
+        app.ingest = heard
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_until(pilot, lambda: app.state.progress.finished_at is not None, 90)
+                members = [n.name for n in inventory.nodes]
+                current = merge_stacks(store.pool_stacks(members).values())
+                store.record_acceptance(
+                    "vllm-serving", pool, "accepted", stack={**current, "rocm": "6.3.4"},
+                    figures={"request_throughput": 13.0}, sweep_id=None, user="ops", reason="stack A",
+                )  # fmt: skip
+                await pilot.press("W")
+                await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+                assert _rows(app)[("vllm-serving", pool)][2] == "due"
+                await pilot.press("r")
+                await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+                dialog = app.screen
+                assert isinstance(dialog, ConfirmScreen) and dialog.action_spec.id == "acceptance-run"
+                await pilot.press(*"rerun after the ROCm upgrade")
+                yes = dialog.query_one("#confirm-yes", Button)
+                await wait_until(pilot, lambda: not yes.disabled, 30)
+                assert dialog.preview is not None and dialog.preview.refused is None
+                assert any("vllm bench serve" in line for line in dialog.preview.command_lines())
+                await pilot.pause()
+                await pilot.click("#confirm-yes")
+                await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen), 10)
+                await wait_until(pilot, lambda: _rows(app)[("vllm-serving", pool)][2] == "accepted-again", 90)
+                # Each node ran it (one-node workload): started, then ended PASS, as the view was told.
+                told = [(type(e).__name__, tuple(e.nodes)) for e in runs if e.workload == "vllm-serving"]
+                assert sorted(told) == sorted(
+                    [(kind, (node,)) for node in members for kind in ("WorkloadFinished", "WorkloadStarted")]
+                )
+                order = {event: i for i, event in enumerate(told)}
+                assert all(order[("WorkloadStarted", (n,))] < order[("WorkloadFinished", (n,))] for n in members)
+                assert {e.status for e in runs if isinstance(e, WorkloadFinished)} == {Status.PASS}
+                assert "request_throughput 13.0" not in _rows(app)[("vllm-serving", pool)][5]  # a run, not a record
+                assert _rows(app)[("vllm-serving", pool)][5].startswith("request_throughput 1")
+                # Accept the passed run as the operator's own acceptance, with a reason.
+                await pilot.press("a")
+                await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+                dialog = app.screen
+                assert isinstance(dialog, ConfirmScreen)
+                await pilot.press(*"validated on the new ROCm")
+                yes = dialog.query_one("#confirm-yes", Button)
+                await wait_until(pilot, lambda: not yes.disabled, 30)
+                await pilot.pause()
+                await pilot.click("#confirm-yes")
+                await wait_until(
+                    pilot, lambda: store.acceptance_history("vllm-serving", pool)[-1].outcome == "accepted"
+                )
+            history = store.acceptance_history("vllm-serving", pool)
+            assert [r.outcome for r in history] == ["accepted", "accepted-again", "accepted"]
+            assert history[-1].reason == "validated on the new ROCm" and history[-1].sweep_id == history[1].sweep_id
+            log = list(reversed(store.audit_log(20)))
+            story = [(r["action"], json.loads(r["inputs"]).get("reason", "")) for r in log if r["action"] != "host-key"]
+            assert story[-4:] == [
+                ("workload-rerun", "rerun after the ROCm upgrade"),
+                ("workload-run", ""),
+                ("accept", story[-2][1]),
+                ("accept", "validated on the new ROCm"),
+            ], story
+            assert story[-2][1].startswith("rerun after a stack change: rocm 6.3.4 -> ")
+            [run] = [r for r in log if r["action"] == "workload-run"]
+            assert run["outcome"].startswith(f"vllm-serving on pool {pool} (sweep ") and "PASS on" in run["outcome"]
         finally:
             store.close()

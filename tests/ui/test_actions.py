@@ -19,6 +19,7 @@ from console.sweep.events import SweepDone
 from console.ui.app import ConsoleApp
 from console.ui.palette import palette_commands
 from console.ui.registry import ACTIONS, BY_ID, visible_actions
+from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.confirm import ConfirmScreen
 from console.ui.screens.detail import DetailScreen
 from console.ui.screens.dialogs import FamilyPicker, TextScreen
@@ -34,7 +35,7 @@ SIZE = (170, 50)
 
 def test_registry_ids_and_keys_are_unique_per_screen() -> None:
     assert len(BY_ID) == len(ACTIONS)
-    for screen in ("main", "detail"):
+    for screen in ("main", "detail", "acceptance"):
         keys = [a.key for a in ACTIONS if a.screen == screen]
         assert len(keys) == len(set(keys)), keys
 
@@ -44,7 +45,8 @@ def test_every_registry_action_has_a_handler(action: object) -> None:
     from console.ui.registry import UiAction
 
     assert isinstance(action, UiAction)
-    screen = {"main": MainScreen, "detail": DetailScreen, "remediation": RemediationScreen}[action.screen]
+    screens = {"main": MainScreen, "detail": DetailScreen, "remediation": RemediationScreen}
+    screen = {**screens, "acceptance": AcceptanceScreen}[action.screen]
     assert callable(getattr(screen, f"action_{action.action_name}", None)), action.id
 
 
@@ -74,11 +76,16 @@ async def test_read_only_hides_dangerous_actions_everywhere(
     async with app.run_test(size=SIZE) as pilot:
         await feed(pilot, fleet.events)
         screen = main_screen(pilot)
-        dangerous = [a for a in ACTIONS if a.dangerous and a.screen == "main"]  # the remediation view's: its tests
+        # the remediation and acceptance views' keys: their own tests
+        dangerous = [a for a in ACTIONS if a.dangerous and a.screen == "main"]
         # Multi-node RCCL changes nothing but takes every GPU of its nodes for minutes: refused as well.
         assert {a.id for a in dangerous} == {
             "drain", "resume", "cordon", "uncordon", "enforce-pin", "pin", "multinode", "multinode-fleet",
             "repaired", "escalate", "rollback",
+        }  # fmt: skip
+        # The acceptance view's run (it takes a pool's GPUs) and roll-back keys, likewise (test_acceptance_view).
+        assert {a.id for a in ACTIONS if a.dangerous and a.screen == "acceptance"} == {
+            "acceptance-run", "acceptance-rollback",
         }  # fmt: skip
         bound = {b.id for _key, b in screen._bindings}
         assert not bound & {a.id for a in dangerous}

@@ -6,7 +6,12 @@ current stack (each node's newest recorded stack):
 - ``not-accepted``: no run of it was ever accepted on this pool;
 - ``accepted`` / ``accepted-again``: the pool runs the stack of its last accepting record;
 - ``due``: the pool's stack differs from the accepted one and no rerun judged it yet;
-- ``regressed``: a rerun on the current stack failed; its figures sit beside the accepted ones.
+- ``regressed``: a rerun on the current stack failed; its figures sit beside the accepted ones;
+- ``running``: a run of it on the pool's nodes is in progress (``console.sweep.workload_runs``): the
+  state it will settle from is kept beside (``settled``), and gates judge that one.
+
+Each state carries the pool's trend: the figures of the last ``TREND_RUNS`` runs of the workload on
+the pool, every run the history kept (judged or not), oldest first.
 
 A sweep that runs workloads (``sweep --probes workload``, or ``framework`` for the built-in workload
 of that name) records, for each workload already accepted on a pool whose stack changed, ``accepted
@@ -18,19 +23,29 @@ acceptance is always an operator's (``accept --workload``), with a reason, audit
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from console.actions.model import ActionKind, ActionResult
 from console.inventory.model import Inventory
-from console.model.findings import Finding, Status
+from console.model.findings import Status
+from console.probes.ids import ProbeId
 from console.store import Store, current_user
 from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, ACCEPTING, REGRESSED, AcceptanceRecord
+from console.store.audit import AuditLog
+from console.sweep.workload_runs import ACTION as RUN_ACTION
 
 FRAMEWORK = "framework"  # the framework probe, accepted like a site workload
 NOT_ACCEPTED = "not-accepted"
 DUE = "due"
-STATES = (NOT_ACCEPTED, ACCEPTED, ACCEPTED_AGAIN, DUE, REGRESSED)
+RUNNING = "running"
+STATES = (NOT_ACCEPTED, ACCEPTED, ACCEPTED_AGAIN, DUE, REGRESSED, RUNNING)
+# Runs a trend shows: enough to see a drift over a few stack changes, short enough to read on one line.
+TREND_RUNS = 8
+# A newest figure this far from the mean of the runs before it reads as a move, not noise (an estimate:
+# docs/sources/estimates.md#workload-trend-step).
+TREND_STEP = 0.02
 # What a workload is accepted on: what a stack change re-judges (issue 22: driver, ROCm, framework,
 # container image, firmware). Tools such as rvs or amd-smi do not change what a workload does.
 STACK_KEYS = ("rocm", "amdgpu_driver", "torch", "image")
@@ -95,11 +110,8 @@ class PoolRun:
     nodes: list[str]
 
 
-def _figure_name(workload: str, finding: Finding) -> str | None:
-    prefix = f"{FRAMEWORK}." if workload == FRAMEWORK else f"workload.{workload}."
-    if not finding.check_id.startswith(prefix):
-        return None
-    return finding.check_id.removeprefix(prefix)
+def _prefix(workload: str) -> str:
+    return f"{FRAMEWORK}." if workload == FRAMEWORK else f"workload.{workload}."
 
 
 def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -> PoolRun | None:
@@ -107,16 +119,14 @@ def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -
     statuses: list[Status] = []
     readings: dict[str, list[float]] = {}
     ran: list[str] = []
-    for node in nodes:
-        mine = [(f, name) for f in store.findings(sweep_id, node) if (name := _figure_name(workload, f)) is not None]
-        if not mine:
-            continue
-        ran.append(node)
-        for finding, name in mine:
-            statuses.append(finding.status)
-            observed = finding.evidence.observed
-            if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
-                readings.setdefault(name, []).append(float(observed))
+    prefix = _prefix(workload)
+    for node, check_id, status, observed in store.check_readings(sweep_id, list(nodes), prefix):
+        if node not in ran:
+            ran.append(node)
+        statuses.append(Status(status))
+        name = check_id.removeprefix(prefix)
+        if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
+            readings.setdefault(name, []).append(float(observed))
     if not ran:
         return None
     worst = max(statuses, key=lambda s: s.severity)
@@ -134,22 +144,164 @@ class AcceptanceState:
     accepted: AcceptanceRecord | None = None
     regressed: AcceptanceRecord | None = None
     changes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    running: RunInProgress | None = None
+    trend: list[TrendRun] = field(default_factory=list)
+
+    @property
+    def settled(self) -> str:
+        """The state apart from a run in progress (what a gate judges: a rerun not ended changes nothing)."""
+        return self.running.settled if self.running is not None else self.state
+
+    def figure_trends(self) -> dict[str, FigureTrend]:
+        """Per figure, its values over the trend's runs (oldest first) and which way the newest moved."""
+        return figure_trends(self.trend)
 
     def as_json(self) -> dict[str, object]:
-        """JSON-ready: the records whole, the changes as {field: {accepted, current}}."""
+        """JSON-ready: the records whole, the changes as {field: {accepted, current}}, the run in progress
+        and the trend (its runs, and per figure the values and direction)."""
         return {
             "workload": self.workload,
             "pool": self.pool,
             "state": self.state,
+            "settled_state": self.settled,
             "current_stack": self.current_stack,
             "accepted": self.accepted.as_json() if self.accepted else None,
             "regressed": self.regressed.as_json() if self.regressed else None,
             "changes": {k: {"accepted": a, "current": c} for k, (a, c) in self.changes.items()},
+            "running": self.running.as_json() if self.running else None,
+            "trend": {
+                "runs": [t.as_json() for t in self.trend],
+                "figures": {k: {"values": v.values, "direction": v.direction} for k, v in self.figure_trends().items()},
+            },
         }
 
 
-def acceptance_state(store: Store, inventory: Inventory, workload: str, pool: str) -> AcceptanceState:
-    """The state of ``workload`` on ``pool`` now (module docstring)."""
+@dataclass(frozen=True)
+class RunInProgress:
+    """A run of a workload on a pool that has not ended: since when, on which nodes, what it was before."""
+
+    started_at: float
+    nodes: list[str]
+    sweep_id: int | None
+    settled: str
+    owner: str = ""  # who runs it, as the audit log says ("in progress (pid 123 on host)")
+
+    def as_json(self) -> dict[str, object]:
+        """JSON-ready."""
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class TrendRun:
+    """One run of a workload on a pool: its sweep, when, its worst status and its figures (node mean)."""
+
+    sweep_id: int
+    at: float
+    status: Status
+    figures: dict[str, float]
+
+    def as_json(self) -> dict[str, object]:
+        """JSON-ready."""
+        return {"sweep_id": self.sweep_id, "at": self.at, "status": self.status.value, "figures": self.figures}
+
+
+@dataclass(frozen=True)
+class FigureTrend:
+    """One figure over the runs, oldest first, and how the newest compares with the runs before it."""
+
+    values: list[float]
+    direction: str  # "up", "down", "flat", or "" with fewer than two runs
+
+    @property
+    def arrow(self) -> str:
+        """The direction as one character."""
+        return {"up": "↑", "down": "↓", "flat": "→"}.get(self.direction, "")
+
+
+def figure_trends(runs: Sequence[TrendRun]) -> dict[str, FigureTrend]:
+    """Per figure the runs printed, its values oldest first; the direction compares the newest value with
+    the mean of the earlier ones (``TREND_STEP`` apart or more is a move; a NaN is no direction)."""
+    values: dict[str, list[float]] = {}
+    for run in runs:
+        for name, value in run.figures.items():
+            values.setdefault(name, []).append(value)
+    trends = {}
+    for name, seen in sorted(values.items()):
+        direction = ""
+        earlier = seen[:-1]
+        if earlier and all(math.isfinite(v) for v in seen):
+            mean = sum(earlier) / len(earlier)
+            step = (seen[-1] - mean) / abs(mean) if mean else 0.0
+            direction = "up" if step >= TREND_STEP else "down" if step <= -TREND_STEP else "flat"
+        trends[name] = FigureTrend(seen, direction)
+    return trends
+
+
+def trend_probes(workload: str) -> list[str]:
+    """The stored probe names a run of ``workload`` leaves (the framework's are its probes)."""
+    if workload == FRAMEWORK:
+        return [p.value for p in ProbeId if p.value.startswith(f"{FRAMEWORK}.")]
+    return [f"workload.{workload}"]
+
+
+def trend(store: Store, inventory: Inventory, workload: str, pool: str, runs: int = TREND_RUNS) -> list[TrendRun]:
+    """The last ``runs`` runs of ``workload`` on ``pool``, oldest first, from every sweep the history kept."""
+    found = []
+    for sweep_id, at, nodes in store.runs_of(trend_probes(workload), _members(inventory, pool), runs):
+        run = pool_run(store, sweep_id, workload, nodes)
+        if run is not None:
+            found.append(TrendRun(sweep_id, at, run.status, run.figures))
+    return found[::-1]
+
+
+def runs_in_progress(store: Store) -> dict[tuple[str, str], tuple[RunInProgressEntry, str]]:
+    """Workload runs whose audit entry has no outcome and whose process still runs (or cannot be checked
+    from here), by (workload, pool): the newest entry of each."""
+    running: dict[tuple[str, str], tuple[RunInProgressEntry, str]] = {}
+    for row in store.open_audit_entries(RUN_ACTION):
+        shown = AuditLog.shown_outcome(row)
+        if not (shown.startswith("in progress") or "cannot be checked" in shown):
+            continue  # its console stopped before it wrote the outcome: nothing runs
+        inputs = json.loads(row["inputs"])
+        entry = RunInProgressEntry(
+            float(inputs.get("started_at") or row["at"]), json.loads(row["targets"]), inputs.get("sweep")
+        )
+        running[(str(inputs.get("workload")), str(inputs.get("pool")))] = (entry, shown)
+    return running
+
+
+@dataclass(frozen=True)
+class RunInProgressEntry:
+    """What the audit entry of a run in progress says: since when, the nodes, the sweep."""
+
+    started_at: float
+    nodes: list[str]
+    sweep_id: int | None
+
+
+def acceptance_state(
+    store: Store,
+    inventory: Inventory,
+    workload: str,
+    pool: str,
+    running: dict[tuple[str, str], tuple[RunInProgressEntry, str]] | None = None,
+) -> AcceptanceState:
+    """The state of ``workload`` on ``pool`` now (module docstring); ``running`` as ``runs_in_progress``
+    gives it (read from the store when None)."""
+    settled = _settled_state(store, inventory, workload, pool)
+    running = runs_in_progress(store) if running is None else running
+    updates: dict[str, object] = {"trend": trend(store, inventory, workload, pool)}
+    found = running.get((workload, pool))
+    if found is not None:
+        entry, owner = found
+        updates.update(
+            state=RUNNING,
+            running=RunInProgress(entry.started_at, entry.nodes, entry.sweep_id, settled.state, owner),
+        )
+    return replace(settled, **updates)  # type: ignore[arg-type]
+
+
+def _settled_state(store: Store, inventory: Inventory, workload: str, pool: str) -> AcceptanceState:
     members = _members(inventory, pool)
     current = merge_stacks(store.pool_stacks(members).values(), current_image(store, inventory, workload, pool))
     history = store.acceptance_history(workload, pool)
@@ -168,8 +320,9 @@ def acceptance_state(store: Store, inventory: Inventory, workload: str, pool: st
 
 def acceptance_states(store: Store, inventory: Inventory) -> list[AcceptanceState]:
     """Every workload (the framework's last) on every pool it applies to."""
+    running = runs_in_progress(store)
     return [
-        acceptance_state(store, inventory, workload, pool)
+        acceptance_state(store, inventory, workload, pool, running)
         for workload in workload_names(inventory)
         for pool in workload_pools(inventory, workload)
     ]

@@ -378,7 +378,7 @@ class ActionService:
         due = [
             s.workload
             for s in acceptance_states(self.store, self.inventory)
-            if s.pool == pool and s.state in (DUE, REGRESSED)
+            if s.pool == pool and s.settled in (DUE, REGRESSED)
         ]
         plan = plan_rollback(
             holds, pool=pool, record=record, pin_changes=pin_changes(current, new), images=images, due=due

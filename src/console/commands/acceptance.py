@@ -15,16 +15,18 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from console.actions.acceptance import DUE, NOT_ACCEPTED, AcceptanceState, acceptance_states
+from console.actions.acceptance import DUE, NOT_ACCEPTED, AcceptanceState, acceptance_states, figure_trends
 from console.commands.arguments import UsageError, add_inventory, add_store, existing_store
 from console.commands.terminal import plain_console
 from console.inventory import load_inventory
+from console.inventory.hostlist import fold
 from console.report.formats import write_atomic
 from console.report.text import printable
 from console.store.acceptance import REGRESSED
 
 EXIT_HELP = """states: not-accepted, accepted, accepted-again, due (the pool's stack changed since the
-workload was accepted, and no rerun judged it yet), regressed (a rerun on the current stack failed).
+workload was accepted, and no rerun judged it yet), regressed (a rerun on the current stack failed),
+running (a run is in progress on the pool: since when and where; the gate judges the state it was in).
 
 exit codes:
   0  nothing regressed (and, with --require-accepted, every workload is accepted on its pool's stack)
@@ -54,8 +56,8 @@ def register(sub: Any) -> None:
 
 
 def failing(state: AcceptanceState, require_accepted: bool) -> bool:
-    """Whether ``state`` fails the gate."""
-    return state.state == REGRESSED or (require_accepted and state.state in (DUE, NOT_ACCEPTED))
+    """Whether ``state`` fails the gate (a run in progress judges nothing yet: its settled state counts)."""
+    return state.settled == REGRESSED or (require_accepted and state.settled in (DUE, NOT_ACCEPTED))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,9 +94,25 @@ def _figures(figures: dict[str, float]) -> str:
     return " ".join(f"{k}={v:g}" for k, v in figures.items()) or "-"
 
 
+def _trend(state: AcceptanceState) -> str:
+    """Each figure's last values, oldest first, and the newest one's move: ``tok_s 51234 50980 44100 ↓``."""
+    lines = []
+    for name, trend in figure_trends(state.trend).items():
+        lines.append(" ".join([name, *(f"{v:g}" for v in trend.values), trend.arrow]).rstrip())
+    return "\n".join(lines) or "-"
+
+
+def _state(state: AcceptanceState) -> str:
+    run = state.running
+    if run is None:
+        return state.state
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.started_at))
+    return f"running since {since} on {fold(run.nodes)} (was {run.settled})"
+
+
 def _print(states: list[AcceptanceState]) -> None:
     table = Table(title="workload acceptance")
-    for column in ("workload", "pool", "state", "accepted on", "changed since", "figures"):
+    for column in ("workload", "pool", "state", "accepted on", "changed since", "figures", "trend"):
         table.add_column(column)
     for s in states:
         accepted = s.accepted
@@ -104,7 +122,8 @@ def _print(states: list[AcceptanceState]) -> None:
             figures += f"  regressed: {_figures(s.regressed.figures)}"
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(accepted.at)) if accepted else ""
         on = f"{_stack(accepted.stack)} ({when}, {accepted.user}: {accepted.reason})" if accepted else "-"
-        table.add_row(*(escape(printable(x)) for x in (s.workload, s.pool, s.state, on, since, figures)))
+        row = (s.workload, s.pool, _state(s), on, since, figures, _trend(s))
+        table.add_row(*(escape(printable(x, keep_newlines=True)) for x in row))
     plain_console().print(table)
 
 
@@ -116,7 +135,7 @@ def _junit(states: list[AcceptanceState], require_accepted: bool) -> str:
         if failing(s, require_accepted):
             failures += 1
             changed = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in s.changes.items())
-            ET.SubElement(case, "failure", message=f"{s.workload} on {s.pool}: {s.state}").text = changed
+            ET.SubElement(case, "failure", message=f"{s.workload} on {s.pool}: {s.settled}").text = changed
     suite.set("failures", str(failures))
     root = ET.Element("testsuites")
     root.append(suite)

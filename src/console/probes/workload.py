@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from console.model.workload import ResultsSpec, WorkloadSpec
 
-__all__ = ["Figures", "is_finite", "read_figures", "workload_argv"]
+__all__ = ["SRUN_IMMEDIATE_S", "Figures", "is_finite", "read_figures", "srun_refusal", "workload_argv"]
 
 # What a containerised workload needs to reach the GPUs (ROCm's container guidance: the KFD and DRI
 # devices, the video and render groups, host IPC for RCCL's shared memory), and the host's network.
@@ -30,8 +31,25 @@ _GPU_OPTIONS = (
 )
 
 
-def workload_argv(spec: WorkloadSpec) -> tuple[str, ...]:
-    """What runs: the command, in the container when one is declared, through srun for more than one node."""
+# How long srun waits for the group's nodes before it gives up: a node drained, down or busy in Slurm
+# refuses the run at once (UNKNOWN: not run) instead of queueing it until the workload's timeout.
+SRUN_IMMEDIATE_S = 30
+# What srun prints when Slurm would not start the job (srun(1), Slurm 22.05-24.11): no run, no verdict.
+_SRUN_REFUSED = re.compile(
+    r"^srun: error: (Unable to allocate resources|Immediate execution impossible|Job submit/allocate failed)"
+    r"|^srun: Required node not available",
+    re.MULTILINE,
+)
+
+
+def workload_argv(spec: WorkloadSpec, hosts: Sequence[str] = ()) -> tuple[str, ...]:
+    """What runs: the command, in the container when one is declared, through srun for more than one node.
+
+    ``hosts`` are the nodes of the group the console placed the run on: srun is held to exactly them
+    (``--nodelist``), or Slurm would place it on any N nodes and the findings would name the wrong ones.
+    Slurm ends the job at the workload's timeout (``--time``) should the console's kill not reach it,
+    and ``--kill-on-bad-exit`` ends every task once one fails, as a synchronous job cannot go on.
+    """
     argv: tuple[str, ...] = tuple(spec.command)
     container = spec.container
     if container is not None:
@@ -40,8 +58,19 @@ def workload_argv(spec: WorkloadSpec) -> tuple[str, ...]:
         else:
             argv = (container.runtime, "run", "--rm", *_GPU_OPTIONS, *container.options, container.image, *argv)
     if spec.nodes > 1:
-        argv = ("srun", f"--nodes={spec.nodes}", "--ntasks-per-node=1", *argv)
+        placed = (f"--nodelist={','.join(hosts)}",) if hosts else ()
+        limits = (f"--immediate={SRUN_IMMEDIATE_S}", f"--time={math.ceil(spec.timeout_s / 60) + 1}")
+        argv = ("srun", f"--nodes={spec.nodes}", *placed, "--ntasks-per-node=1", *limits, "--kill-on-bad-exit=1",
+                *argv)  # fmt: skip
     return argv
+
+
+def srun_refusal(stderr: str) -> str | None:
+    """srun's line saying Slurm did not start the job (nodes drained, down, busy, unknown), else None."""
+    found = _SRUN_REFUSED.search(stderr)
+    if found is None:
+        return None
+    return stderr[found.start() :].splitlines()[0].strip()
 
 
 @dataclass
@@ -83,15 +112,21 @@ def _from_json_line(prefix: str, text: str, figures: Figures) -> None:
     if not lines:
         figures.problems.append(f"no line starts with {prefix!r}")
         return
-    try:
-        document = json.loads(lines[-1])
-    except ValueError as exc:
-        figures.problems.append(f"the last {prefix.strip()!r} line is not JSON: {exc}")
-        return
-    if not isinstance(document, dict):
-        figures.problems.append(f"the last {prefix.strip()!r} line is not a JSON object")
-        return
-    _flatten("", document, figures.values)
+    # Every such line is read, not only the last: under srun each task may print one, and a task whose
+    # line came out corrupted is said even when another task's line holds the figures (the last line's).
+    shown = prefix.strip()
+    for number, line in enumerate(lines, start=1):
+        where = f"the last {shown!r} line" if number == len(lines) else f"{shown!r} line {number} of {len(lines)}"
+        try:
+            document = json.loads(line)
+        except ValueError as exc:
+            figures.problems.append(f"{where} is not JSON: {exc}")
+            continue
+        if not isinstance(document, dict):
+            figures.problems.append(f"{where} is not a JSON object")
+            continue
+        if number == len(lines):
+            _flatten("", document, figures.values)
 
 
 def _flatten(stem: str, value: Any, into: dict[str, float]) -> None:

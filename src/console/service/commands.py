@@ -18,6 +18,13 @@ from console.inventory.hostlist import fold
 from console.model.findings import NodeVerdict, Status
 from console.model.multinode import MultinodeResult
 from console.service.context import EngineContext
+from console.service.workload_run import (
+    PHASE_NAME,
+    PlanWorkloadRun,
+    StartWorkloadRun,
+    plan_workload_run,
+    start_workload_run,
+)
 from console.sweep.catalog import ProbeSet
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.collective import launch_argv
@@ -158,6 +165,8 @@ Command = (
     | SchedulerStates
     | PlanMultinode
     | StartMultinode
+    | PlanWorkloadRun
+    | StartWorkloadRun
 )
 
 
@@ -165,8 +174,11 @@ async def perform(context: EngineContext, command: Command) -> Any:
     """Do ``command`` on the engine side; sweeps and reruns return once they are over (result None)."""
     engine = context.engine
     if isinstance(command, StartSweep | Rerun) and context.multinode is not None:
+        # (``multinode`` holds any heavy phase: the multi-node pairs, or a workload run from the console.)
         # Probes on nodes whose GPUs the pairs hold would judge the pairs' load, and slow them down.
-        raise RuntimeError("the multi-node phase is running (K cancels it)")
+        running = context.multinode
+        what = "a workload run" if isinstance(running, asyncio.Task) and running.get_name() == PHASE_NAME else None
+        raise RuntimeError(f"{what or 'the multi-node phase'} is running (K cancels it)")
     if isinstance(command, StartSweep):
         await engine.run(level=command.level, families=set(command.families) if command.families else None)
         return None
@@ -179,6 +191,10 @@ async def perform(context: EngineContext, command: Command) -> Any:
         return plan_multinode(context, command)
     if isinstance(command, StartMultinode):
         return await start_multinode(context, command)
+    if isinstance(command, PlanWorkloadRun):
+        return plan_workload_run(context, command)
+    if isinstance(command, StartWorkloadRun):
+        return await start_workload_run(context, command)
     if isinstance(command, GiveUp):
         return tuple(name for name in command.nodes if engine.give_up(name))
     if isinstance(command, Rerun):

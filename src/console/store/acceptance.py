@@ -140,3 +140,38 @@ class AcceptanceLedger:
             "SELECT image FROM image_overrides WHERE workload = ? AND pool = ?", (workload, pool)
         ).fetchone()
         return str(row["image"]) if row else None
+
+    def open_audit_entries(self, action: str) -> list[sqlite3.Row]:
+        """Audit entries of ``action`` whose outcome is not written yet, oldest first (``AuditLog.shown_outcome``
+        tells a run still going from one whose process stopped)."""
+        return list(
+            self.conn.execute("SELECT * FROM audit WHERE action = ? AND finished_at IS NULL ORDER BY id", (action,))
+        )
+
+    def runs_of(self, probes: list[str], nodes: list[str], limit: int) -> list[tuple[int, float, list[str]]]:
+        """The newest ``limit`` finished sweeps that ran one of ``probes`` on one of ``nodes``, newest first:
+        (sweep id, when the sweep finished, the nodes it ran on). Every run is kept (trends read them)."""
+        if not probes or not nodes:
+            return []
+        probe_marks, node_marks = ",".join("?" * len(probes)), ",".join("?" * len(nodes))
+        rows = self.conn.execute(
+            f"SELECT r.sweep_id AS sweep_id, s.finished_at AS finished_at, group_concat(DISTINCT r.node) AS nodes"
+            f" FROM probe_runs r JOIN sweeps s ON s.id = r.sweep_id"
+            f" WHERE r.probe IN ({probe_marks}) AND r.node IN ({node_marks}) AND s.finished_at IS NOT NULL"
+            f" GROUP BY r.sweep_id ORDER BY r.sweep_id DESC LIMIT ?",
+            (*probes, *nodes, limit),
+        ).fetchall()
+        return [(int(r["sweep_id"]), float(r["finished_at"]), str(r["nodes"]).split(",")) for r in rows]
+
+    def check_readings(self, sweep_id: int, nodes: list[str], prefix: str) -> list[tuple[str, str, str, object]]:
+        """(node, check id, status, observed) of the findings of ``sweep_id`` on ``nodes`` whose check id starts
+        with ``prefix`` (one query, read without building whole findings: trends read many sweeps)."""
+        if not nodes:
+            return []
+        marks = ",".join("?" * len(nodes))
+        rows = self.conn.execute(
+            f"SELECT node, check_id, status, evidence FROM findings WHERE sweep_id = ? AND node IN ({marks})"
+            " AND substr(check_id, 1, ?) = ? ORDER BY id",
+            (sweep_id, *nodes, len(prefix), prefix),
+        ).fetchall()
+        return [(r["node"], r["check_id"], r["status"], json.loads(r["evidence"]).get("observed")) for r in rows]

@@ -22,6 +22,8 @@ async def sweep_cluster(
     level: ProbeSet | str,
     deadline_s: float | None = None,
     multinode: MultinodeOptions | None = None,
+    *,
+    workloads: Sequence[str] | None = None,
 ) -> tuple[SweepResult, MultinodeResult | None]:
     """Sweep ``nodes``; at level ``multinode`` then run the pairs within what is left of ``deadline_s``.
 
@@ -38,7 +40,7 @@ async def sweep_cluster(
         remaining = None if deadline_s is None else max(0.0, deadline_s - (phase_started - started))
         try:
             async with asyncio.timeout(remaining):
-                await run_workloads(engine, result, nodes)
+                await run_workloads(engine, result, nodes, workloads)
         except TimeoutError:  # the transport killed what still ran; the sweep says it ran out of time (exit 4)
             result = dataclasses.replace(result, outcome="deadline")
         return refreshed(engine, result, time.monotonic() - phase_started), None

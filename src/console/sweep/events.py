@@ -110,6 +110,29 @@ class MultinodeDone(Model):
     stopped: bool = Field(False, description="cut by the deadline or cancelled: some nodes were not judged")
 
 
+class WorkloadStarted(Model):
+    """A declared workload began a run on nodes of a pool (``console.sweep.workloads``): the acceptance
+    view shows it running, with when and where."""
+
+    type: Literal["workload_started"] = "workload_started"
+    sweep_id: int
+    workload: str
+    pool: str
+    nodes: list[str]
+    started_at: float = Field(description="wall clock (time.time) when the run was sent to its first node")
+
+
+class WorkloadFinished(Model):
+    """A workload's run on those nodes ended: judged (``status``), timed out or refused."""
+
+    type: Literal["workload_finished"] = "workload_finished"
+    sweep_id: int
+    workload: str
+    pool: str
+    nodes: list[str]
+    status: Status
+
+
 Event = (
     SweepStarted
     | ProbeStarted
@@ -119,4 +142,6 @@ Event = (
     | MultinodeStarted
     | MultinodeRunDone
     | MultinodeDone
+    | WorkloadStarted
+    | WorkloadFinished
 )

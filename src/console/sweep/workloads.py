@@ -3,7 +3,8 @@
 ``sweep --probes workload`` runs the quick probes on every node, then this phase: a one-node workload
 runs on each selected node of its pools (one workload at a time per node, the nodes in parallel); an
 N-node workload runs once per group of N selected nodes of a pool, through ``srun`` from the group's
-first node, and its findings go to every node of the group. A node the quick probes could not reach
+first node, held to the group's nodes (``--nodelist``; a run Slurm refuses is UNKNOWN, not run), and
+its findings go to every node of the group. A node the quick probes could not reach
 is not given a workload. The run's output is kept in the history like a probe's; its findings join
 the node's verdict (``SweepEngine.add_findings``), so reports, JUnit and exit codes carry them.
 """
@@ -19,8 +20,9 @@ from console.checks.workload import judge_workload
 from console.inventory.model import Node
 from console.model.findings import Finding, Status, Subject
 from console.model.workload import WorkloadSpec
-from console.probes.workload import workload_argv
+from console.probes.workload import srun_refusal, workload_argv
 from console.sweep.engine import SweepEngine, SweepResult, describe
+from console.sweep.workload_runs import RunLedger
 from console.transport import ErrorKind, TransportError
 
 SOURCE = "workload"
@@ -62,29 +64,47 @@ def leftovers(workloads: Sequence[WorkloadSpec], nodes: Sequence[Node]) -> dict[
     return out
 
 
+def run_argv(spec: WorkloadSpec, group: Sequence[Node]) -> tuple[str, ...]:
+    """What one run of ``spec`` on ``group`` executes on the group's first node (srun held to the group)."""
+    return workload_argv(spec, [n.name for n in group])
+
+
 def _finding(spec: WorkloadSpec, node: str, status: Status, message: str) -> Finding:
     return Finding(
         check_id=f"workload.{spec.name}.run", family=SOURCE, status=status, subject=Subject(node=node), message=message
     )
 
 
-async def run_workloads(engine: SweepEngine, sweep: SweepResult, nodes: Sequence[Node]) -> None:
-    """Run every declared workload on the reachable ``nodes`` it applies to, and attach the findings."""
-    workloads = list(engine.inventory.workloads.values())
+async def run_workloads(
+    engine: SweepEngine, sweep: SweepResult, nodes: Sequence[Node], only: Sequence[str] | None = None
+) -> None:
+    """Run every declared workload (those named in ``only``, when given) on the reachable ``nodes`` it
+    applies to, and attach the findings."""
+    workloads = [w for w in engine.inventory.workloads.values() if only is None or w.name in only]
     reachable = [n for n in nodes if "reachability" not in sweep.verdicts[n.name].families]
     found: dict[str, list[Finding]] = {name: list(f) for name, f in leftovers(workloads, reachable).items()}
     by_site: dict[str, list[tuple[WorkloadSpec, list[Node]]]] = {}
-    for spec, group in placements(workloads, reachable):
+    placed = placements(workloads, reachable)
+    for spec, group in placed:
         by_site.setdefault(group[0].name, []).append((spec, group))
     limit = asyncio.Semaphore(PARALLEL_NODES)
+    ledger = RunLedger(engine, sweep.sweep_id, [(spec.name, group) for spec, group in placed])
 
     async def site_runs(runs: list[tuple[WorkloadSpec, list[Node]]]) -> None:
         async with limit:
             for spec, group in runs:  # one at a time: each occupies the node's GPUs
-                for node, findings in (await _run(engine, sweep.sweep_id, spec, group)).items():
+                ledger.started(spec.name, group)
+                judged = await _run(engine, sweep.sweep_id, spec, group)
+                worst = max((f.status for f in judged[group[0].name]), key=lambda s: s.severity, default=Status.PASS)
+                ledger.finished(spec.name, group, worst)
+                for node, findings in judged.items():
                     found.setdefault(node, []).extend(findings)
 
-    await asyncio.gather(*(site_runs(runs) for runs in by_site.values()))
+    try:
+        await asyncio.gather(*(site_runs(runs) for runs in by_site.values()))
+    except BaseException as exc:
+        ledger.close(f"the workload phase stopped ({type(exc).__name__})")
+        raise
     for node in reachable:
         if node.name in found:
             engine.add_findings(node.name, SOURCE, found[node.name])
@@ -97,7 +117,7 @@ async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: li
     if override is not None and spec.container is not None:
         # The pool's image was rolled back to the one the workload was accepted in (``rollback``).
         spec = spec.model_copy(update={"container": spec.container.model_copy(update={"image": override})})
-    argv = workload_argv(spec)
+    argv = run_argv(spec, group)
     started_at, t0 = time.time(), time.monotonic()
     stdout = stderr = b""
     exit_status: int | None = None
@@ -109,8 +129,11 @@ async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: li
     else:
         stdout, stderr, exit_status = result.stdout, result.stderr, result.exit_status
         text = (stdout + stderr).decode("utf-8", errors="replace")
+        refused = srun_refusal(stderr.decode("utf-8", errors="replace")) if spec.nodes > 1 and exit_status else None
         if result.dropped_bytes:
             judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: output cut: its figures cannot be trusted")]
+        elif refused is not None:  # Slurm did not start it: nothing ran, nothing is judged
+            judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: not run: Slurm refused it: {refused}")]
         else:
             judged = judge_workload(spec, Subject(node=site), text, exit_status if exit_status is not None else -1)
     if engine.store is not None:

@@ -29,7 +29,7 @@ from textual.timer import Timer
 from console.checks import CheckPack
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
-from console.model.findings import Finding
+from console.model.findings import Finding, Status
 from console.service.assembly import EngineSpec
 from console.service.client import EngineGone, ProcessBridge, describe_error
 from console.service.commands import (
@@ -43,6 +43,7 @@ from console.service.commands import (
     StartMultinode,
     StartSweep,
 )
+from console.service.workload_run import StartWorkloadRun, WorkloadRunOutcome
 from console.store import Store
 from console.sweep.catalog import ProbeSet
 from console.sweep.engine import probes_for_families
@@ -52,6 +53,7 @@ from console.ui.messages import EngineProblem, FleetChanged
 from console.ui.operations import history_events
 from console.ui.palette import ConsoleCommands
 from console.ui.registry import Scope
+from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.detail import DetailScreen
 from console.ui.screens.main import DETAIL_SCREEN, MainScreen
 from console.ui.state import WAITING_SHOWN_AFTER_S, LiveState, NodeRow
@@ -258,6 +260,8 @@ class ConsoleApp(App[int]):
             for screen in self.screen_stack:
                 if isinstance(screen, DetailScreen) and screen.node_name in dirty:
                     screen.refresh_node()
+                if isinstance(screen, AcceptanceScreen) and summary:
+                    screen.follow_runs()
         if summary and not self.state.progress.running and self.state.progress.sweep_id != self._settled_sweep:
             self._settled_sweep = self.state.progress.sweep_id
             self._settle()
@@ -437,6 +441,27 @@ class ConsoleApp(App[int]):
     def rerun_family_from_cursor(self, family: str) -> None:
         """Palette entry: rerun one family on the marked (else cursor) nodes."""
         self.rerun(self.main_screen.targets(Scope.MARKED), {family})
+
+    @work(exclusive=False, group="workloads")
+    async def run_workload(self, workload: str, pool: str, reason: str) -> None:
+        """Run ``workload`` on ``pool`` through the engine (confirmed in the acceptance view) and say how it
+        ended; the view reads the recorded outcome when the run's end reaches it."""
+        if self.bridge is None or not self.bridge.running:
+            self.notify("the sweep engine is not running", severity="warning")
+            return
+        try:
+            outcome: WorkloadRunOutcome = await self.bridge.ask(StartWorkloadRun(workload, pool, reason))
+        except Exception as exc:  # refused, or the engine failed it: say so, keep the console up
+            self.notify(safe(describe_error(exc)), title="Run workload", severity="error", markup=False, timeout=10)
+            return
+        bad = any("regressed" in r for r in outcome.recorded) or outcome.status in (Status.FAIL, Status.UNKNOWN)
+        self.notify(
+            safe(outcome.summary), title="Run workload", severity="error" if bad else "information", markup=False,
+            timeout=10,
+        )  # fmt: skip
+        for screen in self.screen_stack:
+            if isinstance(screen, AcceptanceScreen):
+                screen.reload()
 
     @work(exclusive=False, group="actions")
     async def execute_plan(self, preview: PlanPreview) -> None:

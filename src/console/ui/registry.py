@@ -187,6 +187,21 @@ ACTIONS: tuple[UiAction, ...] = (
     _catalogued(ActionKind.ESCALATE, "X", Scope.NODE, "escalate", "remediation", footer=True, screen="remediation"),
     UiAction("remediation-back", "Back", "escape", Scope.GLOBAL, "back", "back to the node list", "remediation",
              footer=True, screen="remediation"),
+    # the acceptance view (W): one row per workload and pool
+    # Heavy like the multi-node runs: the pool's GPUs are taken for the workload's run, so it asks first
+    # and read-only mode refuses it.
+    UiAction("acceptance-run", "Run workload", "r", Scope.POOL, "run_workload",
+             "run the selected workload on its pool now (quick probes first); where the stack changed, the outcome "
+             "is recorded: accepted again or regressed", "acceptance", dangerous=True, confirm=True, footer=True,
+             screen="acceptance"),
+    UiAction("acceptance-accept", "Accept run", "a", Scope.POOL, "accept_workload",
+             "accept the selected workload's last passed run on its pool, with a reason (audited)", "acceptance",
+             confirm=True, footer=True, screen="acceptance"),
+    UiAction("acceptance-rollback", "Roll back pool", "B", Scope.POOL, "rollback_pool",
+             "roll the selected row's pool back to its last accepted stack (pin, images, holds), as B on a node",
+             "acceptance", dangerous=True, confirm=True, footer=True, screen="acceptance"),
+    UiAction("acceptance-close", "Back", "escape", Scope.GLOBAL, "close", "back to the node list", "acceptance",
+             footer=True, screen="acceptance"),
 )  # fmt: skip
 
 BY_ID: dict[str, UiAction] = {a.id: a for a in ACTIONS}
@@ -198,6 +213,7 @@ GROUP_TITLES = {
     "history": "History and reports",
     "detail": "Node details",
     "remediation": "Remediation view (H)",
+    "acceptance": "Workload acceptance (W)",
 }
 
 

@@ -36,8 +36,11 @@ from console.sweep.events import (
     ProbeStarted,
     SweepDone,
     SweepStarted,
+    WorkloadFinished,
+    WorkloadStarted,
 )
 from console.ui.pairs import PairBoard
+from console.ui.workload_runs import RunningWorkloads
 
 # Check families shown as columns, in the order an operator reads a node: hardware first, fabric, stack, tests.
 FAMILIES: tuple[str, ...] = (
@@ -358,6 +361,7 @@ class LiveState:
         self.inventory = inventory
         self.clock = clock
         self._lock = threading.Lock()
+        self.workload_runs = RunningWorkloads()
         self._rows: dict[str, NodeRow] = {n.name: NodeRow(node=n) for n in inventory.nodes}
         # Kept up to date by ``_replace``: the summary asks on every repaint and keystroke.
         self._counts: dict[Status | None, int] = {None: len(self._rows)} if self._rows else {}
@@ -450,6 +454,10 @@ class LiveState:
             self._counts[new.status] = self._counts.get(new.status, 0) + 1
 
     def _apply(self, event: Event, prepared: Prepared | None = None) -> bool:
+        if isinstance(event, WorkloadStarted | WorkloadFinished):
+            self.workload_runs.apply(event)
+            self._summary_dirty = True
+            return True
         if isinstance(event, MultinodeStarted | MultinodeRunDone | MultinodeDone):
             self.pairs = self.pairs.apply(event)
             self._summary_dirty = True

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import signal
 from dataclasses import dataclass, field, replace
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
@@ -171,12 +172,17 @@ def _parse_launcher(ctx: SimContext, argv: list[str]) -> tuple[_Launch, list[str
             )
         drained = _slurm_drained(ctx, hosts)
         if drained:
-            return SimReply(
-                stdout="",
-                stderr="srun: Required node not available (down, drained or reserved)\n"
-                f"srun: job {4000 + ctx.invocation % 5000} queued and waiting for resources\n",
-                delivery=Delivery.HANG,
+            queued = (
+                "srun: Required node not available (down, drained or reserved)\n"
+                f"srun: job {4000 + ctx.invocation % 5000} queued and waiting for resources\n"
             )
+            immediate = opts.get("--immediate", opts.get("-I"))
+            if immediate is not None:
+                # As Slurm 22.05 in the lab (tests/multinode/test_workload_srun.py): it gives up after the wait.
+                wait = float(immediate) if immediate.isdigit() else 0.0
+                busy = "srun: error: Unable to allocate resources: Requested nodes are busy\n"
+                return SimReply(stdout="", stderr=queued + busy, exit_status=1, duration_s=ctx.duration(wait))
+            return SimReply(stdout="", stderr=queued, delivery=Delivery.HANG)
         per_node = opts.get("--ntasks-per-node")
         ranks = int(opts.get("-n") or opts.get("--ntasks") or (int(per_node) * len(hosts) if per_node else len(hosts)))
         label = "label" if ("-l" in opts or "--label" in opts) else ""
@@ -646,18 +652,39 @@ def _run_elsewhere(ctx: SimContext, program: list[str], launch: _Launch) -> SimR
     err: list[str] = []
     status = 0
     duration = 0.0
+    replies: list[SimReply] = []
     for rank in range(launch.ranks):
         host = launch.hosts[min(rank // launch.per_host, len(launch.hosts) - 1)]
         sub = context_for(ctx.cluster, host, ctx.state_dir)
         if launch.launcher == "srun":  # as Slurm exports it to every task: the job's hosts
             sub.env["SLURM_JOB_NODELIST"] = ",".join(launch.hosts)
         reply = run_program(sub, program)
+        replies.append(reply)
         label = f"{rank:>{len(str(max(launch.ranks - 1, 0)))}}: " if launch.prefix == "label" else ""
         out += [label + line + "\n" for line in reply.stdout.splitlines()]
         err += [label + line + "\n" for line in reply.stderr.splitlines()]
+        if reply.delivery is Delivery.KILLED:
+            # The launcher outlives a task killed by a signal: it says so and exits 128 + the signal.
+            err.append(f"srun: error: {host}: task {rank}: {signal.strsignal(reply.kill_signal)}\n")
+            status = status or 128 + int(reply.kill_signal)
         status = status or reply.exit_status
         duration = max(duration, reply.duration_s)
-    return SimReply(stdout="".join(out), stderr="".join(err), exit_status=status, duration_s=duration)
+    merged = SimReply(stdout="".join(out), stderr="".join(err), exit_status=status, duration_s=duration)
+    return _launcher_delivery(merged, replies)
+
+
+def _launcher_delivery(merged: SimReply, replies: list[SimReply]) -> SimReply:
+    """How the launcher's own output arrives, from its tasks': it waits for every task, so one that hangs
+    hangs it (ignoring SIGTERM if that task does), one that trickles makes it trickle, and every task's
+    filler output passes through it."""
+    filler = sum(r.filler_bytes for r in replies)
+    hung = [r for r in replies if r.delivery is Delivery.HANG]
+    if hung:
+        ignores = any(r.ignores_term for r in hung)
+        return replace(merged, delivery=Delivery.HANG, ignores_term=ignores, filler_bytes=filler)
+    if any(r.delivery is Delivery.TRICKLE for r in replies):
+        return replace(merged, delivery=Delivery.TRICKLE, filler_bytes=filler)
+    return replace(merged, filler_bytes=filler)
 
 
 def handle(ctx: SimContext, argv: list[str]) -> SimReply:

@@ -18,16 +18,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input
 
-from console.actions.acceptance import acceptance_states
 from console.actions.baseline import PoolDiff, accept_baseline, baseline_diffs
 from console.actions.model import ActionKind
 from console.model.findings import Status
 from console.service.commands import MULTINODE_TITLE, PlanAction, PlanMultinode, PlanPreview
 from console.sweep.catalog import ProbeSet
-from console.ui.acceptance import acceptance_content
 from console.ui.operations import baseline_preview, export_report, hostlist
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
 from console.ui.rows import COLUMNS, row_cells
+from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.confirm import ConfirmScreen
 from console.ui.screens.dialogs import ALL_FAMILIES, FamilyPicker, TextScreen
 from console.ui.screens.help import HelpScreen
@@ -505,8 +504,7 @@ class MainScreen(Screen[None]):
         if app.store is None:
             self.notify("no history database: nothing was accepted", severity="warning")
             return
-        states = acceptance_states(app.store, app.inventory)
-        app.push_screen(TextScreen("Workload acceptance per pool", acceptance_content(states)))
+        app.push_screen(AcceptanceScreen(self.read_only))
 
     def action_accept_baseline(self) -> None:
         """Accept the last full sweep as the baseline of the pools it covered."""
