@@ -148,3 +148,30 @@ def test_watch_returns_a_node_after_its_pools_passes_not_the_fleets(
     store.close()
     assert steps[-2:] == [("pass", "revalidating"), ("return", "returned")]
     assert sum(1 for step, _ in steps if step == "pass") == 1
+
+
+def test_the_remediation_view_counts_each_node_against_its_pools_policy(tmp_path: Path) -> None:
+    """The console's H view reads passes, strikes and the next step under the node's pool's policy."""
+    from console.actions.remediation import remediation_view
+    from console.model.findings import Remedy
+    from console.ui.remediation import head_content, row_cells
+
+    path = tmp_path / "cluster.toml"
+    path.write_text(CLUSTER)
+    inventory = load_inventory(path)
+    store = Store(tmp_path / "h.sqlite")
+    try:
+        for node in ("a01", "b1"):
+            store.open_case(node, user="ops", action=Remedy.REBOOT, sweep_id=None, findings=[], audit_id=None)
+            store.acknowledge_repair(node, user="ops", note="rebooted", audit_id=None)
+            policy = inventory.policy_of(node)
+            store.record_revalidation(node, passed=True, sweep_id=None, action=None, user="ops", policy=policy, note="")
+        view = remediation_view(store, inventory, now=0.0)
+        cells = {row.node: [str(c) for c in row_cells(row, view, 0.0)] for row in view.rows}
+        assert cells["a01"][8] == "1/3" and cells["b1"][8] == "1/2"  # passes against the pool's passes_required
+        assert cells["a01"][7] == "0/4" and cells["b1"][7] == "0/4"  # strikes against max_strikes ([lifecycle])
+        head = head_content(view, 0.0, "").plain
+        assert "policy of big: 3 passes at full to return, 4 strikes within 168 h escalate" in head
+        assert "policy of small: 2 passes at standard to return" in head
+    finally:
+        store.close()

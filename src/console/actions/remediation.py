@@ -41,6 +41,7 @@ class RemediationRow:
     strikes: int  # within the policy's window, across the node's cases
     proposals: tuple[Proposal, ...]
     checked: Freshness
+    policy: LifecyclePolicy  # its pool's (``[pools.lifecycle]`` over ``[lifecycle]``)
 
     @property
     def physical(self) -> bool:
@@ -50,12 +51,12 @@ class RemediationRow:
 
 @dataclass(frozen=True)
 class RemediationView:
-    """The loop at one moment: its rows, the breaker and the open proposals, under one policy."""
+    """The loop at one moment: its rows, the breaker and the open proposals, and each pool's policy."""
 
     rows: tuple[RemediationRow, ...]
     breaker: Breaker
     proposals: tuple[Proposal, ...]
-    policy: LifecyclePolicy
+    policies: dict[str, LifecyclePolicy]  # per pool, in the cluster file's order
 
     def counts(self) -> dict[str, int]:
         """Nodes per stage (only the stages some node is at)."""
@@ -93,13 +94,17 @@ def _stage_since(store: Store, case: Case) -> float:
 
 def remediation_view(store: Store, inventory: Inventory, now: float) -> RemediationView:
     """Every node the loop is busy with (see the module's docstring), the breaker and the open proposals."""
-    policy = inventory.lifecycle
+    policy_of = inventory.policy_of
     pool_of = {n.name: n.pool for n in inventory.nodes}
+    policies = {pool: inventory.policy(pool) for pool in inventory.pools} or {"(fleet)": inventory.lifecycle}
+    widest = max((p.window_s for p in policies.values()), default=inventory.lifecycle.window_s)
     proposals = tuple(store.proposals())
     by_node: dict[str, list[Proposal]] = {}
     for p in proposals:
         by_node.setdefault(p.node, []).append(p)
-    cases = [c for c in store.cases() if c.closed_at is None or now - c.closed_at <= policy.window_s]
+    # A closed case stays in view for its node's strike window (each pool may have its own).
+    cases = [c for c in store.cases() if c.closed_at is None or now - c.closed_at <= widest]
+    cases = [c for c in cases if c.closed_at is None or now - c.closed_at <= policy_of(c.node).window_s]
     # A node's newest case only: an older one closed within the window is history (``cases --node``).
     newest = {c.node: c for c in cases}
     nodes = list(dict.fromkeys([*newest, *by_node]))
@@ -108,6 +113,7 @@ def remediation_view(store: Store, inventory: Inventory, now: float) -> Remediat
     for node in nodes:
         mine = tuple(by_node.get(node, ()))
         case = newest.get(node)
+        policy = policy_of(node)
         strikes = store.strikes(node, policy.window_s, now)
         if case is None or (case.stage.closed and any(p.kind == ActionKind.DRAIN.value for p in mine)):
             first = min(mine, key=lambda p: p.at)
@@ -125,6 +131,7 @@ def remediation_view(store: Store, inventory: Inventory, now: float) -> Remediat
                 strikes=strikes,
                 proposals=mine,
                 checked=checked[node],
+                policy=policy,
             )
         else:
             row = RemediationRow(
@@ -140,7 +147,8 @@ def remediation_view(store: Store, inventory: Inventory, now: float) -> Remediat
                 strikes=strikes,
                 proposals=mine,
                 checked=checked[node],
+                policy=policy,
             )
         rows.append(row)
     rows.sort(key=lambda r: (STAGES.index(r.stage), r.since, r.node))
-    return RemediationView(tuple(rows), store.breaker(), proposals, policy)
+    return RemediationView(tuple(rows), store.breaker(), proposals, policies)

@@ -51,20 +51,25 @@ def head_content(view: RemediationView, now: float, keys: str) -> Content:
         parts += [("no node in the remediation loop", "$muted")]
     for i, item in enumerate(shown):
         parts += [("  " if i else ""), item]
-    p = view.policy
-    parts += [
-        ("   policy: ", "$muted"),
-        f"{p.passes_required} passes at {p.level} to return, {p.max_strikes} strikes within {p.window_h:g} h escalate",
-    ]
+    # One line when every pool has the fleet's policy; else each distinct policy with its pools.
+    said: dict[str, list[str]] = {}
+    for pool, p in view.policies.items():
+        line = f"{p.passes_required} passes at {p.level} to return"
+        line += f", {p.max_strikes} strikes within {p.window_h:g} h escalate"
+        said.setdefault(line, []).append(pool)
+    if len(said) <= 1:
+        parts += [("   policy: ", "$muted"), next(iter(said), "-")]
+    for line, pools in said.items() if len(said) > 1 else ():
+        parts += ["\n", ("  policy of ", "$muted"), (safe(", ".join(pools)), "bold"), ": ", line]
     parts += ["\n", (keys, "$muted")]
     return Content.assemble(*parts)
 
 
 def row_cells(row: RemediationRow, view: RemediationView, now: float) -> list[Text]:
     """One table row per node: the ``COLUMNS``."""
-    policy = view.policy
+    policy = row.policy
     action = row.action.value + (" (physical)" if row.physical else "") if row.action else "-"
-    strikes = f"{row.strikes}/{policy.max_strikes}"  # within the window the head's policy line names
+    strikes = f"{row.strikes}/{policy.max_strikes}"  # within the window of its pool's policy (the head)
     passes = f"{row.passes}/{policy.passes_required}" if row.case_id is not None else "-"
     age = row.checked.age(now)
     checked = f"{row.checked.check.status.value} {age} ago" if row.checked.check is not None else "never"
