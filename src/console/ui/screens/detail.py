@@ -311,15 +311,16 @@ class DetailScreen(Screen[None]):
         if checked:
             parts += [("  " + checked, "$muted")]
         parts += ["\n", (status_label(row.status), STATUS_STYLE[row.status])]
-        if row.verdict is not None and row.verdict.reason:
-            parts += ["  ", safe(row.verdict.reason)]
         if row.verdict is not None and row.verdict.action is not None:
             parts += [("  next: ", "$muted"), (row.verdict.action.value, "bold")]
+        if row.updated_at is not None:
+            parts += [(f"   updated {clock(row.updated_at)}", "$muted")]
+        # The case's line comes before the reason: a long reason wraps and is cut, never the case.
         case = self._case_line(row.name)
         if case:
             parts += ["\n", (case, "bold $drained")]
-        if row.updated_at is not None:
-            parts += [(f"   updated {clock(row.updated_at)}", "$muted")]
+        if row.verdict is not None and row.verdict.reason:
+            parts += ["\n", safe(row.verdict.reason)]
         self.query_one("#detail-head", Static).update(Content.assemble(*parts))
 
     def _checked_line(self, node: str) -> str | None:
