@@ -126,6 +126,18 @@ def add_probe_timeout(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_workers(p: argparse.ArgumentParser) -> None:
+    """``--workers N``: engine worker processes that check and judge the nodes (0: the engine's own)."""
+    p.add_argument(
+        "--workers",
+        type=whole(0),
+        metavar="N",
+        default=None,
+        help="processes that check and judge the nodes, each on a core (default: one per core from 64 nodes, "
+        "else 0: the engine's own process)",
+    )
+
+
 def add_engine_options(p: argparse.ArgumentParser, *, inventory_required: bool = True) -> None:
     """What every command that sweeps needs: the cluster, the history, the checks and the SSH trust."""
     add_inventory(p, required=inventory_required)

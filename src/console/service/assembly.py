@@ -42,6 +42,9 @@ class EngineSpec:
     slurm: SlurmJobSettings | None = None  # sweep --via-slurm: one Slurm job runs check-local on every node
     # Pools judged against these pins instead of their effective ones: check-local told the console's.
     pins: dict[str, StackPin] | None = None
+    # Engine worker processes that check and judge the nodes (``console.service.workers``); 0: this one.
+    # Over SSH only: a local or Slurm sweep, and one recording first-contact host keys, stay in process.
+    workers: int = 0
 
 
 def build_transport(spec: EngineSpec) -> Transport:
@@ -51,7 +54,12 @@ def build_transport(spec: EngineSpec) -> Transport:
     """
     if spec.slurm is not None:
         return slurm_transport(spec.inventory, spec.slurm, accept_new=spec.accept_new)
-    return transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
+    transport = transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
+    if spec.workers > 0 and not spec.local and not spec.accept_new:
+        from console.service.workers import WorkerPool
+
+        return WorkerPool(spec, spec.workers, transport)
+    return transport
 
 
 def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | None = None) -> SweepEngine:
