@@ -48,13 +48,14 @@ async def _runs(engine: SweepEngine, count: int) -> list[dict[str, object]]:
     try:
         for _ in range(count):
             first.clear()
-            cpu0, t0 = _cpu(), time.monotonic()
+            cpu0, own0, t0 = _cpu(), time.process_time(), time.monotonic()
             result = await engine.run()
-            wall, cpu = time.monotonic() - t0, _cpu() - cpu0
+            wall, cpu, own = time.monotonic() - t0, _cpu() - cpu0, time.process_time() - own0
             results.append(
                 {
                     "wall_s": wall,
                     "cpu_s": cpu,
+                    "engine_cpu_s": own,  # the engine's own process: with workers, what does not spread
                     "first_verdict_s": (first[0] - t0) if first else None,
                     "counts": {k.value: v for k, v in result.counts.items() if v},
                 }

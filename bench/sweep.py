@@ -114,10 +114,21 @@ def run_console_warm(row: Row, fleet: Fleet, scratch: Path, workers: int = 0) ->
         return
     first, second = report["runs"]
     in_process = Measured(first["wall_s"], first["cpu_s"], report["max_rss_mib"], engine.returncode, b"")
-    row.add("engine 1st" + _suffix(workers), in_process, first_verdict_s=first["first_verdict_s"])
+    row.add(
+        "engine 1st" + _suffix(workers),
+        in_process,
+        first_verdict_s=first["first_verdict_s"],
+        engine_cpu_s=first.get("engine_cpu_s"),
+    )
     rerun = Measured(second["wall_s"], second["cpu_s"], report["max_rss_mib"], engine.returncode, b"")
     name = "console warm" + _suffix(workers)
-    row.add(name, rerun, first_verdict_s=second["first_verdict_s"], max_rss_mib=report["max_rss_mib"])
+    row.add(
+        name,
+        rerun,
+        first_verdict_s=second["first_verdict_s"],
+        max_rss_mib=report["max_rss_mib"],
+        engine_cpu_s=second.get("engine_cpu_s"),
+    )
     row.results[name]["counts"] = second["counts"]
 
 
@@ -378,16 +389,22 @@ def print_workers(rows: list[Row]) -> None:
         counts = sorted({int(n.rsplit(" w", 1)[1]) for n in row.results if n.startswith("console cold w")})
         if not counts:
             continue
-        print(f"\n{row.fleet} {row.nodes}: workers   cold wall  cpu ms/node   warm wall  cpu ms/node  1st verdict")
+        print(
+            f"\n{row.fleet} {row.nodes}: workers   cold wall  cpu ms/node   warm wall  cpu ms/node"
+            "  of it engine ms/node (1st, warm)  1st verdict"
+        )
         for workers in [0, *counts]:
             cold = row.results.get("console cold" + _suffix(workers), {})
             warm = row.results.get("console warm" + _suffix(workers), {})
-            first = row.results.get("engine 1st" + _suffix(workers), {}).get("first_verdict_s")
+            engine = row.results.get("engine 1st" + _suffix(workers), {})
             cells = []
             for r in (cold, warm):
                 cpu = float(r["cpu_s"]) * 1000 / row.nodes if r else None
                 cells.append(f"{r['wall_s']:>9.1f} s {cpu:>8.1f}" if r and cpu is not None else f"{'-':>20}")
-            print(f"{'':<20}{workers:>7}  " + "  ".join(cells) + f"  {first} s")
+            own = [r.get("engine_cpu_s") for r in (engine, warm)]
+            parts = [f"{float(x) * 1000 / row.nodes:.1f}" if isinstance(x, float | int) else "-" for x in own]
+            cells.append(f"{' / '.join(parts):>24}")
+            print(f"{'':<20}{workers:>7}  " + "  ".join(cells) + f"  {engine.get('first_verdict_s')} s")
 
 
 def main() -> None:

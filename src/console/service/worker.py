@@ -121,7 +121,10 @@ class WorkerServer:
             node, "worker", "done", 0.0, verdict, facts, engine.packs.get(node.gpu_model), sections, raw=False
         )
         listed = facts.outcomes.get(LISTED) if len(facts.gpus) < node.gpu_count else None
-        return WorkerJudged(report, None, facts.gpus, facts.xgmi, facts.nics, listed, runs)
+        # Outputs leave compressed as the store keeps them: ~8x fewer bytes through the pipe, and the
+        # compression on this core instead of the console's (0.26 s of its 1.2 s for 256 nodes).
+        packed = [run.packed() for run in runs]
+        return WorkerJudged(report, None, facts.gpus, facts.xgmi, facts.nics, listed, packed)
 
     async def stop(self) -> None:
         """Cancel every node and close the engine (waiting for its kills on the nodes)."""
