@@ -29,6 +29,8 @@ from tests.multinode.simcluster import start_cluster
 from tests.transport.conftest import local_processes_matching
 
 CAP_S = 8.0  # a hung probe costs this, not its catalogue timeout
+# The fleet compared between modes: a healthy node must never reach the cap, even on a busy machine.
+FLEET_CAP_S = 15.0
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,7 @@ def _sweep(
     sim: SimCluster, packs: dict[str, CheckPack], workers: int, store_path: Path
 ) -> tuple[dict[str, tuple[Status, str]], list[Event]]:
     inventory = load_inventory(sim.inventory_path)
-    spec = EngineSpec(inventory, packs, store_path, probe_timeout_cap_s=CAP_S, workers=workers)
+    spec = EngineSpec(inventory, packs, store_path, probe_timeout_cap_s=FLEET_CAP_S, workers=workers)
     store = Store(store_path)
     engine = build_engine(spec, store)
     assert isinstance(engine.transport, WorkerPool) == (workers > 0)
@@ -125,42 +127,74 @@ def test_one_and_two_workers_judge_a_faulty_fleet_as_the_engine_does(
     assert local_processes_matching("console.service.worker") == []
 
 
-def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_another(
-    packs: dict[str, CheckPack], tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def hanging() -> Iterator[SimCluster]:
+    """Four nodes, amd-smi hanging on one of them."""
     with start_cluster(4, GpuModel.MI300X, FaultKind.COMMAND_HANG) as sim:
-        hung = sim.cluster().faults[0].node
-        inventory = load_inventory(sim.inventory_path)
-        spec = EngineSpec(inventory, packs, None, probe_timeout_cap_s=CAP_S, workers=2)
-        engine = build_engine(spec, None)
-        pool = engine.transport
-        assert isinstance(pool, WorkerPool)
-        killed: list[int] = []
+        yield sim
 
-        def kill_at_the_hang(event: Event) -> None:
-            # The hung node's first probe is out: its worker dies with it in flight.
-            if isinstance(event, ProbeStarted) and event.node == hung and not killed:
-                pid = pool.pid_for(hung)
-                assert pid is not None
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
 
-        unsubscribe = engine.subscribe(kill_at_the_hang)
+def test_giving_up_a_node_in_a_worker_ends_it_there(hanging: SimCluster, packs: dict[str, CheckPack]) -> None:
+    hung = hanging.cluster().faults[0].node
+    inventory = load_inventory(hanging.inventory_path)
+    engine = build_engine(EngineSpec(inventory, packs, None, workers=2), None)
+    given: list[bool] = []
 
-        async def run() -> tuple[dict[str, tuple[Status, str]], dict[str, tuple[Status, str]], int | None]:
-            try:
-                first = await engine.run()
-                unsubscribe()
-                second = await engine.run()
-                return (
-                    {n: (v.status, v.reason) for n, v in first.verdicts.items()},
-                    {n: (v.status, v.reason) for n, v in second.verdicts.items()},
-                    pool.pid_for(hung),
-                )
-            finally:
-                await engine.close()
+    def give_up_at_the_hang(event: Event) -> None:
+        if isinstance(event, ProbeStarted) and event.node == hung and not given:
+            given.append(engine.give_up(hung))
 
-        first, second, restarted = asyncio.run(run())
+    engine.subscribe(give_up_at_the_hang)
+
+    async def run() -> dict[str, tuple[Status, str]]:
+        try:
+            result = await engine.run()  # no cap: only the give-up ends the hung node
+        finally:
+            await engine.close()
+        return {n: (v.status, v.reason) for n, v in result.verdicts.items()}
+
+    verdicts = asyncio.run(run())
+    assert given == [True]
+    assert verdicts[hung][0] is Status.UNKNOWN and "given up by the operator" in verdicts[hung][1], verdicts[hung]
+    assert all(s is Status.PASS for n, (s, _) in verdicts.items() if n != hung), verdicts
+    assert local_processes_matching("console.service.worker") == []
+
+
+def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_another(
+    hanging: SimCluster, packs: dict[str, CheckPack]
+) -> None:
+    hung = hanging.cluster().faults[0].node
+    inventory = load_inventory(hanging.inventory_path)
+    spec = EngineSpec(inventory, packs, None, probe_timeout_cap_s=CAP_S, workers=2)
+    engine = build_engine(spec, None)
+    pool = engine.transport
+    assert isinstance(pool, WorkerPool)
+    killed: list[int] = []
+
+    def kill_at_the_hang(event: Event) -> None:
+        # The hung node's first probe is out: its worker dies with it in flight.
+        if isinstance(event, ProbeStarted) and event.node == hung and not killed:
+            pid = pool.pid_for(hung)
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    unsubscribe = engine.subscribe(kill_at_the_hang)
+
+    async def run() -> tuple[dict[str, tuple[Status, str]], dict[str, tuple[Status, str]], int | None]:
+        try:
+            first = await engine.run()
+            unsubscribe()
+            second = await engine.run()
+            return (
+                {n: (v.status, v.reason) for n, v in first.verdicts.items()},
+                {n: (v.status, v.reason) for n, v in second.verdicts.items()},
+                pool.pid_for(hung),
+            )
+        finally:
+            await engine.close()
+
+    first, second, restarted = asyncio.run(run())
     assert killed, "the hung node's probes never started"
     assert set(first) == {n.name for n in inventory.nodes}  # never silently absent
     status, reason = first[hung]

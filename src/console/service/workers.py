@@ -117,16 +117,19 @@ class WorkerPool(WrappedTransport):
     ) -> WorkerJudged:
         """Check and judge ``node`` in its worker (see the module's docstring)."""
         worker = await self._worker_for(node.name)
-        if node.name in worker.pending:  # a rerun of a node still in flight replaces it
-            self._forget(worker, node.name)
+        earlier = worker.pending.pop(node.name, None)
+        if earlier is not None:  # a rerun of a node still in flight: the worker replaces it with this one
+            earlier.done.cancel()
         pending = _Pending(node.name, asyncio.get_running_loop().create_future(), relay)
         worker.pending[node.name] = pending
         worker.send(("judge", node.name, [(p.id, p.timeout_s) for p in probes], refresh, pin, deadline))
         try:
             return await asyncio.shield(pending.done)
         except asyncio.CancelledError:
-            # Cancelled, given up or out of time here: the worker stops it and kills its commands on the node.
-            self._forget(worker, node.name)
+            # Cancelled, given up or out of time here: the worker stops it and kills its commands on the node
+            # (unless a rerun replaced it: then the worker already checks the node again).
+            if worker.pending.get(node.name) is pending:
+                self._forget(worker, node.name)
             raise
 
     def _forget(self, worker: _Worker, node: str) -> None:
