@@ -8,18 +8,22 @@ its node hangs makes that node UNKNOWN, saying so, and the next sweep starts a n
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from console.checks import CheckPack, load_packs
+from console.cli import main
 from console.inventory import load_inventory
 from console.model.findings import Status
 from console.service.assembly import EngineSpec, build_engine
-from console.service.workers import WorkerPool
+from console.service.workers import AUTO_MIN_NODES, WorkerPool, default_workers
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.specs import GpuModel
@@ -205,3 +209,23 @@ def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_anothe
     assert second[hung][0] is Status.UNKNOWN and "engine worker" not in second[hung][1], second[hung]
     assert all(s is Status.PASS for n, (s, _) in second.items() if n != hung), second
     assert local_processes_matching("console.service.worker") == []
+
+
+def test_the_sweep_command_takes_workers_and_defaults_to_none_for_a_small_fleet(
+    faulty: SimCluster, tmp_path: Path
+) -> None:
+    statuses = {}
+    for workers in (["--workers", "2"], []):
+        report = tmp_path / f"report{len(workers)}.json"
+        argv = ["sweep", "-i", str(faulty.inventory_path), "--store", str(tmp_path / f"h{len(workers)}.db")]
+        main([*argv, "--probe-timeout", str(FLEET_CAP_S), "--json", str(report), *workers])
+        statuses[len(workers)] = {n["node"]: n["status"] for n in json.loads(report.read_text())["nodes"]}
+    assert statuses[2] == statuses[0] and len(statuses[2]) == 12
+    # The workers judged: their PASS findings are stored as counts per check, the engine's one by one.
+    passing = {}
+    for given in (2, 0):
+        with closing(sqlite3.connect(tmp_path / f"h{given}.db")) as db:
+            passing[given] = db.execute("SELECT count(*) FROM findings WHERE status = 'PASS'").fetchone()[0]
+    assert passing[2] * 5 < passing[0], passing
+    assert default_workers(AUTO_MIN_NODES - 1) == 0
+    assert default_workers(AUTO_MIN_NODES) == len(os.sched_getaffinity(0))
