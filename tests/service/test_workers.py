@@ -28,6 +28,7 @@ from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.specs import GpuModel
 from console.store import Store
+from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.events import Event, NodeDone, ProbeFinished, ProbeStarted
 from tests.multinode.simcluster import start_cluster
 from tests.transport.conftest import local_processes_matching
@@ -119,12 +120,23 @@ def test_one_and_two_workers_judge_a_faulty_fleet_as_the_engine_does(
         assert sorted((type(e).__name__, e.probe) for e in probes) == sorted(
             (type(e).__name__, e.probe) for e in same
         ), node
+    # What the screens show of a node comes from its worker: its GPUs and links, its stored probe runs.
+    for node, (status, _) in alone.items():
+        if status is Status.PASS:
+            shown = [e for e in two_events if isinstance(e, NodeDone) and e.verdict.node == node][-1].snapshot
+            assert len(shown.gpus) == 8 and shown.xgmi and shown.stack, node
+            assert len(shown.probe_runs) == len(probes_for(ProbeSet.QUICK)), (node, shown.probe_runs)
     # One store writer: every node's verdict, and the probe runs of every node that answered.
     store = Store(tmp_path / "two.db")
     try:
         sweep = store.latest_sweep_id()
         assert sweep is not None
         stored = {row["node"]: row["status"] for row in store.node_verdicts(sweep)}
+        # The workers compressed the outputs; the store reads them back as it reads its own.
+        done = [e for e in two_events if isinstance(e, NodeDone) and e.verdict.status is Status.PASS]
+        for run_id in done[-1].snapshot.probe_runs.values():
+            output = store.probe_output(run_id)
+            assert output is not None and output[0], run_id
     finally:
         store.close()
     assert stored == {name: status.value for name, (status, _) in alone.items()}
