@@ -241,3 +241,32 @@ def test_the_sweep_command_takes_workers_and_defaults_to_none_for_a_small_fleet(
     assert passing[2] * 5 < passing[0], passing
     assert default_workers(AUTO_MIN_NODES - 1) == 0
     assert default_workers(AUTO_MIN_NODES) == len(os.sched_getaffinity(0))
+
+
+def test_reruns_go_to_the_worker_that_has_the_node(hanging: SimCluster, packs: dict[str, CheckPack]) -> None:
+    """A rerun of the whole quick set and of one family (its probes only, judged with the node's other
+    outputs the worker still has) gives the node's verdict again, through the same worker."""
+    hung = hanging.cluster().faults[0].node
+    inventory = load_inventory(hanging.inventory_path)
+    healthy = next(n.name for n in inventory.nodes if n.name != hung)
+    engine = build_engine(EngineSpec(inventory, packs, None, probe_timeout_cap_s=CAP_S, workers=2), None)
+    pool = engine.transport
+    assert isinstance(pool, WorkerPool)
+
+    async def run() -> list[tuple[Status, str, int | None]]:
+        seen = []
+        try:
+            await engine.run([inventory.node(healthy)])
+            seen.append((engine.verdicts[healthy].status, engine.verdicts[healthy].reason, pool.pid_for(healthy)))
+            for families in (None, {"firmware"}):
+                result = await engine.rerun([healthy], families=families)
+                assert result is not None
+                verdict = result.verdicts[healthy]
+                seen.append((verdict.status, verdict.reason, pool.pid_for(healthy)))
+        finally:
+            await engine.close()
+        return seen
+
+    seen = asyncio.run(run())
+    assert [s for s, _, _ in seen] == [Status.PASS] * 3, seen
+    assert len({pid for _, _, pid in seen}) == 1 and seen[0][2] is not None
