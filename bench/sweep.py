@@ -89,17 +89,23 @@ def run_console(row: Row, fleet: Fleet, scratch: Path) -> None:
     run_console_warm(row, fleet, scratch)
 
 
-def run_console_cold(row: Row, fleet: Fleet, scratch: Path) -> None:
-    """``instinct-console sweep --probes quick`` as a child process: new connections."""
-    cold = run_measured(
-        [CONSOLE, "sweep", "-i", str(fleet.inventory), "--probes", "quick", "--store", str(scratch / "cold.db")]
-    )
-    row.add("console cold", cold, max_rss_mib=cold.max_rss_mib)
+def run_console_cold(row: Row, fleet: Fleet, scratch: Path, workers: int = 0) -> None:
+    """``instinct-console sweep --probes quick`` as a child process: new connections; ``workers`` engine
+    worker processes (0: the engine checks every node itself, the row of earlier runs)."""
+    db = scratch / ("cold.db" if not workers else f"cold-w{workers}.db")
+    argv = [CONSOLE, "sweep", "-i", str(fleet.inventory), "--probes", "quick", "--store", str(db)]
+    cold = run_measured([*argv, "--workers", str(workers)])
+    row.add("console cold" + _suffix(workers), cold, max_rss_mib=cold.max_rss_mib)
 
 
-def run_console_warm(row: Row, fleet: Fleet, scratch: Path) -> None:
+def _suffix(workers: int) -> str:
+    return f" w{workers}" if workers else ""
+
+
+def run_console_warm(row: Row, fleet: Fleet, scratch: Path, workers: int = 0) -> None:
     """One engine sweeping twice in one process; the second run is the warm one."""
-    engine = run_measured([sys.executable, str(BENCH / "_engine_run.py"), str(fleet.inventory), str(scratch / "w.db")])
+    db = scratch / ("w.db" if not workers else f"w-w{workers}.db")
+    engine = run_measured([sys.executable, str(BENCH / "_engine_run.py"), str(fleet.inventory), str(db), str(workers)])
     lines = engine.stdout.decode(errors="replace").strip().splitlines()
     try:
         report = json.loads(lines[-1])
@@ -108,10 +114,34 @@ def run_console_warm(row: Row, fleet: Fleet, scratch: Path) -> None:
         return
     first, second = report["runs"]
     in_process = Measured(first["wall_s"], first["cpu_s"], report["max_rss_mib"], engine.returncode, b"")
-    row.add("engine 1st", in_process, first_verdict_s=first["first_verdict_s"])
+    row.add(
+        "engine 1st" + _suffix(workers),
+        in_process,
+        first_verdict_s=first["first_verdict_s"],
+        engine_cpu_s=first.get("engine_cpu_s"),
+    )
     rerun = Measured(second["wall_s"], second["cpu_s"], report["max_rss_mib"], engine.returncode, b"")
-    row.add("console warm", rerun, first_verdict_s=second["first_verdict_s"], max_rss_mib=report["max_rss_mib"])
-    row.results["console warm"]["counts"] = second["counts"]
+    name = "console warm" + _suffix(workers)
+    row.add(
+        name,
+        rerun,
+        first_verdict_s=second["first_verdict_s"],
+        max_rss_mib=report["max_rss_mib"],
+        engine_cpu_s=second.get("engine_cpu_s"),
+    )
+    row.results[name]["counts"] = second["counts"]
+
+
+def with_workers(workers: int) -> list[Contender]:
+    """The console's cold and warm contenders with ``workers`` engine worker processes."""
+
+    def cold(row: Row, fleet: Fleet, scratch: Path) -> None:
+        run_console_cold(row, fleet, scratch, workers)
+
+    def warm(row: Row, fleet: Fleet, scratch: Path) -> None:
+        run_console_warm(row, fleet, scratch, workers)
+
+    return [cold, warm]
 
 
 def run_pdsh(row: Row, fleet: Fleet, scratch: Path) -> None:
@@ -163,8 +193,8 @@ def sim_fleet(sim: SimCluster) -> Fleet:
     return Fleet(addresses, port, "node", sim.client_key_path, sim.known_hosts_path, sim.inventory_path)
 
 
-def bench_sim(nodes: int, fanout: int, peers: list[str]) -> Row:
-    """Every contender against one simulated fleet of ``nodes``."""
+def bench_sim(nodes: int, fanout: int, peers: list[str], workers: list[int] | None = None) -> Row:
+    """Every contender against one simulated fleet of ``nodes`` (the console also with each of ``workers``)."""
     row = Row("sim (asyncssh)", nodes, fanout)
     print(f"sim fleet of {nodes} nodes", flush=True)
     scratch = Path(tempfile.mkdtemp(prefix="ic-bench-"))
@@ -172,7 +202,8 @@ def bench_sim(nodes: int, fanout: int, peers: list[str]) -> Row:
         with start_sim_cluster(nodes, "mi300x", faults="none", timeout_s=120) as sim:
             fleet = sim_fleet(sim)
             server = psutil.Process(sim.proc.pid)
-            for contender in (run_console_cold, run_console_warm, *(PEERS[name] for name in peers)):
+            extra = [c for n in workers or [] for c in with_workers(n)]
+            for contender in (run_console_cold, run_console_warm, *extra, *(PEERS[name] for name in peers)):
                 with_server_cpu(row, server, contender, fleet, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -331,6 +362,7 @@ def print_table(rows: list[Row]) -> None:
             spent = r.get("server_cpu_s") or r.get("server_cpu_both_runs_s")
             cells.append(f"{spent:>8.1f}" if isinstance(spent, float | int) else f"{'-':>8}")
         print(f"{row.fleet:<16}{row.nodes:>6}" + "".join(f"{c:>18}" for c in cells))
+    print_workers(rows)
     print("\nratios (peer wall / console wall); first verdict; console peak RSS")
     for row in rows:
         warm, cold = row.results.get("console warm", {}), row.results.get("console cold", {})
@@ -350,6 +382,31 @@ def print_table(rows: list[Row]) -> None:
         )
 
 
+def print_workers(rows: list[Row]) -> None:
+    """The console with engine worker processes: wall, client CPU per node (its whole process tree) and
+    first verdict, beside the same without workers. CPU per node must not grow with the workers."""
+    for row in rows:
+        counts = sorted({int(n.rsplit(" w", 1)[1]) for n in row.results if n.startswith("console cold w")})
+        if not counts:
+            continue
+        print(
+            f"\n{row.fleet} {row.nodes}: workers   cold wall  cpu ms/node   warm wall  cpu ms/node"
+            "  of it engine ms/node (1st, warm)  1st verdict"
+        )
+        for workers in [0, *counts]:
+            cold = row.results.get("console cold" + _suffix(workers), {})
+            warm = row.results.get("console warm" + _suffix(workers), {})
+            engine = row.results.get("engine 1st" + _suffix(workers), {})
+            cells = []
+            for r in (cold, warm):
+                cpu = float(r["cpu_s"]) * 1000 / row.nodes if r else None
+                cells.append(f"{r['wall_s']:>9.1f} s {cpu:>8.1f}" if r and cpu is not None else f"{'-':>20}")
+            own = [r.get("engine_cpu_s") for r in (engine, warm)]
+            parts = [f"{float(x) * 1000 / row.nodes:.1f}" if isinstance(x, float | int) else "-" for x in own]
+            cells.append(f"{' / '.join(parts):>24}")
+            print(f"{'':<20}{workers:>7}  " + "  ".join(cells) + f"  {engine.get('first_verdict_s')} s")
+
+
 def main() -> None:
     """Run the benchmark for every size asked for and print the table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -358,11 +415,15 @@ def main() -> None:
     ap.add_argument("--peers", default="pdsh,clush,parallel-ssh", help="comma list of peers to run ('' for none)")
     ap.add_argument("--sshd", type=int, default=0, metavar="N", help="add a row against N real sshd nodes")
     ap.add_argument("--slurm", type=int, default=0, metavar="N", help="add a --via-slurm row on an N-node Slurm lab")
+    ap.add_argument(
+        "--workers", default="", help="comma list of engine worker counts to run the console with too (e.g. 1,2)"
+    )
     ap.add_argument("--json", type=Path, help="also write the measurements to this file")
     args = ap.parse_args()
     raise_nofile()
     peers = [p for p in args.peers.split(",") if p]
-    rows = [bench_sim(int(n), args.fanout, peers) for n in args.nodes.split(",") if n]
+    workers = [int(n) for n in args.workers.split(",") if n]
+    rows = [bench_sim(int(n), args.fanout, peers, workers) for n in args.nodes.split(",") if n]
     if args.sshd:
         rows.append(bench_sshd(args.sshd, args.fanout))
     if args.slurm:

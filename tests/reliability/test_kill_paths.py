@@ -143,3 +143,37 @@ def test_interrupting_the_sweep_command_kills_it(clean: SimOnSshd, tmp_path: Pat
     left = _stubborn_probes(clean)
     said = sweep.stderr.read().decode(errors="replace") if sweep.stderr else ""
     assert left == [], f"the command exited with the probe still running on the node: {said[-3000:]}"
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("workers", [0, 2], ids=["engine", "two-workers"])
+def test_cancelling_a_sweep_kills_it_on_the_node(clean: SimOnSshd, workers: int) -> None:
+    """``cancel`` (the console's CancelSweep) ends the sweep as cancelled, every node with a verdict, and the
+    probe killed on the node, also where it runs in an engine worker process: the cancel reaches it there
+    and the worker's transport kills it before the worker exits. Before, a cancel left the nodes it cut
+    without a verdict and the sweep "done" (a KeyError building its result)."""
+    from console.service.assembly import EngineSpec, build_engine
+    from console.service.workers import WorkerPool
+    from tests.transport.conftest import local_processes_matching
+
+    inventory = load_inventory(clean.inventory_path)
+    engine = build_engine(EngineSpec(inventory, load_packs(), None, workers=workers), None)
+    assert isinstance(engine.transport, WorkerPool) == (workers > 0)
+
+    async def cancelled_sweep() -> tuple[str, Status, str]:
+        sweep = asyncio.ensure_future(engine.run())
+        started = time.monotonic()
+        while not any("sleep 3600" in p for p in _stubborn_probes(clean)):
+            assert time.monotonic() - started < 30, "the stubborn probe never ran"
+            await asyncio.sleep(0.05)
+        engine.cancel()
+        result = await sweep
+        await engine.close()
+        assert set(result.verdicts) == {n.name for n in inventory.nodes}
+        return result.outcome, result.verdicts[STUBBORN].status, result.verdicts[STUBBORN].reason
+
+    outcome, status, reason = asyncio.run(cancelled_sweep())
+    assert outcome == "cancelled"
+    assert status is Status.UNKNOWN and "cancelled" in reason, reason
+    _wait(lambda: _stubborn_probes(clean) == [], f"left on the node: {_stubborn_probes(clean)}", SLACK_S)
+    assert local_processes_matching("console.service.worker") == []

@@ -143,6 +143,18 @@ def add_probe_timeout(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_workers(p: argparse.ArgumentParser) -> None:
+    """``--workers N``: engine worker processes that check and judge the nodes (0: the engine's own)."""
+    p.add_argument(
+        "--workers",
+        type=whole(0),
+        metavar="N",
+        default=None,
+        help="processes that check and judge the nodes, each on a core (default: one per core but one, from 64 "
+        "nodes on a host of 4 cores or more; else 0: the engine's own process)",
+    )
+
+
 def add_engine_options(p: argparse.ArgumentParser, *, inventory_required: bool = True) -> None:
     """What every command that sweeps needs: the cluster, the history, the checks and the SSH trust."""
     add_inventory(p, required=inventory_required)

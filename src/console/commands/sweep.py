@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from console.actions.acceptance import record_outcomes
 from console.checks import load_packs
-from console.commands.arguments import UsageError, add_engine_options, duration, seconds, whole
+from console.commands.arguments import UsageError, add_engine_options, add_workers, duration, seconds, whole
 from console.commands.history_gate import gate_from_history
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
@@ -25,6 +25,7 @@ from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
 from console.report.text import log_to_stderr, printable
 from console.service.assembly import EngineSpec, build_engine, build_transport
+from console.service.workers import default_workers
 from console.store import Store, default_store_path
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
@@ -51,6 +52,7 @@ def register(sub: Any) -> None:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``sweep`` options."""
     add_engine_options(p)
+    add_workers(p)
     p.add_argument("--nodes", metavar="EXPR", help="hostlist, pool=NAME, key=value labels; '!' inverts a term")
     p.add_argument("--probes", choices=[s.value for s in ProbeSet], default="quick", help="probe set (default quick)")
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE ('-' for stdout)")
@@ -187,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         accept_new=args.accept_new,
         probe_timeout_cap_s=args.probe_timeout,
         slurm=_slurm_settings(inventory, args),
+        workers=default_workers(len(nodes)) if args.workers is None else args.workers,
     )
     try:
         transport = build_transport(spec)  # before the store: a usage error leaves no database behind

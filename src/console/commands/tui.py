@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from console.commands.arguments import UsageError, add_engine_options
+from console.commands.arguments import UsageError, add_engine_options, add_workers
 from console.sweep.pairing import Pairing
 
 EPILOG = """keys: ? in the console lists every key; ctrl+p opens the command palette.
@@ -30,6 +30,7 @@ def default_inventory_paths() -> list[Path]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``tui`` options (shared by ``register`` and ``main``)."""
     add_engine_options(p, inventory_required=False)
+    add_workers(p)
     p.add_argument("--read-only", action="store_true", help="hide every action that changes the cluster")
     p.add_argument("--probes", choices=["quick", "standard", "full"], default="quick", help="probe set (default quick)")
     p.add_argument("--theme", default="dark", help="dark (default), light, high-contrast or a Textual theme name")
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     from console.checks import load_packs
     from console.inventory import load_inventory
     from console.service.assembly import EngineSpec
+    from console.service.workers import default_workers
     from console.store import Store, default_store_path
 
     path = _inventory_path(args.inventory)
@@ -94,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         accept_new=args.accept_new,
         read_only=args.read_only,
         probe_timeout_cap_s=args.probe_timeout,
+        workers=default_workers(len(inventory.nodes)) if args.workers is None else args.workers,
     )
     try:
         return run_tui(

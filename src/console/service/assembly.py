@@ -45,6 +45,9 @@ class EngineSpec:
     pins: dict[str, StackPin] | None = None
     # watch: every probe under nice 19 and ionice idle on the node, so a job that lands there comes first.
     low_priority: bool = False
+    # Engine worker processes that check and judge the nodes (``console.service.workers``); 0: this one.
+    # Over SSH only: a local or Slurm sweep, and one recording first-contact host keys, stay in process.
+    workers: int = 0
 
 
 def build_transport(spec: EngineSpec) -> Transport:
@@ -55,7 +58,14 @@ def build_transport(spec: EngineSpec) -> Transport:
     if spec.slurm is not None:
         return slurm_transport(spec.inventory, spec.slurm, accept_new=spec.accept_new)
     transport = transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
-    return LowPriorityTransport(transport) if spec.low_priority else transport
+    if spec.low_priority:
+        transport = LowPriorityTransport(transport)
+    if spec.workers > 0 and not spec.local and not spec.accept_new:
+        from console.service.workers import WorkerPool
+
+        # Each worker builds its own transport from the spec (low priority included): one assembly.
+        return WorkerPool(spec, spec.workers, transport)
+    return transport
 
 
 def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | None = None) -> SweepEngine:

@@ -17,7 +17,7 @@ import time
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +141,15 @@ class ProbeRunRecord:
     stdout: bytes
     problem: str | None
     stderr: bytes = b""
+    # ``stdout`` already compressed as the store keeps it (``packed``): an engine worker compresses its
+    # nodes' outputs on its own core, and the one store writer only inserts them.
+    stdout_packed: bytes | None = None
+
+    def packed(self) -> ProbeRunRecord:
+        """This run with its output compressed as the store keeps it (to be stored by another process)."""
+        if self.stdout_packed is not None:
+            return self
+        return replace(self, stdout=b"", stdout_packed=_pack(self.stdout))
 
 
 class StoreError(Exception):
@@ -321,7 +330,7 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
                 run.started_at,
                 run.duration_s,
                 run.problem,
-                _pack(run.stdout),
+                run.stdout_packed if run.stdout_packed is not None else _pack(run.stdout),
                 _pack(run.stderr),
             ),
         )

@@ -46,7 +46,15 @@ from console.sweep.events import (
     SweepDone,
     SweepStarted,
 )
-from console.sweep.node_report import JudgedOnNodes, LocalCheckReport, admit, console_checks, judged_with
+from console.sweep.node_report import (
+    JudgedByWorkers,
+    JudgedOnNodes,
+    LocalCheckReport,
+    WorkerJudged,
+    admit,
+    console_checks,
+    judged_with,
+)
 from console.sweep.steady import DEFAULT_MAX_AGE_S, SteadyCache, stamp_of
 from console.sweep.vanished import vanished_gpus
 from console.transport import ErrorKind, Transport, TransportError
@@ -55,6 +63,8 @@ Subscriber = Callable[[Event], None]
 # A node may take its probe timeout plus 5 %: the promise is the timeout plus 10 % for the whole sweep,
 # and the other 5 % are for giving up (the kill on the node, a busy event loop, the fleet pass).
 NODE_BUDGET_FACTOR = 1.05
+# What an engine worker's node may take past its budget, as a share of the cap: its judging and report.
+WORKER_HANDBACK = 0.025
 # How long before a node's budget ends its bundles time out themselves (with what they printed so far).
 DEADLINE_MARGIN_S = 0.25
 # The first few nodes start alone and the rest join at the first verdict (or after the head start):
@@ -113,8 +123,9 @@ def describe(error: TransportError) -> str:
 # usage status 2: the line naming what was refused.
 _USAGE_ERROR = re.compile(rb"^.*error: (?:unrecognized arguments|argument .*invalid choice).*$", re.MULTILINE)
 # A driver that does not offer what the probe reads (amd-smi on a GPU or kernel without the CPER ring):
-# the same as an older tool, whatever the exit status.
-_NOT_OFFERED = re.compile(rb"^.*requires CPER to be enabled.*$", re.MULTILINE | re.IGNORECASE)
+# the same as an older tool, whatever the exit status. Looked for as lower-case bytes, then its line taken:
+# a multi-line ``^.*...`` pattern tried at every line of a 108 KiB output cost 1.3 ms of a node's CPU.
+_NOT_OFFERED = b"requires cper to be enabled"
 
 
 OUTPUT_CUT = "output cut"  # how a probe's problem starts when its output was past the limit
@@ -133,8 +144,8 @@ def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec, dropp
         )
     if exit_status == 2 and (refusal := _USAGE_ERROR.search(output)) is not None:
         return f"{UNSUPPORTED}: {refusal.group(0).decode(errors='replace').strip()}"
-    if (refusal := _NOT_OFFERED.search(output)) is not None:
-        return f"{UNSUPPORTED}: {refusal.group(0).decode(errors='replace').strip()}"
+    if (said := _line_saying(output, _NOT_OFFERED)) is not None:
+        return f"{UNSUPPORTED}: {said.decode(errors='replace').strip()}"
     if exit_status is None:
         return "no result: the connection or the bundle ended before the probe finished"
     if exit_status == 127 or (exit_status == 126 and b"not found" in output):
@@ -150,6 +161,16 @@ def probe_problem(exit_status: int | None, output: bytes, spec: ProbeSpec, dropp
     if exit_status > 128 and (name := _signal_name(exit_status - 128)) is not None:
         return f"{spec.argv[0]} was killed by {name} on the node"
     return None  # another status is read with the output (``_judged``): the tool may say why it failed
+
+
+def _line_saying(output: bytes, lowered: bytes) -> bytes | None:
+    """The line of ``output`` that holds ``lowered`` in any case, or None."""
+    at = output.lower().find(lowered)
+    if at < 0:
+        return None
+    start = output.rfind(b"\n", 0, at) + 1
+    end = output.find(b"\n", at)
+    return output[start : end if end >= 0 else len(output)]
 
 
 def exit_problem(spec: ProbeSpec, exit_status: int, output: bytes) -> str:
@@ -223,6 +244,7 @@ class SweepEngine:
         self._tasks: set[asyncio.Task[None]] = set()
         self._abandoned: set[asyncio.Future[Any]] = set()  # work given up at the cap, still cleaning up
         self._running = False
+        self._cancelling = False  # ``cancel`` was called during the running sweep
         self._published: set[str] = set()
         self._first_verdict: asyncio.Event | None = None
         # Findings from outside the per-node probes (multi-node RCCL, bisection): node -> source -> findings.
@@ -242,9 +264,14 @@ class SweepEngine:
         self._given_up: set[str] = set()
         # Nodes that judged themselves (sweep --via-slurm): their reports, taken instead of outputs.
         self._judging = transport if isinstance(transport, JudgedOnNodes) else None
+        # Nodes checked by engine worker processes (``--workers``): each node's report, taken as it comes.
+        self._workers = transport if isinstance(transport, JudgedByWorkers) else None
+        # Without a store, the probe runs a store would keep, by node (an engine worker sends them on).
+        self.runs_kept: dict[str, list[ProbeRunRecord]] | None = None
         self._judged: dict[str, LocalCheckReport] = {}
         self._judged_with: dict[str, str] = {}  # pool -> what its nodes must have been judged with
         self._families: dict[str, dict[str, str]] = {}  # GPU model -> check id -> family
+        self._worker_runs: dict[str, dict[str, int]] = {}  # node -> probe -> its latest stored run
 
     # events -----------------------------------------------------------------------------------
 
@@ -284,7 +311,7 @@ class SweepEngine:
         recorded = f"{level.value}:{','.join(sorted(families))}" if families else level.value
         self._sweep_id = self._start_record(recorded, targets)
         self._published = set()
-        self._running = True
+        self._running, self._cancelling = True, False
         self._emit(
             SweepStarted(
                 sweep_id=self._sweep_id,
@@ -305,6 +332,9 @@ class SweepEngine:
         finally:
             await self._stop_nodes()
             self._running = False
+        if outcome == "done" and self._cancelling:
+            # ``cancel`` ended the nodes' tasks, not this one: the waves ended without every verdict.
+            outcome = "cancelled"
         if outcome != "done":
             self._mark_unfinished(targets, "deadline exceeded" if outcome == "deadline" else "sweep cancelled")
         self._fleet_pass({n.pool for n in targets})
@@ -326,6 +356,7 @@ class SweepEngine:
 
     def cancel(self) -> None:
         """Stop the running sweep: in-flight probes are killed on the nodes by the transport."""
+        self._cancelling = self._running
         for task in list(self._tasks):
             task.cancel()
 
@@ -434,11 +465,16 @@ class SweepEngine:
     async def _sweep_in_waves(self, targets: list[Node], probes: list[ProbeSpec]) -> None:
         first, rest = targets[:FIRST_WAVE], targets[FIRST_WAVE:]
         self._first_verdict = asyncio.Event()
+        if self._workers is not None:
+            # The head start counts once the first wave's workers run (~1 s each to start, side by side):
+            # else the whole fleet joins before any worker answers, and the first verdict waits behind it.
+            await asyncio.gather(*(self._workers.ready(node) for node in first), return_exceptions=True)
         tasks = [self._spawn(self._sweep_node(node, probes)) for node in first]
         if rest:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._first_verdict.wait(), HEAD_START_S)
-            tasks += [self._spawn(self._sweep_node(node, probes)) for node in rest]
+            if not self._cancelling:
+                tasks += [self._spawn(self._sweep_node(node, probes)) for node in rest]
         await _all_of(tasks)
 
     def _start_record(self, level: str, targets: list[Node], parent: int | None = None) -> int:
@@ -446,13 +482,15 @@ class SweepEngine:
             return self._sweep_id + 1
         return self.store.start_sweep(level, self.inventory.source, fold(n.name for n in targets), parent)
 
-    async def _sweep_node(self, node: Node, probes: list[ProbeSpec], refresh: bool = False) -> None:
+    async def _sweep_node(
+        self, node: Node, probes: list[ProbeSpec], refresh: bool = False, deadline: float | None = None
+    ) -> None:
         task = asyncio.current_task()
         if task is not None:
             self._node_tasks[node.name] = task
         started = asyncio.get_running_loop().time()
         try:
-            await self._check_node(node, probes, refresh)
+            await self._check_node(node, probes, refresh, deadline)
         except asyncio.CancelledError:
             if node.name not in self._given_up:
                 raise
@@ -464,11 +502,47 @@ class SweepEngine:
             if self._node_tasks.get(node.name) is task:
                 del self._node_tasks[node.name]
 
-    async def _check_node(self, node: Node, probes: list[ProbeSpec], refresh: bool = False) -> None:
+    async def check(
+        self, node: Node, probes: list[ProbeSpec], refresh: bool = False, deadline: float | None = None
+    ) -> NodeVerdict:
+        """Check one node now, outside a sweep of this engine (an engine worker serving its parent), by
+        ``deadline`` (``time.monotonic``, the loops' clock in every process) instead of its own budget."""
+        await self._sweep_node(node, probes, refresh, deadline)
+        return self.verdicts[node.name]
+
+    async def _check_node(
+        self, node: Node, probes: list[ProbeSpec], refresh: bool = False, given: float | None = None
+    ) -> None:
         cap = self.probe_timeout_cap_s
+        if self._workers is not None:
+            try:  # its worker started (a second or so, once): the node's budget counts from then, as there
+                await self._workers.ready(node)
+            except TransportError as exc:
+                self._node_unreachable(node, describe(exc))
+                return
         # A node may take its probe timeout plus a margin (connecting included): probes end on the node at
         # the cap, and the margin lets their exit status and output come back before the node is given up.
         deadline = None if cap is None else asyncio.get_running_loop().time() + cap * NODE_BUDGET_FACTOR
+        if given is not None:
+            deadline = given
+        if self._workers is not None:
+            pin = self.pins.get(node.pool, StackPin())
+            work = self._workers.judge(node, probes, refresh, pin, self._relay, deadline)
+            # The worker ends the node at this same deadline, then judges it and sends the report: half
+            # the sweep's share for giving up (``NODE_BUDGET_FACTOR``) waits for that.
+            late = None if deadline is None or cap is None else deadline + cap * WORKER_HANDBACK
+            try:
+                judged = await self._by(late, work)
+            except TransportError as exc:
+                self._node_unreachable(node, describe(exc))
+            except TimeoutError:
+                self._node_unreachable(node, self._past_cap())
+            else:
+                if judged.report is None:
+                    self._node_unreachable(node, judged.unreachable or "not checked by its engine worker")
+                else:
+                    self._take_report(node, judged.report, probes, judged)
+            return
         try:
             await self._by(deadline, self.transport.check_reachable(node.name))
         except TransportError as exc:
@@ -652,31 +726,43 @@ class SweepEngine:
         return outcomes
 
     def _record_runs(self, node: Node, runs: list[tuple[_ProbeRun, str | None]]) -> list[int | None]:
-        if self.store is None:
+        if self.store is None and self.runs_kept is None:
             return [None] * len(runs)
-        stored = self.store.add_probe_runs(
-            self._sweep_id,
-            node.name,
-            [
-                ProbeRunRecord(
-                    probe=run.spec.id,
-                    command=run.spec.command_line,
-                    exit_status=run.exit_status,
-                    started_at=run.started_at,
-                    duration_s=run.duration_s,
-                    stdout=run.output or b"",
-                    problem=problem,
-                )
-                for run, problem in runs
-            ],
-        )
-        return list(stored)
+        records = [
+            ProbeRunRecord(
+                probe=run.spec.id,
+                command=run.spec.command_line,
+                exit_status=run.exit_status,
+                started_at=run.started_at,
+                duration_s=run.duration_s,
+                stdout=run.output or b"",
+                problem=problem,
+            )
+            for run, problem in runs
+        ]
+        if self.store is None:
+            assert self.runs_kept is not None
+            self.runs_kept.setdefault(node.name, []).extend(records)
+            return [None] * len(runs)
+        return list(self.store.add_probe_runs(self._sweep_id, node.name, records))
+
+    def _relay(self, event: Event) -> None:
+        """An engine worker's probe event, told as this engine's sweep's.
+
+        The event was just unpickled for this engine alone: its sweep id is set in place, without a copy
+        and a validation per event (32 per node; the copies were a fifth of the console's CPU per node).
+        """
+        event.__dict__["sweep_id"] = self._sweep_id
+        self._emit(event)
 
     def _pack_for(self, node: Node) -> CheckPack | None:
         return self.packs.get(node.gpu_model)
 
-    def _take_report(self, node: Node, report: LocalCheckReport, probes: list[ProbeSpec]) -> None:
-        """Take the verdict a node reached on itself, once this console can vouch for it; UNKNOWN else."""
+    def _take_report(
+        self, node: Node, report: LocalCheckReport, probes: list[ProbeSpec], worker: WorkerJudged | None = None
+    ) -> None:
+        """Take the verdict a node reached on itself (or an engine worker reached on it), once this console
+        can vouch for it; UNKNOWN else. A worker's probe runs are stored here, the one store writer."""
         pack = self._pack_for(node)
         pin = self.pins.get(node.pool, StackPin())
         expected = self._judged_with.get(node.pool)
@@ -685,17 +771,26 @@ class SweepEngine:
         if pack is None:
             problem: str | None = "no check pack here for its GPU model"
         else:
-            problem = admit(report, node, [p.id for p in probes], expected, pack, pin)
+            # A worker names the probes its report covers; the console named them to it (a rerun may ask
+            # for a few families, and the worker judges them with the node's other outputs it still has).
+            asked = {p.id for p in probes} | ({d.probe for d in report.probes} if worker is not None else set())
+            problem = admit(report, node, asked, expected, pack, pin, whole_level=worker is None)
         if problem is not None or pack is None:
             self._node_unreachable(node, f"its check-local report cannot be taken: {problem}")
             return
+        run_ids = self._store_worker_runs(node, report, worker) if worker is not None else {}
         facts = NodeFacts(
             node=node,
             pin=pin,
             stack=report.stack,
-            outcomes={d.probe: ProbeOutcome(d.probe, d) for d in report.probes},
+            outcomes={d.probe: ProbeOutcome(d.probe, d, None, run_ids.get(d.probe)) for d in report.probes},
             readings={metric: [r.observation() for r in found] for metric, found in report.readings.items()},
         )
+        if worker is not None:
+            # What the screens show of the node, and the GPU list a vanished GPU is told from.
+            facts.gpus, facts.xgmi, facts.nics = worker.gpus, worker.xgmi, worker.nics
+            if worker.listed is not None:
+                facts.outcomes[worker.listed.probe] = replace(worker.listed, run_id=run_ids.get(worker.listed.probe))
         # The metrics a console still reads of this node read its report, never outputs it does not have.
         for metric in [*console_checks(pack), _PAIR_METRIC]:
             facts.readings.setdefault(metric, [])
@@ -703,6 +798,20 @@ class SweepEngine:
         self._judged[node.name] = report
         self.facts[node.name] = facts
         self._evaluate_judged(node, pack, facts)
+
+    def _store_worker_runs(self, node: Node, report: LocalCheckReport, worker: WorkerJudged) -> dict[str, int]:
+        """Store the probe runs an engine worker made of ``node``; probe -> run id, for the evidence links
+        (a probe reused while the stack stamp is unchanged keeps its earlier run's)."""
+        if self.store is None:
+            return {}
+        ids = self._worker_runs.setdefault(node.name, {})
+        if worker.runs:
+            stored = self.store.add_probe_runs(self._sweep_id, node.name, worker.runs)
+            ids.update({run.probe: run_id for run, run_id in zip(worker.runs, stored, strict=True)})
+        for finding in report.findings:
+            if finding.evidence.probe in ids and finding.evidence.probe_run_id is None:
+                finding.evidence.probe_run_id = ids[finding.evidence.probe]
+        return ids
 
     def _evaluate_judged(
         self, node: Node, pack: CheckPack, facts: NodeFacts, extra: list[Finding] | None = None
@@ -734,6 +843,8 @@ class SweepEngine:
         families = self._families.get(node.gpu_model)
         if families is None:
             families = self._families[node.gpu_model] = {c.id: c.family for c in pack.checks}
+        # A GPU gone since the last sweep (an engine worker sends the GPU list of a node short of GPUs).
+        findings += vanished_gpus(self.store, node, facts, self._sweep_id)
         external = [f for group in self._external.get(node.name, {}).values() for f in group]
         everything = findings + external + (extra or [])
         passed_families = {families[c] for c in passed}

@@ -17,20 +17,25 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import Field, ValidationError
 
-from console.checks import CheckPack, NodeFacts
+from console.checks import CheckPack, NodeFacts, ProbeOutcome
 from console.checks.evaluate import observe
 from console.checks.metrics import CHANGE_METRICS, HISTORY_CHECKS, Observation
 from console.inventory.model import Node, StackPin
 from console.model.base import Model
 from console.model.findings import Finding, NodeVerdict, Scope, Status, Subject, worst
+from console.model.gpu import GpuRecord, XgmiLink
+from console.model.host import NicPort
+from console.store import ProbeRunRecord
 from console.store.diff import COUNTER_CHECKS, FIGURE_FAMILIES
 from console.sweep.bundle import Section
-from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.catalog import ProbeSet, ProbeSpec, probes_for
+from console.sweep.events import Event
 
 REPORT_FORMAT = "instinct-console-check-local-2"
 # Read off the head of a report that did not parse (cut, garbled), to say whose it was.
@@ -109,6 +114,44 @@ class JudgedOnNodes(Protocol):
 
     def judged(self, node: str) -> LocalCheckReport | None:
         """``node``'s report to take as it is, or None to judge the node from its outputs."""
+
+
+@dataclass
+class WorkerJudged:
+    """A node as an engine worker process judged it: its report, what the screens show of it, and the
+    probe runs for the console's one store writer to keep."""
+
+    report: LocalCheckReport | None  # None when the node could not be checked: ``unreachable`` says why
+    unreachable: str | None = None
+    gpus: list[GpuRecord] = field(default_factory=list)
+    xgmi: list[XgmiLink] = field(default_factory=list)
+    nics: list[NicPort] | None = None
+    # ``amd-smi list`` parsed, sent only for a node short of GPUs: the console tells which one vanished.
+    listed: ProbeOutcome | None = None
+    runs: list[ProbeRunRecord] = field(default_factory=list)
+
+
+@runtime_checkable
+class JudgedByWorkers(Protocol):
+    """A transport whose nodes engine worker processes check and judge (``--workers``)."""
+
+    async def ready(self, node: Node) -> None:
+        """Start the worker that checks ``node`` if it is not running (TransportError when it cannot)."""
+
+    async def judge(  # noqa: PLR0917
+        self,
+        node: Node,
+        probes: list[ProbeSpec],
+        refresh: bool,
+        pin: StackPin,
+        relay: Callable[[Event], None],
+        deadline: float | None,
+    ) -> WorkerJudged:
+        """Check and judge ``node`` in its worker by ``deadline`` (``time.monotonic``; None: the probes'
+        own timeouts); its probe events go to ``relay`` as they come.
+
+        Raises TransportError when the node could not be reached, or its worker died or would not start.
+        """
 
 
 def judged_with(pack: CheckPack | None, pin: StackPin, node: Node) -> str:
@@ -222,12 +265,20 @@ def read_report(text: str) -> LocalCheckReport | tuple[str | None, str]:
 
 
 def admit(  # noqa: PLR0917
-    report: LocalCheckReport, node: Node, probes: Iterable[str], expected_with: str, pack: CheckPack, pin: StackPin
+    report: LocalCheckReport,
+    node: Node,
+    probes: Iterable[str],
+    expected_with: str,
+    pack: CheckPack,
+    pin: StackPin,
+    *,
+    whole_level: bool = True,
 ) -> str | None:
     """Why this console cannot take ``report`` as ``node``'s verdict (None: it can).
 
     A PASS must cover what a PASS here would: every probe asked for answered and every check that
-    applies judged, with the same packs and pins; a verdict must follow from its findings.
+    applies judged, with the same packs and pins; a verdict must follow from its findings. An engine
+    worker's report may cover some families of a level only (a rerun): ``whole_level`` False.
     """
     if report.node != node.name or report.pool != node.pool or report.gpu_model != node.gpu_model:
         return f"the report is of {report.node} ({report.pool}, {report.gpu_model}), not of this node"
@@ -236,12 +287,13 @@ def admit(  # noqa: PLR0917
     if report.judged_with != expected_with:
         return "judged on the node with other check packs, pins or expectations than this console's"
     wanted, ran = set(probes), {p.probe for p in report.probes}
-    try:
-        claimed = {p.id for p in probes_for(ProbeSet(report.level))}
-    except ValueError:
-        return f"judged at an unknown level {report.level!r}"
-    if claimed != wanted:
-        return f"judged at level {report.level}, not at the level asked for"
+    if whole_level:
+        try:
+            claimed = {p.id for p in probes_for(ProbeSet(report.level))}
+        except ValueError:
+            return f"judged at an unknown level {report.level!r}"
+        if claimed != wanted:
+            return f"judged at level {report.level}, not at the level asked for"
     if ran != wanted:
         lacking, extra = sorted(wanted - ran), sorted(ran - wanted)
         return (
@@ -290,11 +342,13 @@ def _pinned(field: str, pinned: dict[str, str]) -> bool:
 
 __all__ = [
     "REPORT_FORMAT",
+    "JudgedByWorkers",
     "JudgedOnNodes",
     "LocalCheckReport",
     "LocalProbeRun",
     "ProbeDigest",
     "Reading",
+    "WorkerJudged",
     "admit",
     "applicable_checks",
     "build_report",

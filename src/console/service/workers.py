@@ -1,0 +1,287 @@
+"""Engine worker processes (``--workers N``): the sweep's nodes checked on every core.
+
+One engine (``console.sweep.engine``) still runs the sweep: its waves, deadlines, cancel, give-up,
+reruns, the fleet pass, the store and the events. Its transport is a ``WorkerPool``: for each node it
+asks one of N worker processes (``python -m console.service.worker``) to connect, run the probes,
+parse and judge, exactly as the engine does in process, and takes back the node's compact report
+(``console.sweep.node_report``: every finding not PASS whole, the PASS ones counted per check), what the
+screens show of it, and its probe runs, which it stores itself: one store writer. A node always goes to
+the same worker (its place in the inventory, modulo N), so its connection, its reused stack probes and
+the probe forms its tools refused stay with it from sweep to sweep.
+
+The probe events of a node come back through the same pipe, ahead of its report: one stream, in the
+same order per node. A node cancelled, given up or past its budget is cancelled in its worker, whose
+transport kills its commands on the node. A worker that dies fails its nodes in flight (UNKNOWN, with
+its exit status and the end of its stderr); the next node sent to it starts a new one.
+
+Commands that are not a node's probes (multi-node tests, actions, workloads) go to ``inner``, the
+console's own transport, as without workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from console.inventory.model import Node, StackPin
+from console.service.wire import HEADER, WireError, body_length, decode, encode
+from console.sweep.catalog import ProbeSpec
+from console.sweep.events import Event
+from console.sweep.node_report import WorkerJudged
+from console.transport import ErrorKind, Transport, TransportError, WrappedTransport
+
+if TYPE_CHECKING:
+    from console.service.assembly import EngineSpec
+
+WORKER_MODULE = "console.service.worker"
+# Below this many nodes a sweep stays in one process by default: a worker takes ~1 s of CPU to start
+# (imports, check packs), about what 30 nodes cost to check (~33 ms each, bench/README.md).
+AUTO_MIN_NODES = 64
+STOP_WAIT_S = 15.0  # a stopping worker waits for its kills on the nodes (their grace) before it exits
+_STDERR_LINES = 20
+
+
+# Below this many cores a sweep stays in one process by default: the engine itself (reports, store,
+# events) needs a core, and on 2 cores workers were slower cold (1,024 nodes: 36.2 s alone against
+# 42.4 s with one worker and 48.8 s with two; bench/README.md, "Engine worker processes").
+AUTO_MIN_CORES = 4
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def default_workers(nodes: int, available: int | None = None) -> int:
+    """Worker processes for a sweep of ``nodes`` by default: one per core but the engine's own, none
+    for a small fleet or a small host."""
+    available = cores() if available is None else available
+    if nodes < AUTO_MIN_NODES or available < AUTO_MIN_CORES:
+        return 0
+    return available - 1
+
+
+@dataclass
+class _Pending:
+    node: str
+    done: asyncio.Future[WorkerJudged]
+    relay: Callable[[Event], None]
+
+
+@dataclass
+class _Worker:
+    """One worker process and the nodes it is checking now."""
+
+    index: int
+    proc: asyncio.subprocess.Process
+    reader: asyncio.Task[None] | None = None
+    stderr_reader: asyncio.Task[None] | None = None
+    pending: dict[str, _Pending] = field(default_factory=dict)
+    stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=_STDERR_LINES))
+    ended: str | None = None  # why it is gone (None while it runs)
+
+    def send(self, message: Any) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(encode(message))
+
+
+class WorkerPool(WrappedTransport):
+    """The engine's transport in worker mode: nodes are checked and judged in ``count`` processes."""
+
+    def __init__(self, spec: EngineSpec, count: int, inner: Transport, command: list[str] | None = None) -> None:
+        super().__init__(inner)
+        # What each worker builds its engine from: the same spec, checking over SSH, without a store.
+        self.spec = replace(spec, workers=0, store_path=None)
+        self.count = max(1, count)
+        self._command = command or [sys.executable, "-m", WORKER_MODULE]
+        self._slots: list[_Worker | None] = [None] * self.count
+        self._starting: list[asyncio.Lock] = []
+        self._place = {n.name: i for i, n in enumerate(spec.inventory.nodes)}
+
+    @property
+    def pids(self) -> list[int]:
+        """The process ids of the workers running now."""
+        return [w.proc.pid for w in self._slots if w is not None and w.ended is None]
+
+    def pid_for(self, node: str) -> int | None:
+        """The process id of the worker that checks ``node``, while it runs (tests kill it)."""
+        worker = self._slots[self._place.get(node, hash(node)) % self.count]
+        return worker.proc.pid if worker is not None and worker.ended is None else None
+
+    async def ready(self, node: Node) -> None:
+        """Start ``node``'s worker now if it is not running (a worker that died is replaced)."""
+        await self._worker_for(node.name)
+
+    async def judge(  # noqa: PLR0917
+        self,
+        node: Node,
+        probes: list[ProbeSpec],
+        refresh: bool,
+        pin: StackPin,
+        relay: Callable[[Event], None],
+        deadline: float | None,
+    ) -> WorkerJudged:
+        """Check and judge ``node`` in its worker (see the module's docstring)."""
+        worker = await self._worker_for(node.name)
+        earlier = worker.pending.pop(node.name, None)
+        if earlier is not None:  # a rerun of a node still in flight: the worker replaces it with this one
+            earlier.done.cancel()
+        pending = _Pending(node.name, asyncio.get_running_loop().create_future(), relay)
+        worker.pending[node.name] = pending
+        worker.send(("judge", node.name, [(p.id, p.timeout_s) for p in probes], refresh, pin, deadline))
+        try:
+            return await asyncio.shield(pending.done)
+        except asyncio.CancelledError:
+            # Cancelled, given up or out of time here: the worker stops it and kills its commands on the node
+            # (unless a rerun replaced it: then the worker already checks the node again).
+            if worker.pending.get(node.name) is pending:
+                self._forget(worker, node.name)
+            raise
+
+    def _forget(self, worker: _Worker, node: str) -> None:
+        pending = worker.pending.pop(node, None)
+        if pending is not None and not pending.done.done():
+            pending.done.cancel()
+        if worker.ended is None:
+            worker.send(("cancel", node))
+
+    async def _worker_for(self, node: str) -> _Worker:
+        index = self._place.get(node, hash(node)) % self.count
+        if not self._starting:
+            self._starting = [asyncio.Lock() for _ in range(self.count)]
+        async with self._starting[index]:
+            worker = self._slots[index]
+            if worker is None or worker.ended is not None:
+                worker = self._slots[index] = await self._start(index)
+            return worker
+
+    async def _start(self, index: int) -> _Worker:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self._command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                limit=2**24,
+                start_new_session=True,  # the terminal's ctrl+c is the console's, as for the engine process
+            )
+        except OSError as exc:
+            raise TransportError("", ErrorKind.PROTOCOL, f"engine worker {index} would not start: {exc}") from None
+        worker = _Worker(index, proc)
+        worker.send(self.spec)
+        worker.stderr_reader = asyncio.ensure_future(self._read_stderr(worker))
+        assert proc.stdout is not None
+        try:  # it imports and builds its engine (~1 s of CPU) before it says so
+            said = await _read_message(proc.stdout)
+        except WireError as exc:
+            said = str(exc)
+        if said != ("ready",):
+            status = await proc.wait()
+            with contextlib.suppress(BaseException):
+                await worker.stderr_reader
+            last = next((line for line in reversed(worker.stderr) if line.strip()), "")
+            raise TransportError(
+                "", ErrorKind.PROTOCOL, f"engine worker {index} would not start ({_exit_text(status)}): {last[:200]}"
+            )
+        worker.reader = asyncio.ensure_future(self._read(worker))
+        return worker
+
+    async def _read(self, worker: _Worker) -> None:
+        assert worker.proc.stdout is not None
+        why = "its pipe closed"
+        try:
+            while (message := await _read_message(worker.proc.stdout)) is not None:
+                self._dispatch(worker, message)
+        except (WireError, ValueError) as exc:
+            why = str(exc)
+        status = await worker.proc.wait()
+        self._ended(worker, f"{why}; {_exit_text(status)}")
+
+    def _dispatch(self, worker: _Worker, message: Any) -> None:
+        kind, node = message[0], message[1]
+        pending = worker.pending.get(node)
+        if pending is None:
+            return  # a node cancelled here meanwhile: what its worker still said is of no use
+        if kind == "event":
+            pending.relay(message[2])
+            return
+        del worker.pending[node]
+        if pending.done.done():
+            return
+        if kind == "judged":
+            pending.done.set_result(message[2])
+        elif kind == "unreachable":
+            pending.done.set_exception(TransportError(node, ErrorKind(message[2]), message[3]))
+        else:  # "failed": the worker's own error checking the node
+            pending.done.set_exception(
+                TransportError(node, ErrorKind.PROTOCOL, f"engine worker {worker.index} failed: {message[2]}")
+            )
+
+    async def _read_stderr(self, worker: _Worker) -> None:
+        assert worker.proc.stderr is not None
+        with contextlib.suppress(Exception):
+            while line := await worker.proc.stderr.readline():
+                worker.stderr.append(line.decode("utf-8", "replace").rstrip())
+
+    def _ended(self, worker: _Worker, why: str) -> None:
+        said = next((line for line in reversed(worker.stderr) if line.strip()), "")
+        worker.ended = f"engine worker {worker.index} (pid {worker.proc.pid}) ended: {why}" + (
+            f"; it said: {said[:200]}" if said else ""
+        )
+        for pending in worker.pending.values():
+            if not pending.done.done():
+                pending.done.set_exception(TransportError(pending.node, ErrorKind.DISCONNECTED, worker.ended))
+        worker.pending.clear()
+
+    async def close(self) -> None:
+        """Stop every worker (each cancels its nodes and waits for their kills on the nodes), then close
+        the console's own transport."""
+        workers = [w for w in self._slots if w is not None]
+        for worker in workers:
+            if worker.ended is None and worker.proc.stdin is not None:
+                with contextlib.suppress(Exception):
+                    worker.send(("stop",))
+                    worker.proc.stdin.close()
+        for worker in workers:
+            try:
+                await asyncio.wait_for(worker.proc.wait(), STOP_WAIT_S)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    worker.proc.kill()
+                await worker.proc.wait()
+            for task in (worker.reader, worker.stderr_reader):
+                if task is not None:
+                    with contextlib.suppress(BaseException):
+                        await task
+        self._slots = [None] * self.count
+        await self.inner.close()
+
+
+async def _read_message(stream: asyncio.StreamReader) -> Any | None:
+    try:
+        header = await stream.readexactly(HEADER.size)
+    except asyncio.IncompleteReadError as exc:
+        if exc.partial:
+            raise WireError("the worker's stream ended inside a frame header") from None
+        return None
+    try:
+        body = await stream.readexactly(body_length(header))
+    except asyncio.IncompleteReadError:
+        raise WireError("the worker's stream ended inside a frame") from None
+    return decode(body)
+
+
+def _exit_text(status: int) -> str:
+    if status < 0:
+        try:
+            return f"killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return f"exit status {status}"

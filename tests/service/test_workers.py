@@ -1,0 +1,276 @@
+"""Engine worker processes (``--workers``), for real: the simulator's nodes over SSH, real worker processes.
+
+The same fleet with faults is swept in process and with one and two workers: the verdicts and their
+reasons must be the same, and the events of each node must come in the same order. A worker killed while
+its node hangs makes that node UNKNOWN, saying so, and the next sweep starts a new worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from console.checks import CheckPack, load_packs
+from console.cli import main
+from console.inventory import load_inventory
+from console.model.findings import Status
+from console.service.assembly import EngineSpec, build_engine
+from console.service.workers import AUTO_MIN_CORES, AUTO_MIN_NODES, WorkerPool, default_workers
+from console.sim.faults import FaultKind
+from console.sim.launcher import SimCluster, start_sim_cluster
+from console.sim.specs import GpuModel
+from console.store import Store
+from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.events import Event, NodeDone, ProbeFinished, ProbeStarted
+from tests.multinode.simcluster import start_cluster
+from tests.transport.conftest import local_processes_matching
+
+CAP_S = 8.0  # a hung probe costs this, not its catalogue timeout
+# The fleet compared between modes: a healthy node must never reach the cap, even on a busy machine.
+FLEET_CAP_S = 15.0
+
+
+@pytest.fixture(scope="module")
+def packs() -> dict[str, CheckPack]:
+    return load_packs()
+
+
+@pytest.fixture(scope="module")
+def faulty() -> Iterator[SimCluster]:
+    """Twelve nodes with the simulator's demo faults (hardware, a hang, a refused connection, ...)."""
+    with start_sim_cluster(12, "mi300x", faults="demo", time_factor=400) as sim:
+        yield sim
+
+
+def _sweep(
+    sim: SimCluster, packs: dict[str, CheckPack], workers: int, store_path: Path
+) -> tuple[dict[str, tuple[Status, str]], list[Event]]:
+    inventory = load_inventory(sim.inventory_path)
+    spec = EngineSpec(inventory, packs, store_path, probe_timeout_cap_s=FLEET_CAP_S, workers=workers)
+    store = Store(store_path)
+    engine = build_engine(spec, store)
+    assert isinstance(engine.transport, WorkerPool) == (workers > 0)
+    events: list[Event] = []
+    engine.subscribe(events.append)
+
+    async def run() -> dict[str, tuple[Status, str]]:
+        try:
+            result = await engine.run()
+        finally:
+            await engine.close()
+        return {name: (v.status, v.reason) for name, v in result.verdicts.items()}
+
+    try:
+        return asyncio.run(run()), events
+    finally:
+        store.close()
+
+
+def _order(events: list[Event], node: str) -> list[str]:
+    """The kinds of a node's events, in the order they came."""
+    return [type(e).__name__ for e in events if getattr(e, "node", None) == node or _done_for(e, node)]
+
+
+def _done_for(event: Event, node: str) -> bool:
+    return isinstance(event, NodeDone) and event.verdict.node == node
+
+
+def _comparable(verdicts: dict[str, tuple[Status, str]]) -> dict[str, tuple[Status, str]]:
+    """Status, and the root cause of a node not judged (the last clause of its reason).
+
+    Which probe a hung node's reason names first, and whether its own timeout or the cap ended it,
+    depends on what answered before the cap on a busy machine, with or without workers; a FAIL or
+    WARN node may name another reading first (the simulator's temperatures move between sweeps).
+    """
+    return {
+        n: (s, _cause(r) if s is Status.UNKNOWN else r if s is Status.PASS else "") for n, (s, r) in verdicts.items()
+    }
+
+
+def _cause(reason: str) -> str:
+    last = reason.rsplit(": ", 1)[-1]
+    return "a timeout" if "no answer within" in last or "timed out" in last else last
+
+
+def test_one_and_two_workers_judge_a_faulty_fleet_as_the_engine_does(
+    faulty: SimCluster, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    alone, alone_events = _sweep(faulty, packs, 0, tmp_path / "alone.db")
+    one, _ = _sweep(faulty, packs, 1, tmp_path / "one.db")
+    two, two_events = _sweep(faulty, packs, 2, tmp_path / "two.db")
+    statuses = {status for status, _ in alone.values()}
+    assert {Status.PASS, Status.FAIL, Status.UNKNOWN} <= statuses, "the fleet must have faults and healthy nodes"
+    assert _comparable(one) == _comparable(alone)
+    assert _comparable(two) == _comparable(alone)
+    for node in alone:
+        order = _order(two_events, node)
+        # Every probe event of a node comes before its verdict, as from the engine alone.
+        first_done = order.index("NodeDone")
+        assert "NodeDone" not in order[:first_done] and set(order[first_done:]) == {"NodeDone"}, (node, order)
+        probes = [e for e in two_events if isinstance(e, ProbeStarted | ProbeFinished) and e.node == node]
+        same = [e for e in alone_events if isinstance(e, ProbeStarted | ProbeFinished) and e.node == node]
+        assert sorted((type(e).__name__, e.probe) for e in probes) == sorted(
+            (type(e).__name__, e.probe) for e in same
+        ), node
+    # What the screens show of a node comes from its worker: its GPUs and links, its stored probe runs.
+    for node, (status, _) in alone.items():
+        if status is Status.PASS:
+            shown = [e for e in two_events if isinstance(e, NodeDone) and e.verdict.node == node][-1].snapshot
+            assert len(shown.gpus) == 8 and shown.xgmi and shown.stack, node
+            assert len(shown.probe_runs) == len(probes_for(ProbeSet.QUICK)), (node, shown.probe_runs)
+    # One store writer: every node's verdict, and the probe runs of every node that answered.
+    store = Store(tmp_path / "two.db")
+    try:
+        sweep = store.latest_sweep_id()
+        assert sweep is not None
+        stored = {row["node"]: row["status"] for row in store.node_verdicts(sweep)}
+        # The workers compressed the outputs; the store reads them back as it reads its own.
+        done = [e for e in two_events if isinstance(e, NodeDone) and e.verdict.status is Status.PASS]
+        for run_id in done[-1].snapshot.probe_runs.values():
+            output = store.probe_output(run_id)
+            assert output is not None and output[0], run_id
+    finally:
+        store.close()
+    assert stored == {name: status.value for name, (status, _) in alone.items()}
+    assert local_processes_matching("console.service.worker") == []
+
+
+@pytest.fixture(scope="module")
+def hanging() -> Iterator[SimCluster]:
+    """Four nodes, amd-smi hanging on one of them."""
+    with start_cluster(4, GpuModel.MI300X, FaultKind.COMMAND_HANG) as sim:
+        yield sim
+
+
+def test_giving_up_a_node_in_a_worker_ends_it_there(hanging: SimCluster, packs: dict[str, CheckPack]) -> None:
+    hung = hanging.cluster().faults[0].node
+    inventory = load_inventory(hanging.inventory_path)
+    engine = build_engine(EngineSpec(inventory, packs, None, workers=2), None)
+    given: list[bool] = []
+
+    def give_up_at_the_hang(event: Event) -> None:
+        if isinstance(event, ProbeStarted) and event.node == hung and not given:
+            given.append(engine.give_up(hung))
+
+    engine.subscribe(give_up_at_the_hang)
+
+    async def run() -> dict[str, tuple[Status, str]]:
+        try:
+            result = await engine.run()  # no cap: only the give-up ends the hung node
+        finally:
+            await engine.close()
+        return {n: (v.status, v.reason) for n, v in result.verdicts.items()}
+
+    verdicts = asyncio.run(run())
+    assert given == [True]
+    assert verdicts[hung][0] is Status.UNKNOWN and "given up by the operator" in verdicts[hung][1], verdicts[hung]
+    assert all(s is Status.PASS for n, (s, _) in verdicts.items() if n != hung), verdicts
+    assert local_processes_matching("console.service.worker") == []
+
+
+def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_another(
+    hanging: SimCluster, packs: dict[str, CheckPack]
+) -> None:
+    hung = hanging.cluster().faults[0].node
+    inventory = load_inventory(hanging.inventory_path)
+    spec = EngineSpec(inventory, packs, None, probe_timeout_cap_s=CAP_S, workers=2)
+    engine = build_engine(spec, None)
+    pool = engine.transport
+    assert isinstance(pool, WorkerPool)
+    killed: list[int] = []
+
+    def kill_at_the_hang(event: Event) -> None:
+        # The hung node's first probe is out: its worker dies with it in flight.
+        if isinstance(event, ProbeStarted) and event.node == hung and not killed:
+            pid = pool.pid_for(hung)
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    unsubscribe = engine.subscribe(kill_at_the_hang)
+
+    async def run() -> tuple[dict[str, tuple[Status, str]], dict[str, tuple[Status, str]], int | None]:
+        try:
+            first = await engine.run()
+            unsubscribe()
+            second = await engine.run()
+            return (
+                {n: (v.status, v.reason) for n, v in first.verdicts.items()},
+                {n: (v.status, v.reason) for n, v in second.verdicts.items()},
+                pool.pid_for(hung),
+            )
+        finally:
+            await engine.close()
+
+    first, second, restarted = asyncio.run(run())
+    assert killed, "the hung node's probes never started"
+    assert set(first) == {n.name for n in inventory.nodes}  # never silently absent
+    status, reason = first[hung]
+    assert status is Status.UNKNOWN
+    assert f"(pid {killed[0]}) ended" in reason and "SIGKILL" in reason, reason
+    # A new worker checks it next time: its hang is found (UNKNOWN past the cap), not the dead worker.
+    assert restarted is not None and restarted != killed[0]
+    assert second[hung][0] is Status.UNKNOWN and "engine worker" not in second[hung][1], second[hung]
+    assert all(s is Status.PASS for n, (s, _) in second.items() if n != hung), second
+    assert local_processes_matching("console.service.worker") == []
+
+
+def test_the_sweep_command_takes_workers_and_defaults_to_none_for_a_small_fleet(
+    faulty: SimCluster, tmp_path: Path
+) -> None:
+    statuses = {}
+    for workers in (["--workers", "2"], []):
+        report = tmp_path / f"report{len(workers)}.json"
+        argv = ["sweep", "-i", str(faulty.inventory_path), "--store", str(tmp_path / f"h{len(workers)}.db")]
+        main([*argv, "--probe-timeout", str(FLEET_CAP_S), "--json", str(report), *workers])
+        statuses[len(workers)] = {n["node"]: n["status"] for n in json.loads(report.read_text())["nodes"]}
+    assert statuses[2] == statuses[0] and len(statuses[2]) == 12
+    # The workers judged: their PASS findings are stored as counts per check, the engine's one by one.
+    passing = {}
+    for given in (2, 0):
+        with closing(sqlite3.connect(tmp_path / f"h{given}.db")) as db:
+            passing[given] = db.execute("SELECT count(*) FROM findings WHERE status = 'PASS'").fetchone()[0]
+    assert passing[2] * 5 < passing[0], passing
+    assert default_workers(AUTO_MIN_NODES - 1, 16) == 0
+    assert default_workers(AUTO_MIN_NODES, 16) == 15  # one core stays the engine's
+    assert default_workers(AUTO_MIN_NODES, AUTO_MIN_CORES - 1) == 0  # measured slower on 2 cores
+    assert default_workers(AUTO_MIN_NODES, AUTO_MIN_CORES) == AUTO_MIN_CORES - 1
+    here = len(os.sched_getaffinity(0))
+    assert default_workers(AUTO_MIN_NODES) == (0 if here < AUTO_MIN_CORES else here - 1)
+
+
+def test_reruns_go_to_the_worker_that_has_the_node(hanging: SimCluster, packs: dict[str, CheckPack]) -> None:
+    """A rerun of the whole quick set and of one family (its probes only, judged with the node's other
+    outputs the worker still has) gives the node's verdict again, through the same worker."""
+    hung = hanging.cluster().faults[0].node
+    inventory = load_inventory(hanging.inventory_path)
+    healthy = next(n.name for n in inventory.nodes if n.name != hung)
+    engine = build_engine(EngineSpec(inventory, packs, None, probe_timeout_cap_s=CAP_S, workers=2), None)
+    pool = engine.transport
+    assert isinstance(pool, WorkerPool)
+
+    async def run() -> list[tuple[Status, str, int | None]]:
+        seen = []
+        try:
+            await engine.run([inventory.node(healthy)])
+            seen.append((engine.verdicts[healthy].status, engine.verdicts[healthy].reason, pool.pid_for(healthy)))
+            for families in (None, {"firmware"}):
+                result = await engine.rerun([healthy], families=families)
+                assert result is not None
+                verdict = result.verdicts[healthy]
+                seen.append((verdict.status, verdict.reason, pool.pid_for(healthy)))
+        finally:
+            await engine.close()
+        return seen
+
+    seen = asyncio.run(run())
+    assert [s for s, _, _ in seen] == [Status.PASS] * 3, seen
+    assert len({pid for _, _, pid in seen}) == 1 and seen[0][2] is not None
