@@ -67,21 +67,29 @@ def test_drain_repair_revalidate_twice_and_return(tmp_path: Path, capsys: pytest
         # Not back before it is revalidated.
         assert main(["resume", "sim002", "-i", inv, "--store", db, "--yes"]) == 1
         assert "is awaiting-repair" in capsys.readouterr().out
-        assert main(["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick"]) == 1
+        assert main(["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick", "--yes"]) == 1
         assert "awaiting-repair" in capsys.readouterr().out
 
         assert main(["repaired", "sim002", "-i", inv, "--store", db, "--reason", "reseated OAM 3", "--yes"]) == 0
         capsys.readouterr()
+        # As every action: the plan, then nothing without a terminal or --yes, and nothing in a dry run.
+        revalidate = ["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick"]
+        assert main(revalidate) == 2
+        assert main([*revalidate, "--dry-run"]) == 0
+        shown = capsys.readouterr().out
+        assert "sweep --probes quick" in shown and "dry run: nothing was changed" in shown
+        assert main(["cases", "--store", db, "-i", inv, "--json"]) == 0
+        assert _json(capsys)[0]["stage"] == "revalidating"  # type: ignore[index]
         # Still faulty: a strike, and back to waiting for the technician.
-        assert main(["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick"]) == 1
+        assert main(["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick", "--yes"]) == 1
         assert "strike (FAIL" in capsys.readouterr().out
 
         write_live_faults(sim.state_dir, [])  # the OAM is replaced
         sim.wait_for_generation(3)
         assert main(["repaired", "sim002", "-i", inv, "--store", db, "--reason", "replaced OAM 3", "--yes"]) == 0
-        assert main(["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick"]) == 0
+        assert main(["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick", "--yes"]) == 0
         assert main(["resume", "sim002", "-i", inv, "--store", db, "--yes"]) == 1  # one pass is not enough
-        assert main(["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick"]) == 0
+        assert main(["revalidate", "sim002", "-i", inv, "--store", db, "--level", "quick", "--yes"]) == 0
         capsys.readouterr()
         assert main(["resume", "sim002", "-i", inv, "--store", db, "--yes"]) == 0
         assert "resumed sim002" in capsys.readouterr().out

@@ -25,6 +25,7 @@ from rich.table import Table
 from console.actions import ActionService
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
 from console.checks import load_packs
+from console.commands.actions import confirm_on_terminal, print_plan
 from console.commands.arguments import UsageError, add_engine_options, add_store, existing_store
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
@@ -73,10 +74,12 @@ def register(sub: Any) -> None:
     )
     r.add_argument("nodes", metavar="NODES", help="hostlist of nodes whose repair was acknowledged")
     add_engine_options(r)
+    r.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    r.add_argument("--dry-run", action="store_true", help="show the plan only: which nodes, at which level")
     r.add_argument(
         "--level",
         choices=[p.value for p in ProbeSet if p is not ProbeSet.MULTINODE],
-        help="probe level (default: the cluster file's [lifecycle] level, standard)",
+        help="probe level (default: each node's pool's lifecycle level: [pools.lifecycle] over [lifecycle], standard)",
     )
     r.add_argument("--json", action="store_true", help="print each node's outcome and case as JSON")
     r.add_argument("--kubeconfig", help="Kubernetes pools: kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
@@ -221,6 +224,14 @@ def run_revalidate(args: argparse.Namespace) -> int:
             console.print("nothing to revalidate")
             asyncio.run(_close(service, engine))
             return int(ExitCode.FAILED)
+        # As every action: the plan first, then --dry-run stops, and a terminal is asked (--yes without one).
+        print_plan(console, plan)
+        answer = int(ExitCode.OK) if args.dry_run else confirm_on_terminal(console, args.yes)
+        if answer is not None:
+            if args.dry_run:
+                console.print("[dim]dry run: nothing was changed[/]")
+            asyncio.run(_close(service, engine))
+            return answer
         result, done = run_interruptible(_revalidate(service, engine, plan))
     except KeyboardInterrupt:
         plain_console(stderr=True).print("[red]error:[/] interrupted")

@@ -58,7 +58,7 @@ def register(sub: Any) -> None:
         "--level",
         choices=[s.value for s in ProbeSet if s is not ProbeSet.MULTINODE],
         default=ProbeSet.QUICK.value,
-        help="probe level of the idle-node sweeps (default quick; revalidations use [lifecycle] level)",
+        help="probe level of the idle-node sweeps (default quick; revalidations use each pool's lifecycle level)",
     )
     p.add_argument("--rounds", type=whole(1), metavar="N", help="stop after N rounds (default: run until stopped)")
     p.add_argument(
