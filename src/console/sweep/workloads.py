@@ -4,9 +4,12 @@
 runs on each selected node of its pools (one workload at a time per node, the nodes in parallel); an
 N-node workload runs once per group of N selected nodes of a pool, through ``srun`` from the group's
 first node, held to the group's nodes (``--nodelist``; a run Slurm refuses is UNKNOWN, not run), and
-its findings go to every node of the group. A node the quick probes could not reach
-is not given a workload. The run's output is kept in the history like a probe's; its findings join
-the node's verdict (``SweepEngine.add_findings``), so reports, JUnit and exit codes carry them.
+its findings go to every node of the group. A node the quick probes could not reach is not given a
+workload. ``at_once`` (pool -> nodes) bounds how many nodes of a pool run a workload at the same time:
+the caller's blast-radius cap (``console.actions.workload_caps``); the other runs wait for a place, and
+a group larger than its pool's allowance is not run (UNKNOWN, saying why). The run's output is kept in
+the history like a probe's; its findings join the node's verdict (``SweepEngine.add_findings``), so
+reports, JUnit and exit codes carry them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from console.checks.workload import judge_workload
 from console.inventory.model import Node
@@ -75,16 +78,70 @@ def _finding(spec: WorkloadSpec, node: str, status: Status, message: str) -> Fin
     )
 
 
+class PoolPlaces:
+    """How many nodes of each pool may run a workload at once; a run waits until its whole group fits."""
+
+    def __init__(self, at_once: Mapping[str, int]) -> None:
+        self.at_once = dict(at_once)
+        self.busy: dict[str, int] = {}
+        self.changed = asyncio.Condition()
+
+    def fits_ever(self, group: Sequence[Node]) -> bool:
+        """Whether ``group`` can ever run: its size within its pool's allowance (a pool not named: no cap)."""
+        pool = group[0].pool
+        return pool not in self.at_once or len(group) <= self.at_once[pool]
+
+    async def take(self, group: Sequence[Node]) -> None:
+        """Wait until ``group`` fits in its pool's places, then hold them."""
+        pool = group[0].pool
+        if pool not in self.at_once:
+            return
+        async with self.changed:
+            await self.changed.wait_for(lambda: self.busy.get(pool, 0) + len(group) <= self.at_once[pool])
+            self.busy[pool] = self.busy.get(pool, 0) + len(group)
+
+    async def give(self, group: Sequence[Node]) -> None:
+        """Free ``group``'s places, and wake the runs waiting for them."""
+        pool = group[0].pool
+        if pool not in self.at_once:
+            return
+        async with self.changed:
+            self.busy[pool] -= len(group)
+            self.changed.notify_all()
+
+
+def over_cap(spec: WorkloadSpec, group: Sequence[Node], allowed: int) -> Finding:
+    """The finding of a group larger than its pool's allowance: not run, and why (never PASS)."""
+    message = (
+        f"{spec.name}: not run: it needs {len(group)} nodes of pool {group[0].pool} at once and the pool's"
+        f" blast-radius cap allows {allowed} now (--force, or override in the console, lifts it)"
+    )
+    return _finding(spec, group[0].name, Status.UNKNOWN, message)
+
+
 async def run_workloads(
-    engine: SweepEngine, sweep: SweepResult, nodes: Sequence[Node], only: Sequence[str] | None = None
+    engine: SweepEngine,
+    sweep: SweepResult,
+    nodes: Sequence[Node],
+    only: Sequence[str] | None = None,
+    *,
+    at_once: Mapping[str, int] | None = None,
 ) -> None:
     """Run every declared workload (those named in ``only``, when given) on the reachable ``nodes`` it
-    applies to, and attach the findings."""
+    applies to, no more nodes of a pool at once than ``at_once`` allows, and attach the findings."""
     workloads = [w for w in engine.inventory.workloads.values() if only is None or w.name in only]
     reachable = [n for n in nodes if "reachability" not in sweep.verdicts[n.name].families]
     found: dict[str, list[Finding]] = {name: list(f) for name, f in leftovers(workloads, reachable).items()}
     by_site: dict[str, list[tuple[WorkloadSpec, list[Node]]]] = {}
-    placed = placements(workloads, reachable)
+    places = PoolPlaces(at_once or {})
+    placed = []
+    for spec, group in placements(workloads, reachable):
+        if places.fits_ever(group):
+            placed.append((spec, group))
+            continue
+        refused = over_cap(spec, group, places.at_once[group[0].pool])
+        for node in group:
+            found.setdefault(node.name, []).append(refused.model_copy(update={"subject": Subject(node=node.name)}))
     for spec, group in placed:
         by_site.setdefault(group[0].name, []).append((spec, group))
     limit = asyncio.Semaphore(PARALLEL_NODES)
@@ -93,8 +150,12 @@ async def run_workloads(
     async def site_runs(runs: list[tuple[WorkloadSpec, list[Node]]]) -> None:
         async with limit:
             for spec, group in runs:  # one at a time: each occupies the node's GPUs
-                ledger.started(spec.name, group)
-                judged = await _run(engine, sweep.sweep_id, spec, group)
+                await places.take(group)
+                try:
+                    ledger.started(spec.name, group)
+                    judged = await _run(engine, sweep.sweep_id, spec, group)
+                finally:
+                    await places.give(group)
                 worst = max((f.status for f in judged[group[0].name]), key=lambda s: s.severity, default=Status.PASS)
                 ledger.finished(spec.name, group, worst)
                 for node, findings in judged.items():
