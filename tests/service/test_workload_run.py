@@ -55,11 +55,12 @@ def _plan(
     read_only: bool = False,
     drained: tuple[str, ...] = (),
     start: bool = True,
+    cluster: str = CLUSTER,
 ) -> tuple[PlanPreview, str]:
     """The plan, and what starting it said (``start``: only where it is refused, as these nodes do not exist)."""
     tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "c.toml"
-    path.write_text(CLUSTER)
+    path.write_text(cluster)
     inventory = load_inventory(path)
     spec = EngineSpec(inventory, load_packs(), tmp_path / "h.sqlite", read_only=read_only)
     if drained:  # nodes the console holds drained (no scheduler here to say more): out of service
@@ -111,6 +112,16 @@ def test_a_run_holds_no_more_of_the_pool_at_once_than_the_drains_cap(tmp_path: P
     forced, _ = _plan(tmp_path / "3", PlanWorkloadRun("pair", "a", "why", force=True), drained=("n4",), start=False)
     assert forced.refused is None and forced.forced and forced.capped == ()
     assert "cap overridden: every node of the pool runs it at once" in forced.notes
+
+
+def test_with_a_slurm_controller_the_plan_starts_srun_there(tmp_path: Path) -> None:
+    with_controller = '[slurm]\ncontroller = "head01"\n' + CLUSTER
+    # read-only: refused before the cap is read, so no SSH to head01 is tried; the plan still says where.
+    preview, _ = _plan(tmp_path, PlanWorkloadRun("pair", "a", "why"), read_only=True, cluster=with_controller)
+    assert preview.where == "on the Slurm controller head01, once per group"
+    assert any("once per 2 nodes, through srun from the Slurm controller head01" in n for n in preview.notes)
+    preview, _ = _plan(tmp_path / "first", PlanWorkloadRun("pair", "a", "why"), read_only=True)
+    assert preview.where == "from the first node of each group"
 
 
 @pytest.mark.parametrize(

@@ -129,10 +129,12 @@ async def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) ->
         timeout = max((p.timeout_s for p in framework), default=0.0)
     elif spec is not None:
         commands = (run_argv(spec, nodes[: spec.nodes]),)
+        controller = inventory.slurm.controller
+        launcher = f"the Slurm controller {controller}" if controller else "each group's first node"
         notes.append(
             "then the workload on each node"
             if spec.nodes == 1
-            else f"then the workload once per {spec.nodes} nodes, through srun from each group's first node"
+            else f"then the workload once per {spec.nodes} nodes, through srun from {launcher}"
         )
         timeout = spec.timeout_s
     else:
@@ -142,7 +144,12 @@ async def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) ->
         f"it occupies every GPU of its nodes, up to {timeout / 60:.0f} min per run; K cancels",
         "where the pool's stack changed since it was accepted, the outcome is recorded: accepted again or regressed",
     ]
-    where = "on each node of the pool" if spec is None or spec.nodes == 1 else "from the first node of each group"
+    if spec is None or spec.nodes == 1:
+        where = "on each node of the pool"
+    elif inventory.slurm.controller:
+        where = f"on the Slurm controller {inventory.slurm.controller}, once per group"
+    else:
+        where = "from the first node of each group"
     return PlanPreview(
         "acceptance-run",
         f"{TITLE} {command.workload} on",

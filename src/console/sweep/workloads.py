@@ -2,9 +2,10 @@
 
 ``sweep --probes workload`` runs the quick probes on every node, then this phase: a one-node workload
 runs on each selected node of its pools (one workload at a time per node, the nodes in parallel); an
-N-node workload runs once per group of N selected nodes of a pool, through ``srun`` from the group's
-first node, held to the group's nodes (``--nodelist``; a run Slurm refuses is UNKNOWN, not run), and
-its findings go to every node of the group. A node the quick probes could not reach is not given a
+N-node workload runs once per group of N selected nodes of a pool, through ``srun`` started on the
+cluster file's Slurm controller (``[slurm] controller``), else on the group's first node, held to the
+group's nodes (``--nodelist``; a run Slurm refuses is UNKNOWN, not run), and its findings go to every
+node of the group, saying where srun ran. A node the quick probes could not reach is not given a
 workload. ``at_once`` (pool -> nodes) bounds how many nodes of a pool run a workload at the same time:
 the caller's blast-radius cap (``console.actions.workload_caps``); the other runs wait for a place, and
 a group larger than its pool's allowance is not run (UNKNOWN, saying why). The run's output is kept in
@@ -68,8 +69,21 @@ def leftovers(workloads: Sequence[WorkloadSpec], nodes: Sequence[Node]) -> dict[
 
 
 def run_argv(spec: WorkloadSpec, group: Sequence[Node]) -> tuple[str, ...]:
-    """What one run of ``spec`` on ``group`` executes on the group's first node (srun held to the group)."""
+    """What one run of ``spec`` on ``group`` executes (``launch_site`` says where; srun held to the group)."""
     return workload_argv(spec, [n.name for n in group])
+
+
+def launch_site(spec: WorkloadSpec, group: Sequence[Node], controller: str) -> tuple[str, str]:
+    """Where one run of ``spec`` on ``group`` starts, and how its findings say so.
+
+    One node: on that node. N nodes: srun on the Slurm controller when the cluster file names one (the
+    host Slurm's client is sure to be set up on), else on the group's first node, which then needs it.
+    """
+    if spec.nodes == 1:
+        return group[0].name, ""
+    if controller:
+        return controller, f" [srun on {controller}, the Slurm controller]"
+    return group[0].name, f" [srun on {group[0].name}, the group's first node]"
 
 
 def _finding(spec: WorkloadSpec, node: str, status: Status, message: str) -> Finding:
@@ -172,8 +186,10 @@ async def run_workloads(
 
 
 async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: list[Node]) -> dict[str, list[Finding]]:
-    """One run of ``spec`` from ``group[0]``: each node of the group gets the run's findings."""
+    """One run of ``spec`` on ``group``: each node of the group gets the run's findings, which say where
+    srun ran (``launch_site``); the run's output is kept under the group's first node."""
     site = group[0].name
+    launch, said_where = launch_site(spec, group, engine.inventory.slurm.controller)
     override = engine.store.image_override(spec.name, group[0].pool) if engine.store is not None else None
     if override is not None and spec.container is not None:
         # The pool's image was rolled back to the one the workload was accepted in (``rollback``).
@@ -183,7 +199,7 @@ async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: li
     stdout = stderr = b""
     exit_status: int | None = None
     try:
-        result = await engine.transport.run(site, argv, timeout_s=spec.timeout_s)
+        result = await engine.transport.run(launch, argv, timeout_s=spec.timeout_s)
     except TransportError as exc:
         said = f"did not finish within {spec.timeout_s:g} s" if exc.kind is ErrorKind.TIMEOUT else describe(exc)
         judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: {said}")]
@@ -197,13 +213,16 @@ async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: li
             judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: not run: Slurm refused it: {refused}")]
         else:
             judged = judge_workload(spec, Subject(node=site), text, exit_status if exit_status is not None else -1)
+    if said_where:
+        judged = [f.model_copy(update={"message": f.message + said_where}) for f in judged]
     if engine.store is not None:
         worst = max((f.status for f in judged), key=lambda s: s.severity, default=Status.PASS)
         engine.store.add_probe_run(
             sweep_id,
             site,
             f"workload.{spec.name}",
-            command=shlex.join(argv),
+            # As the operator would type it, where it ran: the controller's srun is kept with the group.
+            command=shlex.join(argv) if launch == site else f"{launch}$ {shlex.join(argv)}",
             exit_status=exit_status,
             started_at=started_at,
             duration_s=time.monotonic() - t0,
