@@ -91,6 +91,23 @@ gpu = 6
 severity = "boot"
 afid = 4
 count = 2
+[[nodes]]
+names = "sim015"
+rocm = "7.0.2"
+[[nodes]]
+names = "sim016"
+pool = "old"
+rocm = "6.4.1"
+[[faults]]
+nodes = "sim015"
+kind = "cper_record"
+gpu = 2
+severity = "unknown"
+[[faults]]
+nodes = "sim016"
+kind = "cper_record"
+gpu = 4
+severity = "informational"
 """
 
 
@@ -128,6 +145,8 @@ def test_cper_records_are_judged_by_age_and_afid(tmp_path: Path) -> None:
         "sim012": Status.FAIL,
         "sim013": Status.UNKNOWN,
         "sim014": Status.FAIL,
+        "sim015": Status.WARN,
+        "sim016": Status.WARN,
     }
     [fatal] = [f for f in _cper(verdicts["sim002"]) if f.check_id == "ras.cper_fatal"]
     assert (fatal.check_id, fatal.subject.gpu) == ("ras.cper_fatal", 3)
@@ -166,7 +185,21 @@ def test_cper_records_are_judged_by_age_and_afid(tmp_path: Path) -> None:
     [cut] = [f for f in _cper(verdicts["sim013"]) if f.check_id == "ras.cper_fatal"]
     assert (cut.status, cut.subject.gpu) == (Status.UNKNOWN, 1)
     assert "exactly 20 CPER records listed with ROCm 6.4.1" in cut.message
-    assert [f.check_id for f in _cper(verdicts["sim013"])] == ["ras.cper_fatal", "ras.cper_uncorrected"]
+    assert [f.check_id for f in _cper(verdicts["sim013"])] == [
+        "ras.cper_fatal",
+        "ras.cper_uncorrected",
+        "ras.cper_unrecognised",
+    ]
+    # A severity the console does not know is no class of its own: the record is named, with the word
+    # amd-smi printed, its GPU and AFID, and warns (issue 19: no record silently drops).
+    [unknown] = _cper(verdicts["sim015"])
+    assert (unknown.check_id, unknown.status, unknown.subject.gpu) == ("ras.cper_unrecognised", Status.WARN, 2)
+    assert "severity 'unknown'" in unknown.message and "AFID 33" in unknown.message
+    assert "-> rerun" in unknown.message  # AFID 33 (invalid data) calls for no hardware verdict
+    assert unknown.evidence.action is Remedy.MONITOR  # a WARN: watched, not drained
+    [informational] = _cper(verdicts["sim016"])
+    assert (informational.status, informational.subject.gpu) == (Status.WARN, 4)
+    assert "severity 'informational'" in informational.message
     # An undecodable record counts; its AFID is unknown, so the check's own action (reboot) stands.
     [undecodable] = _cper(verdicts["sim012"])
     assert undecodable.status is Status.FAIL and "AFID unknown" in undecodable.message

@@ -4,7 +4,10 @@ of its pool after the quick probes, and its figures, exit status and hangs are j
 from __future__ import annotations
 
 import json
+import sqlite3
 import xml.etree.ElementTree as ET
+from contextlib import closing
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -96,3 +99,67 @@ def test_n_node_workloads_are_placed_in_whole_groups_of_a_pool(tmp_path: Path) -
     left = leftovers([spec], inventory.nodes)
     assert list(left) == ["n5"] and left["n5"][0].status.value == "UNKNOWN"
     assert "needs 2 nodes of pool a" in left["n5"][0].message
+
+
+# A pair workload the simulator answers through srun (tests/integration/test_never_false_pass.py).
+PAIR_WORKLOAD = """
+[[workloads]]
+name = "pair-train"
+pools = ["mi300x"]
+nodes = 2
+timeout_s = 8
+command = ["python3", "/shared/smoke/train.py", "--steps", "100", "--report-prefix", "RESULT "]
+[workloads.results]
+json_prefix = "RESULT "
+[[workloads.criteria]]
+figure = "tokens_per_s"
+fail_if = "< 40000"
+source = "the simulator's MI300X pair: 51234 tok/s"
+"""
+HEALTHY = """time_factor = 400
+[[nodes]]
+names = "sim[001-003]"
+model = "MI300X"
+pool = "mi300x"
+"""
+
+
+def _workload_runs(store_path: Path) -> list[tuple[str, float, float]]:
+    """(node, start, end) of each workload run the sweep kept, by start."""
+    with closing(sqlite3.connect(store_path)) as conn:
+        rows = conn.execute(
+            "SELECT node, started_at, duration_s FROM probe_runs WHERE probe LIKE 'workload.%' ORDER BY started_at"
+        ).fetchall()
+    return [(node, start, start + duration) for node, start, duration in rows]
+
+
+def test_a_workload_sweep_holds_no_more_of_a_pool_at_once_than_the_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--cap 1: every node still runs the workload, one after the other (a run starts only once the one
+    before has ended); a pair cannot fit under a cap of 1 and is not run, UNKNOWN, until --force."""
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text(HEALTHY)
+    with start_sim_cluster(scenario=scenario) as sim:
+        cluster = tmp_path / "cluster.toml"
+        cluster.write_text(sim.inventory_path.read_text() + WORKLOAD)
+        store = tmp_path / "h.sqlite"
+        report = tmp_path / "r.json"
+        args = ["sweep", "-i", str(cluster), "--probes", "workload", "--store", str(store), "--json", str(report)]
+        assert main([*args, "--cap", "1"]) == 0
+        assert "cap: pool mi300x: at most 1 nodes run it at once (cap 1 set for pool mi300x)" in capsys.readouterr().err
+        runs = _workload_runs(store)
+        assert sorted(node for node, _, _ in runs) == ["sim001", "sim002", "sim003"]
+        # time.time() starts and monotonic durations: allow their drift, far under any run's length.
+        assert all(later[1] >= earlier[2] - 0.01 for earlier, later in pairwise(runs)), runs
+
+        cluster.write_text(sim.inventory_path.read_text() + PAIR_WORKLOAD)
+        pair_store = tmp_path / "pair.sqlite"
+        args = ["sweep", "-i", str(cluster), "--probes", "workload", "--store", str(pair_store), "--json", str(report)]
+        assert main([*args, "--cap", "1", "--nodes", "sim[001-002]"]) == 3
+        [node] = [n for n in json.loads(report.read_text())["nodes"] if n["node"] == "sim001"]
+        [refused] = [f for f in node["findings"] if f["family"] == "workload"]
+        assert refused["status"] == "UNKNOWN" and "blast-radius cap allows 1 now" in refused["message"]
+        assert _workload_runs(pair_store) == [], "nothing ran"
+        assert main([*args, "--cap", "1", "--nodes", "sim[001-002]", "--force"]) == 0
+        assert [node for node, _, _ in _workload_runs(pair_store)] == ["sim001"]

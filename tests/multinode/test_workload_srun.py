@@ -49,10 +49,13 @@ source = "test: the healthy task prints 100"
 
 
 class LabNodes(WrappedTransport):
-    """Every node of the lab is this host: a local transport per node name (real processes, real srun)."""
+    """Every node of the lab is this host: a local transport per node name (real processes, real srun).
+
+    ``launched`` records, per host name, the programs run there: where srun started."""
 
     def __init__(self, names: Sequence[str]) -> None:
         self.nodes = {name: LocalTransport(name) for name in names}
+        self.launched: list[tuple[str, str]] = []
         super().__init__(self.nodes[names[0]])
 
     async def run(
@@ -65,6 +68,7 @@ class LabNodes(WrappedTransport):
         sink: OutputSink | None = None,
     ) -> CommandResult:
         """On this host, as ``node``."""
+        self.launched.append((node, argv[0]))
         return await self.nodes[node].run(node, argv, timeout_s=timeout_s, stdin=stdin, sink=sink)
 
     async def run_script(
@@ -88,20 +92,23 @@ def lab() -> Iterator[Any]:
         yield running
 
 
-def _inventory(root: Path, names: list[str], timeout: float) -> Inventory:
+def _inventory(root: Path, names: list[str], timeout: float, controller: str = "") -> Inventory:
     path = local_cluster(root, names)
     task = root / "task.sh"
     task.write_text(TASK.format(root=root))
     task.chmod(0o755)
-    path.write_text(path.read_text() + WORKLOAD.format(timeout=timeout, task=task))
+    text = path.read_text() + WORKLOAD.format(timeout=timeout, task=task)
+    if controller:  # a top-level table: before the first [[pools]]
+        first, rest = text.split("\n", 1)
+        text = f'{first}\n[slurm]\ncontroller = "{controller}"\n{rest}'
+    path.write_text(text)
     return load_inventory(path)
 
 
-def _workload_findings(inventory: Inventory, store: Store) -> dict[str, list[Finding]]:
+def _workload_findings(inventory: Inventory, store: Store, hosts: LabNodes | None = None) -> dict[str, list[Finding]]:
     """Run the workload level on the pool's two nodes; each node's workload findings."""
-    engine = build_engine(
-        EngineSpec(inventory, load_packs(), store.path), store, LabNodes([n.name for n in inventory.nodes])
-    )
+    hosts = hosts or LabNodes([n.name for n in inventory.nodes])
+    engine = build_engine(EngineSpec(inventory, load_packs(), store.path), store, hosts)
 
     async def sweep() -> dict[str, list[Finding]]:
         try:
@@ -183,7 +190,7 @@ def test_a_drained_node_makes_slurm_refuse_it_unknown(cluster: tuple[Any, Path, 
         [run] = found[node]
         assert run.status is Status.UNKNOWN and run.check_id == "workload.pair-smoke.run", node
         assert run.message == "pair-smoke: not run: Slurm refused it: srun: Required node not available (down, " \
-            "drained or reserved)"  # fmt: skip
+            f"drained or reserved) [srun on {names[0]}, the group's first node]"  # fmt: skip
     assert not list(root.glob("ran-*"))
     _wait_no_job(lab)
 
@@ -200,5 +207,29 @@ def test_a_run_past_its_timeout_is_unknown_and_its_job_ends(cluster: tuple[Any, 
         store.close()
     for node in names:
         [run] = found[node]
-        assert run.status is Status.UNKNOWN and run.message == "pair-smoke: did not finish within 4 s", node
+        assert run.status is Status.UNKNOWN, node
+        assert run.message == f"pair-smoke: did not finish within 4 s [srun on {names[0]}, the group's first node]"
     _wait_no_job(lab)  # the console's kill of srun ends the job step on both nodes
+
+
+def test_with_a_slurm_controller_srun_starts_there_and_the_run_says_so(cluster: tuple[Any, Path, list[str]]) -> None:
+    """[slurm] controller names where the Slurm client is set up: srun starts there, not on the group's
+    first node, still held to the group; every finding and the kept output say where it ran."""
+    lab, root, names = cluster
+    controller = lab.nodes[0]  # a host of the lab outside the pool, as a head node is
+    inventory = _inventory(root, names, timeout=60, controller=controller)
+    hosts = LabNodes([*names, controller])
+    store = Store(root / "h.sqlite")
+    try:
+        found = _workload_findings(inventory, store, hosts)
+        [kept] = store.conn.execute("SELECT node, command FROM probe_runs WHERE probe = 'workload.pair-smoke'")
+    finally:
+        store.close()
+    assert [(host, program) for host, program in hosts.launched if program == "srun"] == [(controller, "srun")]
+    for node in names:
+        statuses = {f.check_id: f.status for f in found[node]}
+        assert statuses == {"workload.pair-smoke.exit": Status.PASS, "workload.pair-smoke.rate": Status.PASS}, node
+        assert all(f.message.endswith(f"[srun on {controller}, the Slurm controller]") for f in found[node]), node
+    assert sorted(p.name for p in root.glob("ran-*")) == [f"ran-{n}" for n in names], "held to its group"
+    assert kept["node"] == names[0] and kept["command"].startswith(f"{controller}$ srun --nodes=2 --nodelist=")
+    _wait_no_job(lab)

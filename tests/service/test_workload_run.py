@@ -4,6 +4,7 @@ an unknown workload or pool, a workload that does not apply, another heavy phase
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from pathlib import Path
 
@@ -47,16 +48,31 @@ json_prefix = "RESULT "
 """
 
 
-def _plan(tmp_path: Path, command: PlanWorkloadRun, *, read_only: bool = False) -> tuple[PlanPreview, str]:
+def _plan(
+    tmp_path: Path,
+    command: PlanWorkloadRun,
+    *,
+    read_only: bool = False,
+    drained: tuple[str, ...] = (),
+    start: bool = True,
+    cluster: str = CLUSTER,
+) -> tuple[PlanPreview, str]:
+    """The plan, and what starting it said (``start``: only where it is refused, as these nodes do not exist)."""
+    tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "c.toml"
-    path.write_text(CLUSTER)
+    path.write_text(cluster)
     inventory = load_inventory(path)
     spec = EngineSpec(inventory, load_packs(), tmp_path / "h.sqlite", read_only=read_only)
+    if drained:  # nodes the console holds drained (no scheduler here to say more): out of service
+        with contextlib.closing(Store(spec.store_path)) as store:
+            store.record_drains(drained, "test", user="ops", sweep_id=None, audit_id=None)
 
     async def ask() -> tuple[PlanPreview, str]:
         context = open_context(spec, lambda _event: None)
         try:
-            preview = plan_workload_run(context, command)
+            preview = await plan_workload_run(context, command)
+            if not start:
+                return preview, "not started"
             try:
                 await start_workload_run(context, StartWorkloadRun(command.workload, command.pool, command.reason))
             except PermissionError as exc:
@@ -78,6 +94,34 @@ def test_the_plan_shows_the_srun_line_held_to_the_first_group(tmp_path: Path) ->
     [argv] = preview.commands
     assert argv[:3] == ("srun", "--nodes=2", "--nodelist=n1,n2") and argv[-3:] == ("train", "--steps", "10")
     assert any("once per 2 nodes, through srun" in n for n in preview.notes)
+
+
+def test_a_run_holds_no_more_of_the_pool_at_once_than_the_drains_cap(tmp_path: Path) -> None:
+    """Pool a has 4 nodes: the default cap is 2 (max(2, 10 % of 4)), so one pair runs at a time and the
+    other waits; with one node already drained only 1 place is left, and no pair fits: refused, unless
+    the operator overrides the cap."""
+    preview, _ = _plan(tmp_path, PlanWorkloadRun("pair", "a", "why"), read_only=True)
+    assert preview.capped == () and not any("at most" in n for n in preview.notes), "refused first: no cap read"
+    preview, _ = _plan(tmp_path / "1", PlanWorkloadRun("pair", "a", "why"), start=False)
+    assert preview.refused is None and preview.capped == ("n3", "n4")
+    assert any(n.startswith("pool a: at most 2 nodes run it at once (cap 2 = max(2, 10% of 4))") for n in preview.notes)
+    assert any("the scheduler was not read" in n for n in preview.notes), "no Slurm here: said, not guessed"
+    preview, _ = _plan(tmp_path / "2", PlanWorkloadRun("pair", "a", "why"), drained=("n4",), start=False)
+    assert preview.refused is not None and preview.refused.startswith("over the cap: pair needs 2 nodes of pool a")
+    assert "1 already out of service" in preview.refused and preview.capped == ("n1", "n2", "n3", "n4")
+    forced, _ = _plan(tmp_path / "3", PlanWorkloadRun("pair", "a", "why", force=True), drained=("n4",), start=False)
+    assert forced.refused is None and forced.forced and forced.capped == ()
+    assert "cap overridden: every node of the pool runs it at once" in forced.notes
+
+
+def test_with_a_slurm_controller_the_plan_starts_srun_there(tmp_path: Path) -> None:
+    with_controller = '[slurm]\ncontroller = "head01"\n' + CLUSTER
+    # read-only: refused before the cap is read, so no SSH to head01 is tried; the plan still says where.
+    preview, _ = _plan(tmp_path, PlanWorkloadRun("pair", "a", "why"), read_only=True, cluster=with_controller)
+    assert preview.where == "on the Slurm controller head01, once per group"
+    assert any("once per 2 nodes, through srun from the Slurm controller head01" in n for n in preview.notes)
+    preview, _ = _plan(tmp_path / "first", PlanWorkloadRun("pair", "a", "why"), read_only=True)
+    assert preview.where == "from the first node of each group"
 
 
 @pytest.mark.parametrize(

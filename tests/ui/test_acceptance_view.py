@@ -397,3 +397,53 @@ async def test_r_runs_a_due_workload_through_the_engine_and_a_accepts_it(
             assert run["outcome"].startswith(f"vllm-serving on pool {pool} (sweep ") and "PASS on" in run["outcome"]
         finally:
             store.close()
+
+
+async def test_r_holds_the_run_to_the_pools_cap_unless_overridden(packs: dict[str, CheckPack], tmp_path: Path) -> None:
+    """On the simulator, a pool of 3: r plans the run 2 nodes at a time (the drains' default cap, one node
+    always stays in), names the node that waits, and offers the override; typed, the plan runs every node
+    at once, and the run that follows is audited as forced."""
+    with start_sim_cluster(nodes=3, models="mi300x", time_factor=400) as sim:
+        cluster = tmp_path / "cluster.toml"
+        cluster.write_text(sim.inventory_path.read_text() + SIM_WORKLOAD)
+        inventory = load_inventory(cluster)
+        pool = inventory.nodes[0].pool
+        store = Store(tmp_path / "h.sqlite")
+        app = ConsoleApp(
+            inventory, packs, store=store, engine_spec=EngineSpec(inventory, packs, store.path), engine_in_thread=True,
+            level="quick", refresh_interval_s=0.1, export_dir=tmp_path,
+        )  # fmt: skip
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_until(pilot, lambda: app.state.progress.finished_at is not None, 90)
+                await pilot.press("W")
+                await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+                await pilot.press("r")
+                await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+                dialog = app.screen
+                assert isinstance(dialog, ConfirmScreen)
+                await pilot.press(*"capped run")
+                await wait_until(pilot, lambda: getattr(dialog.preview, "reason", None) == "capped run", 30)
+                preview = dialog.preview
+                assert preview is not None and preview.refused is None and not preview.forced
+                assert preview.capped == (inventory.nodes[2].name,)
+                assert any(n.startswith(f"pool {pool}: at most 2 nodes run it at once") for n in preview.notes)
+                plan_text = str(dialog.query_one("#confirm-plan", Static).render())
+                assert "at most 2 nodes run it at once" in plan_text
+                override = dialog.query_one("#confirm-override", Input)
+                override.focus()
+                await pilot.press(*"override")
+                await wait_until(pilot, lambda: dialog.preview is not None and dialog.preview.forced, 30)
+                assert dialog.preview is not None and dialog.preview.capped == ()
+                assert "cap overridden: every node of the pool runs it at once" in dialog.preview.notes
+                yes = dialog.query_one("#confirm-yes", Button)
+                await wait_until(pilot, lambda: not yes.disabled, 30)
+                await pilot.pause()
+                await pilot.click("#confirm-yes")
+                await wait_until(pilot, lambda: any(r["action"] == "workload-run" for r in store.audit_log(20)), 90)
+            [request] = [r for r in store.audit_log(20) if r["action"] == "workload-rerun"]
+            assert json.loads(request["inputs"]) == {
+                "workload": "vllm-serving", "pool": pool, "reason": "capped run", "force": True,
+            }  # fmt: skip
+        finally:
+            store.close()

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from console.inventory.model import Inventory
-from console.transport import LocalTransport, SshSettings, SshTarget, SshTransport, Transport, TransportError
-from console.transport.connect import ssh_targets
+from console.transport import LocalTransport, SshSettings, SshTransport, Transport, TransportError
+from console.transport.connect import controller_target, ssh_targets
 
 LOCAL = "local"
 DEFAULT_TIMEOUT_S = 60.0
@@ -114,18 +114,9 @@ def runner_for(inventory: Inventory | None) -> TransportRunner:
 def _ssh_transport(inventory: Inventory) -> SshTransport:
     ssh = inventory.ssh
     targets = ssh_targets(inventory)
-    controller = inventory.slurm.controller
-    if controller and controller not in targets:
+    if (controller := controller_target(inventory)) is not None:
         # The controller is often a head node outside every pool: reach it with the cluster's SSH defaults.
-        identity = os.path.expanduser(ssh.identity_file) if ssh.identity_file else None
-        targets[controller] = SshTarget(
-            name=controller,
-            host=controller,
-            port=ssh.port or 22,
-            user=ssh.user,
-            identity_files=(identity,) if identity else (),
-            proxy_jump=ssh.proxy_jump,
-        )
+        targets[controller.name] = controller
     settings = SshSettings(
         known_hosts=os.path.expanduser(ssh.known_hosts) if ssh.known_hosts else None,
         connect_timeout_s=ssh.connect_timeout_s,

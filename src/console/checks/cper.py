@@ -31,7 +31,11 @@ _FORMATS = ("%Y/%m/%d %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y/%m/%d %H:%M", "%Y-%m-%
 
 
 def severity_class(record: CperRecord) -> str:
-    """``fatal`` (fatal and boot-time records), ``uncorrected``, ``corrected`` or ``unknown``."""
+    """``fatal`` (fatal and boot-time records), ``uncorrected``, ``corrected`` or ``unknown``.
+
+    ``unknown`` is every other word (amd-smi's own ``UNKNOWN``, UEFI's ``informational``, a name a later
+    release adds, or none at all): the ``ras.cper_unrecognised`` check names those records, so no record
+    the listing shows is left out of every check."""
     word = (record.severity or "").lower().replace("_", "-")
     # The device-metrics-exporter's names (CPER_SEVERITY_FATAL, ...) carry a prefix amd-smi's do not.
     word = word.removeprefix("cper-severity-")
@@ -72,9 +76,10 @@ class Tally:
         ids = f"{row.first}-{row.last}" if row.last != row.first else str(row.first)
         return row.action, f"AFID {ids}: {row.what_to_do} ({row.doc})"
 
-    def detail(self) -> str | None:
-        """What the finding says beyond the count: the records' AFIDs and actions, and what was ignored."""
-        parts = [describe_record(record) for record in self.counted[:4]]
+    def detail(self, *, severity: bool = False) -> str | None:
+        """What the finding says beyond the count: the records' AFIDs and actions, and what was ignored
+        (``severity``: each record's severity as amd-smi printed it, when the class does not say it)."""
+        parts = [describe_record(record, severity=severity) for record in self.counted[:4]]
         if len(self.counted) > 4:
             parts.append(f"and {len(self.counted) - 4} more")
         parts += self.notes[:3]
@@ -104,8 +109,9 @@ def tally(records: Iterable[CperRecord], *, now: float, booted: float | None, ma
     return result
 
 
-def describe_record(record: CperRecord) -> str:
-    """``2026/12/01 10:00:00 AFID 19 (HBM, bad page retirement threshold) -> rma, physical``."""
+def describe_record(record: CperRecord, *, severity: bool = False) -> str:
+    """``2026/12/01 10:00:00 AFID 19 (HBM, bad page retirement threshold) -> rma, physical`` (with
+    ``severity``: ``2026/12/01 10:00:00 severity 'UNKNOWN' AFID 19 ...``)."""
     said = []
     for number in record.afids:
         row = afid(int(number))
@@ -116,7 +122,8 @@ def describe_record(record: CperRecord) -> str:
             said.append(f"AFID {number} ({row.category}, {row.error_type}) -> {row.action.value}{physical}")
     if record.afid_note:
         said.append(record.afid_note)
-    return f"{record.timestamp or 'no time'} " + (", ".join(said) or "no AFID")
+    shown = f"severity {record.severity!r} " if severity and record.severity else "no severity " if severity else ""
+    return f"{record.timestamp or 'no time'} {shown}" + (", ".join(said) or "no AFID")
 
 
 # amdsmi's AFID for "bad page retirement threshold" (fatal): the one AFID whose RMA the GPU's own bad-page

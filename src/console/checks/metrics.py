@@ -596,7 +596,13 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
                 float(len(counted.counted)),
                 probe=ProbeId.AMDSMI_CPER,
                 detail="; ".join(
-                    p for p in (counted.detail(), action_why if action is Remedy.REBOOT else None, cut) if p
+                    p
+                    for p in (
+                        counted.detail(severity=wanted == "unknown"),
+                        action_why if action is Remedy.REBOOT else None,
+                        cut,
+                    )
+                    if p
                 ),
                 always_detail=bool(counted.ignored or counted.notes),
                 action=action,
@@ -616,6 +622,13 @@ def cper_fatal(facts: NodeFacts) -> list[Observation]:
 def cper_uncorrected(facts: NodeFacts) -> list[Observation]:
     """Non-fatal uncorrected CPER records (poison consumed, deferred errors) of this boot, recent enough."""
     return _cper(facts, "uncorrected")
+
+
+@metric("gpu.cper_unrecognised")
+def cper_unrecognised(facts: NodeFacts) -> list[Observation]:
+    """CPER records of a severity the console does not know (amd-smi's ``UNKNOWN``, a new word, none), of
+    this boot and recent enough: counted here so that no listed record goes unjudged."""
+    return _cper(facts, "unknown")
 
 
 # Metrics of change -> the check whose figures they compare with the history's, and how one subject's

@@ -14,8 +14,11 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from console.actions.acceptance import record_outcomes
+from console.actions.caps import CapPolicy
+from console.actions.service import ActionService
+from console.actions.workload_caps import as_mapping, pools_of, workload_allowance
 from console.checks import load_packs
-from console.commands.arguments import UsageError, add_engine_options, add_workers, duration, seconds, whole
+from console.commands.arguments import UsageError, add_engine_options, add_workers, duration, seconds, share, whole
 from console.commands.history_gate import gate_from_history
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
@@ -109,6 +112,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --via-slurm: every node sends its raw outputs, judged and stored here (default: not-PASS nodes)",
     )
+    p.add_argument(
+        "--cap",
+        type=whole(0),
+        help="workload: most nodes per pool out of service at once, the run's own and those already out"
+        " (default: 10%% of the pool or 2, one always stays in); the rest wait their turn",
+    )
+    p.add_argument(
+        "--cap-fraction", type=share, default=0.10, help="workload: cap as a fraction of the pool (default 0.10)"
+    )
+    p.add_argument("--force", action="store_true", help="workload: run on every node at once, past the cap")
     p.add_argument("--every", type=seconds, metavar="SECONDS", help="sweep again every SECONDS; busy ticks are skipped")
     p.add_argument("--count", type=whole(1), metavar="N", help="with --every: stop after N sweeps")
     p.add_argument(
@@ -247,7 +260,16 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     """Sweep once, write the reports and print the summary; returns the exit code."""
     started = time.time()
     multinode = MultinodeOptions(group_size=args.group_size, pairing=Pairing(args.pairing), seed=args.pairing_seed)
-    result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode)
+    at_once = None
+    if args.probes == ProbeSet.WORKLOAD and not args.force:
+        # A workload holds its nodes as a drain would: the drains' cap bounds it (docs/workloads.md).
+        caps = CapPolicy(fraction=args.cap_fraction, fixed=args.cap)
+        actions = ActionService(engine.inventory, engine.store) if engine.store is not None else None
+        allowed = await workload_allowance(caps, engine.inventory, pools_of(nodes), actions, engine.store)
+        for note in allowed.notes(pools_of(nodes)):
+            plain_console(stderr=True).print(f"cap: {_shown(note)}")
+        at_once = as_mapping(allowed)
+    result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode, at_once=at_once)
     statuses = [v.status for v in result.verdicts.values()]
     code = exit_code_for(statuses, result.outcome, allow_unknown=args.allow_unknown, fail_on_warn=args.fail_on_warn)
     outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]

@@ -192,7 +192,7 @@ async def perform(context: EngineContext, command: Command) -> Any:
     if isinstance(command, StartMultinode):
         return await start_multinode(context, command)
     if isinstance(command, PlanWorkloadRun):
-        return plan_workload_run(context, command)
+        return await plan_workload_run(context, command)
     if isinstance(command, StartWorkloadRun):
         return await start_workload_run(context, command)
     if isinstance(command, GiveUp):

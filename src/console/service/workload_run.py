@@ -6,6 +6,9 @@ framework`` on the pool for the built-in ``framework`` workload; its outcome is 
 (``record_outcomes``: accepted again, or regressed, where the pool's stack changed). It occupies every
 GPU of the pool's nodes, so it is refused as the multi-node runs are: in read-only mode, and while
 another sweep runs; and it is asked for through the confirm dialog with a reason, kept in the audit log.
+While it runs its nodes serve no job, so it holds no more of the pool at once than the drains' cap allows
+(``console.actions.workload_caps``): the other nodes wait their turn. Overridden (``force``), every node
+runs at once.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from console.actions.acceptance import FRAMEWORK, pool_run, record_outcomes, workload_names, workload_pools
+from console.actions.caps import CapPolicy
+from console.actions.workload_caps import WorkloadAllowance, as_mapping, workload_allowance
 from console.inventory.hostlist import fold
 from console.inventory.model import Node
 from console.model.findings import Status
@@ -41,6 +46,7 @@ class PlanWorkloadRun:
     workload: str
     pool: str
     reason: str = ""
+    force: bool = False  # past the pool's cap: every node at once
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class StartWorkloadRun:
     workload: str
     pool: str
     reason: str = ""
+    force: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,8 +89,18 @@ def refusal(context: EngineContext, workload: str, pool: str) -> str | None:
     return None
 
 
-def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) -> PlanPreview:
-    """What running ``command.workload`` on ``command.pool`` would do (no side effect)."""
+async def _allowance(context: EngineContext, pool: str, force: bool) -> WorkloadAllowance | None:
+    """The pool's allowance under the console's cap policy, read now; None when overridden."""
+    if force:
+        return None
+    actions = context.actions
+    caps = actions.caps if actions is not None else CapPolicy()
+    return await workload_allowance(caps, context.engine.inventory, [pool], actions, context.store)
+
+
+async def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) -> PlanPreview:
+    """What running ``command.workload`` on ``command.pool`` would do (no side effect but reading the
+    scheduler's node states, for the cap)."""
     from console.service.commands import PlanPreview  # here: commands imports this module to dispatch to it
 
     inventory = context.engine.inventory
@@ -91,6 +108,18 @@ def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) -> PlanP
     names = tuple(n.name for n in nodes)
     refused = refusal(context, command.workload, command.pool)
     spec = inventory.workloads.get(command.workload)
+    allowed = await _allowance(context, command.pool, command.force) if refused is None else None
+    capped: tuple[str, ...] = ()
+    cap_notes: list[str] = []
+    if allowed is not None:
+        capped = tuple(allowed.capped(nodes))
+        cap_notes = allowed.notes([command.pool])
+        specs = [spec] if spec is not None else []
+        if too_small := allowed.too_small(specs, [command.pool]):
+            # No group fits under the cap: nothing would run; the override takes the pool anyway.
+            refused, capped = f"over the cap: {too_small[0]}; type override to run past it", names
+    elif command.force and refused is None:
+        cap_notes = ["cap overridden: every node of the pool runs it at once"]
     commands: tuple[tuple[str, ...], ...] = ()
     notes = [f"first the quick probes on {fold(names)} (a node they cannot reach gets no workload)"]
     if command.workload == FRAMEWORK:
@@ -100,19 +129,27 @@ def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) -> PlanP
         timeout = max((p.timeout_s for p in framework), default=0.0)
     elif spec is not None:
         commands = (run_argv(spec, nodes[: spec.nodes]),)
+        controller = inventory.slurm.controller
+        launcher = f"the Slurm controller {controller}" if controller else "each group's first node"
         notes.append(
             "then the workload on each node"
             if spec.nodes == 1
-            else f"then the workload once per {spec.nodes} nodes, through srun from each group's first node"
+            else f"then the workload once per {spec.nodes} nodes, through srun from {launcher}"
         )
         timeout = spec.timeout_s
     else:
         timeout = 0.0
+    notes += cap_notes
     notes += [
         f"it occupies every GPU of its nodes, up to {timeout / 60:.0f} min per run; K cancels",
         "where the pool's stack changed since it was accepted, the outcome is recorded: accepted again or regressed",
     ]
-    where = "on each node of the pool" if spec is None or spec.nodes == 1 else "from the first node of each group"
+    if spec is None or spec.nodes == 1:
+        where = "on each node of the pool"
+    elif inventory.slurm.controller:
+        where = f"on the Slurm controller {inventory.slurm.controller}, once per group"
+    else:
+        where = "from the first node of each group"
     return PlanPreview(
         "acceptance-run",
         f"{TITLE} {command.workload} on",
@@ -122,6 +159,8 @@ def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) -> PlanP
         where=where,
         notes=tuple(notes),
         refused=refused,
+        capped=capped,
+        forced=command.force,
     )
 
 
@@ -142,11 +181,14 @@ async def start_workload_run(context: EngineContext, command: StartWorkloadRun) 
             ledger[0].started(FRAMEWORK, nodes)
 
     level = ProbeSet.FRAMEWORK if framework else ProbeSet.WORKLOAD
+    # The framework probe is a sweep level of its own (every node at once, as any sweep); the cap bounds
+    # the workloads the site declares, whose runs may take a pool's nodes for hours.
+    at_once = None if framework else as_mapping(await _allowance(context, command.pool, command.force))
     unsubscribe = engine.subscribe(on_event)
-    phase = asyncio.ensure_future(sweep_cluster(engine, nodes, level, workloads=[command.workload]))
+    phase = asyncio.ensure_future(sweep_cluster(engine, nodes, level, workloads=[command.workload], at_once=at_once))
     phase.set_name(PHASE_NAME)
     context.multinode = phase  # one heavy phase at a time; CancelSweep cancels it
-    inputs = {"workload": command.workload, "pool": command.pool, "reason": command.reason}
+    inputs = {"workload": command.workload, "pool": command.pool, "reason": command.reason, "force": command.force}
     with contextlib.ExitStack() as stack:
         entry = None
         if context.store is not None:

@@ -10,6 +10,7 @@ runner (``console.sim.commands``) acts them out.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 
 from console.sim.faults import BEHAVIOUR_KINDS, Fault, FaultKind
@@ -293,6 +294,9 @@ def _behaviour(node: SimNode, fault: Fault, rng: random.Random) -> None:
 
 # The AFID a simulated record carries unless the fault names one: a typical id of each severity class.
 _CPER_AFIDS = {"fatal": 25, "boot": 4, "uncorrected": 22, "corrected": 24}
+# amdsmi gives AFID 33 to a record any of whose inputs (its severity among them) is UNKNOWN.
+_UNCLASSIFIED_AFID = 33
+_SEVERITY_WORD = re.compile(r"[a-z][a-z_-]*")
 
 
 def _cper_record(node: SimNode, fault: Fault, rng: random.Random) -> None:
@@ -301,10 +305,12 @@ def _cper_record(node: SimNode, fault: Fault, rng: random.Random) -> None:
     gpu = _gpu(node, fault)
     if gpu is None:
         return
-    severity = _str(fault, "severity", "fatal")
-    if severity not in _CPER_AFIDS:
-        raise ValueError(f"cper_record severity must be one of {', '.join(_CPER_AFIDS)}, got {severity!r}")
-    afid = _int(fault, "afid", _CPER_AFIDS[severity])
+    severity = _str(fault, "severity", "fatal").lower()
+    # Any other word is a severity amd-smi prints that the console does not know: ``unknown`` (amd-smi's
+    # UNKNOWN, a value outside its enum) or a name a later release might add (``informational``).
+    if severity not in _CPER_AFIDS and not _SEVERITY_WORD.fullmatch(severity):
+        raise ValueError(f"cper_record severity must be one of {', '.join(_CPER_AFIDS)} or a word, got {severity!r}")
+    afid = _int(fault, "afid", _CPER_AFIDS.get(severity, _UNCLASSIFIED_AFID))
     age_s = _float(fault, "age_h", 1.0) * 3600
     if fault.params.get("before_boot"):
         age_s = node.uptime_s + 3600

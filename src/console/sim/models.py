@@ -145,7 +145,7 @@ class SimBadPage(Model):
 class SimCperRecord(Model):
     """One CPER record in the driver's ring of a GPU."""
 
-    severity: str = Field(description="fatal, boot, uncorrected or corrected")
+    severity: str = Field(description="fatal, boot, uncorrected, corrected, or another word amd-smi prints as is")
     afids: list[int] = Field(default_factory=list)
     age_s: float = Field(3600.0, description="how long before the invocation the driver stamped it")
     time_text: str | None = Field(None, description="the time column as printed, when it is not the real one")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from console.inventory.model import Node
 from console.model.multinode import MultinodeResult
@@ -24,11 +24,13 @@ async def sweep_cluster(
     multinode: MultinodeOptions | None = None,
     *,
     workloads: Sequence[str] | None = None,
+    at_once: Mapping[str, int] | None = None,
 ) -> tuple[SweepResult, MultinodeResult | None]:
     """Sweep ``nodes``; at level ``multinode`` then run the pairs within what is left of ``deadline_s``.
 
     With a ``SlurmJobTransport`` the Slurm job runs first (every sweep gathers afresh), and the
-    multi-node runs are launched with srun from where that job was submitted.
+    multi-node runs are launched with srun from where that job was submitted. ``at_once``: per pool, how
+    many nodes the workload phase may hold at the same time (``console.sweep.workloads``).
     """
     started = time.monotonic()
     transport = engine.transport
@@ -40,7 +42,7 @@ async def sweep_cluster(
         remaining = None if deadline_s is None else max(0.0, deadline_s - (phase_started - started))
         try:
             async with asyncio.timeout(remaining):
-                await run_workloads(engine, result, nodes, workloads)
+                await run_workloads(engine, result, nodes, workloads, at_once=at_once)
         except TimeoutError:  # the transport killed what still ran; the sweep says it ran out of time (exit 4)
             result = dataclasses.replace(result, outcome="deadline")
         return refreshed(engine, result, time.monotonic() - phase_started), None

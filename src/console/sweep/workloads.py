@@ -2,11 +2,15 @@
 
 ``sweep --probes workload`` runs the quick probes on every node, then this phase: a one-node workload
 runs on each selected node of its pools (one workload at a time per node, the nodes in parallel); an
-N-node workload runs once per group of N selected nodes of a pool, through ``srun`` from the group's
-first node, held to the group's nodes (``--nodelist``; a run Slurm refuses is UNKNOWN, not run), and
-its findings go to every node of the group. A node the quick probes could not reach
-is not given a workload. The run's output is kept in the history like a probe's; its findings join
-the node's verdict (``SweepEngine.add_findings``), so reports, JUnit and exit codes carry them.
+N-node workload runs once per group of N selected nodes of a pool, through ``srun`` started on the
+cluster file's Slurm controller (``[slurm] controller``), else on the group's first node, held to the
+group's nodes (``--nodelist``; a run Slurm refuses is UNKNOWN, not run), and its findings go to every
+node of the group, saying where srun ran. A node the quick probes could not reach is not given a
+workload. ``at_once`` (pool -> nodes) bounds how many nodes of a pool run a workload at the same time:
+the caller's blast-radius cap (``console.actions.workload_caps``); the other runs wait for a place, and
+a group larger than its pool's allowance is not run (UNKNOWN, saying why). The run's output is kept in
+the history like a probe's; its findings join the node's verdict (``SweepEngine.add_findings``), so
+reports, JUnit and exit codes carry them.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from console.checks.workload import judge_workload
 from console.inventory.model import Node
@@ -65,8 +69,21 @@ def leftovers(workloads: Sequence[WorkloadSpec], nodes: Sequence[Node]) -> dict[
 
 
 def run_argv(spec: WorkloadSpec, group: Sequence[Node]) -> tuple[str, ...]:
-    """What one run of ``spec`` on ``group`` executes on the group's first node (srun held to the group)."""
+    """What one run of ``spec`` on ``group`` executes (``launch_site`` says where; srun held to the group)."""
     return workload_argv(spec, [n.name for n in group])
+
+
+def launch_site(spec: WorkloadSpec, group: Sequence[Node], controller: str) -> tuple[str, str]:
+    """Where one run of ``spec`` on ``group`` starts, and how its findings say so.
+
+    One node: on that node. N nodes: srun on the Slurm controller when the cluster file names one (the
+    host Slurm's client is sure to be set up on), else on the group's first node, which then needs it.
+    """
+    if spec.nodes == 1:
+        return group[0].name, ""
+    if controller:
+        return controller, f" [srun on {controller}, the Slurm controller]"
+    return group[0].name, f" [srun on {group[0].name}, the group's first node]"
 
 
 def _finding(spec: WorkloadSpec, node: str, status: Status, message: str) -> Finding:
@@ -75,16 +92,70 @@ def _finding(spec: WorkloadSpec, node: str, status: Status, message: str) -> Fin
     )
 
 
+class PoolPlaces:
+    """How many nodes of each pool may run a workload at once; a run waits until its whole group fits."""
+
+    def __init__(self, at_once: Mapping[str, int]) -> None:
+        self.at_once = dict(at_once)
+        self.busy: dict[str, int] = {}
+        self.changed = asyncio.Condition()
+
+    def fits_ever(self, group: Sequence[Node]) -> bool:
+        """Whether ``group`` can ever run: its size within its pool's allowance (a pool not named: no cap)."""
+        pool = group[0].pool
+        return pool not in self.at_once or len(group) <= self.at_once[pool]
+
+    async def take(self, group: Sequence[Node]) -> None:
+        """Wait until ``group`` fits in its pool's places, then hold them."""
+        pool = group[0].pool
+        if pool not in self.at_once:
+            return
+        async with self.changed:
+            await self.changed.wait_for(lambda: self.busy.get(pool, 0) + len(group) <= self.at_once[pool])
+            self.busy[pool] = self.busy.get(pool, 0) + len(group)
+
+    async def give(self, group: Sequence[Node]) -> None:
+        """Free ``group``'s places, and wake the runs waiting for them."""
+        pool = group[0].pool
+        if pool not in self.at_once:
+            return
+        async with self.changed:
+            self.busy[pool] -= len(group)
+            self.changed.notify_all()
+
+
+def over_cap(spec: WorkloadSpec, group: Sequence[Node], allowed: int) -> Finding:
+    """The finding of a group larger than its pool's allowance: not run, and why (never PASS)."""
+    message = (
+        f"{spec.name}: not run: it needs {len(group)} nodes of pool {group[0].pool} at once and the pool's"
+        f" blast-radius cap allows {allowed} now (--force, or override in the console, lifts it)"
+    )
+    return _finding(spec, group[0].name, Status.UNKNOWN, message)
+
+
 async def run_workloads(
-    engine: SweepEngine, sweep: SweepResult, nodes: Sequence[Node], only: Sequence[str] | None = None
+    engine: SweepEngine,
+    sweep: SweepResult,
+    nodes: Sequence[Node],
+    only: Sequence[str] | None = None,
+    *,
+    at_once: Mapping[str, int] | None = None,
 ) -> None:
     """Run every declared workload (those named in ``only``, when given) on the reachable ``nodes`` it
-    applies to, and attach the findings."""
+    applies to, no more nodes of a pool at once than ``at_once`` allows, and attach the findings."""
     workloads = [w for w in engine.inventory.workloads.values() if only is None or w.name in only]
     reachable = [n for n in nodes if "reachability" not in sweep.verdicts[n.name].families]
     found: dict[str, list[Finding]] = {name: list(f) for name, f in leftovers(workloads, reachable).items()}
     by_site: dict[str, list[tuple[WorkloadSpec, list[Node]]]] = {}
-    placed = placements(workloads, reachable)
+    places = PoolPlaces(at_once or {})
+    placed = []
+    for spec, group in placements(workloads, reachable):
+        if places.fits_ever(group):
+            placed.append((spec, group))
+            continue
+        refused = over_cap(spec, group, places.at_once[group[0].pool])
+        for node in group:
+            found.setdefault(node.name, []).append(refused.model_copy(update={"subject": Subject(node=node.name)}))
     for spec, group in placed:
         by_site.setdefault(group[0].name, []).append((spec, group))
     limit = asyncio.Semaphore(PARALLEL_NODES)
@@ -93,8 +164,12 @@ async def run_workloads(
     async def site_runs(runs: list[tuple[WorkloadSpec, list[Node]]]) -> None:
         async with limit:
             for spec, group in runs:  # one at a time: each occupies the node's GPUs
-                ledger.started(spec.name, group)
-                judged = await _run(engine, sweep.sweep_id, spec, group)
+                await places.take(group)
+                try:
+                    ledger.started(spec.name, group)
+                    judged = await _run(engine, sweep.sweep_id, spec, group)
+                finally:
+                    await places.give(group)
                 worst = max((f.status for f in judged[group[0].name]), key=lambda s: s.severity, default=Status.PASS)
                 ledger.finished(spec.name, group, worst)
                 for node, findings in judged.items():
@@ -111,8 +186,10 @@ async def run_workloads(
 
 
 async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: list[Node]) -> dict[str, list[Finding]]:
-    """One run of ``spec`` from ``group[0]``: each node of the group gets the run's findings."""
+    """One run of ``spec`` on ``group``: each node of the group gets the run's findings, which say where
+    srun ran (``launch_site``); the run's output is kept under the group's first node."""
     site = group[0].name
+    launch, said_where = launch_site(spec, group, engine.inventory.slurm.controller)
     override = engine.store.image_override(spec.name, group[0].pool) if engine.store is not None else None
     if override is not None and spec.container is not None:
         # The pool's image was rolled back to the one the workload was accepted in (``rollback``).
@@ -122,7 +199,7 @@ async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: li
     stdout = stderr = b""
     exit_status: int | None = None
     try:
-        result = await engine.transport.run(site, argv, timeout_s=spec.timeout_s)
+        result = await engine.transport.run(launch, argv, timeout_s=spec.timeout_s)
     except TransportError as exc:
         said = f"did not finish within {spec.timeout_s:g} s" if exc.kind is ErrorKind.TIMEOUT else describe(exc)
         judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: {said}")]
@@ -136,13 +213,16 @@ async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: li
             judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: not run: Slurm refused it: {refused}")]
         else:
             judged = judge_workload(spec, Subject(node=site), text, exit_status if exit_status is not None else -1)
+    if said_where:
+        judged = [f.model_copy(update={"message": f.message + said_where}) for f in judged]
     if engine.store is not None:
         worst = max((f.status for f in judged), key=lambda s: s.severity, default=Status.PASS)
         engine.store.add_probe_run(
             sweep_id,
             site,
             f"workload.{spec.name}",
-            command=shlex.join(argv),
+            # As the operator would type it, where it ran: the controller's srun is kept with the group.
+            command=shlex.join(argv) if launch == site else f"{launch}$ {shlex.join(argv)}",
             exit_status=exit_status,
             started_at=started_at,
             duration_s=time.monotonic() - t0,

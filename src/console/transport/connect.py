@@ -28,8 +28,27 @@ def ssh_targets(inventory: Inventory) -> dict[str, SshTarget]:
     }
 
 
+def controller_target(inventory: Inventory) -> SshTarget | None:
+    """The SSH target of ``[slurm] controller`` when it is no node of the inventory (a head or login node
+    outside every pool: reached with the cluster's SSH defaults); None when unset or one of the nodes."""
+    controller = inventory.slurm.controller
+    if not controller or controller in {n.name for n in inventory.nodes}:
+        return None
+    ssh = inventory.ssh
+    identity = _expand(ssh.identity_file)
+    return SshTarget(
+        name=controller,
+        host=controller,
+        port=ssh.port or 22,
+        user=ssh.user,
+        identity_files=(identity,) if identity else (),
+        proxy_jump=ssh.proxy_jump,
+    )
+
+
 def transport_for(inventory: Inventory, *, accept_new: bool = False, local: bool = False) -> Transport:
-    """SSH transport for the inventory's nodes, or a local one (running on the node itself)."""
+    """SSH transport for the inventory's nodes and its Slurm controller (N-node workloads start their srun
+    there), or a local one (running on the node itself)."""
     if local:
         return LocalTransport()
     ssh = inventory.ssh
@@ -42,4 +61,7 @@ def transport_for(inventory: Inventory, *, accept_new: bool = False, local: bool
         max_channels_per_node=ssh.max_channels_per_node,
         kill_grace_s=ssh.kill_grace_s,
     )
-    return SshTransport(ssh_targets(inventory), settings)
+    targets = ssh_targets(inventory)
+    if (controller := controller_target(inventory)) is not None:
+        targets[controller.name] = controller
+    return SshTransport(targets, settings)

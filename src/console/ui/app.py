@@ -443,14 +443,14 @@ class ConsoleApp(App[int]):
         self.rerun(self.main_screen.targets(Scope.MARKED), {family})
 
     @work(exclusive=False, group="workloads")
-    async def run_workload(self, workload: str, pool: str, reason: str) -> None:
+    async def run_workload(self, workload: str, pool: str, reason: str, *, force: bool = False) -> None:
         """Run ``workload`` on ``pool`` through the engine (confirmed in the acceptance view) and say how it
         ended; the view reads the recorded outcome when the run's end reaches it."""
         if self.bridge is None or not self.bridge.running:
             self.notify("the sweep engine is not running", severity="warning")
             return
         try:
-            outcome: WorkloadRunOutcome = await self.bridge.ask(StartWorkloadRun(workload, pool, reason))
+            outcome: WorkloadRunOutcome = await self.bridge.ask(StartWorkloadRun(workload, pool, reason, force=force))
         except Exception as exc:  # refused, or the engine failed it: say so, keep the console up
             self.notify(safe(describe_error(exc)), title="Run workload", severity="error", markup=False, timeout=10)
             return

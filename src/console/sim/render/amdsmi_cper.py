@@ -34,13 +34,27 @@ _HEADER = {
     "uncorrected": ("non_fatal_uncorrected", "MCE"),
     "corrected": ("non_fatal_corrected", "CMC"),
 }
-# ``--severity`` words -> the record classes they select (``all`` is the default).
+# ``--severity`` words -> the record classes they select (``all`` is the default; ``other``: a record of
+# any other severity, which only ``all`` selects, as its mask holds every bit).
 _SELECT = {
-    "all": {"fatal", "boot", "uncorrected", "corrected"},
+    "all": {"fatal", "boot", "uncorrected", "corrected", "other"},
     "fatal": {"fatal", "boot"},
     "nonfatal-uncorrected": {"uncorrected"},
     "nonfatal-corrected": {"corrected"},
 }
+
+
+def _kind(record: SimCperRecord) -> str:
+    """The record's class, ``other`` for a severity amdgpu does not write (``cper_record``'s free word)."""
+    return record.severity if record.severity in _WORDS else "other"
+
+
+def _word(record: SimCperRecord) -> tuple[str, str]:
+    """The table's word and the file name prefix: amd-smi prints an other severity as it knows it
+    (``UNKNOWN`` for a value outside its enum) and saves it as ``unknown-<n>``."""
+    return _WORDS.get(record.severity, (record.severity.upper(), "unknown"))
+
+
 # One-section record lengths amdgpu writes (fatal 376, boot 408, runtime 472 bytes).
 _LENGTH = {"fatal": 376, "boot": 408, "uncorrected": 472, "corrected": 472}
 AFIDS_FROM = (6, 4, 2)  # before: the 6.4.1 header dump, no AFID
@@ -95,7 +109,7 @@ def ras(ctx: SimContext, args: list[str], duration: float, rocm: tuple[int, ...]
 
 
 def _listed(gpu: SimGpu, wanted: set[str], rocm: tuple[int, ...]) -> list[SimCperRecord]:
-    records = [r for r in sorted(gpu.cper, key=lambda r: -r.age_s) if r.severity in wanted]
+    records = [r for r in sorted(gpu.cper, key=lambda r: -r.age_s) if _kind(r) in wanted]
     # The old reader stopped after 20 records of the device: the oldest, in ring order.
     return records[:READ_LIMIT] if rocm < READ_LIMIT_FIXED else records
 
@@ -120,7 +134,7 @@ def _table(
     rows = []
     for gpu, records in listed:
         for record in records:
-            word, prefix = _WORDS[record.severity]
+            word, prefix = _word(record)
             numbers[prefix] = numbers.get(prefix, 0) + 1
             row = f"{_stamp(record, now):<21}{gpu.index:<8}{word:<21}"
             if folder is not None:
@@ -135,7 +149,7 @@ def _table(
 
 
 def _header_fields(record: SimCperRecord, gpu: SimGpu, number: int, now: float) -> dict[str, object]:
-    severity, notify = _HEADER[record.severity]
+    severity, notify = _HEADER.get(record.severity, (record.severity, "MCE"))
     return {
         "error_severity": severity,
         "notify_type": notify,
@@ -144,7 +158,7 @@ def _header_fields(record: SimCperRecord, gpu: SimGpu, number: int, now: float) 
         "revision": 256,
         "signature_end": "0xffffffff",
         "sec_cnt": 1,
-        "record_length": _LENGTH[record.severity],
+        "record_length": _LENGTH.get(record.severity, 472),
         "platform_id": "0x1002:0x74A1",
         "creator_id": "amdgpu",
         "record_id": f"{gpu.slot}:{number:x}",
@@ -177,10 +191,10 @@ def _json_rows(listed: list[tuple[SimGpu, list[SimCperRecord]]], folder: str | N
             row: dict[str, object] = {
                 "timestamp": _stamp(record, now),
                 "gpu": gpu.index,
-                "severity": _WORDS[record.severity][0],
+                "severity": _word(record)[0],
             }
             if folder is not None:
-                prefix = _WORDS[record.severity][1]
+                prefix = _word(record)[1]
                 numbers[prefix] = numbers.get(prefix, 0) + 1
                 base = f"{folder.rstrip('/')}/{prefix}-{numbers[prefix]}"
                 row |= {

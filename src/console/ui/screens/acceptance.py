@@ -179,14 +179,16 @@ class AcceptanceScreen(Screen[None]):
         async def planner(reason: str, force: bool = False) -> PlanPreview:
             if app.bridge is None:
                 return PlanPreview(action.id, action.title, targets, reason, refused="the engine is not running")
-            preview: PlanPreview = await app.bridge.ask(PlanWorkloadRun(state.workload, state.pool, reason))
+            # force: the operator typed the override word (past the pool's cap: every node at once).
+            command = PlanWorkloadRun(state.workload, state.pool, reason, force=force)
+            preview: PlanPreview = await app.bridge.ask(command)
             return preview
 
         def done(preview: PlanPreview | None) -> None:
             if preview is None:
                 self.notify(f"{action.title}: cancelled, nothing was done")
                 return
-            app.run_workload(state.workload, state.pool, preview.reason)
+            app.run_workload(state.workload, state.pool, preview.reason, force=preview.forced)
 
         screen = ConfirmScreen(action, targets, planner, count_threshold=app.confirm_threshold)
         self.app.push_screen(screen, done)
