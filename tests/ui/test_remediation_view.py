@@ -266,3 +266,25 @@ async def test_the_keys_acknowledge_revalidate_approve_and_escalate_through_the_
             assert audited[1][1] == "done" and audited[2][1].startswith("approved #1")
         finally:
             store.close()
+
+
+async def test_the_view_opens_on_the_node_the_operator_came_from(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    history = _loop(tmp_path / "h.sqlite", fleet)
+    n = [node.name for node in fleet.inventory.nodes]
+    try:
+        app = make_app(store=history)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
+            for node in (n[3], n[1]):  # twice: the second time it is not where the first left it
+                main_screen(pilot).grid.move_cursor_to(node)
+                await pilot.press("H")
+                await wait_until(pilot, lambda: isinstance(app.screen, RemediationScreen))
+                screen = app.screen
+                assert isinstance(screen, RemediationScreen)
+                await wait_until(pilot, lambda: screen.cursor_node == node)  # noqa: B023
+                await pilot.press("escape")
+                await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
+    finally:
+        history.close()

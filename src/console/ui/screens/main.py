@@ -494,7 +494,7 @@ class MainScreen(Screen[None]):
         if self.console_app.store is None:
             self.notify("no history database: the remediation cases live there", severity="warning")
             return
-        self.app.push_screen(RemediationScreen(self.read_only))
+        self.app.push_screen(RemediationScreen(self.read_only, self.grid.cursor_key))
 
     # history actions ----------------------------------------------------------------------------
 

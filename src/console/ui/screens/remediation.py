@@ -34,9 +34,12 @@ RELOAD_S = 1.0
 class RemediationScreen(Screen[None]):
     """Nodes per stage with their age, next step, who takes it, action, strikes and last check."""
 
-    def __init__(self, read_only: bool) -> None:
+    def __init__(self, read_only: bool, node: str | None = None) -> None:
         super().__init__()
         self.read_only = read_only
+        # The node the view opens on (the node list's cursor node): its keys act on the node the operator
+        # came from, not on whichever row happens to be first or at the same height as last time.
+        self._opened_on = node
         self._bindings = BindingsMap(bindings(read_only, SCREEN))
         self.view: RemediationView | None = None
 
@@ -87,7 +90,7 @@ class RemediationScreen(Screen[None]):
         self.query_one("#rem-head", Static).update(head_content(view, now, self._keys()))
         self.query_one("#rem-proposals", Static).update(proposals_content(view, now))
         table: DataTable[Text] = self.query_one("#rem-table", DataTable)
-        cursor = self.cursor_node
+        cursor, self._opened_on = self._opened_on or self.cursor_node, None
         table.clear()
         for row in view.rows:
             table.add_row(*row_cells(row, view, now), key=row.node)
