@@ -32,6 +32,7 @@ def test_the_console_names_its_actions_as_the_catalogue_does() -> None:
         "remediation-revalidate",
         "remediation-approve",
         "remediation-escalate",
+        "acceptance-rollback",
     }
     assert set(catalogued) == {
         "drain",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.command import CommandList
 from textual.widgets import Button, Input, OptionList, Static
 
 from console.actions.baseline import accept_baseline
@@ -132,9 +133,8 @@ async def test_drain_confirm_freezes_targets_defaults_to_no_and_cancels(
         main_screen(pilot).action_sort("severity")
         await feed(pilot, fleet.node_done()[:4])
         assert dialog.targets == (names[1], names[2])
-        await pilot.pause(0.3)
-        plan = str(dialog.query_one("#confirm-plan", Static).render())
-        assert "refused" in plan  # no engine in this test: the plan says why nothing can run
+        # No engine in this test: the plan, once it came, says why nothing can run.
+        await wait_until(pilot, lambda: "refused" in str(dialog.query_one("#confirm-plan", Static).render()))
         await pilot.press("enter")  # enter in the reason never confirms: it moves to No
         assert app.focused is dialog.query_one("#confirm-no", Button)
         await pilot.press("enter")  # default No
@@ -183,7 +183,7 @@ class DialogHost(App[None]):
             reason,
             commands=(argv,),
             where="ctl01",
-            refused=None if reason else "a reason is required to drain",
+            refused=None if reason else "a reason is required for drain",
         )
 
     def on_mount(self) -> None:
@@ -197,17 +197,18 @@ async def test_above_the_threshold_the_count_must_be_typed() -> None:
     targets = tuple(f"gpu{i:03d}" for i in range(1, 8))
     host = DialogHost(targets)
     async with host.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.3)
         dialog = host.screen
         assert isinstance(dialog, ConfirmScreen)
         yes = dialog.query_one("#confirm-yes", Button)
-        assert yes.disabled  # no reason yet: refused
-        assert "a reason is required" in str(dialog.query_one("#confirm-plan", Static).render())
+        # No reason yet: the dialog waits for one (no "refused" before the operator typed anything).
+        await wait_until(
+            pilot, lambda: "waiting for a reason" in str(dialog.query_one("#confirm-plan", Static).render())
+        )
+        assert yes.disabled and "refused" not in str(dialog.query_one("#confirm-plan", Static).render())
         dialog.query_one("#confirm-reason", Input).focus()
         await pilot.press(*"bad hbm")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: "state=DRAIN" in str(dialog.query_one("#confirm-plan", Static).render()))
         assert host.plans[-1] == "bad hbm"
-        assert "state=DRAIN" in str(dialog.query_one("#confirm-plan", Static).render())
         assert yes.disabled  # seven nodes: the count is still missing
         dialog.query_one("#confirm-count", Input).focus()
         await pilot.press("6")
@@ -228,13 +229,11 @@ async def test_a_changed_reason_needs_a_fresh_plan_before_yes() -> None:
         assert isinstance(dialog, ConfirmScreen)
         dialog.query_one("#confirm-reason", Input).focus()
         await pilot.press(*"ok")
-        await pilot.pause(0.5)
         yes = dialog.query_one("#confirm-yes", Button)
-        assert not yes.disabled
+        await wait_until(pilot, lambda: not yes.disabled)
         await pilot.press("x")  # the plan on screen is for "ok", not "okx"
         assert yes.disabled
-        await pilot.pause(0.5)
-        assert not yes.disabled
+        await wait_until(pilot, lambda: not yes.disabled)
         await pilot.press("escape")
         assert host.result is None
 
@@ -306,8 +305,7 @@ async def test_accept_baseline_then_diff(
         assert isinstance(dialog, ConfirmScreen)
         assert dialog.targets == tuple(sorted(fleet.inventory.pools))
         assert not dialog.query("#confirm-count")
-        await pilot.pause(0.5)
-        assert f"#{sweep_id}" in str(dialog.query_one("#confirm-plan", Static).render())
+        await wait_until(pilot, lambda: f"#{sweep_id}" in str(dialog.query_one("#confirm-plan", Static).render()))
         await pilot.click("#confirm-yes")
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
@@ -418,6 +416,16 @@ def test_palette_entries_are_named_by_their_group(make_app: Callable[..., Consol
     assert not [t for t in texts if t.startswith(("the:", "finding:"))]
 
 
+def _palette_offers(app: ConsoleApp, text: str) -> bool:
+    """The command palette's highlighted command is one for ``text`` (its search has answered)."""
+    lists = app.screen.query(CommandList)
+    if not lists:
+        return False
+    shown = lists.first()
+    index = shown.highlighted
+    return index is not None and text in str(shown.get_option_at_index(index).prompt).lower()
+
+
 async def test_palette_runs_registry_actions_and_switches_themes(
     make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
 ) -> None:
@@ -426,16 +434,14 @@ async def test_palette_runs_registry_actions_and_switches_themes(
         await feed(pilot, fleet.events)
         await pilot.press("ctrl+p")
         await pilot.press(*"export report")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: _palette_offers(app, "export report"))
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert list(tmp_path.glob("instinct-console-sweep*.json"))
+        await wait_until(pilot, lambda: bool(list(tmp_path.glob("instinct-console-sweep*.json"))))
         await pilot.press("ctrl+p")
         await pilot.press(*"theme: instinct-high")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: _palette_offers(app, "instinct-high"))
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert app.theme == "instinct-high-contrast"
+        await wait_until(pilot, lambda: app.theme == "instinct-high-contrast")
         await pilot.press("T")
         assert app.theme != "instinct-high-contrast"
 

@@ -119,7 +119,7 @@ def reason_missing(request: ActionRequest) -> ActionPlan | None:
     if entry(request.kind).reason is not Reason.REQUIRED or slurm.clean_reason(request.reason):
         return None
     why = _REASON_GOES_TO.get(request.kind, "it is kept in the audit log")
-    return refused(request, f"a reason is required to {request.kind.value} ({why})")
+    return refused(request, f"a reason is required for {request.kind.value} ({why})")
 
 
 def plan_slurm(

@@ -194,12 +194,12 @@ ACTIONS: tuple[UiAction, ...] = (
              "run the selected workload on its pool now (quick probes first); where the stack changed, the outcome "
              "is recorded: accepted again or regressed", "acceptance", dangerous=True, confirm=True, footer=True,
              screen="acceptance"),
-    UiAction("acceptance-accept", "Accept run", "a", Scope.POOL, "accept_workload",
+    # Accepting a workload's run (accept --workload) is not the catalogue's "accept" (a sweep as baseline).
+    UiAction("acceptance-accept-run", "Accept run", "a", Scope.POOL, "accept_workload",
              "accept the selected workload's last passed run on its pool, with a reason (audited)", "acceptance",
              confirm=True, footer=True, screen="acceptance"),
-    UiAction("acceptance-rollback", "Roll back pool", "B", Scope.POOL, "rollback_pool",
-             "roll the selected row's pool back to its last accepted stack (pin, images, holds), as B on a node",
-             "acceptance", dangerous=True, confirm=True, footer=True, screen="acceptance"),
+    _catalogued(ActionKind.ROLLBACK, "B", Scope.POOL, "rollback_pool", "acceptance", footer=True,
+                screen="acceptance"),
     UiAction("acceptance-close", "Back", "escape", Scope.GLOBAL, "close", "back to the node list", "acceptance",
              footer=True, screen="acceptance"),
 )  # fmt: skip

@@ -200,7 +200,7 @@ class AcceptanceScreen(Screen[None]):
         if state is None or app.store is None:
             self.notify("no history database: there is no run to accept", severity="warning")
             return
-        action = BY_ID["acceptance-accept"]
+        action = BY_ID["acceptance-accept-run"]
         last = state.trend[-1] if state.trend else None
         refused = None
         if state.running is not None:

@@ -203,6 +203,10 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
 def plan_content(preview: PlanPreview) -> Content:
     """The dry run: where it runs, each exact command, notes, or why it was refused."""
     parts: list[str | tuple[str, str]] = []
+    if preview.refused and not preview.reason and "reason is required" in preview.refused:
+        # Nothing typed yet: the dialog waits for the reason; it is no refusal of anything the operator did.
+        parts += [("waiting for a reason: ", "bold $health-warn"), (safe(preview.refused), "$muted")]
+        return Content.assemble(*parts)
     if preview.refused:
         parts += [("refused: ", "bold $health-crit"), (safe(preview.refused), "$health-crit")]
         return Content.assemble(*parts)
