@@ -55,6 +55,9 @@ MULTINODE_ACTION = (
 RACK_LABEL = "rack"  # the topology label naming the switch a node hangs from (the cluster file's labels)
 # Labels whose groups have one way out (an uplink) the uplink verdict can name, coarsest first.
 UPLINK_LABELS = ("rack", "switch")
+# Pairing modes whose runs stay inside a group: a named node's runs all crossing its group's uplink mean it
+# had no partner inside, not that it was tested there (``_PoolRun._uplink_verdict``).
+WITHIN_GROUP_MODES = frozenset({Pairing.RACK, Pairing.SWITCH})
 # Labels a run's nodes are described by (``CollectiveRun.topology``), coarsest first.
 TOPOLOGY_LABELS = ("rack", "switch", "rail")
 # RCCL reads NCCL's variables: no GPU peer-to-peer and no shared memory sends even a node's own ranks'
@@ -227,14 +230,18 @@ class _PoolRun:
         return self.engine.inventory.node(node).labels.get(label)
 
     def _uplink_verdict(self) -> None:
-        """A named node whose every failing run crossed its group's uplink, while runs of another node of
-        the group across it failed too, is not convicted: the group's uplink is named instead.
+        """In rack or switch pairing, a named node whose every failing run crossed its group's uplink, while
+        runs of another node of the group across it failed too, is not convicted: the uplink is named instead.
 
         In switch or rack pairing a node whose own group has no free known-good partner is confirmed with
         a cleared node of another group, so each of its runs crosses its group's way out; a slow uplink
         then fails them though its NIC is fine. No run of it inside the group tells the two apart, so it
         reads WARN, with the reason, never PASS. A node failing a run inside its group stays named.
         """
+        if self.options.pairing not in WITHIN_GROUP_MODES:
+            # Elsewhere every run may cross an uplink by design (each node with the reference): a slow NIC's
+            # failures cross it too, and the rack pass, which tests inside the rack, is the evidence there.
+            return
         behind = _behind_uplinks(self)
         failed = [run for _, run, _ in self.records if run.status in _BAD and run.purpose != Purpose.ISOLATION]
         for node in self.plan.conclusion().culprits:
