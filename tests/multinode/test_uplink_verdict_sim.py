@@ -16,7 +16,11 @@ import pytest
 
 from console.cli import main
 from console.exitcodes import ExitCode
+from console.model.multinode import MultinodeResult
 from console.sim.launcher import start_sim_cluster
+from console.sweep.events import MultinodeDone
+from console.ui.pairs import PairBoard, verdict_lines
+from console.ui.widgets.pair_view import stragglers_content
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "schemas" / "sweep-report.schema.json").read_text())
@@ -83,6 +87,15 @@ def test_a_node_confirmed_across_a_slow_uplink_is_not_convicted_of_a_nic_fault(
         assert "not convicted of a NIC fault" in standing["sim004"]["how"]
     else:
         assert "rack pass" in named["found_by"]
+    # The console says the same: the straggler view names the group's uplink by its label, and the node's
+    # detail gives the mode, the uplink with its reason, and what found it.
+    result = MultinodeResult.model_validate(multinode)
+    view = stragglers_content(PairBoard().apply(MultinodeDone(sweep_id=1, result=result))).plain
+    assert f"{label.upper():<7}{uplink} uplink" in view
+    lines = dict(verdict_lines(result, "sim005"))
+    assert lines["pairing"] == f"{mode} (pairs within a {mode}), seed 0"
+    assert lines[f"{label} uplink"] == f"{uplink}: {named['reason']}" and lines["found by"] == named["found_by"]
+    assert lines["WARN"].startswith("behind the slow uplink")
     # The healthy rack stays healthy; WARN is no failure, so the sweep exits OK.
     assert all(standing[n]["status"] == "PASS" for n in ("sim001", "sim002", "sim003"))
     assert code == ExitCode.OK

@@ -18,10 +18,12 @@ from textual.widgets import Button, Checkbox, Static
 from console.checks import CheckPack
 from console.cli import main
 from console.inventory import load_inventory
+from console.model.multinode import MultinodeResult
 from console.service.assembly import EngineSpec
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
 from console.ui.app import ConsoleApp
+from console.ui.pairs import verdict_lines
 from console.ui.screens.confirm import ConfirmScreen
 from tests.ui.helpers import main_screen, wait_until
 
@@ -127,7 +129,13 @@ def test_a_headless_multinode_sweep_names_what_it_may_borrow_and_can_opt_out(
     main([*args, "--json", str(tmp_path / "with.json")])
     said = capsys.readouterr().err
     assert "pool mi300x may borrow sim003 (known-good in baseline sweep #1, not selected)" in said
-    assert json.loads((tmp_path / "with.json").read_text())["multinode"]["pools"][0]["borrowed"] == ["sim003"]
+    borrowed = MultinodeResult.model_validate(json.loads((tmp_path / "with.json").read_text())["multinode"])
+    assert borrowed.pools[0].borrowed == ["sim003"]
+    # The node's detail in the console names the borrowed partner and where it is known-good from.
+    lines = verdict_lines(borrowed, "sim002")
+    assert ("pairing", "switch (pairs within a switch), seed 0") in lines
+    convicted = dict(lines)["FAIL"]
+    assert convicted.startswith("convicted by #") and "with sim003 (known-good from baseline sweep #1" in convicted
     main([*args, "--no-baseline-partners", "--json", str(tmp_path / "without.json")])
     said = capsys.readouterr().err
     assert "no baseline partner borrowed (sim003 stay untouched)" in said and "may borrow" not in said

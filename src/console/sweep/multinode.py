@@ -566,7 +566,7 @@ def _conclude(
                 runs=[run.seq for run in convicting],
                 layer=layer,
                 layer_evidence=evidence,
-                found_by=f"{found_with}: " + "; ".join(_run_words(run, node) for run in convicting),
+                found_by=f"{found_with}: " + "; ".join(run_words(run, node) for run in convicting),
             )
         )
     for uplink in pool_run.racks.values():
@@ -600,6 +600,7 @@ def _conclude(
         engine.add_findings(node, SOURCE, node_findings)
         status = min((f.status for f in node_findings), key=lambda s: _SEVERITY.get(s, 5))  # the worst
         said = next((f.message for f in node_findings if f.status is status), "")
+        said = said.removeprefix(f"multi-node {COLLECTIVE}: ")  # the standing is of that run already
         result.stragglers.append(_standing(pool_run.pool, node, status, records, said))
 
 
@@ -611,7 +612,7 @@ def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]
     wanted = (Status.PASS,) if status is Status.PASS else _BAD
     decided = [run for run in _judged(mine) if run.status in wanted]
     verb = {Status.PASS: "cleared by", Status.FAIL: "convicted by"}.get(status, f"left {status.value} by")
-    how = f"{verb} " + "; ".join(_run_words(run, node) for run in decided) if decided else said
+    how = f"{verb} " + "; ".join(run_words(run, node) for run in decided) if decided else said
     if decided and said and status not in (Status.PASS, Status.FAIL):
         how = f"{said}; {how}"  # a WARN or UNKNOWN says why first: its runs alone do not (an uplink, a path)
     return NodeStanding(
@@ -627,8 +628,9 @@ def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]
     )
 
 
-def _run_words(run: CollectiveRun, node: str) -> str:
-    """'#4 confirm with sim009 (known-good from baseline sweep #1; switch sw1 and sw2): FAIL' for ``node``."""
+def run_words(run: CollectiveRun, node: str) -> str:
+    """One run as ``node`` saw it (the report's ``how``/``found_by`` and the console's detail say it alike):
+    '#4 confirm with sim009 (known-good from baseline sweep #1; switch sw1 and sw2): FAIL' for ``node``."""
     others = ", ".join(n for n in run.nodes if n != node)
     if run.partner_from and run.nodes[0] != node:
         source = f"known-good from {run.partner_from}"
