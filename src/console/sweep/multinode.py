@@ -5,7 +5,10 @@ every other reachable node runs ``all_reduce_perf`` with a known-good node, is j
 pool's two-node busbw floor and ``#wrong``, and failing runs are bisected (``console.sweep.bisect``)
 until the node behind them is named. Nodes named in one rack (the ``rack`` label of the cluster file)
 whose every failed run left the rack are then run with each other: when that is clean, the rack's
-way out (its uplink) is named instead of them (``RackCulprit``) and they read WARN, not FAIL.
+way out (its uplink) is named instead of them (``RackCulprit``) and they read WARN, not FAIL. In rack
+and switch pairing, a named node whose every failing run crossed its rack's or switch's uplink, while
+another node of that group failed across it too, is not convicted either: the uplink verdict names the
+group's uplink (``RackCulprit.label`` says rack or switch) and the node reads WARN.
 
 Each run's raw output is stored like a probe's; the verdicts join the nodes' own through
 ``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are returned as a
