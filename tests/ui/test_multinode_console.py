@@ -16,6 +16,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Button, Static
 
 from console.checks import CheckPack
@@ -27,7 +28,9 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 from console.store import Store
 from console.ui.app import ConsoleApp
 from console.ui.screens.confirm import ConfirmScreen
+from console.ui.screens.detail import DetailScreen
 from console.ui.widgets.link_panel import LinkPanel
+from console.ui.widgets.row_grid import RowGrid
 from tests.ui.helpers import main_screen, wait_until
 
 SIZE = (170, 50)
@@ -217,3 +220,69 @@ async def test_tui_pairing_rack_pairs_nodes_within_their_racks_first(console: Ca
         # Three nodes a rack: one pair inside each, the two odd ones out across.
         assert sorted(racks[a] == racks[b] for a, b in first) == [False, True, True]
         assert SLOW_NIC in {c.node for c in result.culprits}
+
+
+async def multinode_evidence(pilot: Pilot[None], app: ConsoleApp) -> str:
+    """The detail screen's evidence panel with the cursor on the multi-node finding, unwrapped."""
+    screen = app.screen
+    assert isinstance(screen, DetailScreen)
+    (key,) = [key for key, line in screen._findings.items() if line.lead.check_id == "rccl.multinode"]
+    screen.query_one("#findings-table", RowGrid).move_cursor_to(key)
+    panel = screen.query_one("#evidence", Static)
+    await wait_until(pilot, lambda: "multinode.all_reduce" in str(panel.render()))  # the panel followed the cursor
+    return " ".join(str(panel.render()).split())
+
+
+async def test_the_console_shows_who_convicted_or_cleared_each_node(console: Callable[..., ConsoleApp]) -> None:
+    app = console("thread")
+    async with app.run_test(size=SIZE) as pilot:
+        main_screen(pilot).grid.move_cursor_to("sim001")
+        await pilot.press("m")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        yes = dialog.query_one("#confirm-yes", Button)
+        await wait_until(pilot, lambda: not yes.disabled)
+        await pilot.click("#confirm-yes")
+        await wait_until(pilot, lambda: app.state.pairs.result is not None, timeout_s=120)
+        await pilot.pause()
+        result = app.state.pairs.result
+        assert result is not None
+        slow = next(c for c in result.culprits if c.node == SLOW_NIC)
+        (rack,) = result.racks
+        standing = {s.node: s for s in result.stragglers}
+        # The straggler view: the slow node with the mode and each convicting run's partner and its source.
+        await wait_until(pilot, lambda: "reference pairing" in shown(app, "pair-stragglers"))
+        stragglers = " ".join(shown(app, "pair-stragglers").split())  # unwrapped
+        first, second = (result.runs[seq] for seq in slow.runs)
+        for run in (first, second):
+            partner = run.nodes[0]
+            assert (
+                f"#{run.seq + 1} {run.purpose} with {partner} (known-good from this sweep; rack r01): FAIL"
+                in stragglers
+            )
+        assert "RACK r02 uplink" in stragglers and "then the rack pass" in stragglers
+        # A cleared node says which runs cleared it.
+        cleared = next(s for s in result.stragglers if s.status is Status.PASS and s.decided_by)
+        assert "cleared by " + " ".join(f"#{q + 1}" for q in cleared.decided_by) in stragglers
+        assert "runs (reference pairing)" in stragglers
+
+        # The node detail says it whole: mode, verdict with the runs and partners, what found it, each run.
+        main_screen(pilot).grid.move_cursor_to(SLOW_NIC)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen) and bool(app.screen._findings))
+        text = await multinode_evidence(pilot, app)
+        assert "multi-node runs" in text and "pairing reference (each node with a known-good node of the pool)" in text
+        assert f"FAIL {standing[SLOW_NIC].how}" in text and standing[SLOW_NIC].how.startswith("convicted by #")
+        assert f"found by {slow.found_by}" in text and "layer inter-node" in text
+        assert all(f"run #{seq + 1} " in text for seq in standing[SLOW_NIC].runs)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, DetailScreen))
+
+        # A node behind the slow uplink: not convicted; the detail names the uplink and what found it.
+        behind = rack.nodes[0]
+        main_screen(pilot).grid.move_cursor_to(behind)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DetailScreen) and bool(app.screen._findings))
+        text = await multinode_evidence(pilot, app)
+        assert f"WARN {standing[behind].how}" in text and "behind the slow uplink of rack r02" in text
+        assert f"rack uplink r02: {rack.reason}" in text and f"found by {rack.found_by}" in text

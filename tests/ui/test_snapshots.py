@@ -68,7 +68,8 @@ def test_detail_screen_of_a_failing_gpu(
 
 def multinode_events(fleet: SyntheticFleet) -> list[Event]:
     """A finished multi-node phase on the first pool's six nodes: one slow node, and two nodes behind a
-    slow rack uplink that pass with each other, each named with the runs that convicted it."""
+    slow rack uplink that pass with each other, each named with the runs that convicted it, the mode and
+    each convicting run's partner with where it came from; cleared nodes with the runs that cleared them."""
     first_pool = fleet.inventory.nodes[0].pool
     ref, a, slow, b, c, d = [n.name for n in fleet.inventory.nodes if n.pool == first_pool][:6]
     figures = [
@@ -91,6 +92,7 @@ def multinode_events(fleet: SyntheticFleet) -> list[Event]:
             floor_gbps=304.0,
             busbw_gbps=gbps,
             status=Status.PASS if gbps >= 304 else Status.FAIL,
+            partner_from="this sweep" if purpose != "rack" else "",
         )
         for i, (nodes, purpose, gbps) in enumerate(figures)
     ]
@@ -101,6 +103,8 @@ def multinode_events(fleet: SyntheticFleet) -> list[Event]:
         runs=[1, 5],
         layer="inter-node",
         layer_evidence="its own single-node all_reduce_perf passes",
+        found_by=f"reference pairing (each node with a known-good node of the pool): #2 group with {ref} (known-good "
+        f"from this sweep): FAIL; #6 confirm with {a} (known-good from this sweep): FAIL",
     )
     rack = RackCulprit(
         pool=first_pool,
@@ -109,18 +113,42 @@ def multinode_events(fleet: SyntheticFleet) -> list[Event]:
         runs=[3, 4, 6, 7, 8],
         reason=f"{c}, {d} fail with nodes of rack r01 and pass with each other: the uplink of rack r02 (or the "
         "way to rack r01) is slow",
+        found_by="reference pairing (each node with a known-good node of the pool), then the rack pass (two named "
+        "nodes of the rack, with each other)",
     )
     standings = [
         NodeStanding(pool=first_pool, node=c, status=Status.WARN, worst_ratio=0.5536, worst_with=[ref], runs=[3, 6, 8]),
         NodeStanding(
-            pool=first_pool, node=ref, status=Status.PASS, worst_ratio=0.5536, worst_with=[c], runs=[0, 1, 2, 3, 4]
+            pool=first_pool,
+            node=ref,
+            status=Status.PASS,
+            worst_ratio=0.5536,
+            worst_with=[c],
+            runs=[0, 1, 2, 3, 4],
+            decided_by=[0, 2],
         ),
         NodeStanding(
-            pool=first_pool, node=a, status=Status.PASS, worst_ratio=0.5589, worst_with=[c], runs=[0, 5, 6, 7]
+            pool=first_pool,
+            node=a,
+            status=Status.PASS,
+            worst_ratio=0.5589,
+            worst_with=[c],
+            runs=[0, 5, 6, 7],
+            decided_by=[0],
         ),
         NodeStanding(pool=first_pool, node=d, status=Status.WARN, worst_ratio=0.5605, worst_with=[a], runs=[4, 7, 8]),
-        NodeStanding(pool=first_pool, node=slow, status=Status.FAIL, worst_ratio=0.6207, worst_with=[ref], runs=[1, 5]),
-        NodeStanding(pool=first_pool, node=b, status=Status.PASS, worst_ratio=1.1171, worst_with=[ref], runs=[2]),
+        NodeStanding(
+            pool=first_pool,
+            node=slow,
+            status=Status.FAIL,
+            worst_ratio=0.6207,
+            worst_with=[ref],
+            runs=[1, 5],
+            decided_by=[1, 5],
+        ),
+        NodeStanding(
+            pool=first_pool, node=b, status=Status.PASS, worst_ratio=1.1171, worst_with=[ref], runs=[2], decided_by=[2]
+        ),
     ]
     result = MultinodeResult(launcher="mpirun", runs=runs, culprits=[culprit], racks=[rack], stragglers=standings)
     events: list[Event] = [MultinodeStarted(sweep_id=1, nodes=[ref, a, slow, b, c, d])]

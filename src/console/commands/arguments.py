@@ -155,6 +155,16 @@ def add_workers(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_baseline_partners(p: argparse.ArgumentParser) -> None:
+    """``--no-baseline-partners``: the multinode level borrows no node outside the selection (sweep, tui)."""
+    p.add_argument(
+        "--no-baseline-partners",
+        action="store_true",
+        help="multinode: never borrow a node known-good in the pool's accepted baseline as a second-pass partner "
+        "(by default one is borrowed, its GPUs taken for that run, when no selected node can partner)",
+    )
+
+
 def add_engine_options(p: argparse.ArgumentParser, *, inventory_required: bool = True) -> None:
     """What every command that sweeps needs: the cluster, the history, the checks and the SSH trust."""
     add_inventory(p, required=inventory_required)

@@ -18,7 +18,16 @@ from console.actions.caps import CapPolicy
 from console.actions.service import ActionService
 from console.actions.workload_caps import as_mapping, pools_of, workload_allowance
 from console.checks import load_packs
-from console.commands.arguments import UsageError, add_engine_options, add_workers, duration, seconds, share, whole
+from console.commands.arguments import (
+    UsageError,
+    add_baseline_partners,
+    add_engine_options,
+    add_workers,
+    duration,
+    seconds,
+    share,
+    whole,
+)
 from console.commands.history_gate import gate_from_history
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
@@ -33,7 +42,7 @@ from console.store import Store, default_store_path
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.events import Event
-from console.sweep.multinode import MultinodeOptions
+from console.sweep.multinode import MultinodeOptions, borrowable
 from console.sweep.pairing import Pairing
 from console.sweep.periodic import Periodic
 from console.sweep.via_slurm import SlurmJobSettings
@@ -96,6 +105,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pairing-seed", type=int, default=0, metavar="N", help="multinode: seed of the random pairs (default 0)"
     )
+    add_baseline_partners(p)
     p.add_argument(
         "--via-slurm",
         action="store_true",
@@ -213,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
         engine = build_engine(spec, store, transport)
         # A pin stored with `pin --from-node` wins over the inventory's, field by field.
         warn_pin_overrides(inventory, store)
+        if args.probes == ProbeSet.MULTINODE.value:
+            _say_borrowable(err, inventory, store, nodes, borrow=not args.no_baseline_partners)
         with _Progress(err) as progress:
             engine.subscribe(progress)
             return run_interruptible(_sweeps(engine, nodes, args, err))
@@ -221,6 +233,23 @@ def run(args: argparse.Namespace) -> int:
         return int(ExitCode.INTERRUPTED)
     finally:
         store.close()
+
+
+def _say_borrowable(err: Console, inventory: Inventory, store: Store, nodes: list[Any], *, borrow: bool) -> None:
+    """Name, before any GPU is taken, the nodes outside the selection a second pass may borrow."""
+    swept = [node.name for node in nodes]
+    for pool in sorted({node.pool for node in nodes}):
+        base, names = borrowable(store, inventory, pool, swept=swept)
+        if not names:
+            continue
+        if borrow:
+            err.print(
+                f"multinode: pool {pool} may borrow {', '.join(names)} (known-good in baseline sweep #{base}, not "
+                "selected) as second-pass partners, taking their GPUs for that run; --no-baseline-partners "
+                "keeps them out"
+            )
+        else:
+            err.print(f"multinode: pool {pool}: no baseline partner borrowed ({', '.join(names)} stay untouched)")
 
 
 def _slurm_settings(inventory: Inventory, args: argparse.Namespace) -> SlurmJobSettings | None:
@@ -259,7 +288,12 @@ async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespac
 async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace) -> int:
     """Sweep once, write the reports and print the summary; returns the exit code."""
     started = time.time()
-    multinode = MultinodeOptions(group_size=args.group_size, pairing=Pairing(args.pairing), seed=args.pairing_seed)
+    multinode = MultinodeOptions(
+        group_size=args.group_size,
+        pairing=Pairing(args.pairing),
+        seed=args.pairing_seed,
+        baseline_partners=not args.no_baseline_partners,
+    )
     at_once = None
     if args.probes == ProbeSet.WORKLOAD and not args.force:
         # A workload holds its nodes as a drain would: the drains' cap bounds it (docs/workloads.md).

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from console.commands.arguments import UsageError, add_engine_options, add_workers
+from console.commands.arguments import UsageError, add_baseline_partners, add_engine_options, add_workers
 from console.sweep.pairing import Pairing
 
 EPILOG = """keys: ? in the console lists every key; ctrl+p opens the command palette.
@@ -44,6 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "switches, or rail-aligned (the cluster file's rack, switch and rail labels)",
     )
     p.add_argument("--pairing-seed", type=int, default=0, metavar="N", help="seed of the random pairs (default 0)")
+    add_baseline_partners(p)
     p.add_argument(
         "--engine",
         choices=["process", "thread"],
@@ -108,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
             start_sweep=not args.no_sweep,
             pairing=args.pairing,
             pairing_seed=args.pairing_seed,
+            baseline_partners=not args.no_baseline_partners,
         )
     except ThemeError as exc:
         raise UsageError(str(exc)) from None

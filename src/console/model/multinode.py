@@ -70,10 +70,12 @@ class Culprit(Model):
 
 
 class RackCulprit(Model):
-    """A rack whose uplink the runs named: its nodes fail with nodes outside it and pass with each other."""
+    """A rack (or switch) whose uplink the runs named: its nodes fail only on runs leaving it, and pass with
+    each other or other nodes of it fail across it too."""
 
     pool: str
-    rack: str = Field(description="the nodes' topology label (rack) value")
+    rack: str = Field(description="the nodes' topology label value (the rack's name, or the switch's)")
+    label: str = Field("rack", description="the topology label the group is named by: rack or switch")
     nodes: list[str] = Field(description="its nodes the runs cleared of fault of their own")
     reason: str
     runs: list[int] = Field(default_factory=list, description="seq of the runs that convicted the uplink")

@@ -28,7 +28,7 @@ from console.service.workload_run import (
 from console.sweep.catalog import ProbeSet
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.collective import launch_argv
-from console.sweep.multinode import MultinodeOptions
+from console.sweep.multinode import MultinodeOptions, borrowable
 from console.sweep.pairing import Pairing
 
 
@@ -58,6 +58,10 @@ class PlanPreview:
     capped: tuple[str, ...] = ()  # targets left out by their pool's cap (the rest would run)
     held: tuple[str, ...] = ()  # targets their remediation case holds out (not revalidated yet)
     forced: bool = False  # planned with the cap overridden
+    # The multinode level: nodes the operator did not select whose GPUs a second pass may take (known-good
+    # in their pool's accepted baseline), and whether this plan lets it (the dialog's choice).
+    borrowable: tuple[str, ...] = ()
+    borrow: bool = True
     plan: Any = field(default=None, compare=False)
 
     def command_lines(self) -> list[str]:
@@ -140,6 +144,7 @@ class PlanMultinode:
     reason: str = ""
     pairing: str = Pairing.REFERENCE.value
     seed: int = 0
+    baseline_partners: bool = True  # False: no node outside ``nodes`` is borrowed (--no-baseline-partners)
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,7 @@ class StartMultinode:
     pairing: str = Pairing.REFERENCE.value
     seed: int = 0
     reason: str = ""  # the operator's, kept with the run in the audit log
+    baseline_partners: bool = True  # as the confirmed plan said
 
 
 Command = (
@@ -303,12 +309,12 @@ def plan_multinode(context: EngineContext, command: PlanMultinode) -> PlanPrevie
         first = "each pool's first node to pass its own probes is the reference; every other node runs with it"
     else:
         first = f"first pass: the nodes in {pairing.value} pairs (seed {command.seed}), side by side"
+    borrowable = borrowable_nodes(context, nodes)
     notes = (
         f"first the standard probes on {fold(nodes)}, then all_reduce_perf over node pairs, per pool",
         first,
-        "a node of a failed pair runs again with a second known-good node before it is named; when none of"
-        " these nodes can be that partner, a node that passed in the pool's accepted baseline is borrowed"
-        " for the run",
+        "a node of a failed pair runs again with a second known-good node before it is named",
+        *_borrow_notes(borrowable, command.baseline_partners),
         f"each run occupies every GPU of its nodes, up to {minutes:.0f} min; K cancels",
     )
     return PlanPreview(
@@ -320,6 +326,32 @@ def plan_multinode(context: EngineContext, command: PlanMultinode) -> PlanPrevie
         where="on each pool's reference node (the shown pair is the form of the first run)",
         notes=notes,
         refused=refused,
+        borrowable=tuple(node for names in borrowable.values() for node in names),
+        borrow=command.baseline_partners,
+    )
+
+
+def borrowable_nodes(context: EngineContext, nodes: tuple[str, ...]) -> dict[str, list[str]]:
+    """'baseline sweep #N of pool P' -> the nodes a second pass on ``nodes`` may borrow (the run's own list:
+    ``console.sweep.multinode.borrowable``), for each pool of ``nodes`` with any."""
+    inventory = context.engine.inventory
+    out: dict[str, list[str]] = {}
+    for pool in sorted({inventory.node(name).pool for name in nodes}):
+        base, names = borrowable(context.store, inventory, pool, swept=nodes)
+        if names:
+            out[f"baseline sweep #{base} of pool {pool}"] = names
+    return out
+
+
+def _borrow_notes(borrowable: dict[str, list[str]], borrow: bool) -> tuple[str, ...]:
+    if not borrowable:
+        return ("no node outside the selection can be borrowed (no accepted baseline with other PASS nodes)",)
+    named = "; ".join(f"{', '.join(names)} (known-good in {where})" for where, names in borrowable.items())
+    if not borrow:
+        return (f"no baseline partner will be borrowed (opted out): {named} stay untouched",)
+    return (
+        f"may borrow, when none of these nodes can partner a second pass: {named}; not selected, their GPUs"
+        " are taken for that run (untick the choice below, or --no-baseline-partners, to keep them out)",
     )
 
 
@@ -330,10 +362,17 @@ async def start_multinode(context: EngineContext, command: StartMultinode) -> Mu
         raise PermissionError(refused)
     engine = context.engine
     nodes = [engine.inventory.node(name) for name in command.nodes]
-    options = MultinodeOptions(pairing=Pairing(command.pairing), seed=command.seed)
+    options = MultinodeOptions(
+        pairing=Pairing(command.pairing), seed=command.seed, baseline_partners=command.baseline_partners
+    )
     phase = asyncio.ensure_future(sweep_cluster(engine, nodes, ProbeSet.MULTINODE, multinode=options))
     context.multinode = phase
-    inputs = {"reason": command.reason, "pairing": command.pairing, "seed": command.seed}
+    inputs = {
+        "reason": command.reason,
+        "pairing": command.pairing,
+        "seed": command.seed,
+        "baseline_partners": command.baseline_partners,
+    }
     # Written before the GPUs are taken, like the actions: who held which nodes' GPUs, when and why.
     with contextlib.ExitStack() as stack:
         entry = None
@@ -358,5 +397,5 @@ async def start_multinode(context: EngineContext, command: StartMultinode) -> Mu
 def _phase_outcome(result: MultinodeResult | None) -> str:
     if result is None:
         return "no pair ran: the per-node sweep did not finish"
-    named = [c.node for c in result.culprits] + [f"rack {r.rack} uplink" for r in result.racks]
+    named = [c.node for c in result.culprits] + [f"{r.label} {r.rack} uplink" for r in result.racks]
     return f"{len(result.runs)} runs; named: {', '.join(named) or 'none'}"

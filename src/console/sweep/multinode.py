@@ -5,7 +5,10 @@ every other reachable node runs ``all_reduce_perf`` with a known-good node, is j
 pool's two-node busbw floor and ``#wrong``, and failing runs are bisected (``console.sweep.bisect``)
 until the node behind them is named. Nodes named in one rack (the ``rack`` label of the cluster file)
 whose every failed run left the rack are then run with each other: when that is clean, the rack's
-way out (its uplink) is named instead of them (``RackCulprit``) and they read WARN, not FAIL.
+way out (its uplink) is named instead of them (``RackCulprit``) and they read WARN, not FAIL. In rack
+and switch pairing, a named node whose every failing run crossed its rack's or switch's uplink, while
+another node of that group failed across it too, is not convicted either: the uplink verdict names the
+group's uplink (``RackCulprit.label`` says rack or switch) and the node reads WARN.
 
 Each run's raw output is stored like a probe's; the verdicts join the nodes' own through
 ``SweepEngine.add_findings(node, "multinode", ...)``, and the runs are returned as a
@@ -32,9 +35,11 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from console.inventory import Inventory
 from console.inventory.hostlist import fold
 from console.model.findings import Evidence, Finding, Remedy, SourceKind, Status, Subject
 from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding, PoolRuns, RackCulprit
+from console.store import Store
 from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
 from console.sweep.engine import SweepEngine, SweepResult, describe
@@ -51,6 +56,11 @@ MULTINODE_ACTION = (
     " rack's uplink (docs/sources/actions.md#multi-node-runs)"
 )
 RACK_LABEL = "rack"  # the topology label naming the switch a node hangs from (the cluster file's labels)
+# Labels whose groups have one way out (an uplink) the uplink verdict can name, coarsest first.
+UPLINK_LABELS = ("rack", "switch")
+# Pairing modes whose runs stay inside a group: a named node's runs all crossing its group's uplink mean it
+# had no partner inside, not that it was tested there (``_PoolRun._uplink_verdict``).
+WITHIN_GROUP_MODES = frozenset({Pairing.RACK, Pairing.SWITCH})
 # Labels a run's nodes are described by (``CollectiveRun.topology``), coarsest first.
 TOPOLOGY_LABELS = ("rack", "switch", "rail")
 # RCCL reads NCCL's variables: no GPU peer-to-peer and no shared memory sends even a node's own ranks'
@@ -61,6 +71,18 @@ NETWORK_ONLY_ENV: tuple[tuple[str, str], ...] = (("NCCL_P2P_DISABLE", "1"), ("NC
 NETWORK_ONLY_SHARE = 0.9
 _OUTCOME = {Status.PASS: Outcome.PASS, Status.FAIL: Outcome.FAIL}
 _BAD = (Status.FAIL, Status.UNKNOWN)
+
+
+@dataclass
+class _Uplink:
+    """A group (rack or switch) whose way out the runs named, and how."""
+
+    label: str
+    group: str
+    nodes: list[str]  # its nodes the runs cleared of a fault of their own
+    runs: list[int]  # seq of the runs that convicted the uplink
+    reached: list[str]  # the groups its failed runs reached
+    inside: bool  # True: a clean run inside the group (the rack pass); False: the verdict alone
 
 
 @dataclass(frozen=True)
@@ -115,8 +137,8 @@ class _PoolRun:
         self.options = options
         self.transport = transport
         self.records: list[tuple[Trial, CollectiveRun, Floor | None]] = []
-        # rack -> (nodes behind its uplink, the runs that convicted it, the racks its failed runs reached)
-        self.racks: dict[str, tuple[list[str], list[int], list[str]]] = {}
+        # (label, group) -> the group's uplink the runs named (the rack pass, then the uplink verdict)
+        self.racks: dict[tuple[str, str], _Uplink] = {}
         # named node -> (its network-only run with a good node, two good nodes' network-only run)
         self.isolation: dict[str, tuple[CollectiveRun, CollectiveRun]] = {}
 
@@ -145,6 +167,7 @@ class _PoolRun:
                     record = self._record(trial, task.result(), floor)
                     self.plan.finish(trial, _OUTCOME.get(record.status, Outcome.UNKNOWN))
             await self._rack_pass()
+            self._uplink_verdict()
             await self._isolation_pass()
         finally:
             # Cancelled (deadline, Ctrl-C): the transport kills each launcher on the node as its task ends.
@@ -203,7 +226,52 @@ class _PoolRun:
                     if run.status in _BAD and set(run.nodes) & set(behind) and self._leaves(run, rack)
                 ]
                 reached = sorted({self._rack(n) or "unlabelled" for run in left for n in run.nodes} - {rack})
-                self.racks[rack] = (behind, sorted([run.seq for run in left] + inside), reached)
+                runs = sorted([run.seq for run in left] + inside)
+                self.racks[(RACK_LABEL, rack)] = _Uplink(RACK_LABEL, rack, behind, runs, reached, inside=True)
+
+    def _label(self, node: str, label: str) -> str | None:
+        return self.engine.inventory.node(node).labels.get(label)
+
+    def _uplink_verdict(self) -> None:
+        """In rack or switch pairing, a named node whose every failing run crossed its group's uplink, while
+        runs of another node of the group across it failed too, is not convicted: the uplink is named instead.
+
+        In switch or rack pairing a node whose own group has no free known-good partner is confirmed with
+        a cleared node of another group, so each of its runs crosses its group's way out; a slow uplink
+        then fails them though its NIC is fine. No run of it inside the group tells the two apart, so it
+        reads WARN, with the reason, never PASS. A node failing a run inside its group stays named.
+        """
+        if self.options.pairing not in WITHIN_GROUP_MODES:
+            # Elsewhere every run may cross an uplink by design (each node with the reference): a slow NIC's
+            # failures cross it too, and the rack pass, which tests inside the rack, is the evidence there.
+            return
+        behind = _behind_uplinks(self)
+        failed = [run for _, run, _ in self.records if run.status in _BAD and run.purpose != Purpose.ISOLATION]
+        for node in self.plan.conclusion().culprits:
+            if node in behind:
+                continue
+            mine = [run for run in failed if node in run.nodes]
+            for label in UPLINK_LABELS:
+                group = self._label(node, label)
+                if group is None or not mine:
+                    continue
+
+                def crosses(run: CollectiveRun, label: str = label, group: str | None = group) -> bool:
+                    inside = [self._label(n, label) == group for n in run.nodes]
+                    return any(inside) and not all(inside)
+
+                if not all(crosses(run) for run in mine):
+                    continue
+                # Other failures across the same uplink: runs without this node, with another node of it.
+                others = [run for run in failed if node not in run.nodes and crosses(run)]
+                if not others:
+                    continue
+                uplink = self.racks.setdefault((label, group), _Uplink(label, group, [], [], [], inside=False))
+                uplink.nodes.append(node)
+                uplink.runs = sorted({*uplink.runs, *(run.seq for run in [*mine, *others])})
+                outside = {self._label(n, label) or "unlabelled" for run in mine for n in run.nodes} - {group}
+                uplink.reached = sorted({*uplink.reached, *outside})
+                break
 
     async def _isolation_pass(self) -> None:
         """Each named node runs once more with a good node over the network only (no GPU peer-to-peer),
@@ -366,14 +434,22 @@ async def run_multinode(
 def baseline_partners(engine: SweepEngine, sweep: SweepResult, pool: str) -> tuple[int | None, list[str]]:
     """The pool's accepted baseline and its nodes that PASSed there and are not swept now (a node swept
     now is judged by this sweep: known-good when it passed, never when it did not)."""
-    store = engine.store
+    return borrowable(engine.store, engine.inventory, pool, swept=sweep.verdicts, sweep_id=sweep.sweep_id)
+
+
+def borrowable(
+    store: Store | None, inventory: Inventory, pool: str, *, swept: Iterable[str], sweep_id: int | None = None
+) -> tuple[int | None, list[str]]:
+    """The nodes of ``pool`` a second pass may borrow when ``swept`` are swept: PASS in the pool's accepted
+    baseline and not swept now. The same list the run uses, so a plan can name them before any GPU is taken."""
     base = store.baseline(pool) if store is not None else None
-    if store is None or base is None or base == sweep.sweep_id:
+    if store is None or base is None or base == sweep_id:
         return base, []
-    members = {n.name for n in engine.inventory.nodes if n.pool == pool}
+    members = {n.name for n in inventory.nodes if n.pool == pool}
+    now = set(swept)
     rows = store.node_verdicts(base)
     good = [r["node"] for r in rows if r["status"] == Status.PASS.value and r["node"] in members]
-    return base, [node for node in good if node not in sweep.verdicts]
+    return base, [node for node in good if node not in now]
 
 
 def _plan(
@@ -493,29 +569,41 @@ def _conclude(
                 runs=[run.seq for run in convicting],
                 layer=layer,
                 layer_evidence=evidence,
-                found_by=f"{found_with}: " + "; ".join(_run_words(run, node) for run in convicting),
+                found_by=f"{found_with}: " + "; ".join(run_words(run, node) for run in convicting),
             )
         )
-    for rack, (behind, runs, reached) in pool_run.racks.items():
-        # With two racks the runs cannot tell which end of the link between them is slow: say so.
-        reason = (
-            f"{_names(behind)} fail with nodes of rack {', '.join(reached)} and pass with each other: "
-            f"the uplink of rack {rack} (or the way to rack {', '.join(reached)}) is slow"
-        )
+    for uplink in pool_run.racks.values():
+        # With two groups the runs cannot tell which end of the link between them is slow: say so.
+        where, to = f"{uplink.label} {uplink.group}", f"{uplink.label} {', '.join(uplink.reached)}"
+        if uplink.inside:
+            reason = (
+                f"{_names(uplink.nodes)} fail with nodes of {to} and pass with each other: "
+                f"the uplink of {where} (or the way to {to}) is slow"
+            )
+            how = "then the rack pass (two named nodes of the rack, with each other)"
+        else:
+            reason = (
+                f"every failing run of {_names(uplink.nodes)} crossed the uplink of {where}, and runs of other "
+                f"nodes of it across it failed too: the uplink of {where} (or the way to {to}) is slow; no "
+                f"known-good partner of {where} was free to test {_names(uplink.nodes)} inside it"
+            )
+            how = f"then the uplink verdict (no run inside {where}; every failing run crossed its uplink)"
         result.racks.append(
             RackCulprit(
                 pool=pool_run.pool,
-                rack=rack,
-                nodes=behind,
+                rack=uplink.group,
+                label=uplink.label,
+                nodes=uplink.nodes,
                 reason=reason,
-                runs=runs,
-                found_by=f"{found_with}, then the rack pass (two named nodes of the rack, with each other)",
+                runs=uplink.runs,
+                found_by=f"{found_with}, {how}",
             )
         )
     for node, node_findings in _findings(pool_run, found, unjudged, why).items():
         engine.add_findings(node, SOURCE, node_findings)
         status = min((f.status for f in node_findings), key=lambda s: _SEVERITY.get(s, 5))  # the worst
         said = next((f.message for f in node_findings if f.status is status), "")
+        said = said.removeprefix(f"multi-node {COLLECTIVE}: ")  # the standing is of that run already
         result.stragglers.append(_standing(pool_run.pool, node, status, records, said))
 
 
@@ -527,6 +615,9 @@ def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]
     wanted = (Status.PASS,) if status is Status.PASS else _BAD
     decided = [run for run in _judged(mine) if run.status in wanted]
     verb = {Status.PASS: "cleared by", Status.FAIL: "convicted by"}.get(status, f"left {status.value} by")
+    how = f"{verb} " + "; ".join(run_words(run, node) for run in decided) if decided else said
+    if decided and said and status not in (Status.PASS, Status.FAIL):
+        how = f"{said}; {how}"  # a WARN or UNKNOWN says why first: its runs alone do not (an uplink, a path)
     return NodeStanding(
         pool=pool,
         node=node,
@@ -536,12 +627,13 @@ def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun]
         runs=[run.seq for run in mine],
         decided_by=[run.seq for run in decided],
         # No run of the wanted outcome (a reference cleared by its partner's conviction): its finding's words.
-        how=f"{verb} " + "; ".join(_run_words(run, node) for run in decided) if decided else said,
+        how=how,
     )
 
 
-def _run_words(run: CollectiveRun, node: str) -> str:
-    """'#4 confirm with sim009 (known-good from baseline sweep #1; switch sw1 and sw2): FAIL' for ``node``."""
+def run_words(run: CollectiveRun, node: str) -> str:
+    """One run as ``node`` saw it (the report's ``how``/``found_by`` and the console's detail say it alike):
+    '#4 confirm with sim009 (known-good from baseline sweep #1; switch sw1 and sw2): FAIL' for ``node``."""
     others = ", ".join(n for n in run.nodes if n != node)
     if run.partner_from and run.nodes[0] != node:
         source = f"known-good from {run.partner_from}"
@@ -571,8 +663,8 @@ def _latest(pool_run: _PoolRun, node: str, statuses: Iterable[Status]) -> tuple[
     return None
 
 
-def _behind_uplinks(pool_run: _PoolRun) -> dict[str, str]:
-    return {node: rack for rack, (behind, _, _) in pool_run.racks.items() for node in behind}
+def _behind_uplinks(pool_run: _PoolRun) -> dict[str, _Uplink]:
+    return {node: uplink for uplink in pool_run.racks.values() for node in uplink.nodes}
 
 
 def _culprits(found: Conclusion, pool_run: _PoolRun) -> dict[str, str]:
@@ -665,8 +757,17 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended:
     # Culprits always rest on a failed run (an unreadable one alone leaves a node unknown).
     for node, reason in _culprits(found, pool_run).items():
         add(node, Status.FAIL, reason, bad)
-    for node, rack in _behind_uplinks(pool_run).items():
-        message = f"behind the slow uplink of rack {rack}: runs leaving the rack fail, runs within it pass"
+    for node, uplink in _behind_uplinks(pool_run).items():
+        where = f"{uplink.label} {uplink.group}"
+        if uplink.inside:
+            message = f"behind the slow uplink of {where}: runs leaving the {uplink.label} fail, runs within it pass"
+        else:
+            # Not convicted of a NIC fault: no run inside its group could tell its NIC from the uplink.
+            message = (
+                f"behind the slow uplink of {where}: every failing run crossed it, and other nodes' runs across it "
+                f"failed too; not convicted of a NIC fault (no known-good partner of {where} was free to test it "
+                "inside)"
+            )
         add(node, Status.WARN, message, bad)
     for node, why in found.unknown.items():
         add(node, Status.UNKNOWN, f"not judged: {why}", bad)

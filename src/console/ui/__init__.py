@@ -27,6 +27,7 @@ def run_tui(
     export_dir: Path | None = None,
     pairing: str = "reference",
     pairing_seed: int = 0,
+    baseline_partners: bool = True,
 ) -> int:
     """Open the console on ``spec``'s inventory and block until the operator quits; returns the exit code.
 
@@ -47,6 +48,7 @@ def run_tui(
         export_dir=export_dir,
         pairing=pairing,
         pairing_seed=pairing_seed,
+        baseline_partners=baseline_partners,
     )
     try:
         code = app.run()

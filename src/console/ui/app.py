@@ -118,6 +118,7 @@ class ConsoleApp(App[int]):
         prebuild_detail_after_s: float | None = PREBUILD_DETAIL_AFTER_S,
         pairing: str = "reference",
         pairing_seed: int = 0,
+        baseline_partners: bool = True,
     ) -> None:
         super().__init__()
         if engine_spec is not None and read_only != engine_spec.read_only:
@@ -134,6 +135,8 @@ class ConsoleApp(App[int]):
         self.export_dir = export_dir or Path.cwd()
         self.confirm_threshold = confirm_threshold
         self.pairing = (pairing, pairing_seed)  # the multinode level's first pass (tui --pairing)
+        # The confirm dialog's first answer to borrowing baseline partners (tui --no-baseline-partners).
+        self.baseline_partners = baseline_partners
         self.refresh_interval_s = refresh_interval_s
         self.scheduler_poll_s = scheduler_poll_s
         self.waiting_after_s = waiting_after_s
@@ -360,11 +363,13 @@ class ConsoleApp(App[int]):
         families = frozenset(self.families) if self.families else None
         self.submit("sweep", StartSweep(self.level, families))
 
-    def start_multinode(self, targets: tuple[str, ...], reason: str = "") -> None:
-        """The multinode level on ``targets`` (confirmed by the operator): probes, then node pairs."""
+    def start_multinode(self, targets: tuple[str, ...], reason: str = "", baseline_partners: bool = True) -> None:
+        """The multinode level on ``targets`` (confirmed by the operator): probes, then node pairs;
+        ``baseline_partners`` as the confirmed plan said."""
         if self.read_only:
             return  # the engine refuses it too; the key is not even bound
-        if self.submit("multi-node RCCL", StartMultinode(tuple(targets), *self.pairing, reason=reason)):
+        command = StartMultinode(tuple(targets), *self.pairing, reason=reason, baseline_partners=baseline_partners)
+        if self.submit("multi-node RCCL", command):
             self.notify(f"multi-node RCCL on {len(targets)} node(s): their own probes first, then the pairs")
 
     def cancel_sweep(self) -> None:

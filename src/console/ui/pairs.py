@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 from console.model.findings import Status
 from console.model.multinode import CollectiveRun, MultinodeResult
 from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
+from console.sweep.multinode import run_words
+from console.sweep.pairing import MODE_PURPOSE, Pairing
 
 MultinodeEvent = MultinodeStarted | MultinodeRunDone | MultinodeDone
 
@@ -28,6 +30,8 @@ class Standing:
     named: str = ""  # how the runs named it, for a culprit
     convicting: tuple[int, ...] = ()  # seq of the runs that convicted it
     layer: str = ""  # intra-node / inter-node / unknown, for a culprit
+    decided: tuple[int, ...] = ()  # seq of the runs that convicted (FAIL) or cleared (PASS) it
+    found_by: str = ""  # for a culprit: the pairing mode, and each convicting run's partner and its source
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ class PairBoard:
                     culprits[s.node].reason if s.node in culprits else "",
                     tuple(culprits[s.node].runs) if s.node in culprits else (),
                     culprits[s.node].layer if s.node in culprits else "",
+                    tuple(s.decided_by),
+                    culprits[s.node].found_by if s.node in culprits else "",
                 )
                 for s in self.result.stragglers
             ]
@@ -105,3 +111,29 @@ class PairBoard:
                 )
             )
         return sorted(live, key=lambda s: (s.worst_ratio is None, s.worst_ratio or 0.0, s.node))
+
+
+def verdict_lines(result: MultinodeResult, node: str) -> list[tuple[str, str]]:
+    """(label, text) lines saying how the multi-node phase judged ``node``: the pairing mode, its verdict
+    and the runs that decided it (each with its partner and where that partner came from), what named it
+    or the uplink it sits behind, and every run it took part in. Empty when it was not judged."""
+    standing = next((s for s in result.stragglers if s.node == node), None)
+    if standing is None:
+        return []
+    mode = Pairing(result.pairing) if result.pairing in {p.value for p in Pairing} else None
+    pairing = f"{result.pairing} ({MODE_PURPOSE[mode]})" if mode is not None else result.pairing
+    if result.seed is not None:
+        pairing += f", seed {result.seed}"
+    lines = [("pairing", pairing), (standing.status.value, standing.how or "no run decided it")]
+    for culprit in result.culprits:
+        if culprit.node == node:
+            lines += [
+                ("found by", culprit.found_by or culprit.reason),
+                ("layer", f"{culprit.layer}: {culprit.layer_evidence}"),
+            ]
+    for rack in result.racks:
+        if node in rack.nodes:
+            lines += [(f"{rack.label} uplink", f"{rack.rack}: {rack.reason}"), ("found by", rack.found_by)]
+    by_seq = {run.seq: run for run in result.runs}
+    lines += [("run", run_words(by_seq[seq], node)) for seq in standing.runs if seq in by_seq]
+    return lines

@@ -6,6 +6,9 @@ confirms: it asks for the plan for that reason at once and moves on (to the coun
 When the plan leaves nodes out by their pool's cap, the dialog says which and why, and offers an
 override: typing ``override`` plans again with the cap overridden (the audit log keeps that it was).
 
+When the plan may borrow nodes the operator did not select (the multinode level's baseline partners), it
+names them and the dialog offers a checkbox: unticked, it plans again without them.
+
 The targets are fixed when the key was pressed (by node name) and never change while the dialog is
 open. The plan is asked for again whenever the reason changes, and "Yes" is enabled only when the
 plan on screen is the plan for the reason typed, the service did not refuse it, and (above the
@@ -24,7 +27,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.timer import Timer
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Checkbox, Input, Static
 
 from console.inventory.hostlist import fold
 from console.service.commands import PlanPreview
@@ -66,6 +69,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
         self.target_noun = target_noun
         self.preview: PlanPreview | None = None
         self.force = False
+        self.borrow: bool | None = None  # the borrow checkbox's value once the plan offers one
         self._replan_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -132,6 +136,21 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
             field = Input(placeholder=f"type {OVERRIDE_WORD} to take {why} too", id="confirm-override")
             self.query_one("#confirm-box", Vertical).mount(field, before=self.query_one("#confirm-buttons"))
 
+    @on(Checkbox.Changed, "#confirm-borrow")
+    def _borrow_changed(self, event: Checkbox.Changed) -> None:
+        if event.value != self.borrow:
+            self.borrow = event.value
+            self._update_yes()
+            self._replan()
+
+    def _offer_borrow(self, preview: PlanPreview) -> None:
+        """Mount the borrow choice the first time a plan names nodes outside the targets it may take."""
+        if preview.borrowable and not self.query("#confirm-borrow"):
+            self.borrow = preview.borrow
+            label = f"borrow baseline partners when needed: {fold(preview.borrowable)} (not selected)"
+            box = Checkbox(label, value=preview.borrow, id="confirm-borrow")
+            self.query_one("#confirm-box", Vertical).mount(box, before=self.query_one("#confirm-buttons"))
+
     @on(Input.Submitted)
     def _no_enter_confirm(self, event: Input.Submitted) -> None:
         # Enter in a text field must never confirm: it moves on, to the count still to type or to No.
@@ -150,8 +169,13 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
     @work(exclusive=True, group="confirm-plan")
     async def _replan(self) -> None:
         reason = self.reason
+        borrow = self.borrow
+        # Only a planner that offered the borrow choice is asked with it.
+        options = {"force": True} if self.force else {}
+        if borrow is not None:
+            options["borrow"] = borrow
         try:
-            preview = await (self.planner(reason, force=True) if self.force else self.planner(reason))
+            preview = await self.planner(reason, **options)
         except Exception as exc:  # a failing planner must leave the dialog usable (No still works)
             preview = PlanPreview(
                 self.action_spec.id,
@@ -161,9 +185,10 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
                 refused=f"could not plan: {type(exc).__name__}: {exc}",
                 forced=self.force,
             )
-        if reason != self.reason or preview.forced != self.force:
+        if reason != self.reason or preview.forced != self.force or borrow != self.borrow:
             return  # typed on meanwhile; the next plan is on its way
         self._offer_override(preview)
+        self._offer_borrow(preview)
         self.preview = preview
         self.query_one("#confirm-plan", Static).update(plan_content(preview))
         self._update_yes()
@@ -183,6 +208,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
             and preview.reason == self.reason
             and preview.forced == self.force
             and preview.targets == self.targets
+            and (self.borrow is None or preview.borrow == self.borrow)
             and self._count_ok()
         )
 

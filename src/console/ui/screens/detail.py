@@ -23,6 +23,8 @@ from textual.widgets import ContentSwitcher, DataTable, Static
 
 from console.actions.freshness import freshness
 from console.model.findings import Finding, Status, Subject
+from console.sweep.multinode import CHECK_ID as MULTINODE_CHECK
+from console.ui.pairs import verdict_lines
 from console.ui.registry import bindings
 from console.ui.screens.dialogs import RawOutputScreen
 from console.ui.state import MetricSample, NodeRow
@@ -435,6 +437,13 @@ class DetailScreen(Screen[None]):
         ]
         for label, value in fields:
             parts += ["\n", (f"{label:>12}  ", "$muted"), safe(value)]
+        if finding.check_id == MULTINODE_CHECK and (result := self.console_app.state.pairs.result) is not None:
+            # Who convicted or cleared this node: the mode, each run with its partner and where it came from.
+            story = verdict_lines(result, self.node_name)
+            if story:
+                parts += ["\n\n", ("multi-node runs", "bold")]
+            for label, text in story:
+                parts += ["\n", (f"{label:>12}  ", "$muted"), safe(text)]
         if len(line.findings) > 1:
             parts += ["\n\n", ("each subject", "bold")]
             for member in line.findings:

@@ -376,20 +376,25 @@ class MainScreen(Screen[None]):
         action = BY_ID["multinode" if scope == "pool" else "multinode-fleet"]
         if self.read_only:
             return
-        targets = self.targets(action.scope)
+        # m takes the marked nodes when there are any (its docstring and the operator guide say so); the
+        # pool's scope alone ignored them, so a subset of a pool could not be chosen.
+        marked = scope == "pool" and bool(self.grid.marked)
+        targets = self.targets(Scope.MARKED if marked else action.scope)
         if not targets:
             self.notify("no node selected")
             return
         app = self.console_app
 
-        async def planner(reason: str, force: bool = False) -> PlanPreview:
+        async def planner(reason: str, force: bool = False, borrow: bool | None = None) -> PlanPreview:
+            # borrow: the dialog's choice once it shows one; until then the console's (tui --no-baseline-partners).
+            borrow = app.baseline_partners if borrow is None else borrow
             if app.bridge is None:
                 return PlanPreview(action.id, MULTINODE_TITLE, targets, reason, refused="the engine is not running")
-            preview: PlanPreview = await app.bridge.ask(PlanMultinode(targets, reason, *app.pairing))
+            preview: PlanPreview = await app.bridge.ask(PlanMultinode(targets, reason, *app.pairing, borrow))
             return preview
 
         def run(preview: PlanPreview) -> None:
-            app.start_multinode(preview.targets, preview.reason)
+            app.start_multinode(preview.targets, preview.reason, preview.borrow)
             self.action_toggle_pair_view(True)
 
         self._confirm(action, targets, planner, run)

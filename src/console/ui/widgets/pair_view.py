@@ -119,9 +119,14 @@ def _standing_line(standing: Standing) -> list[Part]:
     if standing.worst_with:
         line.append((f" with {safe(', '.join(standing.worst_with))}", "$muted"))
     if standing.convicting:
-        line += _explained(f"named by runs {_runs(standing.convicting)}: ", standing.named)
+        # Who convicted it: the pairing mode, and each run's partner with where that partner came from
+        # (this sweep, or the accepted baseline); the reason's figures are in the node's detail.
+        line += _explained(f"named by runs {_runs(standing.convicting)}: ", standing.found_by or standing.named)
         if standing.layer and standing.layer != "unknown":
             line += ["\n", (f"{'':7}layer: {standing.layer}", "$muted")]
+    elif standing.decided and standing.status is not None:
+        verb = "cleared by" if standing.status is Status.PASS else "runs"
+        line.append((f"  {verb} {_runs(standing.decided)}", "$muted"))
     return line
 
 
@@ -132,16 +137,19 @@ def stragglers_content(board: PairBoard) -> Content:
     if not standings:
         return Content.assemble(*parts, "\n", ("no run has finished yet", "$muted"))
     for rack in board.result.racks if board.result is not None else []:
-        parts += ["\n", (f"{'RACK':<7}", "bold $health-crit"), (f"{safe(rack.rack)} uplink", "bold")]
+        parts += ["\n", (f"{rack.label.upper():<7}", "bold $health-crit"), (f"{safe(rack.rack)} uplink", "bold")]
         parts += _explained(f"named by runs {_runs(tuple(rack.runs))}: ", rack.reason)
+        for line in textwrap.wrap(rack.found_by, width=REASON_WIDTH, subsequent_indent="  "):
+            parts += ["\n", (f"{'':7}{safe(line)}", "$muted")]  # which mode and pass found it
     for standing in standings[:MAX_STRAGGLERS]:
         parts += ["\n", *_standing_line(standing)]
     if len(standings) > MAX_STRAGGLERS:
         parts += ["\n", (f"and {len(standings) - MAX_STRAGGLERS} more", "$muted")]
     if board.result is not None:
         passes = sum(1 for run in board.runs if run.purpose == "confirm")
-        parts += ["\n", (f"{len(board.runs)} runs, {passes} in the second pass (with another known-good node)",
-                         "$muted")]  # fmt: skip
+        mode = safe(board.result.pairing)
+        parts += ["\n", (f"{len(board.runs)} runs ({mode} pairing), {passes} in the second pass; "
+                         "enter on a node: who named or cleared it", "$muted")]  # fmt: skip
     return Content.assemble(*parts)
 
 
@@ -151,7 +159,7 @@ def summary_content(board: PairBoard, keys: str) -> Content:
     if not board.started:
         return Content.assemble(head, (f"pairs: none run yet. {keys}", "$muted"))
     named = [c.node for c in board.result.culprits] if board.result is not None else []
-    named += [f"rack {r.rack} uplink" for r in board.result.racks] if board.result is not None else []
+    named += [f"{r.label} {r.rack} uplink" for r in board.result.racks] if board.result is not None else []
     state = "running" if board.running else "done"
     parts: list[Part] = [head, (f"{state}: {len(board.runs)} run(s)", "$accent" if board.running else "")]
     if board.result is not None:
