@@ -58,6 +58,7 @@ from console.sweep.node_report import (
 from console.sweep.steady import DEFAULT_MAX_AGE_S, SteadyCache, stamp_of
 from console.sweep.vanished import vanished_gpus
 from console.transport import ErrorKind, Transport, TransportError
+from console.transport.base import shown_command
 
 Subscriber = Callable[[Event], None]
 # A node may take its probe timeout plus 5 %: the promise is the timeout plus 10 % for the whole sweep,
@@ -731,7 +732,7 @@ class SweepEngine:
         records = [
             ProbeRunRecord(
                 probe=run.spec.id,
-                command=run.spec.command_line,
+                command=shown_command(self.transport, run.spec.command_line),
                 exit_status=run.exit_status,
                 started_at=run.started_at,
                 duration_s=run.duration_s,

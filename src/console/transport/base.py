@@ -122,11 +122,25 @@ class Transport(Protocol):
         ...
 
 
+def shown_command(transport: object, command: str) -> str:
+    """``command`` as the node runs it through ``transport``: what the evidence must say ran.
+
+    A transport that changes the command (``LowPriorityTransport`` puts it under nice and ionice) says
+    so with its own ``shown_command``; the others run it as given.
+    """
+    show = getattr(transport, "shown_command", None)
+    return show(command) if callable(show) else command
+
+
 class WrappedTransport:
     """A transport that hands every call to ``inner``: a wrapper overrides only what it changes."""
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
+
+    def shown_command(self, command: str) -> str:
+        """The inner transport's form of ``command``."""
+        return shown_command(self.inner, command)
 
     async def run(
         self,

@@ -13,9 +13,10 @@ the session leader it kills on a timeout (``console.transport.wrap``).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
-from console.transport.base import CommandResult, OutputSink, WrappedTransport
+from console.transport.base import CommandResult, OutputSink, WrappedTransport, shown_command
 
 LOW_PRIORITY_PREFIX = ("nice", "-n", "19", "ionice", "-c", "3")
 
@@ -27,6 +28,10 @@ def low_priority_argv(argv: Sequence[str]) -> list[str]:
 
 class LowPriorityTransport(WrappedTransport):
     """Every command and script of ``inner``, at the lowest CPU and I/O priority on the node."""
+
+    def shown_command(self, command: str) -> str:
+        """``command`` as it ran: under nice and ionice (the stored evidence says so)."""
+        return f"{shlex.join(LOW_PRIORITY_PREFIX)} {shown_command(self.inner, command)}"
 
     async def run(
         self,
