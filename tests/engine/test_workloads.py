@@ -173,4 +173,8 @@ def test_workload_check_end_to_end(cluster: Path, tmp_path: Path, capsys: pytest
     assert "no workload 'nope'" in capsys.readouterr().err
     assert main(["workload-check", "-i", str(cluster), "llama-pretrain-smoke", "--command"]) == 0
     srun = "srun --nodes=2 --ntasks-per-node=1 --immediate=30 --time=21 --kill-on-bad-exit=1"
-    assert capsys.readouterr().out.startswith(f"{srun} apptainer exec --rocm ")
+    shown = capsys.readouterr()
+    assert shown.out.startswith(f"{srun} apptainer exec --rocm ") and "--nodelist=<the group" in shown.err
+    hosts = ["workload-check", "-i", str(cluster), "llama-pretrain-smoke", "--command", "--hosts", "gpu[001-002]"]
+    assert main(hosts) == 0
+    assert capsys.readouterr().out.startswith("srun --nodes=2 --nodelist=gpu001,gpu002 --ntasks-per-node=1 ")

@@ -17,7 +17,7 @@ from typing import Any
 from console.checks.workload import judge_workload
 from console.commands.arguments import UsageError, add_inventory, whole
 from console.exitcodes import exit_code_for
-from console.inventory import load_inventory
+from console.inventory import expand, load_inventory
 from console.model.findings import Status, Subject
 from console.probes.workload import workload_argv
 from console.report.text import printable
@@ -45,6 +45,11 @@ def register(sub: Any) -> None:
     p.add_argument("--node", default="-", help="the node (or job) the run was on, as findings name it")
     p.add_argument("--json", action="store_true", help="print the findings as one JSON object")
     p.add_argument("--command", action="store_true", help="print the argv the console would run, and exit")
+    p.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help="with --command, for a workload on more than one node: the group it runs on (srun's --nodelist)",
+    )
     p.set_defaults(func=run)
 
 
@@ -56,7 +61,11 @@ def run(args: argparse.Namespace) -> int:
         declared = ", ".join(inventory.workloads) or "none"
         raise UsageError(f"no workload {args.workload!r} in {args.inventory} (declared: {declared})")
     if args.command:
-        print(shlex.join(workload_argv(spec)))
+        hosts = list(expand(args.hosts)) if args.hosts else []
+        print(shlex.join(workload_argv(spec, hosts)))
+        if spec.nodes > 1 and not hosts:
+            # The console holds srun to the group it placed the run on; without --hosts there is none yet.
+            print("note: a sweep adds --nodelist=<the group's nodes> (--hosts HOSTLIST shows it)", file=sys.stderr)
         return 0
     if args.exit_status is None:
         raise UsageError("--exit-status N is required: a run's exit status is one of its criteria")
