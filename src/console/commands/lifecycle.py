@@ -133,13 +133,17 @@ def run_policy(inventory: Inventory | None, as_json: bool) -> int:
     said = f"lifecycle policy ({printable(where)}): a pool's [pools.lifecycle] over [lifecycle] over the defaults"
     console.print(said, markup=False)
     table = Table("pool", "setting", "value", "from")
+    fleet_rows = []
     for name, (policy, origins) in per_pool.items():
         for key, value in policy.model_dump().items():
-            if key in FLEET_ONLY and name != next(iter(per_pool)):
-                continue  # the fleet's limits are one pair for every pool: shown once
-            shown = "(fleet)" if key in FLEET_ONLY else printable(name) or "(fleet)"
             text = f"{value:g}" if isinstance(value, float) else str(value)
-            table.add_row(escape(shown), key, escape(printable(text)), escape(origins[key]))
+            row = (key, escape(printable(text)), escape(origins[key]))
+            if key not in FLEET_ONLY:
+                table.add_row(escape(printable(name) or "(fleet)"), *row)
+            elif name == next(iter(per_pool)):
+                fleet_rows.append(row)  # the fleet's limits are one pair for every pool: shown once, last
+    for row in fleet_rows:
+        table.add_row("(fleet)", *row)
     console.print(table)
     return int(ExitCode.OK)
 
