@@ -125,10 +125,20 @@ def test_faults_injected_and_repaired_between_sweeps_show_in_the_next_sweep(tmp_
         assert unknown.returncode == 2 and "sim009" in unknown.stderr
 
 
+def test_the_scenario_names_the_cluster_unless_the_option_is_given(tmp_path: Path) -> None:
+    scenario = tmp_path / "trial.toml"
+    scenario.write_text('name = "trial"\n[[nodes]]\nnames = "sim001"\n')
+    assert plan_cluster(_options(scenario)).cluster.name == "trial"
+    explicit = ServeOptions(state_dir=Path("/nonexistent"), scenario=scenario, name="lab")
+    assert plan_cluster(explicit).cluster.name == "lab"
+
+
 def test_a_broken_edit_keeps_the_last_good_state_and_says_so(tmp_path: Path) -> None:
     scenario = tmp_path / "fleet.toml"
-    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim001"\n')
+    scenario.write_text('name = "trial"\ntime_factor = 400\n[[nodes]]\nnames = "sim001"\n')
     with start_sim_cluster(scenario=scenario) as sim:
+        # The inventory `sim serve` writes carries the scenario's name (an operator's walk-through found "sim").
+        assert load_inventory(sim.inventory_path).name == "trial"
         scenario.write_text("[[nodes]\n")
         deadline = time.monotonic() + 10
         while "not applied" not in sim.log_path.read_text():
