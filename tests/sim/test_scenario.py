@@ -123,6 +123,15 @@ def test_faults_injected_and_repaired_between_sweeps_show_in_the_next_sweep(tmp_
         assert "still served: ignores_sigterm on sim002" in kept.stdout and "scenario file" in kept.stdout
         unknown = _cli("sim", "inject", "sim009", "--kind", "gpu_missing", "--gpu", "1", "--state-dir", state)
         assert unknown.returncode == 2 and "sim009" in unknown.stderr
+        # A GPU fault's slot is --gpu, not a parameter: the refusal says so and names the fault.
+        slotless = _cli("sim", "inject", "sim001", "--kind", "cper_flood", "--param", "gpu=3", "--state-dir", state)
+        assert slotless.returncode == 2 and slotless.stderr == (
+            "instinct-console sim inject: cper_flood is a gpu fault: give its GPU slot with --gpu N"
+            " (--param gpu=... is a fault parameter, not the slot)\n"
+        )
+        peerless = _cli("sim", "inject", "sim001", "--kind", "xgmi_link_down", "--gpu", "1", "--state-dir", state)
+        assert peerless.returncode == 2 and "xgmi_link_down is a link fault" in peerless.stderr
+        assert "--peer N" in peerless.stderr
 
 
 def test_the_scenario_names_the_cluster_unless_the_option_is_given(tmp_path: Path) -> None:
