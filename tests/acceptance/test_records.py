@@ -3,7 +3,10 @@ and the runs that cannot be accepted."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from console.actions.acceptance import (
@@ -115,5 +118,83 @@ def test_a_rerun_on_a_new_stack_is_accepted_again_regressed_or_left_due(tmp_path
         assert acceptance_state(store, inventory, "smoke", "a").state == "accepted-again"
         # On the accepted stack a rerun records nothing new.
         assert record_outcomes(store, inventory, _sweep(store, Status.PASS, stack_b, 12.4), user="ci") == []
+    finally:
+        store.close()
+
+
+def _sweep_with(store: Store, stack: dict[str, str], own: dict[str, Finding], figure: float = 12.0) -> int:
+    """A passing run of smoke on n1 and n2, with ``own`` findings of each node's own checks (a quick probe's)."""
+    sweep = store.start_sweep("workload", "c.toml", "n[1-2]")
+    for node in ("n1", "n2"):
+        found = [
+            Finding(
+                check_id="workload.smoke.tokens_per_s", family="workload", status=Status.PASS,
+                subject=Subject(node=node), message="smoke", evidence=Evidence(observed=figure),
+            ),
+            *([own[node]] if node in own else []),
+        ]  # fmt: skip
+        store.record_node(sweep, "a", roll_up(node, found), stack)
+    store.finish_sweep(sweep, "done", {})
+    return sweep
+
+
+def _fatal_cper(node: str) -> Finding:
+    return Finding(
+        check_id="cper.fatal", family="cper", status=Status.FAIL, subject=Subject(node=node, gpu=2),
+        message="CPER: fatal record on GPU 2 (AFID 30)",
+    )  # fmt: skip
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_a_rerun_on_a_node_the_sweep_failed_is_blocked_not_accepted_again(tmp_path: Path) -> None:
+    """A new operator saw ``accepted-again`` recorded from a sweep in which a node the workload ran on FAILed
+    its own probes (a fatal CPER record): PASS means healthy, so that run accepts nothing."""
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(CLUSTER)
+    inventory = load_inventory(cluster)
+    store = Store(tmp_path / "h.db")
+    try:
+        assert accept_workload(store, inventory, "smoke", ["a"], _sweep(store, Status.PASS, STACK, 12.0), reason="A").ok
+        stack_b = {**STACK, "rocm": "6.4.2"}
+        sweep = _sweep_with(store, stack_b, {"n2": _fatal_cper("n2")})
+        [blocked] = record_outcomes(store, inventory, sweep, user="ci")
+        assert blocked.outcome == "blocked"
+        assert blocked.reason == (
+            "rerun after a stack change: rocm 6.4.1 -> 6.4.2; not judged: a node it ran on was not healthy in"
+            f" sweep {sweep}: n2 FAIL: CPER: fatal record on GPU 2 (AFID 30)"
+        )
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert state.state == "blocked" and state.blocked == blocked and state.regressed is None
+        assert state.accepted is not None and state.accepted.stack["rocm"] == "6.4.1", "B is not accepted"
+        # The operator cannot accept it by hand either, and is told which node and why.
+        refused = accept_workload(store, inventory, "smoke", ["a"], sweep, reason="looks fine")
+        assert not refused.ok and "n2 FAIL: CPER: fatal record on GPU 2" in refused.outcome
+        assert "--sweep N" in refused.outcome
+        # An UNKNOWN node (its probes timed out) is not healthy either.
+        timed_out = Finding(
+            check_id="amdsmi.metric", family="amdsmi", status=Status.UNKNOWN, subject=Subject(node="n1"),
+            message="amd-smi metric timed out",
+        )  # fmt: skip
+        unknown = accept_workload(
+            store, inventory, "smoke", ["a"], _sweep_with(store, stack_b, {"n1": timed_out}), reason="r"
+        )
+        assert not unknown.ok and "n1 UNKNOWN: amd-smi metric timed out" in unknown.outcome
+        # The gate fails on it (without --require-accepted), and JSON and JUnit say which node.
+        junit = tmp_path / "acceptance.xml"
+        gate = _cli("acceptance", "--store", str(store.path), "-i", str(cluster), "--json", "--junit", str(junit))
+        assert gate.returncode == 1, gate.stderr
+        [shown] = [s for s in json.loads(gate.stdout)["states"] if s["workload"] == "smoke"]
+        assert shown["state"] == "blocked" and "n2 FAIL" in shown["blocked"]["reason"]
+        assert 'message="smoke on a: blocked"' in junit.read_text() and "n2 FAIL: CPER" in junit.read_text()
+        table = _cli("acceptance", "--store", str(store.path), "-i", str(cluster))
+        assert table.returncode == 1 and "blocked" in table.stdout and "n2 FAIL" in table.stdout
+        # Repaired and rerun on healthy nodes: accepted again.
+        [again] = record_outcomes(store, inventory, _sweep_with(store, stack_b, {}), user="ci")
+        assert again.outcome == "accepted-again"
     finally:
         store.close()
