@@ -14,6 +14,7 @@ from console.actions.acceptance import (
     acceptance_state,
     merge_stacks,
     record_outcomes,
+    run_refusal,
     stack_changes,
 )
 from console.inventory import load_inventory
@@ -196,5 +197,48 @@ def test_a_rerun_on_a_node_the_sweep_failed_is_blocked_not_accepted_again(tmp_pa
         # Repaired and rerun on healthy nodes: accepted again.
         [again] = record_outcomes(store, inventory, _sweep_with(store, stack_b, {}), user="ci")
         assert again.outcome == "accepted-again"
+    finally:
+        store.close()
+
+
+PAIRS = CLUSTER.replace('nodes = "n[1-2]"', 'nodes = "n[1-3]"').replace("timeout_s = 5", "timeout_s = 5\nnodes = 2")
+
+
+def test_a_run_that_left_a_node_of_the_pool_out_reads_unknown_and_the_refusal_says_why(tmp_path: Path) -> None:
+    """A trial: a 2-node workload swept on an odd number of a pool's nodes left one unrun. The view's row read
+    PASS for that sweep and offered to accept it; accept then refused with only 'UNKNOWN'. Now the row's
+    run reads UNKNOWN and the one refusal (the plan's and accept's) names the node, why, and what to do."""
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(PAIRS)
+    inventory = load_inventory(cluster)
+    store = Store(tmp_path / "h.db")
+    try:
+        sweep = store.start_sweep("workload", "c.toml", "n[1-3]")
+        for node in ("n1", "n2"):
+            store.add_probe_run(
+                sweep, node, "workload.smoke", command="smoke", exit_status=0, started_at=1.0, duration_s=1.0,
+                stdout=b"", stderr=b"", problem=None,
+            )  # fmt: skip
+            passed = Finding(
+                check_id="workload.smoke.tokens_per_s", family="workload", status=Status.PASS,
+                subject=Subject(node=node), message="smoke", evidence=Evidence(observed=12.0),
+            )  # fmt: skip
+            store.record_node(sweep, "a", roll_up(node, [passed]), STACK)
+        left = Finding(
+            check_id="workload.smoke.run", family="workload", status=Status.UNKNOWN, subject=Subject(node="n3"),
+            message="smoke: not run: it needs 2 nodes of pool a and fewer were left",
+        )  # fmt: skip
+        store.record_node(sweep, "a", roll_up("n3", [left]), STACK)
+        store.finish_sweep(sweep, "done", {})
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert [(t.sweep_id, t.status) for t in state.trend] == [(sweep, Status.UNKNOWN)], "not PASS: n3 was left out"
+        refusal = run_refusal(store, inventory, "smoke", "a", sweep)
+        assert refusal == (
+            f"smoke is UNKNOWN on pool a in sweep {sweep}: n3: smoke: not run: it needs 2 nodes of pool a and fewer"
+            " were left (smoke runs on groups of 2 nodes: sweep whole groups of the pool, or accept another sweep"
+            " with --sweep N)"
+        )
+        result = accept_workload(store, inventory, "smoke", ["a"], sweep, reason="r")
+        assert not result.ok and result.outcome == refusal
     finally:
         store.close()

@@ -112,11 +112,13 @@ def stack_changes(accepted: dict[str, str], current: dict[str, str]) -> dict[str
 
 @dataclass(frozen=True)
 class PoolRun:
-    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes)."""
+    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes);
+    ``unjudged``: per node whose run is UNKNOWN, its message (a node left out of an N-node group, a timeout)."""
 
     status: Status
     figures: dict[str, float]
     nodes: list[str]
+    unjudged: dict[str, str] = field(default_factory=dict)
 
 
 def _prefix(workload: str) -> str:
@@ -128,18 +130,26 @@ def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -
     statuses: list[Status] = []
     readings: dict[str, list[float]] = {}
     ran: list[str] = []
+    unjudged: dict[str, str] = {}
     prefix = _prefix(workload)
     for node, check_id, status, observed in store.check_readings(sweep_id, list(nodes), prefix):
         if node not in ran:
             ran.append(node)
         statuses.append(Status(status))
+        if status == Status.UNKNOWN and node not in unjudged:
+            unjudged[node] = _message(store, sweep_id, node, check_id)
         name = check_id.removeprefix(prefix)
         if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
             readings.setdefault(name, []).append(float(observed))
     if not ran:
         return None
     worst = max(statuses, key=lambda s: s.severity)
-    return PoolRun(worst, {k: sum(v) / len(v) for k, v in sorted(readings.items())}, ran)
+    return PoolRun(worst, {k: sum(v) / len(v) for k, v in sorted(readings.items())}, ran, unjudged)
+
+
+def _message(store: Store, sweep_id: int, node: str, check_id: str) -> str:
+    found = [f for f in store.findings(sweep_id, node, problems_only=True) if f.check_id == check_id]
+    return _short(found[0].message) if found else check_id
 
 
 def _short(text: str) -> str:
@@ -191,7 +201,18 @@ def run_refusal(store: Store, inventory: Inventory, workload: str, pool: str, sw
     if run is None:
         return f"sweep {sweep_id} did not run {workload} on pool {pool}"
     if run.status not in (Status.PASS, Status.WARN):
-        return f"{workload} is {run.status.value} on pool {pool} in sweep {sweep_id}"
+        said = f"{workload} is {run.status.value} on pool {pool} in sweep {sweep_id}"
+        if run.unjudged:
+            said += ": " + "; ".join(f"{node}: {why}" for node, why in run.unjudged.items())
+            spec = inventory.workloads.get(workload)
+            if spec is not None and spec.nodes > 1:
+                said += (
+                    f" ({workload} runs on groups of {spec.nodes} nodes: sweep whole groups of the pool,"
+                    " or accept another sweep with --sweep N)"
+                )
+            else:
+                said += " (fix what stopped it and rerun, or accept another sweep with --sweep N)"
+        return said
     unhealthy = unhealthy_nodes(store, sweep_id, run.nodes, workload)
     if unhealthy:
         return (
@@ -316,8 +337,11 @@ def trend_probes(workload: str) -> list[str]:
 def trend(store: Store, inventory: Inventory, workload: str, pool: str, runs: int = TREND_RUNS) -> list[TrendRun]:
     """The last ``runs`` runs of ``workload`` on ``pool``, oldest first, from every sweep the history kept."""
     found = []
-    for sweep_id, at, nodes in store.runs_of(trend_probes(workload), _members(inventory, pool), runs):
-        run = pool_run(store, sweep_id, workload, nodes)
+    members = _members(inventory, pool)
+    for sweep_id, at, _ in store.runs_of(trend_probes(workload), members, runs):
+        # Every member, not only those the probe ran on: a node left out of an N-node group has an UNKNOWN
+        # finding and no probe run, and a row reading PASS for that sweep offered a run accept then refused.
+        run = pool_run(store, sweep_id, workload, members)
         if run is not None:
             found.append(TrendRun(sweep_id, at, run.status, run.figures))
     return found[::-1]
