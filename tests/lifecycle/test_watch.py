@@ -218,6 +218,11 @@ def test_proposals_are_withdrawn_when_they_no_longer_apply_and_an_operator_may_r
         assert main(watch) == 0
         line = _round_line(capsys.readouterr().out, 1)
         assert "#1 drain sim002" in line and "#2 drain sim003" in line and "#3 drain sim004" in line, line
+        # Each proposal says why: the node's worst finding and the action it calls for (not only "FAIL").
+        assert main(["watch", "-i", inv, "--store", db, "--proposals"]) == 0
+        listed = capsys.readouterr().out
+        assert "#3 drain sim004 (sweep " in listed and ": watch: FAIL: gpu1 " in listed, listed
+        assert "; calls for " in listed and "CPER" in listed, listed
 
         # The operator turns #3 down: a reason is required, and the audit log keeps it.
         assert main(["watch", "-i", inv, "--store", db, "--reject", "3"]) == 2

@@ -12,7 +12,8 @@ Drains and resumes are only proposed (printed, and stored for ``watch --approve`
 approve-to-run is the default. Every action goes through ``ActionService``, so the ownership rules,
 the drain cap and the write-ahead audit apply: a drain the console did not make is never touched.
 A proposal that no longer applies (the node passed since, someone else took it out, its case moved
-on) is withdrawn by the next round, audited; an operator may reject one (``reject``). With a
+on) is withdrawn by the next round, audited; an operator may reject one (``reject``). A proposal's
+reason is the node's verdict (``console.actions.proposal_why``). With a
 reservation name, each round's sweep runs inside a Slurm maintenance reservation of exactly the
 nodes it sweeps (``console.actions.reservation``). Each node's lifecycle policy is its pool's
 (``Inventory.policy_of``).
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 
 from console.actions.breaker import breach
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
+from console.actions.proposal_why import drain_reason
 from console.actions.reservation import Held, reserved
 from console.actions.service import ActionService
 from console.actions.slurm import describe
@@ -226,7 +228,7 @@ class Watch:
             if failing and not report.breaker:
                 report.breaker = self._trip_if_over(failing)
             if failing and not report.breaker:
-                await self._act(report, ActionKind.DRAIN, failing, "watch: FAIL", result.sweep_id)
+                await self._drain(report, result, failing)
         if report.breaker:
             return report
         if plan.revalidate:
@@ -295,6 +297,16 @@ class Watch:
             self.store.set_breaker(Breaker(self._clock(), why))
             entry.finish("tripped: automation paused", why)
         return why
+
+    async def _drain(self, report: RoundReport, result: SweepResult, failing: tuple[str, ...]) -> None:
+        """Propose (or carry out) the drain of each FAIL node, with its verdict as the reason
+        (``console.actions.proposal_why``)."""
+        reasons = {node: drain_reason(result.verdicts[node]) for node in failing}
+        if self.auto:  # one request for them all, as before: the drain cap judges them together
+            await self._act(report, ActionKind.DRAIN, tuple(reasons), "watch: FAIL", result.sweep_id)
+            return
+        for node, reason in reasons.items():
+            await self._act(report, ActionKind.DRAIN, (node,), reason, result.sweep_id)
 
     async def _act(
         self, report: RoundReport, kind: ActionKind, nodes: tuple[str, ...], reason: str, sweep_id: int | None
