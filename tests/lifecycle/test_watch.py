@@ -241,7 +241,17 @@ def test_proposals_are_withdrawn_when_they_no_longer_apply_and_an_operator_may_r
         assert "withdrew #2 drain sim003: out of service by someone else: " in line, line
         assert "admin: riser swap" in line, line
         assert "sim002 PASS" in line and "withdrew #1 drain sim002: passed since (sweep " in line, line
-        assert "#4 drain sim004" in line, line  # found again after the rejection: a new proposal
+        # sim004 fails as it did when #3 was rejected: not proposed again, and the line says why.
+        assert "held back drain sim004: rejected #3 (known: vendor ticket 42), same failures" in line, line
+        assert "drain sim004 (sweep" not in line, line
+        # A different failure on sim004 (a second GPU's record) is a new fault: proposed again.
+        write_live_faults(
+            sim.state_dir, [*faulty[1:], Fault(kind=FaultKind.CPER_RECORD, node="sim004", gpu=2, params=cper)]
+        )
+        sim.wait_for_generation(4)
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "#4 drain sim004" in line and "held back" not in line, line
 
     store = Store(db)
     decided = {p.id: p.outcome for p in store.proposals(open_only=False)}
