@@ -137,6 +137,11 @@ class RoundReport:
     done: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the maintenance reservation's steps, proposals withdrawn
 
+    @property
+    def unswept(self) -> bool:
+        """True when the round had nodes to sweep and swept none: its maintenance reservation was refused."""
+        return bool(self.plan.sweep) and not self.dry_run and self.sweep_id is None and self.outcome == "done"
+
     def line(self) -> str:
         """The round in one line, for the log."""
         fresh = sum(1 for why in self.plan.skipped.values() if why.startswith("fresh"))
