@@ -3,7 +3,10 @@ and the runs that cannot be accepted."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 from console.actions.acceptance import (
@@ -11,6 +14,7 @@ from console.actions.acceptance import (
     acceptance_state,
     merge_stacks,
     record_outcomes,
+    run_refusal,
     stack_changes,
 )
 from console.inventory import load_inventory
@@ -115,5 +119,126 @@ def test_a_rerun_on_a_new_stack_is_accepted_again_regressed_or_left_due(tmp_path
         assert acceptance_state(store, inventory, "smoke", "a").state == "accepted-again"
         # On the accepted stack a rerun records nothing new.
         assert record_outcomes(store, inventory, _sweep(store, Status.PASS, stack_b, 12.4), user="ci") == []
+    finally:
+        store.close()
+
+
+def _sweep_with(store: Store, stack: dict[str, str], own: dict[str, Finding], figure: float = 12.0) -> int:
+    """A passing run of smoke on n1 and n2, with ``own`` findings of each node's own checks (a quick probe's)."""
+    sweep = store.start_sweep("workload", "c.toml", "n[1-2]")
+    for node in ("n1", "n2"):
+        found = [
+            Finding(
+                check_id="workload.smoke.tokens_per_s", family="workload", status=Status.PASS,
+                subject=Subject(node=node), message="smoke", evidence=Evidence(observed=figure),
+            ),
+            *([own[node]] if node in own else []),
+        ]  # fmt: skip
+        store.record_node(sweep, "a", roll_up(node, found), stack)
+    store.finish_sweep(sweep, "done", {})
+    return sweep
+
+
+def _fatal_cper(node: str) -> Finding:
+    return Finding(
+        check_id="cper.fatal", family="cper", status=Status.FAIL, subject=Subject(node=node, gpu=2),
+        message="CPER: fatal record on GPU 2 (AFID 30)",
+    )  # fmt: skip
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "console", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_a_rerun_on_a_node_the_sweep_failed_is_blocked_not_accepted_again(tmp_path: Path) -> None:
+    """A new operator saw ``accepted-again`` recorded from a sweep in which a node the workload ran on FAILed
+    its own probes (a fatal CPER record): PASS means healthy, so that run accepts nothing."""
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(CLUSTER)
+    inventory = load_inventory(cluster)
+    store = Store(tmp_path / "h.db")
+    try:
+        assert accept_workload(store, inventory, "smoke", ["a"], _sweep(store, Status.PASS, STACK, 12.0), reason="A").ok
+        stack_b = {**STACK, "rocm": "6.4.2"}
+        sweep = _sweep_with(store, stack_b, {"n2": _fatal_cper("n2")})
+        [blocked] = record_outcomes(store, inventory, sweep, user="ci")
+        assert blocked.outcome == "blocked"
+        assert blocked.reason == (
+            "rerun after a stack change: rocm 6.4.1 -> 6.4.2; not judged: a node it ran on was not healthy in"
+            f" sweep {sweep}: n2 FAIL: CPER: fatal record on GPU 2 (AFID 30)"
+        )
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert state.state == "blocked" and state.blocked == blocked and state.regressed is None
+        assert state.accepted is not None and state.accepted.stack["rocm"] == "6.4.1", "B is not accepted"
+        # The operator cannot accept it by hand either, and is told which node and why.
+        refused = accept_workload(store, inventory, "smoke", ["a"], sweep, reason="looks fine")
+        assert not refused.ok and "n2 FAIL: CPER: fatal record on GPU 2" in refused.outcome
+        assert "--sweep N" in refused.outcome
+        # An UNKNOWN node (its probes timed out) is not healthy either.
+        timed_out = Finding(
+            check_id="amdsmi.metric", family="amdsmi", status=Status.UNKNOWN, subject=Subject(node="n1"),
+            message="amd-smi metric timed out",
+        )  # fmt: skip
+        unknown = accept_workload(
+            store, inventory, "smoke", ["a"], _sweep_with(store, stack_b, {"n1": timed_out}), reason="r"
+        )
+        assert not unknown.ok and "n1 UNKNOWN: amd-smi metric timed out" in unknown.outcome
+        # The gate fails on it (without --require-accepted), and JSON and JUnit say which node.
+        junit = tmp_path / "acceptance.xml"
+        gate = _cli("acceptance", "--store", str(store.path), "-i", str(cluster), "--json", "--junit", str(junit))
+        assert gate.returncode == 1, gate.stderr
+        [shown] = [s for s in json.loads(gate.stdout)["states"] if s["workload"] == "smoke"]
+        assert shown["state"] == "blocked" and "n2 FAIL" in shown["blocked"]["reason"]
+        assert 'message="smoke on a: blocked"' in junit.read_text() and "n2 FAIL: CPER" in junit.read_text()
+        table = _cli("acceptance", "--store", str(store.path), "-i", str(cluster))
+        assert table.returncode == 1 and "blocked" in table.stdout and "n2 FAIL" in table.stdout
+        # Repaired and rerun on healthy nodes: accepted again.
+        [again] = record_outcomes(store, inventory, _sweep_with(store, stack_b, {}), user="ci")
+        assert again.outcome == "accepted-again"
+    finally:
+        store.close()
+
+
+PAIRS = CLUSTER.replace('nodes = "n[1-2]"', 'nodes = "n[1-3]"').replace("timeout_s = 5", "timeout_s = 5\nnodes = 2")
+
+
+def test_a_run_that_left_a_node_of_the_pool_out_reads_unknown_and_the_refusal_says_why(tmp_path: Path) -> None:
+    """A trial: a 2-node workload swept on an odd number of a pool's nodes left one unrun. The view's row read
+    PASS for that sweep and offered to accept it; accept then refused with only 'UNKNOWN'. Now the row's
+    run reads UNKNOWN and the one refusal (the plan's and accept's) names the node, why, and what to do."""
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(PAIRS)
+    inventory = load_inventory(cluster)
+    store = Store(tmp_path / "h.db")
+    try:
+        sweep = store.start_sweep("workload", "c.toml", "n[1-3]")
+        for node in ("n1", "n2"):
+            store.add_probe_run(
+                sweep, node, "workload.smoke", command="smoke", exit_status=0, started_at=1.0, duration_s=1.0,
+                stdout=b"", stderr=b"", problem=None,
+            )  # fmt: skip
+            passed = Finding(
+                check_id="workload.smoke.tokens_per_s", family="workload", status=Status.PASS,
+                subject=Subject(node=node), message="smoke", evidence=Evidence(observed=12.0),
+            )  # fmt: skip
+            store.record_node(sweep, "a", roll_up(node, [passed]), STACK)
+        left = Finding(
+            check_id="workload.smoke.run", family="workload", status=Status.UNKNOWN, subject=Subject(node="n3"),
+            message="smoke: not run: it needs 2 nodes of pool a and fewer were left",
+        )  # fmt: skip
+        store.record_node(sweep, "a", roll_up("n3", [left]), STACK)
+        store.finish_sweep(sweep, "done", {})
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert [(t.sweep_id, t.status) for t in state.trend] == [(sweep, Status.UNKNOWN)], "not PASS: n3 was left out"
+        refusal = run_refusal(store, inventory, "smoke", "a", sweep)
+        assert refusal == (
+            f"smoke is UNKNOWN on pool a in sweep {sweep}: n3: smoke: not run: it needs 2 nodes of pool a and fewer"
+            " were left (smoke runs on groups of 2 nodes: sweep whole groups of the pool, or accept another sweep"
+            " with --sweep N)"
+        )
+        result = accept_workload(store, inventory, "smoke", ["a"], sweep, reason="r")
+        assert not result.ok and result.outcome == refusal
     finally:
         store.close()

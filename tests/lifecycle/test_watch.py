@@ -218,6 +218,11 @@ def test_proposals_are_withdrawn_when_they_no_longer_apply_and_an_operator_may_r
         assert main(watch) == 0
         line = _round_line(capsys.readouterr().out, 1)
         assert "#1 drain sim002" in line and "#2 drain sim003" in line and "#3 drain sim004" in line, line
+        # Each proposal says why: the node's worst finding and the action it calls for (not only "FAIL").
+        assert main(["watch", "-i", inv, "--store", db, "--proposals"]) == 0
+        listed = capsys.readouterr().out
+        assert "#3 drain sim004 (sweep " in listed and ": watch: FAIL: gpu1 " in listed, listed
+        assert "; calls for " in listed and "CPER" in listed, listed
 
         # The operator turns #3 down: a reason is required, and the audit log keeps it.
         assert main(["watch", "-i", inv, "--store", db, "--reject", "3"]) == 2
@@ -236,7 +241,17 @@ def test_proposals_are_withdrawn_when_they_no_longer_apply_and_an_operator_may_r
         assert "withdrew #2 drain sim003: out of service by someone else: " in line, line
         assert "admin: riser swap" in line, line
         assert "sim002 PASS" in line and "withdrew #1 drain sim002: passed since (sweep " in line, line
-        assert "#4 drain sim004" in line, line  # found again after the rejection: a new proposal
+        # sim004 fails as it did when #3 was rejected: not proposed again, and the line says why.
+        assert "held back drain sim004: rejected #3 (known: vendor ticket 42), same failures" in line, line
+        assert "drain sim004 (sweep" not in line, line
+        # A different failure on sim004 (a second GPU's record) is a new fault: proposed again.
+        write_live_faults(
+            sim.state_dir, [*faulty[1:], Fault(kind=FaultKind.CPER_RECORD, node="sim004", gpu=2, params=cper)]
+        )
+        sim.wait_for_generation(4)
+        assert main(watch) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "#4 drain sim004" in line and "held back" not in line, line
 
     store = Store(db)
     decided = {p.id: p.outcome for p in store.proposals(open_only=False)}
@@ -246,3 +261,48 @@ def test_proposals_are_withdrawn_when_they_no_longer_apply_and_an_operator_may_r
     audited = [row["action"] for row in store.audit_log(limit=20)][::-1]
     assert audited == ["reject-proposal", "withdraw-proposal", "withdraw-proposal"], audited
     store.close()
+
+
+def _scontrol(inventory: str, *argv: str) -> str:
+    """``scontrol`` on the simulated controller (sim001), as an administrator would run it; its stdout."""
+
+    async def run() -> str:
+        transport = transport_for(load_inventory(inventory))
+        try:
+            result = await transport.run("sim001", ["scontrol", *argv], timeout_s=30)
+            assert result.exit_status == 0, result.stderr
+            return result.stdout.decode() if isinstance(result.stdout, bytes) else str(result.stdout)
+        finally:
+            await transport.close()
+
+    return asyncio.run(run())
+
+
+def test_a_reservation_is_rehearsed_on_the_simulator_and_a_refused_one_fails_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trial could not rehearse ``watch --reservation`` (the sim's scontrol said 'invalid keyword: create'),
+    and a round that could not sweep because Slurm refused the reservation still exited 0."""
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim[001-002]"\n')
+    db = str(tmp_path / "h.sqlite")
+    with start_sim_cluster(scenario=scenario) as sim:
+        inv = _with_lifecycle(sim.inventory_path, tmp_path)
+        watch = ["watch", "-i", inv, "--store", db, "--every", "0.001", "--rounds", "1"]
+        assert main([*watch, "--reservation", "ic-watch"]) == 0
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "swept sim[001-002]" in line and "(released ic-watch)" in line, line
+        assert _scontrol(inv, "show", "reservation") == "No reservations in the system\n"
+        # Someone holds the name: Slurm refuses it, the round sweeps nothing, and the run says so by its exit.
+        _scontrol(inv, "create", "reservation", "ReservationName=taken", "StartTime=now", "Duration=10",
+                  "Users=root", "Flags=MAINT", "Nodes=sim002")  # fmt: skip
+        assert main([*watch, "--reservation", "taken"]) == 1
+        line = _round_line(capsys.readouterr().out, 1)
+        assert "did not sweep sim[001-002]" in line, line
+        assert "reservation taken not created: " in line and "Duplicate reservation name" in line, line
+        assert "Nodes=sim002 NodeCnt=1" in _scontrol(inv, "show", "reservation", "taken"), "not released: not ours"
+    store = Store(db)
+    audited = [(row["action"], row["outcome"]) for row in store.audit_log(limit=10)][::-1]
+    store.close()
+    assert [a for a, _ in audited] == ["reserve", "release", "reserve"], audited
+    assert audited[2][1].startswith("reservation taken not created: "), audited

@@ -240,3 +240,48 @@ _UPDATE = st.sampled_from(
 def test_any_scontrol_command_line_gives_a_reply(args: list[str]) -> None:
     reply = _slurm(_cluster("fuzz"), None, "scontrol", *args)
     assert isinstance(reply.stdout, str) and reply.exit_status in (0, 1)
+
+
+CREATE = ("scontrol", "create", "reservation", "ReservationName=ic-watch", "StartTime=now", "Duration=10",
+          "Users=root", "Flags=MAINT,IGNORE_JOBS")  # fmt: skip
+
+
+def test_reservations_are_created_shown_refused_and_deleted_like_slurm_22_05(lab) -> None:  # type: ignore[no-untyped-def]
+    """The forms ``watch --reservation`` sends (console.actions.reservation), answered as the real 22.05.8
+    lab answered them (captured with tests/harness/slurm_lab.py); the trial's sim said 'invalid keyword'."""
+    assert (lab("scontrol", "show", "reservation").stdout, lab("scontrol", "show", "reservation").exit_status) == (
+        "No reservations in the system\n",
+        0,
+    )
+    made = lab(*CREATE, "Nodes=gpu[001-002]")
+    assert (made.exit_status, made.stdout, made.stderr) == (0, "Reservation created: ic-watch\n", "")
+    shown = lab("scontrol", "show", "reservation", "ic-watch").stdout
+    assert re.fullmatch(
+        rf"ReservationName=ic-watch StartTime={STAMP} EndTime={STAMP} Duration=00:10:00\n"
+        r"   Nodes=gpu\[001-002\] NodeCnt=2 CoreCnt=2 Features=\(null\) PartitionName=\(null\)"
+        r" Flags=MAINT,IGNORE_JOBS,SPEC_NODES\n"
+        r"   TRES=cpu=2\n"
+        r"   Users=root Groups=\(null\) Accounts=\(null\) Licenses=\(null\) State=ACTIVE"
+        r" BurstBuffer=\(null\) Watts=n/a\n"
+        r"   MaxStartDelay=\(null\)\n\n",
+        shown,
+    ), shown
+    one_line = lab("scontrol", "-o", "show", "reservation").stdout
+    assert one_line.count("\n") == 1 and "Duration=00:10:00 Nodes=gpu[001-002] NodeCnt=2" in one_line
+    taken = lab(*CREATE, "Nodes=gpu003")
+    assert (taken.exit_status, taken.stderr) == (1, "Error creating the reservation: Duplicate reservation name\n")
+    unknown = lab(*CREATE[:3], "ReservationName=other", *CREATE[4:], "Nodes=gpu009")
+    assert (unknown.exit_status, unknown.stderr) == (1, "Error creating the reservation: Invalid node name specified\n")
+    endless = lab("scontrol", "create", "reservation", "ReservationName=x", "StartTime=now", "Nodes=gpu003")
+    assert (
+        endless.exit_status == 1 and "An end time or duration must be given.  No reservation created." in endless.stderr
+    )
+    missing = lab("scontrol", "show", "reservation", "nope")
+    assert (missing.exit_status, missing.stdout) == (1, "Reservation nope not found\n")
+    assert lab("scontrol", "delete", "ReservationName=ic-watch").exit_status == 0
+    again = lab("scontrol", "delete", "ReservationName=ic-watch")
+    assert (again.exit_status, again.stderr) == (
+        1,
+        "delete_reservation ReservationName=ic-watch: Requested reservation is invalid\n",
+    )
+    assert lab("scontrol", "show", "reservation").stdout == "No reservations in the system\n"

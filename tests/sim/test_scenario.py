@@ -123,12 +123,31 @@ def test_faults_injected_and_repaired_between_sweeps_show_in_the_next_sweep(tmp_
         assert "still served: ignores_sigterm on sim002" in kept.stdout and "scenario file" in kept.stdout
         unknown = _cli("sim", "inject", "sim009", "--kind", "gpu_missing", "--gpu", "1", "--state-dir", state)
         assert unknown.returncode == 2 and "sim009" in unknown.stderr
+        # A GPU fault's slot is --gpu, not a parameter: the refusal says so and names the fault.
+        slotless = _cli("sim", "inject", "sim001", "--kind", "cper_flood", "--param", "gpu=3", "--state-dir", state)
+        assert slotless.returncode == 2 and slotless.stderr == (
+            "instinct-console sim inject: cper_flood is a gpu fault: give its GPU slot with --gpu N"
+            " (--param gpu=... is a fault parameter, not the slot)\n"
+        )
+        peerless = _cli("sim", "inject", "sim001", "--kind", "xgmi_link_down", "--gpu", "1", "--state-dir", state)
+        assert peerless.returncode == 2 and "xgmi_link_down is a link fault" in peerless.stderr
+        assert "--peer N" in peerless.stderr
+
+
+def test_the_scenario_names_the_cluster_unless_the_option_is_given(tmp_path: Path) -> None:
+    scenario = tmp_path / "trial.toml"
+    scenario.write_text('name = "trial"\n[[nodes]]\nnames = "sim001"\n')
+    assert plan_cluster(_options(scenario)).cluster.name == "trial"
+    explicit = ServeOptions(state_dir=Path("/nonexistent"), scenario=scenario, name="lab")
+    assert plan_cluster(explicit).cluster.name == "lab"
 
 
 def test_a_broken_edit_keeps_the_last_good_state_and_says_so(tmp_path: Path) -> None:
     scenario = tmp_path / "fleet.toml"
-    scenario.write_text('time_factor = 400\n[[nodes]]\nnames = "sim001"\n')
+    scenario.write_text('name = "trial"\ntime_factor = 400\n[[nodes]]\nnames = "sim001"\n')
     with start_sim_cluster(scenario=scenario) as sim:
+        # The inventory `sim serve` writes carries the scenario's name (an operator's walk-through found "sim").
+        assert load_inventory(sim.inventory_path).name == "trial"
         scenario.write_text("[[nodes]\n")
         deadline = time.monotonic() + 10
         while "not applied" not in sim.log_path.read_text():

@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
-from console.actions.acceptance import merge_stacks
+from console.actions.acceptance import merge_stacks, record_outcomes
 from console.checks import CheckPack
 from console.inventory import load_inventory
 from console.inventory.hostlist import fold
@@ -314,7 +314,9 @@ async def test_r_runs_a_due_workload_through_the_engine_and_a_accepts_it(
     pool through the engine (which says when each node's run starts and ends: the view shows those as
     running, test_a_run_shows_running_from_the_engines_events_and_settles), and the row turns accepted
     again; a accepts that run with a reason. The audit log tells it in order."""
-    with start_sim_cluster(nodes=2, models="mi300x", time_factor=400) as sim:
+    # Healthy nodes: the demo faults (a link down on sim002) would block the rerun instead (see
+    # test_a_rerun_on_a_failed_node_shows_blocked_and_a_refuses_it_before_yes).
+    with start_sim_cluster(nodes=2, models="mi300x", time_factor=400, faults="none") as sim:
         cluster = tmp_path / "cluster.toml"
         cluster.write_text(sim.inventory_path.read_text() + SIM_WORKLOAD)
         inventory = load_inventory(cluster)
@@ -447,3 +449,68 @@ async def test_r_holds_the_run_to_the_pools_cap_unless_overridden(packs: dict[st
             }  # fmt: skip
         finally:
             store.close()
+
+
+def _vllm_sweep(store: Store, pool: str, members: list[str], stack: dict[str, str], own: dict[str, Finding]) -> int:
+    """A passing vLLM run on ``members`` with ``own`` findings of each node's own checks (a quick probe's)."""
+    sweep = store.start_sweep("workload", "synthetic", "")
+    for node in members:
+        store.add_probe_run(
+            sweep, node, f"workload.{VLLM}", command="vllm bench serve", exit_status=0, started_at=1.0,
+            duration_s=1.0, stdout=b"", stderr=b"", problem=None,
+        )  # fmt: skip
+        found = Finding(
+            check_id=f"workload.{VLLM}.request_throughput", family="workload", status=Status.PASS,
+            subject=Subject(node=node), message="vllm", evidence=Evidence(observed=13.0),
+        )  # fmt: skip
+        store.record_node(sweep, pool, roll_up(node, [found, *([own[node]] if node in own else [])]), stack)
+    store.finish_sweep(sweep, "done", {})
+    return sweep
+
+
+async def test_a_rerun_on_a_failed_node_shows_blocked_and_a_refuses_it_before_yes(
+    packs: dict[str, CheckPack], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    """The trial's finding: a rerun recorded accepted-again although a node it ran on FAILed its own probes
+    in that sweep. The row reads blocked, the detail names the node and why, and a refuses in the plan."""
+    history = Store(tmp_path / "h.sqlite")
+    inventory = _with_vllm(fleet.inventory)
+    first = sorted(inventory.pools)[0]
+    members = [n.name for n in inventory.nodes if n.pool == first]
+    accepted = _vllm_sweep(history, first, members, STACK_A, {})
+    history.record_acceptance(
+        VLLM, first, "accepted", stack=merge_stacks([STACK_A]), figures={"request_throughput": 13.0},
+        sweep_id=accepted, user="ops", reason="stack A",
+    )  # fmt: skip
+    fatal = Finding(
+        check_id="cper.fatal", family="cper", status=Status.FAIL, subject=Subject(node=members[1], gpu=2),
+        message="CPER: fatal record on GPU 2",
+    )  # fmt: skip
+    rerun = _vllm_sweep(history, first, members, STACK_C, {members[1]: fatal})
+    assert [r.outcome for r in record_outcomes(history, inventory, rerun, user="ops") if r.workload == VLLM] == [
+        "blocked"
+    ]
+    app = ConsoleApp(
+        inventory, packs, store=history, clock=lambda: FIXED_NOW, export_dir=tmp_path, refresh_interval_s=0.0
+    )
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("W")
+            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            assert _rows(app)[(VLLM, first)][2] == "blocked"
+            screen = app.screen
+            assert isinstance(screen, AcceptanceScreen)
+            screen.table.move_cursor(row=[(s.workload, s.pool) for s in screen.states].index((VLLM, first)))
+            await wait_until(pilot, lambda: "blocked   sweep" in _detail(app))
+            assert f"{members[1]} FAIL: CPER: fatal record on GPU 2" in " ".join(_detail(app).split())
+            await pilot.press("a")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen)
+            await pilot.press(*"looks fine")
+            await wait_until(pilot, lambda: dialog.preview is not None and dialog.preview.reason == "looks fine")
+            assert dialog.preview is not None and f"{members[1]} FAIL" in str(dialog.preview.refused)
+            assert dialog.query_one("#confirm-yes", Button).disabled
+        assert [r.outcome for r in history.acceptance_history(VLLM, first)] == ["accepted", "blocked"]
+    finally:
+        history.close()

@@ -16,9 +16,10 @@ from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, Static
 
+from console.actions.proposal_why import drain_reason
 from console.checks import CheckPack
 from console.inventory import load_inventory
-from console.model.findings import Remedy, roll_up
+from console.model.findings import Evidence, Finding, Remedy, Scope, Status, Subject, roll_up
 from console.service.assembly import EngineSpec
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
@@ -286,5 +287,37 @@ async def test_the_view_opens_on_the_node_the_operator_came_from(
                 await wait_until(pilot, lambda: screen.cursor_node == node)  # noqa: B023
                 await pilot.press("escape")
                 await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
+    finally:
+        history.close()
+
+
+async def test_a_suspect_row_shows_the_action_its_findings_call_for_and_the_proposal_says_why(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    """A trial found proposals reading only ``watch: FAIL`` and the suspect's action column empty: the
+    reason now carries the node's worst finding and its action, and the row the action."""
+    history = Store(tmp_path / "h.sqlite")
+    node = fleet.inventory.nodes[0]
+    fatal = Finding(
+        check_id="ras.cper_fatal", family="ras", status=Status.FAIL,
+        subject=Subject(node=node.name, scope=Scope.GPU, gpu=3), message="Fatal CPER records: 1 (AFID 30)",
+        evidence=Evidence(action=Remedy.RMA),
+    )  # fmt: skip
+    sweep = history.start_sweep("quick", "synthetic", "")
+    verdict = roll_up(node.name, [fatal])
+    history.record_node(sweep, node.pool, verdict, {})
+    history.finish_sweep(sweep, "done", {})
+    history.propose("drain", node.name, sweep_id=sweep, reason=drain_reason(verdict))
+    try:
+        app = make_app(store=history)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("H")
+            await wait_until(pilot, lambda: isinstance(app.screen, RemediationScreen))
+            screen = app.screen
+            assert isinstance(screen, RemediationScreen)
+            row = _rows(screen)[node.name]
+            assert row[2] == "suspect" and row[6] == "rma (physical)", row
+            proposals = " ".join(str(screen.query_one("#rem-proposals", Static).render()).split())
+            assert "watch: FAIL: gpu3 Fatal CPER records: 1 (AFID 30); calls for rma" in proposals, proposals
     finally:
         history.close()

@@ -7,6 +7,9 @@ current stack (each node's newest recorded stack):
 - ``accepted`` / ``accepted-again``: the pool runs the stack of its last accepting record;
 - ``due``: the pool's stack differs from the accepted one and no rerun judged it yet;
 - ``regressed``: a rerun on the current stack failed; its figures sit beside the accepted ones;
+- ``blocked``: a rerun on the current stack ran on a node that same sweep judged FAIL or UNKNOWN (its
+  own checks, not the workload's): the run says nothing about the stack, so it is not acceptable; the
+  record names the node and why. A gate fails on it like on ``regressed``;
 - ``running``: a run of it on the pool's nodes is in progress (``console.sweep.workload_runs``): the
   state it will settle from is kept beside (``settled``), and gates judge that one.
 
@@ -15,9 +18,11 @@ the pool, every run the history kept (judged or not), oldest first.
 
 A sweep that runs workloads (``sweep --probes workload``, or ``framework`` for the built-in workload
 of that name) records, for each workload already accepted on a pool whose stack changed, ``accepted
-again`` (every node's run passed: the new stack becomes the accepted one) or ``regressed`` (a run
-FAILed). A run that could not be judged (UNKNOWN) records nothing: the workload stays due. The first
-acceptance is always an operator's (``accept --workload``), with a reason, audited as ``accept``.
+again`` (every node's run passed and every node it ran on was judged healthy in that sweep: the new
+stack becomes the accepted one), ``blocked`` (a node it ran on was not) or ``regressed`` (a run FAILed
+on healthy nodes). A run that could not be judged (UNKNOWN) records nothing: the workload stays due.
+The first acceptance is always an operator's (``accept --workload``), with a reason, audited as
+``accept``, and refused on a run that is not PASS/WARN or ran on a node not judged healthy.
 """
 
 from __future__ import annotations
@@ -29,10 +34,10 @@ from dataclasses import dataclass, field, replace
 
 from console.actions.model import ActionKind, ActionResult
 from console.inventory.model import Inventory
-from console.model.findings import Status
+from console.model.findings import Finding, Status, worst
 from console.probes.ids import ProbeId
 from console.store import Store, current_user
-from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, ACCEPTING, REGRESSED, AcceptanceRecord
+from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, ACCEPTING, BLOCKED, REGRESSED, AcceptanceRecord
 from console.store.audit import AuditLog
 from console.sweep.workload_runs import ACTION as RUN_ACTION
 
@@ -40,7 +45,11 @@ FRAMEWORK = "framework"  # the framework probe, accepted like a site workload
 NOT_ACCEPTED = "not-accepted"
 DUE = "due"
 RUNNING = "running"
-STATES = (NOT_ACCEPTED, ACCEPTED, ACCEPTED_AGAIN, DUE, REGRESSED, RUNNING)
+STATES = (NOT_ACCEPTED, ACCEPTED, ACCEPTED_AGAIN, DUE, REGRESSED, BLOCKED, RUNNING)
+# States a gate fails on whatever it requires: the stack is not accepted and a rerun said so.
+NOT_ACCEPTABLE = (REGRESSED, BLOCKED)
+# How much of a finding's message a reason quotes (a reason is one line in a table).
+_REASON_CHARS = 120
 # Runs a trend shows: enough to see a drift over a few stack changes, short enough to read on one line.
 TREND_RUNS = 8
 # A newest figure this far from the mean of the runs before it reads as a move, not noise (an estimate:
@@ -103,11 +112,13 @@ def stack_changes(accepted: dict[str, str], current: dict[str, str]) -> dict[str
 
 @dataclass(frozen=True)
 class PoolRun:
-    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes)."""
+    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes);
+    ``unjudged``: per node whose run is UNKNOWN, its message (a node left out of an N-node group, a timeout)."""
 
     status: Status
     figures: dict[str, float]
     nodes: list[str]
+    unjudged: dict[str, str] = field(default_factory=dict)
 
 
 def _prefix(workload: str) -> str:
@@ -119,18 +130,95 @@ def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -
     statuses: list[Status] = []
     readings: dict[str, list[float]] = {}
     ran: list[str] = []
+    unjudged: dict[str, str] = {}
     prefix = _prefix(workload)
     for node, check_id, status, observed in store.check_readings(sweep_id, list(nodes), prefix):
         if node not in ran:
             ran.append(node)
         statuses.append(Status(status))
+        if status == Status.UNKNOWN and node not in unjudged:
+            unjudged[node] = _message(store, sweep_id, node, check_id)
         name = check_id.removeprefix(prefix)
         if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
             readings.setdefault(name, []).append(float(observed))
     if not ran:
         return None
     worst = max(statuses, key=lambda s: s.severity)
-    return PoolRun(worst, {k: sum(v) / len(v) for k, v in sorted(readings.items())}, ran)
+    return PoolRun(worst, {k: sum(v) / len(v) for k, v in sorted(readings.items())}, ran, unjudged)
+
+
+def _message(store: Store, sweep_id: int, node: str, check_id: str) -> str:
+    found = [f for f in store.findings(sweep_id, node, problems_only=True) if f.check_id == check_id]
+    return _short(found[0].message) if found else check_id
+
+
+def _short(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _REASON_CHARS else line[: _REASON_CHARS - 1] + "…"
+
+
+def _is_workload_run(check_id: str) -> bool:
+    # Any workload's own findings (and the framework probe's when judging the framework) judge a run, not the
+    # node: a workload that regressed on a new stack must not block another one as an unhealthy node.
+    return check_id.startswith("workload.")
+
+
+def unhealthy_nodes(store: Store, sweep_id: int, nodes: Sequence[str], workload: str) -> dict[str, tuple[Status, str]]:
+    """Of ``nodes``, those ``sweep_id`` judged FAIL or UNKNOWN on their own checks (not a workload's run):
+    node -> (its worst status, why: ``FAIL: <worst finding's message>``, ``(+N more)`` when several are)."""
+    wanted = set(nodes)
+    own = _prefix(workload)
+    bad: dict[str, list[Finding]] = {}
+    for finding in store.findings(sweep_id, problems_only=True):
+        node = finding.subject.node
+        if node not in wanted or _is_workload_run(finding.check_id) or finding.check_id.startswith(own):
+            continue
+        if finding.status in (Status.FAIL, Status.UNKNOWN):
+            bad.setdefault(node, []).append(finding)
+    why = {}
+    for node in [n for n in nodes if n in bad]:
+        found = bad[node]
+        status = worst([f.status for f in found])
+        gravest = [f for f in found if f.status is status]
+        more = f" (+{len(gravest) - 1} more)" if len(gravest) > 1 else ""
+        why[node] = (status, f"{status.value}: {_short(gravest[0].message)}{more}")
+    return why
+
+
+def blocked_reason(sweep_id: int, unhealthy: dict[str, tuple[Status, str]]) -> str:
+    """One line: the nodes a run was on that ``sweep_id`` did not judge healthy, and why."""
+    said = "; ".join(f"{node} {why}" for node, (_, why) in unhealthy.items())
+    return f"not judged: a node it ran on was not healthy in sweep {sweep_id}: {said}"
+
+
+def run_refusal(store: Store, inventory: Inventory, workload: str, pool: str, sweep_id: int) -> str | None:
+    """Why the run of ``workload`` on ``pool`` in ``sweep_id`` cannot be accepted (None: it can). One check
+    for ``accept --workload``, the acceptance view's plan (before Yes) and ``accept_workload`` itself."""
+    refusal = store.baseline_refusal(sweep_id)
+    if refusal is not None:
+        return refusal
+    run = pool_run(store, sweep_id, workload, _members(inventory, pool))
+    if run is None:
+        return f"sweep {sweep_id} did not run {workload} on pool {pool}"
+    if run.status not in (Status.PASS, Status.WARN):
+        said = f"{workload} is {run.status.value} on pool {pool} in sweep {sweep_id}"
+        if run.unjudged:
+            said += ": " + "; ".join(f"{node}: {why}" for node, why in run.unjudged.items())
+            spec = inventory.workloads.get(workload)
+            if spec is not None and spec.nodes > 1:
+                said += (
+                    f" ({workload} runs on groups of {spec.nodes} nodes: sweep whole groups of the pool,"
+                    " or accept another sweep with --sweep N)"
+                )
+            else:
+                said += " (fix what stopped it and rerun, or accept another sweep with --sweep N)"
+        return said
+    unhealthy = unhealthy_nodes(store, sweep_id, run.nodes, workload)
+    if unhealthy:
+        return (
+            blocked_reason(sweep_id, unhealthy) + " (repair the node and rerun, or accept another sweep with --sweep N)"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -146,6 +234,7 @@ class AcceptanceState:
     changes: dict[str, tuple[str, str]] = field(default_factory=dict)
     running: RunInProgress | None = None
     trend: list[TrendRun] = field(default_factory=list)
+    blocked: AcceptanceRecord | None = None  # the rerun that ran on a node not judged healthy (its reason says which)
 
     @property
     def settled(self) -> str:
@@ -167,6 +256,7 @@ class AcceptanceState:
             "current_stack": self.current_stack,
             "accepted": self.accepted.as_json() if self.accepted else None,
             "regressed": self.regressed.as_json() if self.regressed else None,
+            "blocked": self.blocked.as_json() if self.blocked else None,
             "changes": {k: {"accepted": a, "current": c} for k, (a, c) in self.changes.items()},
             "running": self.running.as_json() if self.running else None,
             "trend": {
@@ -247,8 +337,11 @@ def trend_probes(workload: str) -> list[str]:
 def trend(store: Store, inventory: Inventory, workload: str, pool: str, runs: int = TREND_RUNS) -> list[TrendRun]:
     """The last ``runs`` runs of ``workload`` on ``pool``, oldest first, from every sweep the history kept."""
     found = []
-    for sweep_id, at, nodes in store.runs_of(trend_probes(workload), _members(inventory, pool), runs):
-        run = pool_run(store, sweep_id, workload, nodes)
+    members = _members(inventory, pool)
+    for sweep_id, at, _ in store.runs_of(trend_probes(workload), members, runs):
+        # Every member, not only those the probe ran on: a node left out of an N-node group has an UNKNOWN
+        # finding and no probe run, and a row reading PASS for that sweep offered a run accept then refused.
+        run = pool_run(store, sweep_id, workload, members)
         if run is not None:
             found.append(TrendRun(sweep_id, at, run.status, run.figures))
     return found[::-1]
@@ -312,9 +405,12 @@ def _settled_state(store: Store, inventory: Inventory, workload: str, pool: str)
     changes = stack_changes(accepted.stack, current)
     if not changes:
         return AcceptanceState(workload, pool, accepted.outcome, current, accepted)
-    later = [r for r in history if r.id > accepted.id and r.outcome == REGRESSED]
+    later = [r for r in history if r.id > accepted.id and r.outcome in NOT_ACCEPTABLE]
     if later and not stack_changes(later[-1].stack, current):
-        return AcceptanceState(workload, pool, REGRESSED, current, accepted, later[-1], changes)
+        newest = later[-1]
+        if newest.outcome == BLOCKED:
+            return AcceptanceState(workload, pool, BLOCKED, current, accepted, None, changes, blocked=newest)
+        return AcceptanceState(workload, pool, REGRESSED, current, accepted, newest, changes)
     return AcceptanceState(workload, pool, DUE, current, accepted, None, changes)
 
 
@@ -345,22 +441,18 @@ def accept_workload(
 ) -> ActionResult:
     """Accept the run of ``workload`` in ``sweep_id`` on each of ``pools``, audited as ``accept``.
 
-    Refused (nothing written) when the sweep did not finish, did not run the workload on a pool, or a
-    run there is not PASS or WARN: a failed or unjudged run is no acceptance.
+    Refused (nothing written) when the sweep did not finish, did not run the workload on a pool, a run
+    there is not PASS or WARN, or a node it ran on was not judged healthy in that sweep (``run_refusal``).
     """
-    refusal = store.baseline_refusal(sweep_id)
-    if refusal is not None:
-        return ActionResult(False, refusal, {})
     user = user or current_user()
     pools = sorted(pools)
     runs: dict[str, tuple[PoolRun, dict[str, str]]] = {}
     for pool in pools:
-        members = _members(inventory, pool)
-        run = pool_run(store, sweep_id, workload, members)
-        if run is None:
-            return ActionResult(False, f"sweep {sweep_id} did not run {workload} on pool {pool}", {})
-        if run.status not in (Status.PASS, Status.WARN):
-            return ActionResult(False, f"{workload} is {run.status.value} on pool {pool} in sweep {sweep_id}", {})
+        refusal = run_refusal(store, inventory, workload, pool, sweep_id)
+        if refusal is not None:
+            return ActionResult(False, refusal, {})
+        run = pool_run(store, sweep_id, workload, _members(inventory, pool))
+        assert run is not None  # run_refusal refused a sweep that did not run it
         runs[pool] = (run, _sweep_stack(store, sweep_id, run.nodes, current_image(store, inventory, workload, pool)))
     inputs: dict[str, object] = {"sweep": sweep_id, "workload": workload, "reason": reason}
     with store.audited(ActionKind.ACCEPT.value, pools, inputs=inputs, user=user) as entry:
@@ -385,7 +477,8 @@ def accept_workload(
 def record_outcomes(
     store: Store, inventory: Inventory, sweep_id: int, *, user: str | None = None
 ) -> list[AcceptanceRecord]:
-    """After a sweep that ran workloads: record ``accepted-again`` or ``regressed`` where the stack changed.
+    """After a sweep that ran workloads: record ``accepted-again``, ``blocked`` or ``regressed`` where the
+    stack changed (``blocked`` first: a run on a node not judged healthy judges nothing of the stack).
 
     Each record is audited as ``accept`` (with its outcome), so the audit log tells the story in order.
     """
@@ -401,14 +494,22 @@ def record_outcomes(
             changes = stack_changes(accepting[-1].stack, stack)
             if not changes:
                 continue  # the accepted stack: nothing to re-judge
-            if run.status in (Status.PASS, Status.WARN):
-                outcome = ACCEPTED_AGAIN
+            detail = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in changes.items())
+            unhealthy = unhealthy_nodes(store, sweep_id, run.nodes, workload)
+            failed_node = any(status is Status.FAIL for status, _ in unhealthy.values())
+            # A node that FAILed its own checks explains whatever the run did: blocked. A run that FAILed on
+            # nodes none of which FAILed is a regression (an UNKNOWN node does not explain it away). A pass
+            # accepts only when every node it ran on was judged healthy.
+            if failed_node or (unhealthy and run.status is not Status.FAIL):
+                outcome = BLOCKED
+                detail += f"; {blocked_reason(sweep_id, unhealthy)}"
             elif run.status is Status.FAIL:
                 outcome = REGRESSED
+            elif run.status in (Status.PASS, Status.WARN):
+                outcome = ACCEPTED_AGAIN
             else:
                 continue  # not judged: no outcome, it stays due
-            changed = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in changes.items())
-            reason = f"rerun after a stack change: {changed}"
+            reason = f"rerun after a stack change: {detail}"
             inputs = {"sweep": sweep_id, "workload": workload, "outcome": outcome, "reason": reason}
             with store.audited(ActionKind.ACCEPT.value, [pool], inputs=inputs, user=user) as entry:
                 record_id = store.record_acceptance(
@@ -422,7 +523,7 @@ def record_outcomes(
                     reason=reason,
                     audit_id=entry.id,
                 )
-                entry.finish(f"{workload} {outcome} on {pool} (sweep {sweep_id}): {changed}")
+                entry.finish(f"{workload} {outcome} on {pool} (sweep {sweep_id}): {detail}")
             made.extend(r for r in store.acceptance_history(workload, pool) if r.id == record_id)
     return made
 

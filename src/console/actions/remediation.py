@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from console.actions.freshness import Freshness, freshness
 from console.actions.model import ActionKind
+from console.actions.proposal_why import proposed_action
 from console.inventory.model import Inventory, LifecyclePolicy
 from console.model.findings import Remedy
 from console.store import Store
@@ -125,7 +126,8 @@ def remediation_view(store: Store, inventory: Inventory, now: float) -> Remediat
                 since=first.at,
                 next_step=f"approve the proposed {kinds}",
                 who="operator: approve (p)",
-                action=None,
+                # What the findings behind the proposed drain call for: the operator approves on it.
+                action=proposed_action(store, mine),
                 case_id=None,
                 passes=0,
                 strikes=strikes,

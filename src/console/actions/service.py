@@ -23,6 +23,7 @@ from typing import Any
 from console.actions import kube, slurm
 from console.actions.acceptance import (
     DUE,
+    NOT_ACCEPTABLE,
     acceptance_states,
     images_to_restore,
     last_accepted,
@@ -76,7 +77,6 @@ from console.model.findings import Remedy, Status, worst_action
 from console.probes.base import ParseError
 from console.probes.host import parse_os_release
 from console.store import AuditEntry, Store, current_user
-from console.store.acceptance import REGRESSED
 from console.store.lifecycle import PHYSICAL, Case, Stage
 from console.store.pins import effective_pins, pin_from_fields
 from console.sweep.engine import SweepEngine
@@ -378,7 +378,7 @@ class ActionService:
         due = [
             s.workload
             for s in acceptance_states(self.store, self.inventory)
-            if s.pool == pool and s.settled in (DUE, REGRESSED)
+            if s.pool == pool and s.settled in (DUE, *NOT_ACCEPTABLE)
         ]
         plan = plan_rollback(
             holds, pool=pool, record=record, pin_changes=pin_changes(current, new), images=images, due=due

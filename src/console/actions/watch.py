@@ -12,7 +12,9 @@ Drains and resumes are only proposed (printed, and stored for ``watch --approve`
 approve-to-run is the default. Every action goes through ``ActionService``, so the ownership rules,
 the drain cap and the write-ahead audit apply: a drain the console did not make is never touched.
 A proposal that no longer applies (the node passed since, someone else took it out, its case moved
-on) is withdrawn by the next round, audited; an operator may reject one (``reject``). With a
+on) is withdrawn by the next round, audited; an operator may reject one (``reject``), and the same
+action is then not proposed again on that node while its failing findings stay the ones rejected
+(``console.actions.proposal_why``, which also writes a proposal's reason). With a
 reservation name, each round's sweep runs inside a Slurm maintenance reservation of exactly the
 nodes it sweeps (``console.actions.reservation``). Each node's lifecycle policy is its pool's
 (``Inventory.policy_of``).
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 
 from console.actions.breaker import breach
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
+from console.actions.proposal_why import drain_reason, failing_set, held_back
 from console.actions.reservation import Held, reserved
 from console.actions.service import ActionService
 from console.actions.slurm import describe
@@ -134,6 +137,11 @@ class RoundReport:
     done: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the maintenance reservation's steps, proposals withdrawn
 
+    @property
+    def unswept(self) -> bool:
+        """True when the round had nodes to sweep and swept none: its maintenance reservation was refused."""
+        return bool(self.plan.sweep) and not self.dry_run and self.sweep_id is None and self.outcome == "done"
+
     def line(self) -> str:
         """The round in one line, for the log."""
         fresh = sum(1 for why in self.plan.skipped.values() if why.startswith("fresh"))
@@ -226,7 +234,7 @@ class Watch:
             if failing and not report.breaker:
                 report.breaker = self._trip_if_over(failing)
             if failing and not report.breaker:
-                await self._act(report, ActionKind.DRAIN, failing, "watch: FAIL", result.sweep_id)
+                await self._drain(report, result, failing)
         if report.breaker:
             return report
         if plan.revalidate:
@@ -295,6 +303,25 @@ class Watch:
             self.store.set_breaker(Breaker(self._clock(), why))
             entry.finish("tripped: automation paused", why)
         return why
+
+    async def _drain(self, report: RoundReport, result: SweepResult, failing: tuple[str, ...]) -> None:
+        """Propose (or carry out) the drain of each FAIL node, with its verdict as the reason, except where an
+        operator rejected that drain for the same failing findings (``console.actions.proposal_why``)."""
+        reasons = {}
+        for node in failing:
+            verdict = result.verdicts[node]
+            held = held_back(self.store, ActionKind.DRAIN.value, node, failing_set(verdict.findings))
+            if held is not None:
+                report.notes.append(f"held back drain {node}: {held.why}")
+                continue
+            reasons[node] = drain_reason(verdict)
+        if not reasons:
+            return
+        if self.auto:  # one request for them all, as before: the drain cap judges them together
+            await self._act(report, ActionKind.DRAIN, tuple(reasons), "watch: FAIL", result.sweep_id)
+            return
+        for node, reason in reasons.items():
+            await self._act(report, ActionKind.DRAIN, (node,), reason, result.sweep_id)
 
     async def _act(
         self, report: RoundReport, kind: ActionKind, nodes: tuple[str, ...], reason: str, sweep_id: int | None

@@ -1,7 +1,8 @@
 """``acceptance``: each workload's state on each pool (docs/workloads.md, "Acceptance"), for people and CI.
 
 A CI job gates a stack upgrade on it: after ``sweep --probes workload`` on the upgraded pool, exit 1
-says a workload regressed (or, with ``--require-accepted``, is not accepted on the pool's stack).
+says a workload regressed or its rerun was blocked by a node not judged healthy (or, with
+``--require-accepted``, is not accepted on the pool's stack).
 """
 
 from __future__ import annotations
@@ -15,22 +16,31 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from console.actions.acceptance import DUE, NOT_ACCEPTED, AcceptanceState, acceptance_states, figure_trends
+from console.actions.acceptance import (
+    DUE,
+    NOT_ACCEPTABLE,
+    NOT_ACCEPTED,
+    AcceptanceState,
+    acceptance_states,
+    figure_trends,
+)
 from console.commands.arguments import UsageError, add_inventory, add_store, existing_store
 from console.commands.terminal import plain_console
 from console.inventory import load_inventory
 from console.inventory.hostlist import fold
 from console.report.formats import write_atomic
 from console.report.text import printable
-from console.store.acceptance import REGRESSED
 
 EXIT_HELP = """states: not-accepted, accepted, accepted-again, due (the pool's stack changed since the
 workload was accepted, and no rerun judged it yet), regressed (a rerun on the current stack failed),
-running (a run is in progress on the pool: since when and where; the gate judges the state it was in).
+blocked (a rerun on the current stack ran on a node that sweep judged FAIL or UNKNOWN: not acceptable,
+the record names the node and why; repair it and rerun), running (a run is in progress on the pool:
+since when and where; the gate judges the state it was in).
 
 exit codes:
-  0  nothing regressed (and, with --require-accepted, every workload is accepted on its pool's stack)
-  1  a workload regressed; with --require-accepted, also one due or never accepted
+  0  nothing regressed or blocked (and, with --require-accepted, every workload is accepted on its
+     pool's stack)
+  1  a workload regressed or is blocked; with --require-accepted, also one due or never accepted
   2  usage error (no history database, no such workload or pool)"""
 
 
@@ -57,7 +67,7 @@ def register(sub: Any) -> None:
 
 def failing(state: AcceptanceState, require_accepted: bool) -> bool:
     """Whether ``state`` fails the gate (a run in progress judges nothing yet: its settled state counts)."""
-    return state.settled == REGRESSED or (require_accepted and state.settled in (DUE, NOT_ACCEPTED))
+    return state.settled in NOT_ACCEPTABLE or (require_accepted and state.settled in (DUE, NOT_ACCEPTED))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,6 +120,11 @@ def _state(state: AcceptanceState) -> str:
     return f"running since {since} on {fold(run.nodes)} (was {run.settled})"
 
 
+def _blocked_why(reason: str) -> str:
+    """A blocked record's reason without the stack change the row shows already."""
+    return reason.partition("; ")[2] or reason
+
+
 def _print(states: list[AcceptanceState]) -> None:
     table = Table(title="workload acceptance")
     for column in ("workload", "pool", "state", "accepted on", "changed since", "figures", "trend"):
@@ -120,6 +135,8 @@ def _print(states: list[AcceptanceState]) -> None:
         figures = _figures(accepted.figures) if accepted else "-"
         if s.regressed is not None:
             figures += f"  regressed: {_figures(s.regressed.figures)}"
+        if s.blocked is not None:
+            figures += f"  blocked (sweep {s.blocked.sweep_id}): {_blocked_why(s.blocked.reason)}"
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(accepted.at)) if accepted else ""
         on = f"{_stack(accepted.stack)} ({when}, {accepted.user}: {accepted.reason})" if accepted else "-"
         row = (s.workload, s.pool, _state(s), on, since, figures, _trend(s))
@@ -135,6 +152,8 @@ def _junit(states: list[AcceptanceState], require_accepted: bool) -> str:
         if failing(s, require_accepted):
             failures += 1
             changed = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in s.changes.items())
+            if s.blocked is not None:
+                changed += f"\n{_blocked_why(s.blocked.reason)}"
             ET.SubElement(case, "failure", message=f"{s.workload} on {s.pool}: {s.settled}").text = changed
     suite.set("failures", str(failures))
     root = ET.Element("testsuites")

@@ -150,6 +150,7 @@ def change_command(args: argparse.Namespace) -> int:
         if args.sim_command == "inject":
             params = dict(_param(text) for text in args.param)
             kind = FaultKind(args.kind)
+            _check_targets(kind, args.gpu, args.peer, params)
             live += [Fault(kind=kind, node=n, gpu=args.gpu, peer=args.peer, params=params) for n in nodes]
         else:
             kinds = {FaultKind(args.kind)} if args.kind else set(FaultKind)
@@ -185,6 +186,21 @@ def faults_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_targets(kind: Any, gpu: int | None, peer: int | None, params: dict[str, Any]) -> None:
+    """Refuse a fault whose GPU or peer is missing in the words of this command's options: the model's own
+    complaint ("needs a gpu") did not say that the slot is ``--gpu N``, and an operator wrote ``--param gpu=3``."""
+    from console.sim.faults import FaultScope, fault_scope
+
+    scope = fault_scope(kind)
+    hint = " (--param gpu=... is a fault parameter, not the slot)" if "gpu" in params or "peer" in params else ""
+    if scope is not FaultScope.NODE and gpu is None:
+        raise ValueError(f"{kind} is a {scope} fault: give its GPU slot with --gpu N{hint}")
+    if scope is FaultScope.LINK and (peer is None or peer == gpu):
+        raise ValueError(f"{kind} is a link fault: give the second GPU slot with --peer N (not the --gpu one){hint}")
+    if scope is not FaultScope.LINK and peer is not None:
+        raise ValueError(f"{kind} is a {scope} fault: it takes no --peer")
+
+
 def _param(text: str) -> tuple[str, str | int | float | bool]:
     key, sep, value = text.partition("=")
     if not sep or not key:
@@ -201,5 +217,8 @@ def _one_line(exc: Exception) -> str:
     errors = getattr(exc, "errors", None)
     if callable(errors):
         error = errors()[0]
-        return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+        # A model-level complaint has no field; pydantic's "Value error, " prefix says nothing to an operator.
+        where = ".".join(str(p) for p in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        return f"{where}: {message}" if where else message
     return " ".join(str(exc).split())

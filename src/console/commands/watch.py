@@ -32,8 +32,9 @@ from console.sweep.periodic import Periodic
 WATCH_EXIT_HELP = """exit codes:
   0    the rounds asked for (--rounds) are done; --approve carried out every proposal; --reject and
        --clear-breaker done
-  1    --approve: a proposal was refused or failed, none is open, or the breaker is tripped;
-       --reject: no such open proposal
+  1    a round could not sweep: its maintenance reservation (--reservation) was refused (the
+       rounds go on; the line says why); --approve: a proposal was refused or failed, none is
+       open, or the breaker is tripped; --reject: no such open proposal
   2    usage or configuration error
   130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
 
@@ -229,6 +230,8 @@ async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) ->
             nonlocal code
             report = await watch.round()
             out.print(printable(report.line()), markup=False, highlight=False)
+            if report.unswept:  # the site asked for its sweeps under a reservation and got none: say so by exit
+                code = max(code, int(ExitCode.FAILED))
             if report.outcome == "cancelled":  # SIGTERM or Ctrl-C cancelled the round's sweep: no next round
                 code = int(ExitCode.INTERRUPTED)
                 runs.stop()

@@ -76,7 +76,7 @@ class ServeOptions(Model):
     port: int = Field(DEFAULT_PORT, ge=0, le=65535, description="0 with --listen ports: any free ports")
     user: str = DEFAULT_USER
     max_sessions: int = Field(DEFAULT_MAX_SESSIONS, ge=1)
-    name: str = "sim"
+    name: str = Field("sim", description="the cluster's name; a scenario's own name is used unless this is set")
     parent_pid: int | None = Field(None, description="stop when this process (the launcher) dies")
     scenario: Path | None = Field(None, description="scenario TOML: nodes, pools, stacks and faults (watched)")
     watch_interval_s: float = Field(0.5, gt=0, description="how often the scenario and live faults are re-read")
@@ -250,8 +250,9 @@ def plan_scenario(scenario: Scenario, options: ServeOptions) -> ClusterPlan:
                 nic_rate_gbps=group.nic_rate_gbps,
             )
         )
+    # The scenario names its cluster; an explicit ``ServeOptions.name`` still wins (a caller that set it meant it).
     cluster = ClusterSpec(
-        name=scenario.name,
+        name=options.name if "name" in options.model_fields_set else scenario.name,
         seed=scenario.seed,
         time_factor=scenario.time_factor,
         nodes=specs,
@@ -444,7 +445,7 @@ def _write_files(
     inventory = options.inventory_path
     inventory.parent.mkdir(parents=True, exist_ok=True)
     controller = plan.cluster.nodes[0].name
-    inventory.write_text(inventory_toml(options.name, ssh, controller, plan.pools, bound), encoding="utf-8")
+    inventory.write_text(inventory_toml(plan.cluster.name, ssh, controller, plan.pools, bound), encoding="utf-8")
 
 
 def _stop_with_parent(parent_pid: int) -> bool:

@@ -3,7 +3,8 @@
 A record is one row per event and none is ever rewritten, so the history of a workload on a pool reads
 in order: ``accepted`` (an operator accepted a passing run, with a reason), then after a stack change
 ``accepted-again`` (a rerun on the new stack passed: the new stack is accepted) or ``regressed`` (it
-failed: its figures and stack are kept beside the accepted ones). The framework probe is the built-in
+failed: its figures and stack are kept beside the accepted ones) or ``blocked`` (a node it ran on was
+not judged healthy in that sweep: its reason names the node and why). The framework probe is the built-in
 workload ``framework``. An image override is the image a containerised workload runs in on one pool
 instead of the cluster file's: ``rollback`` sets it back to the accepted one. Schema version 4
 (``console.store.upgrade``).
@@ -21,7 +22,10 @@ from console.store.transaction import immediate
 ACCEPTED = "accepted"
 ACCEPTED_AGAIN = "accepted-again"
 REGRESSED = "regressed"
-OUTCOMES = (ACCEPTED, ACCEPTED_AGAIN, REGRESSED)
+# A rerun on a new stack that ran on a node the same sweep judged FAIL or UNKNOWN: it says nothing about the
+# stack (a fatal CPER record, not the upgrade, may be why), so it is neither accepted again nor regressed.
+BLOCKED = "blocked"
+OUTCOMES = (ACCEPTED, ACCEPTED_AGAIN, REGRESSED, BLOCKED)
 # The outcomes that make their stack the accepted one.
 ACCEPTING = (ACCEPTED, ACCEPTED_AGAIN)
 

@@ -22,7 +22,7 @@ from console.actions.acceptance import (
     RunInProgress,
 )
 from console.inventory.hostlist import fold
-from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, REGRESSED
+from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, BLOCKED, REGRESSED
 from console.ui.text import safe
 from console.ui.workload_runs import LiveRun
 
@@ -31,6 +31,7 @@ STATE_STYLE = {
     ACCEPTED_AGAIN: "$health-ok",
     DUE: "$health-warn",
     REGRESSED: "bold $health-crit",
+    BLOCKED: "bold $health-crit",
     NOT_ACCEPTED: "$muted",
     RUNNING: "bold $accent",
 }
@@ -137,12 +138,15 @@ def acceptance_content(states: list[AcceptanceState]) -> Content:
             parts += [("    changed   ", "$drift"), safe(f"{key}: {old} -> {new}"), "\n"]
         if s.regressed is not None:
             parts += [("    regressed ", "$health-crit"), safe(_figures(s.regressed.figures)), "\n"]
+        if s.blocked is not None:
+            why = s.blocked.reason.partition("; ")[2] or s.blocked.reason
+            parts += [("    blocked   ", "$health-crit"), safe(f"sweep {s.blocked.sweep_id}: {why}"), "\n"]
         for name, figure in s.figure_trends().items():
             parts += [("    trend     ", "$muted"), safe(trend_text(name, figure)), "\n"]
         if s.trend:
             runs = " ".join(f"#{t.sweep_id} {t.status.value}" for t in s.trend)
             parts += [("    runs      ", "$muted"), safe(runs), "\n"]
-        if s.settled in (DUE, REGRESSED, NOT_ACCEPTED) and s.running is None:
+        if s.settled in (DUE, REGRESSED, BLOCKED, NOT_ACCEPTED) and s.running is None:
             parts += [
                 ("    next      ", "$muted"),
                 "r runs it on the pool now; a accepts its last passed run; B rolls the pool back",

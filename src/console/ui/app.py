@@ -459,7 +459,10 @@ class ConsoleApp(App[int]):
         except Exception as exc:  # refused, or the engine failed it: say so, keep the console up
             self.notify(safe(describe_error(exc)), title="Run workload", severity="error", markup=False, timeout=10)
             return
-        bad = any("regressed" in r for r in outcome.recorded) or outcome.status in (Status.FAIL, Status.UNKNOWN)
+        bad = any(word in r for r in outcome.recorded for word in ("regressed", "blocked")) or outcome.status in (
+            Status.FAIL,
+            Status.UNKNOWN,
+        )
         self.notify(
             safe(outcome.summary), title="Run workload", severity="error" if bad else "information", markup=False,
             timeout=10,

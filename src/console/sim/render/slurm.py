@@ -9,7 +9,8 @@ until someone drains it. ``scontrol update`` keeps the states in ``slurm-state.j
 Messages, exit codes and column layouts were copied from a real Slurm 22.05.8 (Debian 12) lab,
 including its quirks: RESUME on an idle node fails with "Invalid node state specified", an update
 naming an unknown node still changes the known ones, ``scontrol --json`` is not built in but
-``sinfo --json`` is (openapi v0.0.38).
+``sinfo --json`` is (openapi v0.0.38). ``scontrol create/delete/show reservation`` keep reservations in
+the same state file (a name already taken is refused as Slurm refuses it).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from console.sim.commands import SimContext, SimReply, program_name
 from console.sim.models import ClusterSpec, NodeSpec, build_node
 from console.sim.render.host import kernel_build
 
-__all__ = ["NodeState", "SlurmState", "handle", "load_state", "node_states"]
+__all__ = ["NodeState", "Reservation", "SlurmState", "handle", "load_state", "node_states"]
 
 SLURM_VERSION = "22.05.8"
 STATE_FILE = "slurm-state.json"
@@ -79,10 +80,21 @@ class NodeState(Model):
         return "+".join([self.base, *self.flags])
 
 
+class Reservation(Model):
+    """One reservation ``scontrol create reservation`` made: what ``scontrol show reservation`` prints back."""
+
+    nodes: list[str]
+    start: int
+    minutes: int
+    users: str = "(null)"
+    flags: str = ""
+
+
 class SlurmState(Model):
     """All node states of one cluster, as stored in the state file."""
 
     nodes: dict[str, NodeState] = Field(default_factory=dict)
+    reservations: dict[str, Reservation] = Field(default_factory=dict)
 
     def of(self, name: str) -> NodeState:
         """The state of ``name`` (IDLE when never touched)."""
@@ -662,6 +674,85 @@ def _update(ctx: SimContext, args: list[str]) -> SimReply:
     return SimReply(stdout="")
 
 
+# --- reservations (what ``watch --reservation`` sends and reads: console.actions.reservation) ---------
+# Messages and layout copied from the real Slurm 22.05.8 lab (tests/harness/slurm_lab.py). A reservation
+# is kept in the shared state until deleted; it does not end by itself and does not change node states
+# (real Slurm marks the nodes MAINT+RESERVED while it is active): watch plans a round before it reserves.
+
+
+def _create_reservation(ctx: SimContext, args: list[str]) -> SimReply:
+    fields = _update_fields(args)
+    name = fields.get("reservationname")
+    if "duration" not in fields and "endtime" not in fields:
+        return SimReply(
+            stdout="",
+            stderr="scontrol: error: An end time or duration must be given.  No reservation created.\n",
+            exit_status=1,
+        )
+    minutes = int(fields["duration"]) if fields.get("duration", "").isdigit() else 0
+    known, unknown = _expand(ctx.cluster, fields.get("nodes", ""))
+    with _locked_state(ctx, write=True) as state:
+        if name in state.reservations:
+            error = "Duplicate reservation name"
+        elif unknown or not known:
+            error = "Invalid node name specified"
+        else:
+            error = ""
+            flags = fields.get("flags", "")
+            state.reservations[name or f"root_{len(state.reservations) + 1}"] = Reservation(
+                nodes=known,
+                start=int(time.time()),
+                minutes=minutes,
+                users=fields.get("users", "(null)"),
+                flags=",".join([*filter(None, flags.split(",")), "SPEC_NODES"]),
+            )
+    if error:
+        return SimReply(stdout="", stderr=f"Error creating the reservation: {error}\n", exit_status=1)
+    return SimReply(stdout=f"Reservation created: {name}\n")
+
+
+def _delete_reservation(ctx: SimContext, args: list[str]) -> SimReply:
+    fields = _update_fields(args)
+    if "reservationname" not in fields:
+        return SimReply(stdout="", stderr=_NO_ENTITY, exit_status=1)
+    name = fields["reservationname"]
+    with _locked_state(ctx, write=True) as state:
+        found = state.reservations.pop(name, None)
+    if found is None:
+        return SimReply(
+            stdout="",
+            stderr=f"delete_reservation ReservationName={name}: Requested reservation is invalid\n",
+            exit_status=1,
+        )
+    return SimReply(stdout="")
+
+
+def _show_reservations(ctx: SimContext, name: str | None, one_liner: bool) -> SimReply:
+    with _locked_state(ctx, write=False) as state:
+        held = dict(state.reservations)
+    if name is not None and name not in held:
+        return SimReply(stdout=f"Reservation {name} not found\n", exit_status=1)
+    if not held:
+        return SimReply(stdout="No reservations in the system\n")
+    blocks = []
+    for rname, r in held.items():
+        if name is not None and rname != name:
+            continue
+        start = datetime.fromtimestamp(r.start).strftime("%Y-%m-%dT%H:%M:%S")
+        end = datetime.fromtimestamp(r.start + r.minutes * 60).strftime("%Y-%m-%dT%H:%M:%S")
+        hours, minutes = divmod(r.minutes, 60)
+        lines = [
+            f"ReservationName={rname} StartTime={start} EndTime={end} Duration={hours:02d}:{minutes:02d}:00",
+            f"Nodes={_fold(r.nodes)} NodeCnt={len(r.nodes)} CoreCnt={len(r.nodes)} Features=(null)"
+            f" PartitionName=(null) Flags={r.flags}",
+            f"TRES=cpu={len(r.nodes)}",
+            f"Users={r.users} Groups=(null) Accounts=(null) Licenses=(null) State=ACTIVE BurstBuffer=(null) Watts=n/a",
+            "MaxStartDelay=(null)",
+        ]
+        blocks.append(" ".join(lines) + "\n" if one_liner else "\n   ".join(lines) + "\n\n")
+    return SimReply(stdout="".join(blocks))
+
+
 def _scontrol(ctx: SimContext, args: list[str]) -> SimReply:
     one_liner = False
     words: list[str] = []
@@ -685,12 +776,18 @@ def _scontrol(ctx: SimContext, args: list[str]) -> SimReply:
     command = words[0].lower()
     if command == "update":
         return _update(ctx, words[1:])
+    if command == "create" and len(words) > 1 and words[1].lower() == "reservation":
+        return _create_reservation(ctx, words[2:])
+    if command == "delete":
+        return _delete_reservation(ctx, words[1:])
     if command == "ping":
         return SimReply(stdout="Slurmctld(primary) at head is UP\n")
     if command == "show" and len(words) > 1:
         entity, _, inline = words[1].partition("=")
         if entity.lower() in ("node", "nodes", "nodename"):
             return _show_node(ctx, inline or (words[2] if len(words) > 2 else None), one_liner)
+        if entity.lower() in ("reservation", "reservations", "reservationname"):
+            return _show_reservations(ctx, inline or (words[2] if len(words) > 2 else None), one_liner)
     if command == "show":
         return SimReply(stdout="", stderr=f"invalid entity: {' '.join(words[1:2])} for keyword:show\n", exit_status=1)
     return SimReply(stdout="", stderr=f"invalid keyword: {words[0]}\n", exit_status=1)

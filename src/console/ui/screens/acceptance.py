@@ -22,9 +22,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowKey
 
-from console.actions.acceptance import AcceptanceState, accept_workload, acceptance_states
+from console.actions.acceptance import AcceptanceState, accept_workload, acceptance_states, run_refusal
 from console.actions.model import ActionKind
-from console.model.findings import Status
 from console.service.commands import PlanAction, PlanPreview
 from console.service.workload_run import PlanWorkloadRun
 from console.ui.acceptance import COLUMNS, acceptance_content, row_cells, with_live_runs
@@ -207,8 +206,10 @@ class AcceptanceScreen(Screen[None]):
             refused = "a run of it is in progress: accept once it has ended"
         elif last is None:
             refused = f"no run of {state.workload} on pool {state.pool} in the history yet (r runs it)"
-        elif last.status not in (Status.PASS, Status.WARN):
-            refused = f"its last run (sweep #{last.sweep_id}) is {last.status.value}: only a passed run is accepted"
+        else:
+            # The same check accept_workload makes, asked before Yes: a run that is not PASS/WARN, or that ran on
+            # a node the sweep did not judge healthy, is refused in the plan with why and what to do.
+            refused = run_refusal(app.store, app.inventory, state.workload, state.pool, last.sweep_id)
 
         async def planner(reason: str, force: bool = False) -> PlanPreview:
             why = refused or (None if reason else "a reason is required: what this acceptance is for (audited)")
