@@ -8,9 +8,10 @@ the node (``sweep --via-slurm``), counted per check (JSON ``{check id: count}``)
 each. Version 4 adds ``watch``'s proposals (``console.store.watch``) and the workloads' acceptance records
 and image overrides (``console.store.acceptance``). Version 5 adds ``sweeps.origin``: which command ran
 the sweep (``sweep``, ``watch``, ``revalidate``, ``console``...), so a console following the history
-database says where a verdict it did not make came from (``console.store.follow``). An older database
-is upgraded in place the first time a newer console opens it; audit rows of version 1 were all written
-after the fact, so each is finished when it was written. Fresh databases take the same path.
+database says where a verdict it did not make came from (``console.store.follow``), and an index of
+each node's verdicts by sweep. An older database is upgraded in place the first time a newer console
+opens it; audit rows of version 1 were all written after the fact, so each is finished when it was
+written. Fresh databases take the same path.
 
 A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
 "interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
@@ -114,6 +115,8 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
     "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
     "CREATE INDEX IF NOT EXISTS audit_unfinished ON audit(id) WHERE finished_at IS NULL",
+    # A node's verdicts newest first (the console's first look at the history, a node's history tab).
+    "CREATE INDEX IF NOT EXISTS node_verdicts_node ON node_verdicts(node, sweep_id)",
 )
 
 
