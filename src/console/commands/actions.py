@@ -374,7 +374,12 @@ def run_drift(args: argparse.Namespace) -> int:
     try:
         warn_pin_overrides(inventory, store)
         spec = EngineSpec(
-            inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
+            inventory,
+            packs,
+            store.path,
+            accept_new=args.accept_new,
+            probe_timeout_cap_s=args.probe_timeout,
+            origin="drift",
         )
         engine = build_engine(spec, store)
         rows, outcome = run_interruptible(_drift(engine, nodes))

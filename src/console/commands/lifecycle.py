@@ -215,7 +215,12 @@ def run_revalidate(args: argparse.Namespace) -> int:
     try:
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
-            inventory, packs, store.path, accept_new=args.accept_new, probe_timeout_cap_s=args.probe_timeout
+            inventory,
+            packs,
+            store.path,
+            accept_new=args.accept_new,
+            probe_timeout_cap_s=args.probe_timeout,
+            origin="revalidate",
         )
         engine = build_engine(spec, store)
         # The console's remediation view plans and runs the same action through the same service.

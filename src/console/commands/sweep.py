@@ -213,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
         probe_timeout_cap_s=args.probe_timeout,
         slurm=_slurm_settings(inventory, args),
         workers=default_workers(len(nodes)) if args.workers is None else args.workers,
+        origin="sweep",
     )
     try:
         transport = build_transport(spec)  # before the store: a usage error leaves no database behind

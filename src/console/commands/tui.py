@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         read_only=args.read_only,
         probe_timeout_cap_s=args.probe_timeout,
         workers=default_workers(len(inventory.nodes)) if args.workers is None else args.workers,
+        origin="console",
     )
     try:
         return run_tui(

@@ -131,6 +131,7 @@ def run_watch(args: argparse.Namespace) -> int:
             accept_new=args.accept_new,
             probe_timeout_cap_s=args.probe_timeout,
             low_priority=args.low_priority,
+            origin="watch",
         )
         engine = build_engine(spec, store)
         service = ActionService(inventory, store, packs=packs)

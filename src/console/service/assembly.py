@@ -48,6 +48,9 @@ class EngineSpec:
     # Engine worker processes that check and judge the nodes (``console.service.workers``); 0: this one.
     # Over SSH only: a local or Slurm sweep, and one recording first-contact host keys, stay in process.
     workers: int = 0
+    # The command the engine sweeps for, stored with each sweep: a console following the history
+    # database says "sweep 14 by watch" of a verdict it did not make.
+    origin: str = ""
 
 
 def build_transport(spec: EngineSpec) -> Transport:
@@ -82,6 +85,7 @@ def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | N
         store,
         pins={**effective_pins(spec.inventory, store), **(spec.pins or {})},
         probe_timeout_cap_s=spec.probe_timeout_cap_s,
+        origin=spec.origin,
     )
     if store is not None:
         # A Slurm job's nodes are reached by Slurm; only its SSH hop to the controller accepts keys.

@@ -217,11 +217,14 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
 
     # sweeps -----------------------------------------------------------------------------------
 
-    def start_sweep(self, level: str, inventory: str, nodes: str, parent_id: int | None = None) -> int:
-        """Record a new sweep, owned by this process; returns its id."""
+    def start_sweep(
+        self, level: str, inventory: str, nodes: str, parent_id: int | None = None, *, origin: str = ""
+    ) -> int:
+        """Record a new sweep, owned by this process; ``origin`` names the command that runs it. Returns its id."""
         cur = self.conn.execute(
-            "INSERT INTO sweeps (started_at, level, inventory, nodes, parent_id, owner) VALUES (?, ?, ?, ?, ?, ?)",
-            (time.time(), level, inventory, nodes, parent_id, ProcessOwner.current().to_text()),
+            "INSERT INTO sweeps (started_at, level, inventory, nodes, parent_id, owner, origin)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (time.time(), level, inventory, nodes, parent_id, ProcessOwner.current().to_text(), origin),
         )
         return int(cur.lastrowid or 0)
 

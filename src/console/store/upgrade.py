@@ -1,4 +1,4 @@
-"""Schema versions 2 to 4, and the clean-up every opening of the history database does.
+"""Schema versions 2 to 5, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
@@ -6,9 +6,12 @@ the drains the console made (``drains``). Version 3 adds the remediation lifecyc
 steps (``console.store.lifecycle``) and ``node_verdicts.passed``: the PASS findings of a node judged on
 the node (``sweep --via-slurm``), counted per check (JSON ``{check id: count}``) instead of kept one row
 each. Version 4 adds ``watch``'s proposals (``console.store.watch``) and the workloads' acceptance records
-and image overrides (``console.store.acceptance``). An older database is upgraded in place the first time a
-newer console opens it; audit rows of version 1 were all written after the fact, so each is finished when
-it was written. Fresh databases take the same path.
+and image overrides (``console.store.acceptance``). Version 5 adds ``sweeps.origin``: which command ran
+the sweep (``sweep``, ``watch``, ``revalidate``, ``console``...), so a console following the history
+database says where a verdict it did not make came from (``console.store.follow``), and an index of
+each node's verdicts by sweep. An older database is upgraded in place the first time a newer console
+opens it; audit rows of version 1 were all written after the fact, so each is finished when it was
+written. Fresh databases take the same path.
 
 A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
 "interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
@@ -22,7 +25,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -112,6 +115,8 @@ _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
     "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
     "CREATE INDEX IF NOT EXISTS audit_unfinished ON audit(id) WHERE finished_at IS NULL",
+    # A node's verdicts newest first (the console's first look at the history, a node's history tab).
+    "CREATE INDEX IF NOT EXISTS node_verdicts_node ON node_verdicts(node, sweep_id)",
 )
 
 
@@ -128,7 +133,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 4: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 5: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -136,6 +141,8 @@ def upgrade(conn: sqlite3.Connection) -> None:
         # Checked again inside the lock: another console may have upgraded it meanwhile.
         if "owner" not in _columns(conn, "sweeps"):
             conn.execute("ALTER TABLE sweeps ADD COLUMN owner TEXT")
+        if "origin" not in _columns(conn, "sweeps"):
+            conn.execute("ALTER TABLE sweeps ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
         audit = _columns(conn, "audit")
         if "owner" not in audit:
             conn.execute("ALTER TABLE audit ADD COLUMN owner TEXT")

@@ -223,8 +223,11 @@ class SweepEngine:
         probe_timeout_cap_s: float | None = None,
         steady_max_age_s: float = DEFAULT_MAX_AGE_S,
         max_probe_output_bytes: int = DEFAULT_MAX_PROBE_OUTPUT,
+        origin: str = "",
     ) -> None:
         self.inventory = inventory
+        # The command this engine sweeps for (stored with each sweep): another console names it.
+        self.origin = origin
         # What one probe's output may cost in memory, whatever a node sends; a cut output is UNKNOWN.
         self.max_probe_output_bytes = max_probe_output_bytes
         # An operator (or a test) may cap every probe's timeout, e.g. for a prolog with a hard budget.
@@ -481,7 +484,9 @@ class SweepEngine:
     def _start_record(self, level: str, targets: list[Node], parent: int | None = None) -> int:
         if self.store is None:
             return self._sweep_id + 1
-        return self.store.start_sweep(level, self.inventory.source, fold(n.name for n in targets), parent)
+        return self.store.start_sweep(
+            level, self.inventory.source, fold(n.name for n in targets), parent, origin=self.origin
+        )
 
     async def _sweep_node(
         self, node: Node, probes: list[ProbeSpec], refresh: bool = False, deadline: float | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gc
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -49,6 +50,7 @@ from console.sweep.catalog import ProbeSet
 from console.sweep.engine import probes_for_families
 from console.sweep.events import Event, SweepDone
 from console.ui.bridge import EngineBridge
+from console.ui.follow import FOLLOW_INTERVAL_S, StoreFollower
 from console.ui.messages import EngineProblem, FleetChanged
 from console.ui.operations import history_events
 from console.ui.palette import ConsoleCommands
@@ -119,6 +121,7 @@ class ConsoleApp(App[int]):
         pairing: str = "reference",
         pairing_seed: int = 0,
         baseline_partners: bool = True,
+        follow_interval_s: float = FOLLOW_INTERVAL_S,
     ) -> None:
         super().__init__()
         if engine_spec is not None and read_only != engine_spec.read_only:
@@ -141,7 +144,12 @@ class ConsoleApp(App[int]):
         self.scheduler_poll_s = scheduler_poll_s
         self.waiting_after_s = waiting_after_s
         self.prebuild_detail_after_s = prebuild_detail_after_s  # None: built at its first `enter`
+        self.follow_interval_s = follow_interval_s
         self.state = LiveState(inventory, clock)
+        # Verdicts other processes store (watch, revalidate, a headless sweep) move the rows too.
+        # With --no-sweep the rows start from each node's newest stored verdict, not only the newest sweep's.
+        self.follower = StoreFollower(store, self.state, from_history=not start_sweep) if store else None
+        self._follow_failed = False
         self.console_themes: dict[str, Theme] = load_themes()
         for console_theme in self.console_themes.values():
             self.register_theme(console_theme)
@@ -188,6 +196,9 @@ class ConsoleApp(App[int]):
             self.set_timer(self.prebuild_detail_after_s, self._prebuild_detail)
         if not self._start_sweep:
             self.show_last_sweep()
+        if self.follower is not None:
+            self.follow_store()
+            self.set_interval(self.follow_interval_s, self.follow_store)
         if self._engine_spec is None:
             return
         if self._engine_in_thread:
@@ -213,6 +224,22 @@ class ConsoleApp(App[int]):
         progress.started_at, progress.finished_at = row["started_at"], row["finished_at"] or row["started_at"]
         progress.outcome, progress.from_history = row["status"], True
         self.post_message(FleetChanged())
+
+    def follow_store(self) -> None:
+        """Fold in the verdicts other processes stored since the last look (``console.ui.follow``)."""
+        if self.follower is None:
+            return
+        try:
+            moved = self.follower.poll()
+        except sqlite3.Error as exc:
+            # Said once, not every poll; the rows keep what they show and the next poll tries again.
+            if not self._follow_failed:
+                self.post_message(EngineProblem(f"reading the history database failed: {exc}"))
+            self._follow_failed = True
+            return
+        self._follow_failed = False
+        if moved:
+            self.post_message(FleetChanged())
 
     # live updates -------------------------------------------------------------------------------
 

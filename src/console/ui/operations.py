@@ -72,29 +72,36 @@ def history_events(store: Store, inventory: Inventory) -> tuple[list[Event], sql
         SweepStarted(sweep_id=sweep_id, nodes=[v["node"] for v in verdicts], probes=[], level=row["level"])
     ]
     for v in verdicts:
-        verdict = NodeVerdict(
-            node=v["node"],
-            status=Status(v["status"]),
-            families={k: Status(s) for k, s in json.loads(v["families"] or "{}").items()},
-            findings=findings.get(v["node"], []),
-            reason=v["reason"],
-            passed=json.loads(v["passed"] or "{}"),  # PASS findings a node judged on itself sent as counts
-        )
-        snapshot = NodeSnapshot(stack=json.loads(v["stack"] or "{}"), probe_runs=runs.get(v["node"], {}))
-        events.append(
-            NodeDone(
-                sweep_id=sweep_id,
-                pool=v["pool"] or "",
-                verdict=verdict,
-                snapshot=snapshot,
-                findings_total=totals.get(v["node"], 0),
-            )
-        )
+        node = v["node"]
+        events.append(stored_node_done(v, findings.get(node, []), totals.get(node, 0), runs.get(node, {})))
     counts = {Status(status): n for status, n in store.status_counts(sweep_id).items()}
     outcome = row["status"] if row["status"] in ("done", "deadline") else "cancelled"
     ended = row["finished_at"] or row["started_at"]
     events.append(SweepDone(sweep_id=sweep_id, outcome=outcome, counts=counts, duration_s=ended - row["started_at"]))
     return events, row
+
+
+def stored_node_done(
+    v: sqlite3.Row, problems: list[Finding], findings_total: int, probe_runs: dict[str, int]
+) -> NodeDone:
+    """The event that shows a stored node verdict (``v``, a ``node_verdicts`` row) with its findings that
+    are not PASS, as the engine would have sent it: the opening sweep and the store follower both use it."""
+    verdict = NodeVerdict(
+        node=v["node"],
+        status=Status(v["status"]),
+        families={k: Status(s) for k, s in json.loads(v["families"] or "{}").items()},
+        findings=problems,
+        reason=v["reason"],
+        passed=json.loads(v["passed"] or "{}"),  # PASS findings a node judged on itself sent as counts
+    )
+    snapshot = NodeSnapshot(stack=json.loads(v["stack"] or "{}"), probe_runs=probe_runs)
+    return NodeDone(
+        sweep_id=int(v["sweep_id"]),
+        pool=v["pool"] or "",
+        verdict=verdict,
+        snapshot=snapshot,
+        findings_total=findings_total,
+    )
 
 
 def hostlist(names: Iterable[str]) -> str:

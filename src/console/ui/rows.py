@@ -67,6 +67,8 @@ def row_cells(
     else:
         reason = row.verdict.reason if row.verdict is not None else ("probing…" if row.running else "")
         reason_style = STATUS_STYLE[status] if status in (Status.FAIL, Status.UNKNOWN, Status.WARN) else "$muted"
+        if row.followed is not None:  # another process stored this verdict: the row says which sweep
+            reason = f"{row.followed.where()} · {reason}" if reason else row.followed.where()
     return [
         ("◆", "bold $marked") if marked else (" ", ""),
         (row.name, "bold" if row.problem else ""),

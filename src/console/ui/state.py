@@ -25,6 +25,7 @@ from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
 from console.model.host import NicPort
 from console.service.commands import without_passing
+from console.store.follow import StoredVerdict
 from console.sweep.events import (
     Event,
     MultinodeDone,
@@ -39,6 +40,7 @@ from console.sweep.events import (
     WorkloadFinished,
     WorkloadStarted,
 )
+from console.sweep.freshness import age_text
 from console.ui.pairs import PairBoard
 from console.ui.workload_runs import RunningWorkloads
 
@@ -271,6 +273,8 @@ class NodeRow:
     updated_at: float | None = None
     scheduler: str = ""
     in_flight: InFlight = NOTHING_IN_FLIGHT
+    # Set when the verdict is one another process stored (``LiveState.follow``), not this console's sweep.
+    followed: StoredVerdict | None = None
     version: int = 0
 
     @property
@@ -282,6 +286,13 @@ class NodeRow:
     def probes_expected(self) -> int:
         """Probes this node runs in the current sweep (known up front, or counted as they start)."""
         return max(self.probes_total, self.probes_started, self.probes_done)
+
+    def followed_from(self, now: float) -> str | None:
+        """``sweep 14 by watch, 2 min ago`` for a verdict another process stored (None for this console's)."""
+        stored = self.followed
+        if stored is None:
+            return None
+        return f"{stored.where()}, {age_text(max(0.0, now - stored.stored_at))} ago"
 
     @property
     def status(self) -> Status | None:
@@ -354,6 +365,15 @@ class SweepProgress:
         return max(0.0, (now - self.started_at) / len(self.done) * remaining)
 
 
+def shows_older(row: NodeRow, stored: StoredVerdict) -> bool:
+    """True when ``stored`` is a newer verdict of the row's node than the one the row shows."""
+    if row.sweep_id is None or stored.sweep_id > row.sweep_id:
+        return True
+    # The same sweep re-judged the node later (a rerun's fleet pass): taken only over a row that followed
+    # that sweep; a row this console's own engine made already shows its engine's latest judgement.
+    return stored.sweep_id == row.sweep_id and row.followed is not None and stored.newer_than(row.followed)
+
+
 class LiveState:
     """Rows per node and sweep progress, written by the engine events' thread, read by the UI loop."""
 
@@ -423,6 +443,35 @@ class LiveState:
         with self._lock:
             changed = self._apply(event, prepared)
             if not changed or self._notify_pending:
+                return False
+            self._notify_pending = True
+            return True
+
+    def follow(self, event: NodeDone, stored: StoredVerdict) -> bool:
+        """Show a verdict another process stored (``stored`` says which); True when the UI should be told.
+
+        Refused (False, row unchanged) when the node is being swept by this console (its sweep's verdict
+        is the one to show), or when the row already shows that verdict or a newer one: a row never goes
+        back to an older sweep. The check and the change are one step under the lock, so an engine event
+        arriving meanwhile cannot be overwritten by what was read before it.
+        """
+        prepared = _prepare(event)
+        with self._lock:
+            row = self._rows.get(stored.node)
+            if row is None or row.running or not shows_older(row, stored):
+                return False
+            self._replace(
+                row,
+                verdict=prepared[0],
+                view=prepared[1],
+                sweep_id=stored.sweep_id,
+                findings_total=prepared[2],
+                in_flight=NOTHING_IN_FLIGHT,
+                updated_at=stored.stored_at,
+                followed=stored,
+            )
+            self._summary_dirty = True
+            if self._notify_pending:
                 return False
             self._notify_pending = True
             return True
@@ -531,6 +580,7 @@ class LiveState:
             running=False,
             in_flight=NOTHING_IN_FLIGHT,
             updated_at=now if swept or row.updated_at is None else row.updated_at,
+            followed=None,
         )
         view = self._rows[row.name].view
         if view is not None and view.gpus:

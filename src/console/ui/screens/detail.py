@@ -317,6 +317,9 @@ class DetailScreen(Screen[None]):
             parts += [("  next: ", "$muted"), (row.verdict.action.value, "bold")]
         if row.updated_at is not None:
             parts += [(f"   updated {clock(row.updated_at)}", "$muted")]
+        followed = row.followed_from(self.console_app.clock())
+        if followed is not None:  # stored by another process (watch, revalidate, a sweep): said where from
+            parts += [("  from ", "$muted"), (safe(followed), "bold")]
         # The case's line comes before the reason: a long reason wraps and is cut, never the case.
         case = self._case_line(row.name)
         if case:
