@@ -131,7 +131,7 @@ FAILED_FROM_7: dict[FaultKind, tuple[Status, str]] = {FaultKind.CPER_FLOOD: (Sta
 
 def test_every_fault_named_with_the_right_verdict(demo_cluster: SimCluster, full_report: dict[str, object]) -> None:
     faults: list[Fault] = demo_cluster.cluster().faults
-    # Fabric faults show only across nodes (test_never_false_pass sweeps them at the multinode level).
+    # Fabric faults show only across nodes, container faults only in a container (test_never_false_pass sweeps both).
     assert {f.kind for f in faults} == set(FaultKind) - PLACED_KINDS, "the demo set must cover the whole catalogue"
     nodes = _nodes(full_report)
     problems = []
