@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from console.actions.acceptance import BARE, framework_view, merge_stacks, stack_changes
+from console.actions.pin import drift_rows
 from console.checks.facts import ProbeOutcome, build_facts
 from console.inventory import InventoryError, load_inventory
 from console.inventory.model import StackPin
+from console.model.findings import Status
 from console.model.workload import image_reference
 from console.probes import Tool, parse_output
 from console.probes.ids import ProbeId
@@ -103,6 +105,7 @@ def test_the_image_joins_the_nodes_stack_and_the_framework_acceptance_stack(clus
         stacks.append(build_facts(inventory.nodes[0], StackPin(), {ProbeId.FRAMEWORK_TORCH: outcome}).stack)
     inside, bare = stacks
     assert (inside["framework_image"], inside["framework_image_ref"]) == (image, "tag")
+    assert "image_digest" not in inside, "a tag names no digest: the pin's image_digest is not observed"
     assert "framework_image" not in bare and bare["torch"] == "2.7.1+rocm6.4"
     # The framework workload reads it as its image; a bare run says so; a stack without torch says nothing.
     assert framework_view(inside)["image"] == image and framework_view(inside)["image_ref"] == "tag"
@@ -113,3 +116,17 @@ def test_the_image_joins_the_nodes_stack_and_the_framework_acceptance_stack(clus
     assert stack_changes(accepted, moved) == {"image": (BARE, image)}
     # A site workload's stack never takes the framework's image: its own container is its image.
     assert "image" not in merge_stacks([inside]) and merge_stacks([inside], "vllm@sha256:1")["image"] == "vllm@sha256:1"
+
+
+def test_an_image_named_by_digest_is_the_pins_image_digest(cluster: Path) -> None:
+    inventory = load_inventory(cluster)
+    image = "docker.io/rocm/pytorch@sha256:" + "2f" * 32
+    params = '{"container_runtime": "podman", "container_image": "' + image + '"}'
+    parsed = parse_output(_document(params, '"podman"'), tool=Tool.TORCH, kind="torch")
+    outcomes = {ProbeId.FRAMEWORK_TORCH: ProbeOutcome(probe=ProbeId.FRAMEWORK_TORCH, parsed=parsed)}
+    facts = build_facts(inventory.nodes[0], StackPin(), outcomes)
+    assert facts.stack["image_digest"] == "sha256:" + "2f" * 32
+    rows = {r.field: r for r in drift_rows(facts, StackPin(image_digest="sha256:" + "2f" * 32), None)}
+    assert rows["image_digest"].status is Status.PASS
+    rows = {r.field: r for r in drift_rows(facts, StackPin(image_digest="sha256:" + "00" * 32), None)}
+    assert rows["image_digest"].status is Status.WARN, rows["image_digest"]

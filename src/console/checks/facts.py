@@ -199,10 +199,12 @@ def _framework_image(parsed: Any) -> dict[str, str]:
     if not isinstance(result, TorchProbeResult) or result.container_image is None:
         return {}
     runtime = result.container_runtime or ""
-    return {
-        "framework_image": result.container_image,
-        "framework_image_ref": image_reference(runtime, result.container_image),
-    }
+    image = result.container_image
+    seen = {"framework_image": image, "framework_image_ref": image_reference(runtime, image)}
+    if seen["framework_image_ref"] == "digest":
+        # What a pool pin's ``image_digest`` holds (``sha256:...``): a digest is observed, a tag never is.
+        seen["image_digest"] = "sha256:" + image.split("@sha256:", 1)[1]
+    return seen
 
 
 def _stack(facts: NodeFacts) -> dict[str, str]:
