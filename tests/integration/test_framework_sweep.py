@@ -141,3 +141,72 @@ def test_no_other_level_runs_torch(sim: SimCluster, tmp_path: Path, level: str) 
     _, nodes = _sweep(sim, tmp_path, level)
     assert not [name for name, node in nodes.items() if _framework_judged(node)]
     assert {nodes[name]["status"] for name in EXPECTED} == {"PASS"}, "torch faults are invisible to these levels"
+
+
+# -- a pool whose framework runs in its container, beside a bare pool ---------------------------------------
+CONTAINER_SCENARIO = """name = "framework-containers"
+time_factor = 400
+[[nodes]]
+names = "sim[001-002]"
+model = "MI300X"
+pool = "bare"
+[[nodes]]
+names = "sim[003-005]"
+model = "MI300X"
+pool = "ctr"
+[[faults]]
+nodes = "sim004"
+kind = "container_no_gpu"
+[[faults]]
+nodes = "sim005"
+kind = "container_image_missing"
+"""
+IMAGE = "docker.io/rocm/pytorch@sha256:" + "7f" * 32
+FRAMEWORK_TABLE = f"""[pools.framework]
+container = {{ runtime = "podman", image = "{IMAGE}", options = ["--security-opt=seccomp=unconfined"] }}
+
+"""
+
+
+def _with_container(inventory: str, pool: str) -> str:
+    """The simulator's cluster file with ``[pools.framework]`` in ``pool``'s table (before its pin)."""
+    at = inventory.index("[pools.pin]", inventory.index(f'name = "{pool}"'))
+    return inventory[:at] + FRAMEWORK_TABLE + inventory[at:]
+
+
+def test_a_pool_runs_its_framework_in_its_container_and_records_the_image(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "containers.toml"
+    scenario.write_text(CONTAINER_SCENARIO, encoding="utf-8")
+    with start_sim_cluster(scenario=scenario) as cluster:
+        inventory = tmp_path / "cluster.toml"
+        inventory.write_text(_with_container(cluster.inventory_path.read_text(), "ctr"), encoding="utf-8")
+        where = ["-i", str(inventory), "--store", str(tmp_path / "h.sqlite")]
+        report = tmp_path / "framework.json"
+        code = main(["sweep", *where, "--probes", "framework", "--probe-timeout", "20", "--json", str(report)])
+        nodes = {n["node"]: n for n in json.loads(report.read_text())["nodes"]}
+        assert code == 1
+        assert {n: nodes[n]["status"] for n in nodes} == {
+            "sim001": "PASS",
+            "sim002": "PASS",
+            "sim003": "PASS",
+            "sim004": "FAIL",  # the container got no GPU: torch sees none
+            "sim005": "UNKNOWN",  # the image could not be had: nothing ran, nothing judged
+        }
+        assert "cuda.is_available() = False" in str(nodes["sim004"]["reason"])
+        assert "podman exited with status 125" in str(nodes["sim005"]["reason"])
+        unknown = [f["message"] for f in nodes["sim005"]["findings"] if f["check_id"] == "probe.framework.torch"]
+        assert len(unknown) == 1 and "manifest unknown" in unknown[0]
+        # The finding names the command as it ran: in the pool's container, the script named, not spelled out.
+        assert unknown[0].startswith("podman run --rm --device=/dev/kfd --device=/dev/dri")
+        assert f"{IMAGE} python3 -c '<instinct-console torch probe>' --size 8192" in unknown[0]
+        # The image goes into the stack the framework workload is accepted on; the bare pool's says so.
+        assert main(["accept", *where, "--workload", "framework", "--pool", "bare", "--reason", "stack A"]) == 0
+        capsys.readouterr()
+        assert main(["acceptance", *where, "--workload", "framework", "--json"]) == 0
+        states = {s["pool"]: s for s in json.loads(capsys.readouterr().out)["states"]}
+    assert states["ctr"]["current_stack"]["image"] == IMAGE
+    assert states["ctr"]["current_stack"]["image_ref"] == "digest"
+    assert states["bare"]["accepted"]["stack"]["image"] == "node python3"
+    assert "image_ref" not in states["bare"]["current_stack"]

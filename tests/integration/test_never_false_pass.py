@@ -22,9 +22,11 @@ import pytest
 from console.checks import load_packs
 from console.cli import main
 from console.inventory import load_inventory
+from console.inventory.model import PoolFramework
 from console.model.findings import NodeVerdict, Status
 from console.model.multinode import MultinodeResult
-from console.sim.faults import BEHAVIOUR_KINDS, FABRIC_KINDS, Fault, FaultKind, FaultScope, fault_scope
+from console.model.workload import ContainerSpec
+from console.sim.faults import BEHAVIOUR_KINDS, PLACED_KINDS, Fault, FaultKind, FaultScope, fault_scope
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.scenario import write_live_faults
 from console.store import Store
@@ -99,7 +101,7 @@ def _cases() -> list[Case]:
         for probe in _new_probes(level):
             for kind in sorted(BEHAVIOUR_KINDS):
                 add(level, kind, probe)
-    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS - FABRIC_KINDS):
+    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS - PLACED_KINDS):
         add(HARDWARE_LEVEL.get(kind, ProbeSet.QUICK), kind)
     return cases
 
@@ -162,6 +164,7 @@ async def _sweep_each_level(sim: SimCluster) -> dict[str, NodeVerdict]:
 
 def test_the_catalogue_covers_every_fault_kind_and_every_probe() -> None:
     kinds = {c.kind for c in CASES if c.kind is not None} | {kind for _, kind, _ in FABRIC_CASES if kind}
+    kinds |= {kind for _, _, kind, _ in CONTAINER_CASES if kind}
     assert kinds == set(FaultKind)
     assert {c.probe.id for c in CASES if c.probe} == {p.id for level in LEVELS for p in probes_for(level)}
 
@@ -269,6 +272,84 @@ def test_a_fabric_fault_is_never_pass_at_the_multinode_level(tmp_path: Path) -> 
     assert [(r.rack, r.nodes) for r in pairs.racks] == [("r02", ["sim004", "sim005"])]
 
 
+# -- the framework probe in a pool's container ------------------------------------------------------------
+# A pool that names its framework's container (``[pools.framework] container``) runs the torch script in
+# it: the runtime's own faults (image absent and its pull refused, the runtime not installed, no GPU
+# passed into the container) and the node's torch faults met through the container are never PASS; a
+# healthy node there is PASS. One pool per runtime: podman and docker (status 125), apptainer (255).
+CONTAINERS = {
+    "ctr-podman": ContainerSpec(runtime="podman", image="docker.io/rocm/pytorch@sha256:" + "5e" * 32),
+    "ctr-docker": ContainerSpec(runtime="docker", image="rocm/pytorch:rocm6.4.1_ubuntu22.04_py3.10_pytorch_2.7.1"),
+    "ctr-apptainer": ContainerSpec(runtime="apptainer", image="/shared/images/pytorch-rocm6.4.sif"),
+}
+# (node, pool, fault or None, fault parameters)
+CONTAINER_CASES: list[tuple[str, str, FaultKind | None, dict[str, object]]] = [
+    ("sim001", "ctr-podman", None, {}),
+    ("sim002", "ctr-podman", FaultKind.CONTAINER_IMAGE_MISSING, {}),
+    ("sim003", "ctr-podman", FaultKind.CONTAINER_NO_GPU, {}),
+    ("sim004", "ctr-podman", FaultKind.TOOL_MISSING, {"program": "podman"}),
+    ("sim005", "ctr-podman", FaultKind.TORCH_MISSING, {}),
+    ("sim006", "ctr-podman", FaultKind.TORCH_CPU_ONLY, {}),
+    ("sim007", "ctr-podman", FaultKind.TORCH_GEMM_NAN, {"gpu": 3}),
+    ("sim008", "ctr-podman", FaultKind.EXIT_CODE, {"program": "podman", "status": 125}),
+    ("sim009", "ctr-docker", None, {}),
+    ("sim010", "ctr-docker", FaultKind.CONTAINER_IMAGE_MISSING, {}),
+    ("sim011", "ctr-docker", FaultKind.CONTAINER_NO_GPU, {}),
+    ("sim012", "ctr-apptainer", None, {}),
+    ("sim013", "ctr-apptainer", FaultKind.CONTAINER_IMAGE_MISSING, {}),
+    ("sim014", "ctr-apptainer", FaultKind.CONTAINER_NO_GPU, {}),
+    ("sim015", "ctr-apptainer", FaultKind.TOOL_MISSING, {"program": "apptainer"}),
+]
+
+
+def _container_scenario() -> str:
+    lines = ['name = "never-false-pass-containers"', "seed = 16", "time_factor = 400", ""]
+    for pool in CONTAINERS:
+        names = ",".join(node for node, where, _, _ in CONTAINER_CASES if where == pool)
+        lines += ["[[nodes]]", f'names = "{names}"', 'model = "MI300X"', f'pool = "{pool}"', ""]
+    for node, _, kind, params in CONTAINER_CASES:
+        if kind is not None:
+            lines += ["[[faults]]", f'nodes = "{node}"', f'kind = "{kind.value}"']
+            lines += [f"{key} = {_toml_value(value)}" for key, value in params.items()]
+            lines.append("")
+    return "\n".join(lines)
+
+
+def test_the_framework_probe_in_a_container_is_never_false_pass(tmp_path: Path) -> None:
+    scenario = tmp_path / "containers.toml"
+    scenario.write_text(_container_scenario(), encoding="utf-8")
+    with start_sim_cluster(scenario=scenario, time_factor=400) as sim:
+        inventory = load_inventory(sim.inventory_path)
+        for pool, container in CONTAINERS.items():
+            inventory.pools[pool].framework = PoolFramework(container=container)
+        engine = SweepEngine(
+            inventory, transport_for(inventory), load_packs(), probe_timeout_cap_s=CAP_S, steady_max_age_s=0
+        )
+
+        async def sweep() -> dict[str, NodeVerdict]:
+            try:
+                return (await engine.run(inventory.nodes, level=ProbeSet.FRAMEWORK)).verdicts
+            finally:
+                await engine.close()
+
+        verdicts = asyncio.run(sweep())
+    wrong = []
+    for node, pool, kind, _ in CONTAINER_CASES:
+        verdict = verdicts[node]
+        if (verdict.status is Status.PASS) is not (kind is None):
+            wrong.append(
+                f"{node} in {pool} ({kind.value if kind else 'healthy'}): {verdict.status.value} {verdict.reason}"
+            )
+    assert not wrong, "\n".join(wrong)
+    # The image the framework ran in is in each healthy node's stack, named digest, tag or file as it was.
+    refs = {node: engine.facts[node].stack for node, _, kind, _ in CONTAINER_CASES if kind is None}
+    assert {n: (s["framework_image"], s["framework_image_ref"]) for n, s in refs.items()} == {
+        "sim001": (CONTAINERS["ctr-podman"].image, "digest"),
+        "sim009": (CONTAINERS["ctr-docker"].image, "tag"),
+        "sim012": (CONTAINERS["ctr-apptainer"].image, "file"),
+    }
+
+
 # -- faults that appear between sweeps -----------------------------------------------------------------
 # A node judged healthy, then faulted live (as a storm or a flap does), is swept again the way the console
 # sweeps a fleet it already knows: connections kept, slow-changing probes reused while the node's stamp
@@ -286,7 +367,7 @@ def _appearing() -> list[tuple[str, Fault]]:
         peer = 4 if scope is FaultScope.LINK else None
         cases.append((node, Fault(kind=kind, node=node, gpu=gpu, peer=peer, params=params)))
 
-    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS - FABRIC_KINDS):
+    for kind in sorted(set(FaultKind) - BEHAVIOUR_KINDS - PLACED_KINDS):
         if HARDWARE_LEVEL.get(kind, ProbeSet.QUICK) is ProbeSet.QUICK:
             add(kind)
     for probe in probes_for(ProbeSet.QUICK):

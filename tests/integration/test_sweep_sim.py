@@ -14,7 +14,7 @@ import pytest
 
 from console.cli import main
 from console.model.findings import Status
-from console.sim.faults import FABRIC_KINDS, Fault, FaultKind
+from console.sim.faults import PLACED_KINDS, Fault, FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 
 # What each fault must produce in a full sweep: (node verdict, family of a finding with that verdict).
@@ -131,8 +131,8 @@ FAILED_FROM_7: dict[FaultKind, tuple[Status, str]] = {FaultKind.CPER_FLOOD: (Sta
 
 def test_every_fault_named_with_the_right_verdict(demo_cluster: SimCluster, full_report: dict[str, object]) -> None:
     faults: list[Fault] = demo_cluster.cluster().faults
-    # Fabric faults show only across nodes (test_never_false_pass sweeps them at the multinode level).
-    assert {f.kind for f in faults} == set(FaultKind) - FABRIC_KINDS, "the demo set must cover the whole catalogue"
+    # Fabric faults show only across nodes, container faults only in a container (test_never_false_pass sweeps both).
+    assert {f.kind for f in faults} == set(FaultKind) - PLACED_KINDS, "the demo set must cover the whole catalogue"
     nodes = _nodes(full_report)
     problems = []
     for fault in faults:

@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given
 
 from console.model.framework import StageStatus, TorchProbeResult
+from console.model.workload import ContainerSpec
 from console.probes import Tool, detect, parse_output
 from console.probes import pytorch as torch_probe
 from console.probes.base import ParsedOutput, ParseError, to_text
-from console.probes.pytorch.command import node_script, torch_probe_argv
+from console.probes.pytorch.command import node_script, torch_probe_argv, torch_probe_shown
 from tests.probes.fuzz import FUZZ_SETTINGS, assert_total, mangled_outputs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "torch"
@@ -160,3 +161,62 @@ def test_the_real_script_on_a_python_without_torch() -> None:
 @given(data=mangled_outputs(SAMPLES))
 def test_parse_is_total(data: bytes) -> None:
     assert_total(torch_probe.parse, to_text(data), None)
+
+
+PODMAN = ContainerSpec(runtime="podman", image="rocm/pytorch@sha256:" + "0a" * 32, options=["--shm-size=16g"])
+APPTAINER = ContainerSpec(runtime="apptainer", image="/shared/images/pytorch-rocm6.4.sif")
+
+
+def test_in_a_container_the_same_script_runs_on_the_images_python() -> None:
+    bare = torch_probe_argv()
+    told = ("--container-runtime", "podman", "--container-image", PODMAN.image)
+    gpus = ("--device=/dev/kfd", "--device=/dev/dri", "--group-add=video", "--group-add=render")
+    assert torch_probe_argv(container=PODMAN) == (
+        "podman", "run", "--rm", *gpus, "--ipc=host", "--network=host", "--shm-size=16g", PODMAN.image, *bare, *told
+    )  # fmt: skip
+    in_sif = torch_probe_argv(container=APPTAINER)
+    assert in_sif[: in_sif.index("python3")] == ("apptainer", "exec", "--rocm", APPTAINER.image)
+    assert torch_probe_shown(in_sif).startswith(
+        "apptainer exec --rocm /shared/images/pytorch-rocm6.4.sif python3 -c '<instinct-console torch probe>' --size"
+    )
+
+
+def test_what_the_container_was_and_what_the_script_saw_are_read() -> None:
+    params = {"size": 8192, "container_runtime": "podman", "container_image": PODMAN.image}
+    inside = torch_probe.parse(_document(params=params, container_seen="podman"))
+    assert isinstance(inside.data, TorchProbeResult) and inside.ok and inside.warnings == []
+    assert (inside.data.container_runtime, inside.data.container_image) == ("podman", PODMAN.image)
+    assert inside.summary["container_image"] == PODMAN.image
+    # Started in a container the script does not see itself in: said, not hidden (the runtime did run it).
+    unseen = torch_probe.parse(_document(params=params, container_seen=None))
+    assert unseen.ok and unseen.warnings == [
+        f"started in podman image {PODMAN.image}, but the script found no container"
+    ]
+
+
+@pytest.mark.parametrize(
+    "stderr",
+    [
+        "Trying to pull docker.io/rocm/pytorch:x...\nError: initializing source docker://rocm/pytorch:x: "
+        "manifest unknown\n",
+        "Unable to find image 'rocm/pytorch:x' locally\ndocker: Error response from daemon: pull access denied for "
+        "rocm/pytorch\nSee 'docker run --help'.\n",
+        "FATAL:   could not open image /img/x.sif: no such file or directory\n",
+    ],
+    ids=["podman", "docker", "apptainer"],
+)
+def test_a_runtime_that_did_not_start_the_image_is_no_document(stderr: str) -> None:
+    with pytest.raises(ParseError, match=r"the container runtime did not run the probe: (Error|docker|FATAL)"):
+        torch_probe.parse(stderr)
+
+
+def test_the_real_script_told_of_a_container() -> None:
+    """The script run here with the container options: it echoes them, and says what container it finds
+    itself in (this machine may itself be one: then no warning, else the warning)."""
+    argv = torch_probe_argv(container=PODMAN)
+    run = subprocess.run(list(argv[argv.index("python3") :]), capture_output=True, text=True, timeout=60, check=False)
+    parsed = parse_output(run.stdout + run.stderr)
+    assert isinstance(parsed.data, TorchProbeResult)
+    assert (parsed.data.container_runtime, parsed.data.container_image) == ("podman", PODMAN.image)
+    warned = any("the script found no container" in w for w in parsed.warnings)
+    assert warned is (parsed.data.container_seen is None)

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from console.sim.effects import EFFECTS
 from console.sim.faults import (
     DEMO_ORDER,
-    FABRIC_KINDS,
+    PLACED_KINDS,
     Fault,
     FaultKind,
     FaultScope,
@@ -32,14 +32,15 @@ def _acts(node: SimNode, kind: FaultKind, program: str = "amd-smi") -> bool:
 
 def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     assert set(EFFECTS) == set(FaultKind)
-    # Fabric faults need a multi-node run and a scenario placing them; a demo node gets faults it shows alone.
-    assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - FABRIC_KINDS)
-    assert len(FaultKind) == 53
+    # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
+    # a demo node gets faults it shows alone.
+    assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
+    assert len(FaultKind) == 55
 
 
-def test_random_draws_never_place_a_fabric_fault() -> None:
+def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
     kinds = {f.kind for seed in range(40) for f in random_faults(NAMES, 1.0, seed)}
-    assert not kinds & FABRIC_KINDS and len(kinds) > 30
+    assert not kinds & PLACED_KINDS and len(kinds) > 30
 
 
 @pytest.mark.parametrize(
@@ -186,6 +187,8 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.TORCH_GEMM_NAN: (3, None, {}, lambda n: n.torch.nonfinite == {3: 4096}),
     FaultKind.TORCH_ALLREDUCE_WRONG: (None, None, {}, lambda n: n.torch.all_reduce == "wrong"),
     FaultKind.TORCH_ALLREDUCE_HANG: (None, None, {}, lambda n: n.torch.all_reduce == "hang"),
+    FaultKind.CONTAINER_IMAGE_MISSING: (None, None, {}, lambda n: n.container.image_missing),
+    FaultKind.CONTAINER_NO_GPU: (None, None, {}, lambda n: n.container.no_gpu),
 }
 
 

@@ -57,7 +57,9 @@ TREND_RUNS = 8
 TREND_STEP = 0.02
 # What a workload is accepted on: what a stack change re-judges (issue 22: driver, ROCm, framework,
 # container image, firmware). Tools such as rvs or amd-smi do not change what a workload does.
-STACK_KEYS = ("rocm", "amdgpu_driver", "torch", "image")
+STACK_KEYS = ("rocm", "amdgpu_driver", "torch", "image", "image_ref")
+# The framework's image when its probe ran on the node's own python3 (no ``[pools.framework] container``).
+BARE = "node python3"
 FIRMWARE = "firmware."
 # Findings of a workload run that are not figures.
 _NOT_FIGURES = frozenset({"exit", "output", "run"})
@@ -88,12 +90,27 @@ def current_image(store: Store, inventory: Inventory, workload: str, pool: str) 
     return store.image_override(workload, pool) or spec.container.image
 
 
-def merge_stacks(stacks: Iterable[dict[str, str]], image: str | None = None) -> dict[str, str]:
-    """One pool's stack as a workload sees it (with its ``image``); a field its nodes disagree on reads
-    ``mixed: a | b``."""
+def framework_view(stack: dict[str, str]) -> dict[str, str]:
+    """A node's stack as the framework workload sees it: the image its probe ran in (``framework_image``,
+    with ``image_ref`` digest, tag or file) as ``image``; ``node python3`` when the probe ran bare (torch
+    read, no image). A stack without torch (no framework probe) says nothing of the image."""
+    seen = {k: v for k, v in stack.items() if k not in ("framework_image", "framework_image_ref", "image", "image_ref")}
+    if "framework_image" in stack:
+        seen["image"] = stack["framework_image"]
+        seen["image_ref"] = stack.get("framework_image_ref", "")
+    elif "torch" in stack:
+        seen["image"] = BARE
+    return seen
+
+
+def merge_stacks(
+    stacks: Iterable[dict[str, str]], image: str | None = None, *, framework: bool = False
+) -> dict[str, str]:
+    """One pool's stack as a workload sees it (with its ``image``; the framework's from its probe's runs,
+    ``framework_view``); a field its nodes disagree on reads ``mixed: a | b``."""
     values: dict[str, set[str]] = {}
-    for stack in stacks:
-        for key, value in stack.items():
+    for node_stack in stacks:
+        for key, value in (framework_view(node_stack) if framework else node_stack).items():
             if key in STACK_KEYS or key.startswith(FIRMWARE):
                 values.setdefault(key, set()).add(value)
     merged = {k: next(iter(v)) if len(v) == 1 else "mixed: " + " | ".join(sorted(v)) for k, v in values.items()}
@@ -396,7 +413,11 @@ def acceptance_state(
 
 def _settled_state(store: Store, inventory: Inventory, workload: str, pool: str) -> AcceptanceState:
     members = _members(inventory, pool)
-    current = merge_stacks(store.pool_stacks(members).values(), current_image(store, inventory, workload, pool))
+    current = merge_stacks(
+        store.pool_stacks(members).values(),
+        current_image(store, inventory, workload, pool),
+        framework=workload == FRAMEWORK,
+    )
     history = store.acceptance_history(workload, pool)
     accepting = [r for r in history if r.outcome in ACCEPTING]
     if not accepting:
@@ -424,9 +445,11 @@ def acceptance_states(store: Store, inventory: Inventory) -> list[AcceptanceStat
     ]
 
 
-def _sweep_stack(store: Store, sweep_id: int, nodes: list[str], image: str | None) -> dict[str, str]:
+def _sweep_stack(
+    store: Store, inventory: Inventory, sweep_id: int, *, workload: str, pool: str, nodes: list[str]
+) -> dict[str, str]:
     stacks = [json.loads(r["stack"]) for r in store.node_verdicts(sweep_id) if r["node"] in nodes]
-    return merge_stacks(stacks, image)
+    return merge_stacks(stacks, current_image(store, inventory, workload, pool), framework=workload == FRAMEWORK)
 
 
 def accept_workload(
@@ -453,7 +476,7 @@ def accept_workload(
             return ActionResult(False, refusal, {})
         run = pool_run(store, sweep_id, workload, _members(inventory, pool))
         assert run is not None  # run_refusal refused a sweep that did not run it
-        runs[pool] = (run, _sweep_stack(store, sweep_id, run.nodes, current_image(store, inventory, workload, pool)))
+        runs[pool] = (run, _sweep_stack(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes))
     inputs: dict[str, object] = {"sweep": sweep_id, "workload": workload, "reason": reason}
     with store.audited(ActionKind.ACCEPT.value, pools, inputs=inputs, user=user) as entry:
         for pool, (run, stack) in runs.items():
@@ -490,7 +513,7 @@ def record_outcomes(
             run = pool_run(store, sweep_id, workload, _members(inventory, pool))
             if not accepting or run is None:
                 continue
-            stack = _sweep_stack(store, sweep_id, run.nodes, current_image(store, inventory, workload, pool))
+            stack = _sweep_stack(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes)
             changes = stack_changes(accepting[-1].stack, stack)
             if not changes:
                 continue  # the accepted stack: nothing to re-judge
@@ -536,7 +559,7 @@ def last_accepted(store: Store, pool: str, workload: str | None = None) -> Accep
 
 def pin_fields_of(stack: dict[str, str]) -> dict[str, str]:
     """An accepted stack as pin fields (``StackPin.pinned_fields`` names): the image is not a package."""
-    return {k: v for k, v in stack.items() if k != "image" and not v.startswith("mixed: ")}
+    return {k: v for k, v in stack.items() if k not in ("image", "image_ref") and not v.startswith("mixed: ")}
 
 
 def images_to_restore(store: Store, inventory: Inventory, pool: str) -> dict[str, tuple[str, str]]:

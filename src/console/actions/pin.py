@@ -7,8 +7,9 @@ store keeps it, and it wins field by field over the inventory's ``[pools.pin]``.
 Drift verdicts reuse the check packs: every enabled check of family ``stack`` or ``firmware`` is
 evaluated against the effective pin, one pinned field at a time, so each finding belongs to exactly
 one field. A pinned field no pack check compares (``rccl``, ``rvs``, ``transferbench``) gets a pin
-check built on the same metric; one no sweep observes (``image_digest``, ``firmware_bundle``) is
-reported as UNKNOWN rather than silently passing.
+check built on the same metric; one no sweep observes (``firmware_bundle``; ``image_digest`` unless the
+pool runs its framework probe in an image named by digest, ``[pools.framework]``) is reported as
+UNKNOWN rather than silently passing.
 """
 
 from __future__ import annotations

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from console.inventory.model import Node, StackPin
 from console.model.findings import Scope, Subject
+from console.model.framework import TorchProbeResult
 from console.model.gpu import GpuRecord, LinkStatus, StackVersions, XgmiLink, merge_gpu_records
 from console.model.host import NicPort, OsRelease
+from console.model.workload import image_reference
 from console.probes.base import ParsedOutput
 from console.probes.ids import ProbeId
 
@@ -190,6 +192,21 @@ def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
     return sorted(joined.values(), key=lambda link: (link.src_index or 0, link.dst_index or 0))
 
 
+def _framework_image(parsed: Any) -> dict[str, str]:
+    """The image the framework probe ran in (``[pools.framework] container``), and whether it was named by
+    digest, tag or .sif file: a tag names whatever the node held under it that day, a digest one image."""
+    result = getattr(parsed, "data", None) if isinstance(parsed, ParsedOutput) else None
+    if not isinstance(result, TorchProbeResult) or result.container_image is None:
+        return {}
+    runtime = result.container_runtime or ""
+    image = result.container_image
+    seen = {"framework_image": image, "framework_image_ref": image_reference(runtime, image)}
+    if seen["framework_image_ref"] == "digest":
+        # What a pool pin's ``image_digest`` holds (``sha256:...``): a digest is observed, a tag never is.
+        seen["image_digest"] = "sha256:" + image.split("@sha256:", 1)[1]
+    return seen
+
+
 def _stack(facts: NodeFacts) -> dict[str, str]:
     stack: dict[str, str] = {}
     os_release = facts.parsed(ProbeId.HOST_OS)
@@ -224,6 +241,7 @@ def _stack(facts: NodeFacts) -> dict[str, str]:
         parsed = facts.parsed(probe)
         if isinstance(parsed, ParsedOutput) and parsed.tool_version:
             stack[key] = parsed.tool_version
+    stack.update(_framework_image(facts.parsed(ProbeId.FRAMEWORK_TORCH)))
     firmware_sets = {frozenset(g.firmware.items()) for g in facts.gpus if g.firmware}
     if len(firmware_sets) == 1:
         for block, fw_version in next(iter(firmware_sets)):

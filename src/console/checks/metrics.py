@@ -272,6 +272,8 @@ for _key, _probes in (
     ("rvs", [ProbeId.RVS_LEVEL3]),
     ("transferbench", [ProbeId.TB_A2A]),
     ("torch", [ProbeId.FRAMEWORK_TORCH]),
+    # The digest of the framework's image, when the pool runs its framework in one named by digest.
+    ("image_digest", [ProbeId.FRAMEWORK_TORCH]),
 ):
     METRICS[f"stack.{_key}"] = _stack_metric(_key, _probes)
 

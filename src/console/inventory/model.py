@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from console.model.workload import WorkloadSpec
+from console.model.workload import ContainerSpec, WorkloadSpec
 
 GPU_MODELS = ("MI300X", "MI325X", "MI350X", "MI355X", "MI250X")
 
@@ -124,6 +124,16 @@ class PoolLifecycle(_Strict):
         return data
 
 
+class PoolFramework(_Strict):
+    """Where a pool's framework (the framework probe, ``sweep --probes framework``) runs (``[pools.framework]``).
+
+    Without ``container`` the probe runs on the node's own ``python3``; with one, the same script runs
+    in that image, as a containerised workload does (one container type: ``ContainerSpec``, pinned).
+    """
+
+    container: ContainerSpec | None = None
+
+
 class Pool(_Strict):
     """Nodes that share a GPU model, an expected GPU count and a stack pin."""
 
@@ -140,6 +150,9 @@ class Pool(_Strict):
     )
     lifecycle: PoolLifecycle = Field(
         default_factory=PoolLifecycle, description="this pool's lifecycle values over the fleet's [lifecycle]"
+    )
+    framework: PoolFramework = Field(
+        default_factory=PoolFramework, description="where the framework probe runs: the node's python3 or a container"
     )
 
     @field_validator("gpu_model")

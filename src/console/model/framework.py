@@ -101,10 +101,23 @@ class TorchProbeResult(Model):
     devices: list[TorchDevice] = Field(default_factory=list)
     all_reduce: AllReduceStage = Field(default_factory=AllReduceStage)
     seconds: float | None = None
+    container_seen: str | None = Field(None, description="the container runtime the script found itself in")
     unknown_keys: list[str] = Field(default_factory=list, description="keys this parser has no field for")
     other_lines: list[str] = Field(
         default_factory=list, description="lines around the document (torch warnings, stderr), verbatim"
     )
+
+    @property
+    def container_runtime(self) -> str | None:
+        """The runtime the console started the script in (its ``--container-runtime``), None on the bare node."""
+        value = self.params.get("container_runtime")
+        return value if isinstance(value, str) else None
+
+    @property
+    def container_image(self) -> str | None:
+        """The image the console started the script in (its ``--container-image``), None on the bare node."""
+        value = self.params.get("container_image")
+        return value if isinstance(value, str) else None
 
     def stage_errors(self) -> list[str]:
         """``gpu3 bf16: HIP error: ...``: every stage that raised, the import excepted, in order."""

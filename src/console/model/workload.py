@@ -41,6 +41,22 @@ class ContainerSpec(_Strict):
             raise ValueError(f"image {image!r} is not pinned: give a digest (@sha256:...) or a tag other than latest")
         return self
 
+    @property
+    def reference(self) -> ImageReference:
+        """How ``image`` names its content (``image_reference``)."""
+        return image_reference(self.runtime, self.image)
+
+
+ImageReference = Literal["digest", "tag", "file"]
+
+
+def image_reference(runtime: str, image: str) -> ImageReference:
+    """How an image names what runs: a digest names one content for good; a tag names whatever the
+    registry or the node's cache holds under it today (it can move); an apptainer ``.sif`` path names a file."""
+    if runtime == "apptainer" and not image.startswith(("docker://", "oras://", "library://")):
+        return "file"
+    return "digest" if "@sha256:" in image else "tag"
+
 
 class ResultsSpec(_Strict):
     """Where the figures are in what the workload prints: a JSON line, or one pattern per figure."""

@@ -15,9 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from console.model.workload import ResultsSpec, WorkloadSpec
+from console.model.workload import ContainerSpec, ResultsSpec, WorkloadSpec
 
-__all__ = ["SRUN_IMMEDIATE_S", "Figures", "is_finite", "read_figures", "srun_refusal", "workload_argv"]
+__all__ = [
+    "SRUN_IMMEDIATE_S",
+    "Figures",
+    "container_argv",
+    "is_finite",
+    "read_figures",
+    "srun_refusal",
+    "workload_argv",
+]
 
 # What a containerised workload needs to reach the GPUs (ROCm's container guidance: the KFD and DRI
 # devices, the video and render groups, host IPC for RCCL's shared memory), and the host's network.
@@ -51,18 +59,22 @@ def workload_argv(spec: WorkloadSpec, hosts: Sequence[str] = ()) -> tuple[str, .
     and ``--kill-on-bad-exit`` ends every task once one fails, as a synchronous job cannot go on.
     """
     argv: tuple[str, ...] = tuple(spec.command)
-    container = spec.container
-    if container is not None:
-        if container.runtime == "apptainer":
-            argv = ("apptainer", "exec", "--rocm", *container.options, container.image, *argv)
-        else:
-            argv = (container.runtime, "run", "--rm", *_GPU_OPTIONS, *container.options, container.image, *argv)
+    if spec.container is not None:
+        argv = container_argv(spec.container, argv)
     if spec.nodes > 1:
         placed = (f"--nodelist={','.join(hosts)}",) if hosts else ()
         limits = (f"--immediate={SRUN_IMMEDIATE_S}", f"--time={math.ceil(spec.timeout_s / 60) + 1}")
         argv = ("srun", f"--nodes={spec.nodes}", *placed, "--ntasks-per-node=1", *limits, "--kill-on-bad-exit=1",
                 *argv)  # fmt: skip
     return argv
+
+
+def container_argv(container: ContainerSpec, argv: Sequence[str]) -> tuple[str, ...]:
+    """``argv`` run in ``container`` with the node's GPUs: the one place a command is put in a container
+    (a site workload's, the framework probe of a pool that names its framework's container)."""
+    if container.runtime == "apptainer":
+        return ("apptainer", "exec", "--rocm", *container.options, container.image, *argv)
+    return (container.runtime, "run", "--rm", *_GPU_OPTIONS, *container.options, container.image, *argv)
 
 
 def srun_refusal(stderr: str) -> str | None:

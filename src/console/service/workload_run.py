@@ -25,7 +25,7 @@ from console.inventory.hostlist import fold
 from console.inventory.model import Node
 from console.model.findings import Status
 from console.service.context import EngineContext
-from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.catalog import ProbeSet, in_pool, probes_for
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.events import Event, SweepStarted
 from console.sweep.workload_runs import RunLedger
@@ -123,7 +123,8 @@ async def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) ->
     commands: tuple[tuple[str, ...], ...] = ()
     notes = [f"first the quick probes on {fold(names)} (a node they cannot reach gets no workload)"]
     if command.workload == FRAMEWORK:
-        framework = [p for p in probes_for(ProbeSet.FRAMEWORK) if p.id.value.startswith(f"{FRAMEWORK}.")]
+        pool = inventory.pools.get(command.pool)
+        framework = [in_pool(p, pool) for p in probes_for(ProbeSet.FRAMEWORK) if p.id.value.startswith(f"{FRAMEWORK}.")]
         commands = tuple((p.shown,) if p.shown else tuple(p.argv) for p in framework)
         notes.append("then the framework probe on every node of the pool")
         timeout = max((p.timeout_s for p in framework), default=0.0)

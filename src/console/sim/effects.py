@@ -280,6 +280,16 @@ def _torch_all_reduce(outcome: str) -> Effect:
     return effect
 
 
+def _container_image_missing(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.container.image_missing = True
+
+
+def _container_no_gpu(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A runtime that does not pass /dev/kfd and /dev/dri through (rootless without the groups, an
+    # SELinux label, a CDI spec gone): the container's torch sees no GPU.
+    node.container.no_gpu = True
+
+
 def _behaviour(node: SimNode, fault: Fault, rng: random.Random) -> None:
     args = _str(fault, "args", "")
     node.behaviours.append(
@@ -390,6 +400,8 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.TORCH_GEMM_NAN: _torch_gemm_nan,
     FaultKind.TORCH_ALLREDUCE_WRONG: _torch_all_reduce("wrong"),
     FaultKind.TORCH_ALLREDUCE_HANG: _torch_all_reduce("hang"),
+    FaultKind.CONTAINER_IMAGE_MISSING: _container_image_missing,
+    FaultKind.CONTAINER_NO_GPU: _container_no_gpu,
     FaultKind.UPLINK_SLOW: _uplink_slow,
     FaultKind.RCCL_FLAKY: _rccl_flaky,
     FaultKind.DRIVER_NOT_LOADED: _flag("driver_loaded", False),

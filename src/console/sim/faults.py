@@ -76,6 +76,9 @@ class FaultKind(StrEnum):
     TORCH_GEMM_NAN = "torch_gemm_nan"
     TORCH_ALLREDUCE_WRONG = "torch_allreduce_wrong"
     TORCH_ALLREDUCE_HANG = "torch_allreduce_hang"
+    # The node's container runtime, as a containerised framework probe or workload meets it.
+    CONTAINER_IMAGE_MISSING = "container_image_missing"
+    CONTAINER_NO_GPU = "container_no_gpu"
 
 
 # Faults that act on how one program (optionally only some of its subcommands) answers, not on the
@@ -227,6 +230,12 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
 # every node behind it), so the demo and the random draws, which give a node a fault of its own that a
 # sweep of that node can see, leave them out; a scenario file places them.
 FABRIC_KINDS = frozenset({FaultKind.UPLINK_SLOW, FaultKind.RCCL_FLAKY})
+# Faults of the container runtime: only a command run in a container shows them (a pool's
+# ``[pools.framework] container``, a containerised workload), which no demo or random node runs, so
+# they too are left to a scenario file, beside a cluster file that names the container.
+CONTAINER_KINDS = frozenset({FaultKind.CONTAINER_IMAGE_MISSING, FaultKind.CONTAINER_NO_GPU})
+# Faults a scenario places and draws never do.
+PLACED_KINDS = FABRIC_KINDS | CONTAINER_KINDS
 
 
 # A fault drawn for a demo or at random hits amd-smi whole, except where that would be a burden rather
@@ -262,5 +271,5 @@ def random_faults(node_names: list[str], fraction: float, seed: int, gpus: int =
         raise ValueError(f"fraction must be within 0..1, got {fraction}")
     rng = random.Random(f"random:{seed}")
     chosen = rng.sample(node_names, round(fraction * len(node_names)))
-    kinds = sorted(set(FaultKind) - FABRIC_KINDS)
+    kinds = sorted(set(FaultKind) - PLACED_KINDS)
     return [make_fault(rng.choice(kinds), node, rng, gpus) for node in chosen]

@@ -227,6 +227,13 @@ class SimTorch(Model):
     all_reduce: str = Field("ok", description="ok, wrong (a rank's sum is off) or hang (a rank never finishes)")
 
 
+class SimContainer(Model):
+    """What the node's container runtimes (docker, podman, apptainer) do with any image; container faults change it."""
+
+    image_missing: bool = Field(False, description="no image is present and the pull is refused")
+    no_gpu: bool = Field(False, description="containers get no GPU device, whatever options they are given")
+
+
 class SimBehaviour(Model):
     """How one program (or some of its subcommands) misbehaves on a node: a behaviour fault, resolved."""
 
@@ -271,6 +278,7 @@ class SimNode(Model):
     rccl_busbw_factor: float = 1.0
     rccl_latency_us: float = Field(0.0, description="added to every collective's time: small messages show it")
     torch: SimTorch = Field(default_factory=SimTorch)
+    container: SimContainer = Field(default_factory=SimContainer)
     uplink: str | None = Field(None, description="the slow switch uplink this node sits behind (uplink_slow)")
     uplink_factor: float = Field(1.0, description="what a run crossing that uplink keeps of its busbw")
     rccl_flaky_every: int = Field(0, description="every Nth multi-node run with this node fails (0: never)")

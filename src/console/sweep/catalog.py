@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from console.inventory.model import Pool
 from console.probes import Tool, parse_output
 from console.probes.base import ParseError
 from console.probes.host import (
@@ -375,6 +376,21 @@ PROBES: tuple[ProbeSpec, ...] = (
 )
 
 PROBES_BY_ID: dict[str, ProbeSpec] = {p.id: p for p in PROBES}
+
+
+def in_pool(spec: ProbeSpec, pool: Pool | None) -> ProbeSpec:
+    """``spec`` as it runs on a node of ``pool``: the framework probe in the container the pool names for
+    its framework (``[pools.framework] container``), every other probe (and a pool without one) as it is."""
+    container = pool.framework.container if pool is not None else None
+    if spec.id != ProbeId.FRAMEWORK_TORCH or container is None:
+        return spec
+    argv = torch_probe_argv(container=container)
+    return replace(
+        spec,
+        argv=argv,
+        shown=torch_probe_shown(argv),
+        description=f"PyTorch in {container.runtime} image {container.image}: HIP build, devices, GEMMs, all-reduce",
+    )
 
 
 def probes_for(level: ProbeSet | str, families: set[str] | None = None) -> list[ProbeSpec]:

@@ -36,7 +36,7 @@ from console.sweep.bundle import (
     group_probes,
     split_bundle,
 )
-from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, probes_for
+from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, in_pool, probes_for
 from console.sweep.events import (
     Event,
     NodeDone,
@@ -603,7 +603,7 @@ class SweepEngine:
 
     def _form_for(self, node: Node, spec: ProbeSpec) -> ProbeSpec:
         fallback = spec.fallback_spec() if (node.name, spec.id) in self._refused else None
-        return fallback or spec
+        return in_pool(fallback or spec, self.inventory.pools.get(node.pool))
 
     async def _with_fallbacks(self, node: Node, runs: list[_ProbeRun], deadline: float | None) -> list[ProbeOutcome]:
         """Finish ``runs``; those whose narrow form the tool refused as unknown run again in their full form."""
@@ -870,6 +870,7 @@ class SweepEngine:
         for outcome in outcomes.values():
             if not outcome.usable:
                 spec = PROBES_BY_ID.get(outcome.probe)
+                spec = in_pool(spec, self.inventory.pools.get(node.pool)) if spec else None  # the command it ran
                 family, command = (spec.family, spec.command_line) if spec else ("probe", outcome.probe)
                 findings.append(unanswered_probe_finding(facts, outcome, family, command))
         if (lost := _dropped(outcomes)) is not None:

@@ -32,6 +32,9 @@ KIND = "torch"
 _MARK = f'"probe": "{PROBE_NAME}"'
 # What Python prints when ``import torch`` fails before the script could say so itself.
 _IMPORT_FAILED = re.compile(r"^(?:ModuleNotFoundError|ImportError|OSError): .*(?:torch|libtorch|libamdhip|\.so).*$")
+# What a container runtime prints when it could not start the image (absent, pull refused, bad option):
+# docker's daemon error, podman's ``Error:``, apptainer's ``FATAL:``. The script never ran: no verdict.
+_RUNTIME_FAILED = re.compile(r"^(?:docker: Error response from daemon: |Error: |FATAL: +)\S.*$")
 
 
 def detect(text: str) -> Detection | None:
@@ -78,6 +81,9 @@ def parse(text: str, kind: str | None = None) -> ParsedOutput:
 def _without_document(lines: list[str]) -> ParsedOutput:
     """A traceback of ``import torch`` (the script could not print its document), else unreadable."""
     failed = next((line.strip() for line in reversed(lines) if _IMPORT_FAILED.match(line.strip())), None)
+    refused = next((line.strip() for line in lines if _RUNTIME_FAILED.match(line.strip())), None)
+    if failed is None and refused is not None:
+        raise ParseError(f"the container runtime did not run the probe: {refused[:300]}")
     if failed is None:
         first = lines[0][:120] if lines else "no output"
         raise ParseError(f"no torch probe document in the output: {first!r}")
@@ -203,7 +209,7 @@ def _device(raw: Any, position: int, notes: _Notes) -> TorchDevice:
 
 
 def _result(raw: dict[str, Any], notes: _Notes) -> TorchProbeResult:
-    top = {"probe", "schema", "python", "params", "torch", "devices", "all_reduce", "seconds"}
+    top = {"probe", "schema", "python", "params", "torch", "devices", "all_reduce", "seconds", "container_seen"}
     for key in raw:
         if key not in top:
             notes.unknown_key(key)
@@ -228,8 +234,14 @@ def _result(raw: dict[str, Any], notes: _Notes) -> TorchProbeResult:
             **_fields(reduce, _ALLREDUCE_FIELDS, "all_reduce", notes, set()),
         ),
         seconds=_take(raw, "seconds", _FLOAT, "document", notes),
+        container_seen=_take(raw, "container_seen", _STR, "document", notes),
     )
     result.unknown_keys = notes.unknown
+    if result.container_image is not None and result.container_seen is None:
+        # Not a failure of the framework (the runtime ran the script), but not what was asked either: said.
+        notes.said.append(
+            f"started in {result.container_runtime} image {result.container_image}, but the script found no container"
+        )
     return result
 
 
@@ -243,5 +255,6 @@ def _summary(result: TorchProbeResult) -> dict[str, Any]:
         "bf16_min_tflops": min(bf16) if bf16 else None,
         "fp8_min_tflops": min(fp8) if fp8 else None,
         "all_reduce_correct": result.all_reduce.correct,
+        "container_image": result.container_image,
         "stage_errors": len(result.stage_errors()),
     }

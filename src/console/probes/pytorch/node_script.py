@@ -79,7 +79,26 @@ def _options(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=3, help="GEMMs before timing (kernel selection, clocks)")
     parser.add_argument("--allreduce-mib", type=int, default=64, help="all-reduce message per rank, MiB")
     parser.add_argument("--allreduce-timeout", type=float, default=120.0, help="seconds before the ranks are killed")
+    # What the console started this script in (echoed in ``params``); ``container_seen`` is what the
+    # script itself finds, so a document says both what was asked and what it ran in.
+    parser.add_argument("--container-runtime", default=None, help="docker, podman or apptainer")
+    parser.add_argument("--container-image", default=None, help="the image, as the console named it")
     return parser.parse_args(argv)
+
+
+def _container_seen() -> Any:
+    """The container runtime this process finds itself in, from the marks each leaves, else None:
+    podman sets ``container=podman``, docker creates ``/.dockerenv``, apptainer sets ``APPTAINER_CONTAINER``."""
+    podman = os.environ.get("container")  # noqa: SIM112 (podman's variable is lower-case)
+    if podman:
+        return podman
+    if os.path.exists("/.dockerenv"):
+        return "docker"
+    if os.environ.get("APPTAINER_CONTAINER") or os.environ.get("SINGULARITY_CONTAINER"):
+        return "apptainer"
+    if os.path.exists("/run/.containerenv"):
+        return "podman"
+    return None
 
 
 def _gemm(torch: Any, device: Any, operands: tuple[Any, Any], run: Any, opts: argparse.Namespace) -> dict[str, Any]:
@@ -225,6 +244,7 @@ def main(argv: list[str]) -> int:
     opts = _options(argv)
     started = time.perf_counter()
     doc: dict[str, Any] = {"probe": PROBE, "schema": SCHEMA, "python": platform.python_version(), "params": vars(opts)}
+    doc["container_seen"] = _container_seen()
     skipped = {"status": "skipped", "error": "torch could not be imported"}
     try:
         torch = importlib.import_module("torch")

@@ -44,7 +44,8 @@ def handle(ctx: SimContext, argv: list[str]) -> SimReply:
         )
     options = _options(argv[3:])
     node = ctx.node
-    started: dict[str, Any] = {"probe": PROBE_NAME, "schema": SCHEMA, "python": _python(node), "params": options}
+    started: dict[str, Any] = {"probe": PROBE_NAME, "schema": SCHEMA, "python": _python(node), "params": options,
+                               "container_seen": _container_seen(ctx)}  # fmt: skip
     if not node.torch.installed:
         doc = {
             **started,
@@ -82,7 +83,17 @@ def _options(args: list[str]) -> dict[str, Any]:
         "warmup": int(number("--warmup", GEMM_WARMUP)),
         "allreduce_mib": int(number("--allreduce-mib", ALLREDUCE_MIB)),
         "allreduce_timeout": number("--allreduce-timeout", ALLREDUCE_TIMEOUT_S),
+        "container_runtime": given.get("--container-runtime"),
+        "container_image": given.get("--container-image"),
     }
+
+
+def _container_seen(ctx: SimContext) -> str | None:
+    """The runtime whose mark the script finds (the simulated runtimes set podman's and apptainer's
+    variables; docker's /.dockerenv is read as the variable the simulated docker sets in its place)."""
+    if ctx.env.get("container"):
+        return ctx.env["container"]
+    return "apptainer" if ctx.env.get("APPTAINER_CONTAINER") else None
 
 
 def _python(node: SimNode) -> str:

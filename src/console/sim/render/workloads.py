@@ -12,7 +12,9 @@ nodes (``SLURM_JOB_NODELIST``): every rank reports the job's pace and its NaN, a
 
 from __future__ import annotations
 
+import itertools
 import json
+from dataclasses import replace
 
 from console.sim.commands import SimContext, SimReply, program_name, run_program
 from console.sim.models import SimNode, build_node
@@ -45,22 +47,64 @@ def handle(ctx: SimContext, argv: list[str]) -> SimReply:
             return SimReply(
                 stdout="", stderr=f"apptainer: the simulated node runs only 'exec': {argv[1:2]}\n", exit_status=255
             )
-        inner = _after_image(argv[2:], _APPTAINER_VALUE)
+        options, image, inner = _split(argv[2:], _APPTAINER_VALUE)
+        gpus = "--rocm" in options
     else:
         if argv[1:2] != ["run"]:
             return SimReply(stdout="", stderr=f"{name}: the simulated node runs only 'run'\n", exit_status=125)
-        inner = _after_image(argv[2:], _RUN_VALUE)
+        options, image, inner = _split(argv[2:], _RUN_VALUE)
+        devices = {o.removeprefix("--device=") for o in options}
+        devices |= {value for flag, value in itertools.pairwise(options) if flag == "--device"}
+        gpus = {"/dev/kfd", "/dev/dri"} <= devices
     if not inner:
         return SimReply(stdout="", stderr=f"{name}: no image or no command given\n", exit_status=125)
-    return run_program(ctx, inner)
+    if ctx.node.container.image_missing:
+        return _image_refused(name, image)
+    # Inside, the command finds the marks its runtime leaves (podman's ``container`` variable, docker's
+    # /.dockerenv, apptainer's APPTAINER_CONTAINER) and only the GPUs the runtime passed through.
+    mark = ("APPTAINER_CONTAINER", image) if name == "apptainer" else ("container", name)
+    env = {**ctx.env, mark[0]: mark[1]}
+    node = ctx.node if gpus and not ctx.node.container.no_gpu else ctx.node.model_copy(update={"gpus": []})
+    return run_program(replace(ctx, node=node, env=env), inner)
 
 
-def _after_image(args: list[str], takes_value: set[str]) -> list[str]:
-    """The command after the runtime's options and the image."""
+def _split(args: list[str], takes_value: set[str]) -> tuple[list[str], str, list[str]]:
+    """The runtime's options, the image and the command after it."""
     i = 0
     while i < len(args) and args[i].startswith("-"):
         i += 2 if args[i] in takes_value else 1
-    return args[i + 1 :]
+    return args[:i], (args[i] if i < len(args) else ""), args[i + 1 :]
+
+
+def _image_refused(runtime: str, image: str) -> SimReply:
+    """What each runtime prints when the image is not on the node and the registry refuses the pull."""
+    reference = image.split("://", 1)[-1]
+    if runtime == "apptainer":
+        if image == reference:  # a .sif path
+            said = f"could not open image {image}: failed to retrieve path for {image}: lstat {image}: "
+            said += "no such file or directory"
+        else:
+            said = f"While making image from oci registry: error fetching image to cache: {image}: manifest unknown"
+        return SimReply(stdout="", stderr=f"FATAL:   {said}\n", exit_status=255)
+    first = reference.split("/", 1)[0]
+    if runtime == "podman" and "." not in first and ":" not in first:
+        reference = f"docker.io/{reference}"  # podman names the registry it tried
+    named = reference.split("@", 1)[0]
+    repository = named.rsplit(":", 1)[0] if ":" in named.rsplit("/", 1)[-1] else named
+    if runtime == "podman":
+        return SimReply(
+            stdout="",
+            stderr=f"Trying to pull {reference}...\n"
+            f"Error: initializing source docker://{reference}: reading manifest in {repository}: manifest unknown\n",
+            exit_status=125,
+        )
+    return SimReply(
+        stdout="",
+        stderr=f"Unable to find image '{reference}' locally\n"
+        f"docker: Error response from daemon: pull access denied for {repository}, repository does not exist or "
+        "may require 'docker login': denied: requested access to the resource is denied.\nSee 'docker run --help'.\n",
+        exit_status=125,
+    )
 
 
 def _pace(ctx: SimContext, nodes: list[SimNode]) -> float:
