@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -274,3 +275,43 @@ def test_reruns_go_to_the_worker_that_has_the_node(hanging: SimCluster, packs: d
     seen = asyncio.run(run())
     assert [s for s, _, _ in seen] == [Status.PASS] * 3, seen
     assert len({pid for _, _, pid in seen}) == 1 and seen[0][2] is not None
+
+
+def test_a_worker_that_never_says_ready_is_killed_and_its_node_is_unknown(
+    packs: dict[str, CheckPack], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker silent at start (stuck importing, a wrong interpreter) must not hold the sweep for ever:
+    its nodes' budgets only start once it is ready. Before, the sweep waited on it with no deadline."""
+    from dataclasses import replace
+
+    from console.inventory import from_mapping
+    from console.service import workers
+    from console.service.assembly import build_transport
+
+    monkeypatch.setattr(workers, "START_WAIT_S", 0.5)
+    inventory = from_mapping(
+        {
+            "name": "silent",
+            "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu001"}],
+            "hosts": {"gpu001": {"address": "127.0.0.1"}},
+        }
+    )
+    spec = EngineSpec(inventory, packs, None, workers=1)
+    # A process that reads nothing and says nothing: the marker lets the test find it, were it left behind.
+    silent = [sys.executable, "-c", "import time; time.sleep(3600)", "instinct-silent-worker"]
+    pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=silent)
+    engine = build_engine(spec, None, pool)
+
+    async def run() -> tuple[Status, str]:
+        try:
+            # The bound is the test's own guard: without the fix the sweep never ends.
+            result = await asyncio.wait_for(engine.run(), 60)
+        finally:
+            await engine.close()
+        verdict = result.verdicts["gpu001"]
+        return verdict.status, verdict.reason
+
+    status, reason = asyncio.run(run())
+    assert status is Status.UNKNOWN
+    assert "would not start" in reason and "not ready within 0.5 s" in reason, reason
+    assert local_processes_matching("instinct-silent-worker") == []

@@ -45,6 +45,10 @@ WORKER_MODULE = "console.service.worker"
 # (imports, check packs), about what 30 nodes cost to check (~33 ms each, bench/README.md).
 AUTO_MIN_NODES = 64
 STOP_WAIT_S = 15.0  # a stopping worker waits for its kills on the nodes (their grace) before it exits
+# A worker says it is ready after ~1 s of CPU; one silent far longer (stuck importing, on a full disk, a
+# wrong interpreter) is killed and its nodes are UNKNOWN, instead of the sweep waiting for it for ever:
+# its nodes' budgets only start once it is ready.
+START_WAIT_S = 120.0
 _STDERR_LINES = 20
 
 
@@ -179,10 +183,16 @@ class WorkerPool(WrappedTransport):
         worker.stderr_reader = asyncio.ensure_future(self._read_stderr(worker))
         assert proc.stdout is not None
         try:  # it imports and builds its engine (~1 s of CPU) before it says so
-            said = await _read_message(proc.stdout)
+            said = await asyncio.wait_for(_read_message(proc.stdout), START_WAIT_S)
         except WireError as exc:
             said = str(exc)
+        except TimeoutError:
+            said = f"not ready within {START_WAIT_S:g} s"
+            worker.stderr.append(said)
         if said != ("ready",):
+            # Silent, or it said something else: it is no worker of ours; kill it rather than wait for its end.
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
             status = await proc.wait()
             with contextlib.suppress(BaseException):
                 await worker.stderr_reader
