@@ -211,6 +211,10 @@ class WorkerPool(WrappedTransport):
                 self._dispatch(worker, message)
         except (WireError, ValueError) as exc:
             why = str(exc)
+            # Out of step: nothing more it says can be read, and it may run on for ever. Its nodes fail now;
+            # it is asked to stop (its kills on the nodes), and killed if it does not.
+            self._ended(worker, f"{why}; stopped")
+            await self._stop(worker)
         status = await worker.proc.wait()
         self._ended(worker, f"{why}; {_exit_text(status)}")
 
@@ -250,22 +254,26 @@ class WorkerPool(WrappedTransport):
                 pending.done.set_exception(TransportError(pending.node, ErrorKind.DISCONNECTED, worker.ended))
         worker.pending.clear()
 
+    async def _stop(self, worker: _Worker) -> None:
+        """Ask ``worker`` to stop (it cancels its nodes and waits for their kills), and kill it if it has not
+        exited within ``STOP_WAIT_S``."""
+        if worker.proc.returncode is None and worker.proc.stdin is not None and not worker.proc.stdin.is_closing():
+            with contextlib.suppress(Exception):
+                worker.send(("stop",))
+                worker.proc.stdin.close()
+        try:
+            await asyncio.wait_for(worker.proc.wait(), STOP_WAIT_S)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                worker.proc.kill()
+            await worker.proc.wait()
+
     async def close(self) -> None:
         """Stop every worker (each cancels its nodes and waits for their kills on the nodes), then close
         the console's own transport."""
         workers = [w for w in self._slots if w is not None]
+        await asyncio.gather(*(self._stop(worker) for worker in workers))
         for worker in workers:
-            if worker.ended is None and worker.proc.stdin is not None:
-                with contextlib.suppress(Exception):
-                    worker.send(("stop",))
-                    worker.proc.stdin.close()
-        for worker in workers:
-            try:
-                await asyncio.wait_for(worker.proc.wait(), STOP_WAIT_S)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    worker.proc.kill()
-                await worker.proc.wait()
             for task in (worker.reader, worker.stderr_reader):
                 if task is not None:
                     with contextlib.suppress(BaseException):
