@@ -334,3 +334,25 @@ def test_a_slow_small_message_all_reduce_warns_and_a_normal_one_passes() -> None
     assert seen["healthy"].status.value == "PASS" and float(seen["healthy"].evidence.observed or 0) < 50
     assert seen["slow"].status.value == "WARN" and "(warn if > 50)" in seen["slow"].message
     assert seen["slow"].evidence.action is not None and seen["slow"].evidence.action.value == "monitor"
+
+
+@pytest.mark.parametrize(
+    "listing",
+    [
+        # amd-smi 6.4.1's header dump with a record printed on one line: the parser reads blocks only.
+        'Dumping CPER file header entries for GPU 3:\n"0": {"error_severity": "FATAL", "timestamp": "2026/12/01"}\n',
+        # the 7.1 table with a row garbled past reading (its severity lost).
+        "timestamp  gpu_id  severity  file_name  list of afids\n2026/12/01 10:00:00  3  F\x00TAL  x.cper  18\n",
+    ],
+    ids=["6.4.1-one-line-record", "7.1-garbled-row"],
+)
+def test_a_cper_line_not_read_as_a_record_is_never_pass(listing: str) -> None:
+    """The parser says which lines it could not read; a record hidden in one must not read as "0 fatal"."""
+    from console.probes.amdsmi import parse
+
+    parsed = parse(listing, "ras")
+    assert parsed.ok and not parsed.data.cper and parsed.warnings  # read as no record, the line said
+    findings = _findings([_gpu(i) for i in range(8)], **{"amdsmi.cper": ProbeOutcome("amdsmi.cper", parsed)})
+    cper = [f for f in findings if f.check_id.startswith("ras.cper_")]
+    assert cper and all(f.status is Status.UNKNOWN for f in cper), [(f.check_id, f.status) for f in cper]
+    assert "not read as records" in cper[0].message, cper[0].message

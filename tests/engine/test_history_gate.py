@@ -94,6 +94,11 @@ def test_max_age_runs_nothing_and_refuses_what_would(
         assert main(["sweep", "-i", cluster, "--store", db, "--max-age", "1d", *extra]) == 2, extra
     err = capsys.readouterr().err
     assert "--via-slurm does not apply" in err and "--probes multinode does not apply" in err
+    # Extra check packs cannot change verdicts already stored: taking them silently would gate on other packs.
+    packs = tmp_path / "stricter"
+    packs.mkdir()
+    assert main(["sweep", "-i", cluster, "--store", db, "--max-age", "1d", "--checks", str(packs)]) == 2
+    assert "--checks does not apply" in capsys.readouterr().err
     with pytest.raises(SystemExit) as refused:  # argparse's own usage error
         main(["sweep", "-i", cluster, "--store", db, "--max-age", "1w"])
     assert refused.value.code == 2 and "'1w': give seconds, or a number with s, m, h or d" in capsys.readouterr().err

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -274,3 +275,99 @@ def test_reruns_go_to_the_worker_that_has_the_node(hanging: SimCluster, packs: d
     seen = asyncio.run(run())
     assert [s for s, _, _ in seen] == [Status.PASS] * 3, seen
     assert len({pid for _, _, pid in seen}) == 1 and seen[0][2] is not None
+
+
+def test_a_worker_that_never_says_ready_is_killed_and_its_node_is_unknown(
+    packs: dict[str, CheckPack], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker silent at start (stuck importing, a wrong interpreter) must not hold the sweep for ever:
+    its nodes' budgets only start once it is ready. Before, the sweep waited on it with no deadline."""
+    from dataclasses import replace
+
+    from console.inventory import from_mapping
+    from console.service import workers
+    from console.service.assembly import build_transport
+
+    monkeypatch.setattr(workers, "START_WAIT_S", 0.5)
+    inventory = from_mapping(
+        {
+            "name": "silent",
+            "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu001"}],
+            "hosts": {"gpu001": {"address": "127.0.0.1"}},
+        }
+    )
+    spec = EngineSpec(inventory, packs, None, workers=1)
+    # A process that reads nothing and says nothing: the marker lets the test find it, were it left behind.
+    silent = [sys.executable, "-c", "import time; time.sleep(3600)", "instinct-silent-worker"]
+    pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=silent)
+    engine = build_engine(spec, None, pool)
+
+    async def run() -> tuple[Status, str]:
+        try:
+            # The bound is the test's own guard: without the fix the sweep never ends.
+            result = await asyncio.wait_for(engine.run(), 60)
+        finally:
+            await engine.close()
+        verdict = result.verdicts["gpu001"]
+        return verdict.status, verdict.reason
+
+    status, reason = asyncio.run(run())
+    assert status is Status.UNKNOWN
+    assert "would not start" in reason and "not ready within 0.5 s" in reason, reason
+    assert local_processes_matching("instinct-silent-worker") == []
+
+
+# A worker that answers ready, takes its first node, then sends a frame that is no message and runs on.
+_OUT_OF_STEP = """
+import struct, sys, time
+from console.service.wire import encode
+def frame():
+    (length,) = struct.unpack(">I", sys.stdin.buffer.read(4))
+    return sys.stdin.buffer.read(length)
+frame()  # the engine's spec
+sys.stdout.buffer.write(encode(("ready",)))
+sys.stdout.buffer.flush()
+frame()  # its first node
+sys.stdout.buffer.write(struct.pack(">I", 5) + b"xxxxx")
+sys.stdout.buffer.flush()
+time.sleep(3600)
+"""
+
+
+def test_a_worker_out_of_step_fails_its_nodes_and_is_stopped(
+    packs: dict[str, CheckPack], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frame the pool cannot read leaves the stream out of step: its nodes are UNKNOWN at once, saying
+    why, and the worker is stopped (killed when it does not stop). Before, the pool waited for it to exit
+    on its own, and with no --probe-timeout its nodes waited with it for ever."""
+    from dataclasses import replace
+
+    from console.inventory import from_mapping
+    from console.service import workers
+    from console.service.assembly import build_transport
+
+    monkeypatch.setattr(workers, "STOP_WAIT_S", 0.5)  # the fake ignores the stop: it is killed after this
+    inventory = from_mapping(
+        {
+            "name": "garbled",
+            "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu001"}],
+            "hosts": {"gpu001": {"address": "127.0.0.1"}},
+        }
+    )
+    spec = EngineSpec(inventory, packs, None, workers=1)
+    fake = [sys.executable, "-c", _OUT_OF_STEP, "instinct-garbled-worker"]
+    pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=fake)
+    engine = build_engine(spec, None, pool)
+
+    async def run() -> tuple[Status, str]:
+        try:
+            result = await asyncio.wait_for(engine.run(), 60)  # the test's own guard: before, it never ended
+        finally:
+            await engine.close()
+        verdict = result.verdicts["gpu001"]
+        return verdict.status, verdict.reason
+
+    status, reason = asyncio.run(run())
+    assert status is Status.UNKNOWN
+    assert "unreadable frame" in reason, reason
+    assert local_processes_matching("instinct-garbled-worker") == []

@@ -574,6 +574,7 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
     if strays or not subjects:
         subjects.append((None, _node(facts)))
     pages_read = facts.answered([ProbeId.AMDSMI_BAD_PAGES])
+    skipped = unread_cper_lines(parsed.warnings)
     observations = []
     for index, subject in subjects:
         mine = by_gpu.get(index, []) if index is not None else [r for i in strays for r in by_gpu[i]]
@@ -588,6 +589,11 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
             # AFID 19 says the bad-page threshold was reached; the GPU's own retired pages say otherwise.
             action, action_why = Remedy.REBOOT, doubt
         cut = truncation_doubt(listed.get(index, 0), facts.stack.get("rocm")) if index is not None else None
+        if skipped and not counted.counted:
+            # A line of the listing the parser could not read as a record may be a record of any GPU and any
+            # severity: none counted here is then no proof of none.
+            observations.append(Observation(subject, None, skipped, ProbeId.AMDSMI_CPER))
+            continue
         if cut is not None and not counted.counted:
             # No record of this class among the 20 read is no proof there is none among those not read.
             observations.append(Observation(subject, None, cut, ProbeId.AMDSMI_CPER))
@@ -603,6 +609,7 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
                         counted.detail(severity=wanted == "unknown"),
                         action_why if action is Remedy.REBOOT else None,
                         cut,
+                        skipped,
                     )
                     if p
                 ),
@@ -612,6 +619,20 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
             )
         )
     return observations
+
+
+# How a CPER parser says a line of the listing was no record it could read (``tables.parse_cper`` and the
+# 6.4.1 header dump of ``probes.amdsmi.cper``); a key it did not read inside a record is another warning.
+_UNREAD_CPER = ("not a CPER record: ", "not a CPER header line: ")
+
+
+def unread_cper_lines(warnings: Iterable[str]) -> str | None:
+    """Why the CPER listing may hold records not counted: the lines its parser could not read, or None."""
+    unread = [w.split(": ", 1)[1] for w in warnings if w.startswith(_UNREAD_CPER)]
+    if not unread:
+        return None
+    more = f" (+{len(unread) - 1} more)" if len(unread) > 1 else ""
+    return f"{len(unread)} line(s) of the CPER listing not read as records, e.g. {unread[0][:120]!r}{more}"
 
 
 @metric("gpu.cper_fatal")

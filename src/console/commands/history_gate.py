@@ -39,6 +39,13 @@ def refuse_with_max_age(args: argparse.Namespace) -> None:
     for name, option in _RUNS_SOMETHING:
         if getattr(args, name, None):
             raise UsageError(f"--max-age answers from the history and sweeps nothing: {option} does not apply")
+    if getattr(args, "checks", None):
+        # The stored verdicts were judged with the packs of their own sweeps: a gate that took --checks and
+        # still answered from them would pass a node those packs were never applied to.
+        raise UsageError(
+            "--max-age answers from verdicts already judged: --checks does not apply (sweep without --max-age"
+            " to judge with those packs)"
+        )
     if args.probes == ProbeSet.MULTINODE:
         raise UsageError("--max-age judges nodes one by one: --probes multinode does not apply")
 

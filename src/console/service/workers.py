@@ -45,6 +45,10 @@ WORKER_MODULE = "console.service.worker"
 # (imports, check packs), about what 30 nodes cost to check (~33 ms each, bench/README.md).
 AUTO_MIN_NODES = 64
 STOP_WAIT_S = 15.0  # a stopping worker waits for its kills on the nodes (their grace) before it exits
+# A worker says it is ready after ~1 s of CPU; one silent far longer (stuck importing, on a full disk, a
+# wrong interpreter) is killed and its nodes are UNKNOWN, instead of the sweep waiting for it for ever:
+# its nodes' budgets only start once it is ready.
+START_WAIT_S = 120.0
 _STDERR_LINES = 20
 
 
@@ -179,10 +183,16 @@ class WorkerPool(WrappedTransport):
         worker.stderr_reader = asyncio.ensure_future(self._read_stderr(worker))
         assert proc.stdout is not None
         try:  # it imports and builds its engine (~1 s of CPU) before it says so
-            said = await _read_message(proc.stdout)
+            said = await asyncio.wait_for(_read_message(proc.stdout), START_WAIT_S)
         except WireError as exc:
             said = str(exc)
+        except TimeoutError:
+            said = f"not ready within {START_WAIT_S:g} s"
+            worker.stderr.append(said)
         if said != ("ready",):
+            # Silent, or it said something else: it is no worker of ours; kill it rather than wait for its end.
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
             status = await proc.wait()
             with contextlib.suppress(BaseException):
                 await worker.stderr_reader
@@ -201,6 +211,10 @@ class WorkerPool(WrappedTransport):
                 self._dispatch(worker, message)
         except (WireError, ValueError) as exc:
             why = str(exc)
+            # Out of step: nothing more it says can be read, and it may run on for ever. Its nodes fail now;
+            # it is asked to stop (its kills on the nodes), and killed if it does not.
+            self._ended(worker, f"{why}; stopped")
+            await self._stop(worker)
         status = await worker.proc.wait()
         self._ended(worker, f"{why}; {_exit_text(status)}")
 
@@ -240,22 +254,26 @@ class WorkerPool(WrappedTransport):
                 pending.done.set_exception(TransportError(pending.node, ErrorKind.DISCONNECTED, worker.ended))
         worker.pending.clear()
 
+    async def _stop(self, worker: _Worker) -> None:
+        """Ask ``worker`` to stop (it cancels its nodes and waits for their kills), and kill it if it has not
+        exited within ``STOP_WAIT_S``."""
+        if worker.proc.returncode is None and worker.proc.stdin is not None and not worker.proc.stdin.is_closing():
+            with contextlib.suppress(Exception):
+                worker.send(("stop",))
+                worker.proc.stdin.close()
+        try:
+            await asyncio.wait_for(worker.proc.wait(), STOP_WAIT_S)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                worker.proc.kill()
+            await worker.proc.wait()
+
     async def close(self) -> None:
         """Stop every worker (each cancels its nodes and waits for their kills on the nodes), then close
         the console's own transport."""
         workers = [w for w in self._slots if w is not None]
+        await asyncio.gather(*(self._stop(worker) for worker in workers))
         for worker in workers:
-            if worker.ended is None and worker.proc.stdin is not None:
-                with contextlib.suppress(Exception):
-                    worker.send(("stop",))
-                    worker.proc.stdin.close()
-        for worker in workers:
-            try:
-                await asyncio.wait_for(worker.proc.wait(), STOP_WAIT_S)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    worker.proc.kill()
-                await worker.proc.wait()
             for task in (worker.reader, worker.stderr_reader):
                 if task is not None:
                     with contextlib.suppress(BaseException):
