@@ -62,6 +62,8 @@ class Held:
     nodes: tuple[str, ...]
     refused: str = ""
     released: str = ""  # how the release went, once it ran
+    # scontrol did not answer (a timeout, a lost connection): the reservation may exist all the same.
+    unknown: bool = False
 
 
 @asynccontextmanager
@@ -78,12 +80,15 @@ async def reserved(service: ActionService, name: str, nodes: Sequence[str], leve
             out = await service.runner.run(where, create)
             if not out.ok:
                 held.refused = f"reservation {name} not created: {out.message()}"
+                held.unknown = out.error is not None
             entry.finish(
                 held.refused or f"reserved {fold(nodes)} as {name} for at most {minutes} min", out.transcript()
             )
         yield held
     finally:
-        if not held.refused:
+        # Released when made, and when it is not known whether it was: a reservation left behind keeps
+        # the nodes from jobs until its Duration ends; deleting one that does not exist only fails.
+        if not held.refused or held.unknown:
             await _release(service, held)
 
 
