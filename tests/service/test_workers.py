@@ -334,8 +334,13 @@ time.sleep(3600)
 """
 
 
+# A frame that reads, holding a message of the wrong shape (a review found it killed the pool's reader).
+_MISSHAPEN = _OUT_OF_STEP.replace('struct.pack(">I", 5) + b"xxxxx"', 'encode(("judged",))')
+
+
+@pytest.mark.parametrize(("script", "said"), [(_OUT_OF_STEP, "unreadable frame"), (_MISSHAPEN, "does not fit")])
 def test_a_worker_out_of_step_fails_its_nodes_and_is_stopped(
-    packs: dict[str, CheckPack], monkeypatch: pytest.MonkeyPatch
+    packs: dict[str, CheckPack], monkeypatch: pytest.MonkeyPatch, script: str, said: str
 ) -> None:
     """A frame the pool cannot read leaves the stream out of step: its nodes are UNKNOWN at once, saying
     why, and the worker is stopped (killed when it does not stop). Before, the pool waited for it to exit
@@ -355,7 +360,7 @@ def test_a_worker_out_of_step_fails_its_nodes_and_is_stopped(
         }
     )
     spec = EngineSpec(inventory, packs, None, workers=1)
-    fake = [sys.executable, "-c", _OUT_OF_STEP, "instinct-garbled-worker"]
+    fake = [sys.executable, "-c", script, "instinct-garbled-worker"]
     pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=fake)
     engine = build_engine(spec, None, pool)
 
@@ -369,5 +374,5 @@ def test_a_worker_out_of_step_fails_its_nodes_and_is_stopped(
 
     status, reason = asyncio.run(run())
     assert status is Status.UNKNOWN
-    assert "unreadable frame" in reason, reason
+    assert said in reason, reason
     assert local_processes_matching("instinct-garbled-worker") == []

@@ -96,6 +96,10 @@ class _Worker:
         self.proc.stdin.write(encode(message))
 
 
+# What each message from a worker holds: its kind and node, then what that kind carries.
+_MESSAGE_SIZES = {"event": 3, "judged": 3, "unreachable": 4, "failed": 3}
+
+
 class WorkerPool(WrappedTransport):
     """The engine's transport in worker mode: nodes are checked and judged in ``count`` processes."""
 
@@ -219,6 +223,11 @@ class WorkerPool(WrappedTransport):
         self._ended(worker, f"{why}; {_exit_text(status)}")
 
     def _dispatch(self, worker: _Worker, message: Any) -> None:
+        # A message of the wrong shape is as out of step as an unreadable one (``_read`` ends the worker):
+        # reading on would raise here and leave its nodes waiting for answers that never come.
+        size = _MESSAGE_SIZES.get(message[0], 0) if isinstance(message, tuple) and message else 0
+        if not size or len(message) != size or not isinstance(message[1], str):
+            raise WireError(f"a message that does not fit: {str(message)[:80]}")
         kind, node = message[0], message[1]
         pending = worker.pending.get(node)
         if pending is None:
