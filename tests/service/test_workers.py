@@ -338,7 +338,11 @@ time.sleep(3600)
 _MISSHAPEN = _OUT_OF_STEP.replace('struct.pack(">I", 5) + b"xxxxx"', 'encode(("judged",))')
 
 
-@pytest.mark.parametrize(("script", "said"), [(_OUT_OF_STEP, "unreadable frame"), (_MISSHAPEN, "does not fit")])
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [(_OUT_OF_STEP, "unreadable frame"), (_MISSHAPEN, "does not fit")],
+    ids=["unreadable", "misshapen"],
+)
 def test_a_worker_out_of_step_fails_its_nodes_and_is_stopped(
     packs: dict[str, CheckPack], monkeypatch: pytest.MonkeyPatch, script: str, said: str
 ) -> None:
