@@ -388,7 +388,7 @@ async def run_multinode(
         seed=options.seed if seeded else None,
         label=MODE_LABEL.get(options.pairing),
     )
-    seq = itertools.count()
+    seq = itertools.count(1)  # runs are numbered from 1, as the report's text says them (#1, #2, ...)
     runs: list[_PoolRun] = []
     for pool in sorted({engine.inventory.node(name).pool for name in sweep.verdicts}):
         references, candidates = _select(engine, sweep, pool)
@@ -508,12 +508,12 @@ def _layer(sweep: SweepResult, pool_run: _PoolRun, node: str) -> tuple[str, str]
     if node in pool_run.isolation:
         run, baseline = pool_run.isolation[node]
         if run.status is Status.FAIL and run.busbw_gbps is None:
-            return "inter-node", f"its network-only run #{run.seq + 1} failed too: {run.reason}{also}"
+            return "inter-node", f"its network-only run #{run.seq} failed too: {run.reason}{also}"
         if run.status is Status.PASS and run.busbw_gbps is not None and baseline.busbw_gbps:
             share = run.busbw_gbps / baseline.busbw_gbps
             words = (
-                f"network-only run #{run.seq + 1} (no GPU peer-to-peer): {run.busbw_gbps:.1f} GB/s, {share:.0%} "
-                f"of two good nodes' #{baseline.seq + 1} ({baseline.busbw_gbps:.1f} GB/s)"
+                f"network-only run #{run.seq} (no GPU peer-to-peer): {run.busbw_gbps:.1f} GB/s, {share:.0%} "
+                f"of two good nodes' #{baseline.seq} ({baseline.busbw_gbps:.1f} GB/s)"
             )
             if share < NETWORK_ONLY_SHARE:
                 return "inter-node", f"{words}: its network is slow{also}"
@@ -642,7 +642,7 @@ def run_words(run: CollectiveRun, node: str) -> str:
     else:
         source = "neither known-good"
     where = f"; {run.topology}" if run.topology else ""
-    return f"#{run.seq + 1} {run.purpose} with {others} ({source}{where}): {run.status.value}"
+    return f"#{run.seq} {run.purpose} with {others} ({source}{where}): {run.status.value}"
 
 
 def _unjudged(pool_run: _PoolRun, found: Conclusion) -> list[str]:
