@@ -10,6 +10,7 @@ with the runs that convicted them.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -210,13 +211,22 @@ async def test_tui_pairing_rack_pairs_nodes_within_their_racks_first(console: Ca
         assert isinstance(dialog, ConfirmScreen) and len(dialog.targets) == 6
         yes = dialog.query_one("#confirm-yes", Button)
         await wait_until(pilot, lambda: not yes.disabled)
-        assert "the nodes in rack pairs (seed 3)" in str(dialog.query_one("#confirm-plan", Static).render())
+        plan = " ".join(str(dialog.query_one("#confirm-plan", Static).render()).split())
+        assert "the nodes in rack pairs (seed 3)" in plan
+        # The plan says what runs first in this mode (issue 21): a rack pair, launched on its first node, not
+        # reference pairing's "each pool's reference node" and its first two targets.
+        assert "reference node" not in plan and "first node of each pool's first rack pair" in plan
+        shown = re.search(r"mi300x: (sim\d+) with (sim\d+)", plan)
+        assert shown is not None
+        opening = [shown[1], shown[2]]
+        assert f"{opening[0]}$ mpirun -np 16 -N 8 -H {opening[0]}:8,{opening[1]}:8" in plan
         await pilot.click("#confirm-yes")
         await wait_until(pilot, lambda: app.state.pairs.result is not None, timeout_s=120)
         result = app.state.pairs.result
         assert result is not None and (result.pairing, result.seed) == ("rack", 3)
         racks = {f"sim00{i}": "r01" if i <= 3 else "r02" for i in range(1, 7)}
         first = [r.nodes for r in result.runs if r.purpose == "pair"]
+        assert opening in first  # the pair the dialog showed ran, launched where it said
         # Three nodes a rack: one pair inside each, the two odd ones out across.
         assert sorted(racks[a] == racks[b] for a, b in first) == [False, True, True]
         assert SLOW_NIC in {c.node for c in result.culprits}

@@ -107,6 +107,17 @@ def first_pairs(
     return list(zip(order[0::2], order[1::2], strict=False)), order[len(order) - len(order) % 2 :]
 
 
+def opening_pair(
+    nodes: Sequence[str], groups: Mapping[str, str | None], mode: Pairing, seed: int
+) -> tuple[str, str] | None:
+    """The first run ``PairPlan`` starts for these nodes (its first node launches it), or None (one node).
+
+    The confirm dialog shows it before any GPU is taken; the run draws the same pair when every node
+    is reached, since the pairs depend only on the nodes, their labels, the mode and the seed."""
+    pairs, _ = first_pairs(nodes, groups, mode, seed)
+    return pairs[0] if pairs else None
+
+
 @dataclass(frozen=True)
 class _Job:
     node: str
