@@ -78,7 +78,7 @@ def test_a_two_node_sweep_borrows_its_second_pass_partner_from_the_accepted_base
     if pairing == "switch":
         # Its pair failed; its second pass with sim003 (from the baseline) cleared it.
         assert standing["sim001"]["status"] == "PASS" and standing["sim001"]["how"].startswith("cleared by ")
-        assert all(runs[seq]["status"] == "PASS" for seq in standing["sim001"]["decided_by"])
+        assert all(runs[seq - 1]["status"] == "PASS" for seq in standing["sim001"]["decided_by"])
         assert "known-good from baseline sweep #1" in standing["sim001"]["how"]
     else:
         # The reference's one run was with sim002, which failed with sim003 (from the baseline) too.
@@ -114,7 +114,7 @@ def test_a_slow_nic_and_a_slow_rack_uplink_are_each_named_with_the_mode_and_runs
     assert "rack pass" in rack["found_by"]
     runs = multinode["runs"]
     # Runs say where their nodes sit: the uplink's convicting runs all cross from rack r01 to r02.
-    crossing = [runs[seq] for seq in rack["runs"] if runs[seq]["status"] == "FAIL"]
+    crossing = [runs[seq - 1] for seq in rack["runs"] if runs[seq - 1]["status"] == "FAIL"]
     assert crossing and all(r["topology"] == "rack r01 and r02; switch sw1 and sw2" for r in crossing)
     standing = {s["node"]: s for s in multinode["stragglers"]}
     assert standing["sim002"]["how"].startswith("convicted by ")

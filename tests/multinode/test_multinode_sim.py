@@ -110,7 +110,7 @@ def test_each_run_is_an_event_as_it_finishes_and_the_culprit_cites_its_convictin
     assert isinstance(multinode[0], MultinodeStarted) and sorted(multinode[0].nodes) == sorted(engine.verdicts)
     assert isinstance(multinode[-1], MultinodeDone) and multinode[-1].result == result and not multinode[-1].stopped
     streamed = [e.run for e in multinode if isinstance(e, MultinodeRunDone)]
-    assert streamed == result.runs and [r.seq for r in streamed] == list(range(len(streamed)))
+    assert streamed == result.runs and [r.seq for r in streamed] == list(range(1, len(streamed) + 1))
     # The bad node's verdict is re-judged (NodeDone) after the run that convicted it was announced.
     last_run = max(i for i, e in enumerate(events) if isinstance(e, MultinodeRunDone) and bad in e.run.nodes)
     rejudged = [i for i, e in enumerate(events) if isinstance(e, NodeDone) and e.verdict.node == bad]
@@ -118,7 +118,7 @@ def test_each_run_is_an_event_as_it_finishes_and_the_culprit_cites_its_convictin
     (culprit,) = result.culprits
     # No single-node run at the quick level, but the network-only run tells: rccl_low_busbw is GPU-side.
     assert culprit.layer == "intra-node" and "its network is fine" in culprit.layer_evidence
-    convicting = [result.runs[seq] for seq in culprit.runs]
+    convicting = [result.runs[seq - 1] for seq in culprit.runs]
     assert [(r.purpose, r.status) for r in convicting] == [("group", Status.FAIL), ("confirm", Status.FAIL)]
     assert all(bad in r.nodes for r in convicting) and convicting[0].nodes[0] != convicting[1].nodes[0]
     # The straggler ranking: the named node first, at its worst ratio; the cleared ones PASS.
@@ -187,7 +187,7 @@ def test_a_network_only_run_says_which_layer_a_named_node_s_fault_is_in(
     # Two good nodes' network-only run first (the baseline), then the named node's with a good node.
     assert [bad in r.nodes for r in isolation] == [False, True]
     assert all("NCCL_P2P_DISABLE=1" in r.command and "NCCL_SHM_DISABLE=1" in r.command for r in isolation)
-    assert f"network-only run #{isolation[1].seq + 1}" in culprit.layer_evidence
+    assert f"network-only run #{isolation[1].seq}" in culprit.layer_evidence
     # Network-only runs are no pair verdicts: not among the convicting runs, not the evidence of a PASS.
     assert not set(culprit.runs) & {r.seq for r in isolation}
     assert all(s.worst_ratio is None or s.worst_ratio > 0.3 for s in result.stragglers)

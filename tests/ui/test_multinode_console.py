@@ -10,6 +10,7 @@ with the runs that convicted them.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -142,7 +143,7 @@ async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
         assert set(culprits) == {SLOW_NIC}  # partners cleared by the second pass; the rack explains the rest
         (rack,) = result.racks
         assert (rack.rack, tuple(rack.nodes)) == ("r02", BEHIND_UPLINK)
-        rack_runs = [result.runs[seq] for seq in rack.runs]
+        rack_runs = [result.runs[seq - 1] for seq in rack.runs]
         # Convicted by runs leaving the rack that failed, and cleared inside it by runs that passed.
         assert {r.purpose for r in rack_runs if r.status is Status.FAIL} == {"group", "confirm"}
         assert [r.purpose for r in rack_runs if r.status is Status.PASS] == ["rack", "rack"]
@@ -153,7 +154,7 @@ async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
         # Its network-only run is slow too, and its own single-node all_reduce_perf passed: its network.
         assert slow.layer == "inter-node" and "its network is slow" in slow.layer_evidence
         assert "single-node all_reduce_perf passes" in slow.layer_evidence
-        convicting = [result.runs[seq] for seq in slow.runs]
+        convicting = [result.runs[seq - 1] for seq in slow.runs]
         assert [(r.purpose, r.status) for r in convicting] == [("group", Status.FAIL), ("confirm", Status.FAIL)]
         assert convicting[1].nodes[0] != convicting[0].nodes[0]  # the second pass used another good node
         # Every pair drawn: the heatmap has a cell per run (ratio against the 304 GB/s floor).
@@ -162,9 +163,9 @@ async def test_m_runs_the_pairs_live_and_names_the_slow_node_with_its_runs(
             if run.purpose != "isolation":  # network-only runs have no floor and no cell
                 assert run.ratio is not None and f"{run.ratio:.2f}" in heatmap
         stragglers = shown(app, "pair-stragglers")
-        runs_text = " ".join(f"#{seq + 1}" for seq in slow.runs)
+        runs_text = " ".join(f"#{seq}" for seq in slow.runs)
         assert f"named by runs {runs_text}" in stragglers and "layer: inter-node" in stragglers
-        assert "r02 uplink" in stragglers and "named by runs " + " ".join(f"#{q + 1}" for q in rack.runs) in stragglers
+        assert "r02 uplink" in stragglers and "named by runs " + " ".join(f"#{q}" for q in rack.runs) in stragglers
         assert stragglers.index(SLOW_NIC) < stragglers.index("sim003")  # ranked by the worst pair
         assert result.stragglers[0].status is Status.FAIL
         # The verdicts joined the grid: the slow node's row carries the multi-node finding.
@@ -210,13 +211,22 @@ async def test_tui_pairing_rack_pairs_nodes_within_their_racks_first(console: Ca
         assert isinstance(dialog, ConfirmScreen) and len(dialog.targets) == 6
         yes = dialog.query_one("#confirm-yes", Button)
         await wait_until(pilot, lambda: not yes.disabled)
-        assert "the nodes in rack pairs (seed 3)" in str(dialog.query_one("#confirm-plan", Static).render())
+        plan = " ".join(str(dialog.query_one("#confirm-plan", Static).render()).split())
+        assert "the nodes in rack pairs (seed 3)" in plan
+        # The plan says what runs first in this mode (issue 21): a rack pair, launched on its first node, not
+        # reference pairing's "each pool's reference node" and its first two targets.
+        assert "reference node" not in plan and "first node of each pool's first rack pair" in plan
+        shown = re.search(r"mi300x: (sim\d+) with (sim\d+)", plan)
+        assert shown is not None
+        opening = [shown[1], shown[2]]
+        assert f"{opening[0]}$ mpirun -np 16 -N 8 -H {opening[0]}:8,{opening[1]}:8" in plan
         await pilot.click("#confirm-yes")
         await wait_until(pilot, lambda: app.state.pairs.result is not None, timeout_s=120)
         result = app.state.pairs.result
         assert result is not None and (result.pairing, result.seed) == ("rack", 3)
         racks = {f"sim00{i}": "r01" if i <= 3 else "r02" for i in range(1, 7)}
         first = [r.nodes for r in result.runs if r.purpose == "pair"]
+        assert opening in first  # the pair the dialog showed ran, launched where it said
         # Three nodes a rack: one pair inside each, the two odd ones out across.
         assert sorted(racks[a] == racks[b] for a, b in first) == [False, True, True]
         assert SLOW_NIC in {c.node for c in result.culprits}
@@ -253,17 +263,14 @@ async def test_the_console_shows_who_convicted_or_cleared_each_node(console: Cal
         # The straggler view: the slow node with the mode and each convicting run's partner and its source.
         await wait_until(pilot, lambda: "reference pairing" in shown(app, "pair-stragglers"))
         stragglers = " ".join(shown(app, "pair-stragglers").split())  # unwrapped
-        first, second = (result.runs[seq] for seq in slow.runs)
+        first, second = (result.runs[seq - 1] for seq in slow.runs)
         for run in (first, second):
             partner = run.nodes[0]
-            assert (
-                f"#{run.seq + 1} {run.purpose} with {partner} (known-good from this sweep; rack r01): FAIL"
-                in stragglers
-            )
+            assert f"#{run.seq} {run.purpose} with {partner} (known-good from this sweep; rack r01): FAIL" in stragglers
         assert "RACK r02 uplink" in stragglers and "then the rack pass" in stragglers
         # A cleared node says which runs cleared it.
         cleared = next(s for s in result.stragglers if s.status is Status.PASS and s.decided_by)
-        assert "cleared by " + " ".join(f"#{q + 1}" for q in cleared.decided_by) in stragglers
+        assert "cleared by " + " ".join(f"#{q}" for q in cleared.decided_by) in stragglers
         assert "runs (reference pairing)" in stragglers
 
         # The node detail says it whole: mode, verdict with the runs and partners, what found it, each run.
@@ -274,7 +281,7 @@ async def test_the_console_shows_who_convicted_or_cleared_each_node(console: Cal
         assert "multi-node runs" in text and "pairing reference (each node with a known-good node of the pool)" in text
         assert f"FAIL {standing[SLOW_NIC].how}" in text and standing[SLOW_NIC].how.startswith("convicted by #")
         assert f"found by {slow.found_by}" in text and "layer inter-node" in text
-        assert all(f"run #{seq + 1} " in text for seq in standing[SLOW_NIC].runs)
+        assert all(f"run #{seq} " in text for seq in standing[SLOW_NIC].runs)
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, DetailScreen))
 

@@ -85,7 +85,7 @@ def multinode_events(fleet: SyntheticFleet) -> list[Event]:
     ]
     runs = [
         CollectiveRun(
-            seq=i,
+            seq=i + 1,  # runs are numbered from 1
             pool=first_pool,
             nodes=nodes,
             purpose=purpose,
@@ -100,7 +100,7 @@ def multinode_events(fleet: SyntheticFleet) -> list[Event]:
         pool=first_pool,
         node=slow,
         reason=f"failed with {ref} and with {a}: busbw 190.2 GB/s < 304 GB/s",
-        runs=[1, 5],
+        runs=[2, 6],
         layer="inter-node",
         layer_evidence="its own single-node all_reduce_perf passes",
         found_by=f"reference pairing (each node with a known-good node of the pool): #2 group with {ref} (known-good "
@@ -110,22 +110,22 @@ def multinode_events(fleet: SyntheticFleet) -> list[Event]:
         pool=first_pool,
         rack="r02",
         nodes=[c, d],
-        runs=[3, 4, 6, 7, 8],
+        runs=[4, 5, 7, 8, 9],
         reason=f"{c}, {d} fail with nodes of rack r01 and pass with each other: the uplink of rack r02 (or the "
         "way to rack r01) is slow",
         found_by="reference pairing (each node with a known-good node of the pool), then the rack pass (two named "
         "nodes of the rack, with each other)",
     )
     standings = [
-        NodeStanding(pool=first_pool, node=c, status=Status.WARN, worst_ratio=0.5536, worst_with=[ref], runs=[3, 6, 8]),
+        NodeStanding(pool=first_pool, node=c, status=Status.WARN, worst_ratio=0.5536, worst_with=[ref], runs=[4, 7, 9]),
         NodeStanding(
             pool=first_pool,
             node=ref,
             status=Status.PASS,
             worst_ratio=0.5536,
             worst_with=[c],
-            runs=[0, 1, 2, 3, 4],
-            decided_by=[0, 2],
+            runs=[1, 2, 3, 4, 5],
+            decided_by=[1, 3],
         ),
         NodeStanding(
             pool=first_pool,
@@ -133,21 +133,21 @@ def multinode_events(fleet: SyntheticFleet) -> list[Event]:
             status=Status.PASS,
             worst_ratio=0.5589,
             worst_with=[c],
-            runs=[0, 5, 6, 7],
-            decided_by=[0],
+            runs=[1, 6, 7, 8],
+            decided_by=[1],
         ),
-        NodeStanding(pool=first_pool, node=d, status=Status.WARN, worst_ratio=0.5605, worst_with=[a], runs=[4, 7, 8]),
+        NodeStanding(pool=first_pool, node=d, status=Status.WARN, worst_ratio=0.5605, worst_with=[a], runs=[5, 8, 9]),
         NodeStanding(
             pool=first_pool,
             node=slow,
             status=Status.FAIL,
             worst_ratio=0.6207,
             worst_with=[ref],
-            runs=[1, 5],
-            decided_by=[1, 5],
+            runs=[2, 6],
+            decided_by=[2, 6],
         ),
         NodeStanding(
-            pool=first_pool, node=b, status=Status.PASS, worst_ratio=1.1171, worst_with=[ref], runs=[2], decided_by=[2]
+            pool=first_pool, node=b, status=Status.PASS, worst_ratio=1.1171, worst_with=[ref], runs=[3], decided_by=[3]
         ),
     ]
     result = MultinodeResult(launcher="mpirun", runs=runs, culprits=[culprit], racks=[rack], stragglers=standings)

@@ -1,8 +1,9 @@
 """Multi-node RCCL results: every collective run over node pairs or groups, and the nodes they named.
 
 Kept apart from the runner so reports and the TUI's node-pair view can read it without the engine.
-A run's ``seq`` is its place in ``MultinodeResult.runs`` (the order runs finished in, over every
-pool), so a culprit names the runs that convicted it by number, live and in the report alike.
+A run's ``seq`` is its number, counted from 1 in the order runs finished (over every pool), as the
+operator reads it (``#3``): a culprit's ``runs``, a standing's ``decided_by`` and the text that says
+``#3`` name the same run, live and in the report alike.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from console.model.findings import Status
 class CollectiveRun(Model):
     """One multi-node collective: a reference node plus the members under test."""
 
-    seq: int = Field(0, description="place in MultinodeResult.runs: the order the runs finished in")
+    seq: int = Field(1, description="the run's number, from 1 in the order the runs finished (the text's #N is this)")
     pool: str
     nodes: list[str] = Field(description="reference first; it launched the run")
     purpose: str = Field(
@@ -57,7 +58,9 @@ class Culprit(Model):
     pool: str
     node: str
     reason: str = Field(description="how the runs named it and what its last failing run showed")
-    runs: list[int] = Field(default_factory=list, description="seq of the failed runs that convicted it")
+    runs: list[int] = Field(
+        default_factory=list, description="run numbers (seq, #N in the text) of the failed runs that convicted it"
+    )
     layer: str = Field(
         "unknown",
         description="inter-node (its network-only run is slow too, else its own single-node all_reduce_perf "
@@ -78,7 +81,9 @@ class RackCulprit(Model):
     label: str = Field("rack", description="the topology label the group is named by: rack or switch")
     nodes: list[str] = Field(description="its nodes the runs cleared of fault of their own")
     reason: str
-    runs: list[int] = Field(default_factory=list, description="seq of the runs that convicted the uplink")
+    runs: list[int] = Field(
+        default_factory=list, description="run numbers (seq, #N in the text) of the runs that convicted the uplink"
+    )
     found_by: str = Field("", description="which pairing mode's runs showed it")
 
 
@@ -90,9 +95,12 @@ class NodeStanding(Model):
     status: Status = Field(description="its multi-node finding: FAIL named, WARN suspect path, PASS cleared")
     worst_ratio: float | None = Field(None, description="lowest busbw / floor over its runs; None if none had both")
     worst_with: list[str] = Field(default_factory=list, description="the other nodes of that worst run")
-    runs: list[int] = Field(default_factory=list, description="seq of every run it took part in")
+    runs: list[int] = Field(
+        default_factory=list, description="run numbers (seq, #N in the text) of every run it took part in"
+    )
     decided_by: list[int] = Field(
-        default_factory=list, description="seq of the runs that convicted it (FAIL) or cleared it (PASS)"
+        default_factory=list,
+        description="run numbers (seq, #N in the text) of the runs that convicted it (FAIL) or cleared it (PASS)",
     )
     how: str = Field(
         "", description="one line: which runs convicted or cleared it, with whom, and where each partner came from"

@@ -29,7 +29,7 @@ from console.sweep.catalog import ProbeSet
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.collective import launch_argv
 from console.sweep.multinode import MultinodeOptions, borrowable
-from console.sweep.pairing import Pairing
+from console.sweep.pairing import MODE_LABEL, MODE_PURPOSE, Pairing, opening_pair
 
 
 def without_passing(verdict: NodeVerdict) -> NodeVerdict:
@@ -295,20 +295,32 @@ def plan_multinode(context: EngineContext, command: PlanMultinode) -> PlanPrevie
     refused = _multinode_refusal(context, nodes)
     inventory = context.engine.inventory
     options = MultinodeOptions()
-    by_pool: dict[str, list[str]] = {}
-    for name in nodes:
-        by_pool.setdefault(inventory.node(name).pool, []).append(name)
-    commands = tuple(
-        tuple(launch_argv([inventory.node(n) for n in members[:2]], options.launch))
-        for members in by_pool.values()
-        if len(members) >= 2
-    )
-    minutes = options.launch.timeout_s / 60
     pairing = Pairing(command.pairing)
+    # Pool members in the inventory's order, as the run lists them (``console.sweep.multinode._select``).
+    chosen = set(nodes)
+    by_pool: dict[str, list[str]] = {}
+    for node in inventory.nodes:
+        if node.name in chosen:
+            by_pool.setdefault(node.pool, []).append(node.name)
+    openings = {pool: _opening(context, members, pairing, command.seed) for pool, members in by_pool.items()}
+    runs = [(pool, pair) for pool, pair in openings.items() if pair is not None]
+    commands = tuple(tuple(launch_argv([inventory.node(n) for n in pair], options.launch)) for _, pair in runs)
+    minutes = options.launch.timeout_s / 60
     if pairing is Pairing.REFERENCE:
         first = "each pool's first node to pass its own probes is the reference; every other node runs with it"
+        where = "on each pool's reference node (the shown pair is the form of the first run)"
+        shown: tuple[str, ...] = ()
     else:
-        first = f"first pass: the nodes in {pairing.value} pairs (seed {command.seed}), side by side"
+        first = (
+            f"first pass: the nodes in {pairing.value} pairs (seed {command.seed}), side by side "
+            f"({MODE_PURPOSE[pairing]}); the first run of each pool: "
+            + "; ".join(f"{pool}: {a} with {b}" for pool, (a, b) in runs)
+        )
+        where = (
+            f"on the first node of each pool's first {pairing.value} pair (the pairs are drawn from the nodes "
+            "the probes reach: an unreachable node changes them)"
+        )
+        shown = tuple(f"{pair[0]}$ {shlex.join(argv)}" for (_, pair), argv in zip(runs, commands, strict=True))
     borrowable = borrowable_nodes(context, nodes)
     notes = (
         f"first the standard probes on {fold(nodes)}, then all_reduce_perf over node pairs, per pool",
@@ -323,12 +335,25 @@ def plan_multinode(context: EngineContext, command: PlanMultinode) -> PlanPrevie
         nodes,
         command.reason,
         commands=commands,
-        where="on each pool's reference node (the shown pair is the form of the first run)",
+        where=where,
         notes=notes,
+        shown=shown,
         refused=refused,
         borrowable=tuple(node for names in borrowable.values() for node in names),
         borrow=command.baseline_partners,
     )
+
+
+def _opening(context: EngineContext, members: list[str], pairing: Pairing, seed: int) -> tuple[str, str] | None:
+    """The first run of a pool in ``pairing``: in reference mode the form only (its first two targets; the
+    reference is whichever passes first), else the first pair the run's own plan starts."""
+    if len(members) < 2:
+        return None
+    if pairing is Pairing.REFERENCE:
+        return members[0], members[1]
+    label = MODE_LABEL.get(pairing)
+    groups = {n: context.engine.inventory.node(n).labels.get(label) if label else None for n in members}
+    return opening_pair(members, groups, pairing, seed)
 
 
 def borrowable_nodes(context: EngineContext, nodes: tuple[str, ...]) -> dict[str, list[str]]:

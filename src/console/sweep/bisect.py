@@ -19,8 +19,10 @@ When no member passes at all, every failure shares one factor, the reference: th
 the next node that passed its own probes (the old reference is then tested like any member) or, when
 there is none, names the reference and leaves the members unjudged.
 
-Nodes admitted by a passing trial become references too, so with ``max_parallel`` > 1 independent
-trials run side by side (a node is never in two trials at once: a collective uses all its GPUs).
+Nodes admitted by a passing trial become references too (only those that passed their own probes,
+``known_good``: a node whose own checks failed or could not be read is judged, never a partner), so
+with ``max_parallel`` > 1 independent trials run side by side (a node is never in two trials at once:
+a collective uses all its GPUs).
 """
 
 from __future__ import annotations
@@ -95,13 +97,17 @@ class Bisection:
         group_size: int = 1,
         max_parallel: int = 1,
         borrowed: Sequence[str] = (),
+        known_good: Sequence[str] | None = None,
     ) -> None:
         """``references``: nodes that passed their own probes, best first; ``candidates``: nodes to judge;
         ``borrowed``: nodes known-good by the pool's accepted baseline and not swept now, partners of a
-        second opinion only when no node of this sweep can give one."""
+        second opinion only when no node of this sweep can give one; ``known_good``: the candidates that
+        passed their own checks, the only ones a clean run makes partners (None: every candidate, for a
+        plan made without single-node verdicts)."""
         if not references:
             raise ValueError("a bisection needs at least one reference node")
         self._spares = list(dict.fromkeys(references))
+        self._fit = frozenset(candidates if known_good is None else known_good) | frozenset(self._spares)
         self.borrowed = [n for n in dict.fromkeys(borrowed) if n not in self._spares and n not in candidates]
         self._nodes = list(dict.fromkeys([self._spares[0], *candidates]))
         self._group_size = max(1, group_size)
@@ -132,6 +138,11 @@ class Bisection:
     def nodes(self) -> list[str]:
         """Every node the plan judges, the first reference included."""
         return list(self._nodes)
+
+    @property
+    def known_good(self) -> frozenset[str]:
+        """Nodes that may partner a run: passed their own checks, or borrowed from the baseline."""
+        return self._fit | frozenset(self.borrowed)
 
     @property
     def reference(self) -> str:
@@ -198,7 +209,7 @@ class Bisection:
         return {node for trial in self._running for node in trial.nodes}
 
     def _pick_reference(self, pending: _Pending, busy: set[str], borrow: bool = False) -> str | None:
-        known_good = [self._reference, *self._cleared]
+        known_good = [self._reference, *(n for n in self._cleared if n in self._fit)]
         if pending.purpose is Purpose.CONFIRM:
             known_good = known_good[1:]  # a second opinion comes from a node admitted by the reference
         if borrow:

@@ -18,8 +18,11 @@ so the console draws the node-pair view live through the same service wire as ev
 
 Pools run side by side; within a pool, runs never share a node (a collective takes all its GPUs).
 
-A second pass needs a known-good partner. It comes from this sweep (a node that passed its own probes,
-or one a clean run cleared); when no node of this sweep can give one, from the pool's accepted baseline
+A second pass needs a known-good partner. It comes from this sweep: a node that passed its own probes
+(``_select``'s references), in the paired modes once a clean run with another such node cleared it. A
+node whose own probes FAILed or were UNKNOWN is judged but never vouches for anyone: not a partner, not
+the reference, not an isolation baseline, not a clearing run (``known_good`` of both plans). When no
+node of this sweep can give one, from the pool's accepted baseline
 (``accept``): a node that PASSed there and is not swept now. Every run says where its known-good node
 came from (``partner_from``) and where its nodes sit by the cluster file's labels (``topology``); every
 node's standing says which runs convicted or cleared it, and each culprit which pairing mode found it.
@@ -279,7 +282,11 @@ class _PoolRun:
         found = self.plan.conclusion()
         behind = _behind_uplinks(self)
         named = [node for node in found.culprits if node not in behind]
-        good = [n for n in [found.reference, *found.cleared] if n not in found.culprits and n not in behind]
+        # Two nodes that passed their own checks and the runs: a node whose own checks failed is no baseline.
+        fit = self.plan.known_good
+        good = [
+            n for n in [found.reference, *found.cleared] if n in fit and n not in found.culprits and n not in behind
+        ]
         if not named or len(good) < 2:
             return  # no two good nodes: no baseline to compare with (the single-node run still tells)
         baseline = await self._network_only(Trial(good[0], (good[1],), Purpose.ISOLATION))
@@ -388,7 +395,7 @@ async def run_multinode(
         seed=options.seed if seeded else None,
         label=MODE_LABEL.get(options.pairing),
     )
-    seq = itertools.count()
+    seq = itertools.count(1)  # runs are numbered from 1, as the report's text says them (#1, #2, ...)
     runs: list[_PoolRun] = []
     for pool in sorted({engine.inventory.node(name).pool for name in sweep.verdicts}):
         references, candidates = _select(engine, sweep, pool)
@@ -460,15 +467,29 @@ def _plan(
     borrowed: list[str] | None = None,
 ) -> Bisection | PairPlan:
     borrowed = borrowed or []
+    # Only the nodes that passed their own checks (``_select``'s references) ever vouch for another node.
     if options.pairing is Pairing.REFERENCE:
         return Bisection(
-            references, candidates, group_size=options.group_size, max_parallel=options.max_parallel, borrowed=borrowed
+            references,
+            candidates,
+            group_size=options.group_size,
+            max_parallel=options.max_parallel,
+            borrowed=borrowed,
+            known_good=references,
         )
     label = MODE_LABEL.get(options.pairing, RACK_LABEL)
     groups = {name: engine.inventory.node(name).labels.get(label) for name in [*candidates, *borrowed]}
     # Pairs of a first pass never share a node: they all run at once unless a cap is given.
     parallel = options.max_parallel if options.max_parallel > 1 else max(1, len(candidates) // 2)
-    return PairPlan(candidates, groups, options.pairing, seed=options.seed, max_parallel=parallel, borrowed=borrowed)
+    return PairPlan(
+        candidates,
+        groups,
+        options.pairing,
+        seed=options.seed,
+        max_parallel=parallel,
+        borrowed=borrowed,
+        known_good=references,
+    )
 
 
 def topology_of(engine: SweepEngine, nodes: Iterable[str]) -> str:
@@ -508,12 +529,12 @@ def _layer(sweep: SweepResult, pool_run: _PoolRun, node: str) -> tuple[str, str]
     if node in pool_run.isolation:
         run, baseline = pool_run.isolation[node]
         if run.status is Status.FAIL and run.busbw_gbps is None:
-            return "inter-node", f"its network-only run #{run.seq + 1} failed too: {run.reason}{also}"
+            return "inter-node", f"its network-only run #{run.seq} failed too: {run.reason}{also}"
         if run.status is Status.PASS and run.busbw_gbps is not None and baseline.busbw_gbps:
             share = run.busbw_gbps / baseline.busbw_gbps
             words = (
-                f"network-only run #{run.seq + 1} (no GPU peer-to-peer): {run.busbw_gbps:.1f} GB/s, {share:.0%} "
-                f"of two good nodes' #{baseline.seq + 1} ({baseline.busbw_gbps:.1f} GB/s)"
+                f"network-only run #{run.seq} (no GPU peer-to-peer): {run.busbw_gbps:.1f} GB/s, {share:.0%} "
+                f"of two good nodes' #{baseline.seq} ({baseline.busbw_gbps:.1f} GB/s)"
             )
             if share < NETWORK_ONLY_SHARE:
                 return "inter-node", f"{words}: its network is slow{also}"
@@ -604,20 +625,41 @@ def _conclude(
         status = min((f.status for f in node_findings), key=lambda s: _SEVERITY.get(s, 5))  # the worst
         said = next((f.message for f in node_findings if f.status is status), "")
         said = said.removeprefix(f"multi-node {COLLECTIVE}: ")  # the standing is of that run already
-        result.stragglers.append(_standing(pool_run.pool, node, status, records, said))
+        fit = pool_run.plan.known_good
+        result.stragglers.append(_standing(pool_run.pool, node, status, records, said, fit=fit))
 
 
-def _standing(pool: str, node: str, status: Status, records: list[CollectiveRun], said: str = "") -> NodeStanding:
-    """``node``'s line of the straggler ranking: its verdict, its worst run, and the runs that decided it."""
+def _standing(
+    pool: str,
+    node: str,
+    status: Status,
+    records: list[CollectiveRun],
+    said: str = "",
+    *,
+    fit: Iterable[str] | None = None,
+) -> NodeStanding:
+    """``node``'s line of the straggler ranking: its verdict, its worst run, and the runs that decided it.
+
+    ``fit``: the nodes that passed their own checks (or were borrowed): only a clean run with one of them
+    clears a node, and a node outside them says so, since its multi-node PASS is not its node's verdict."""
     mine = [run for run in records if node in run.nodes]
     rated = [run for run in _judged(mine) if run.ratio is not None]
     worst = min(rated, key=lambda run: run.ratio or 0.0) if rated else None
     wanted = (Status.PASS,) if status is Status.PASS else _BAD
-    decided = [run for run in _judged(mine) if run.status in wanted]
+    good = None if fit is None else set(fit)
+    decided = [
+        run
+        for run in _judged(mine)
+        if run.status in wanted
+        and (status is not Status.PASS or good is None or any(n in good for n in run.nodes if n != node))
+    ]
     verb = {Status.PASS: "cleared by", Status.FAIL: "convicted by"}.get(status, f"left {status.value} by")
     how = f"{verb} " + "; ".join(run_words(run, node) for run in decided) if decided else said
     if decided and said and status not in (Status.PASS, Status.FAIL):
         how = f"{said}; {how}"  # a WARN or UNKNOWN says why first: its runs alone do not (an uplink, a path)
+    if good is not None and node not in good and status is Status.PASS:
+        # Its runs may be clean, its node is not: the grid's FAIL and this line must not read as a contradiction.
+        how = f"its own checks did not pass this sweep, so it was never a known-good partner; {how}"
     return NodeStanding(
         pool=pool,
         node=node,
@@ -642,7 +684,7 @@ def run_words(run: CollectiveRun, node: str) -> str:
     else:
         source = "neither known-good"
     where = f"; {run.topology}" if run.topology else ""
-    return f"#{run.seq + 1} {run.purpose} with {others} ({source}{where}): {run.status.value}"
+    return f"#{run.seq} {run.purpose} with {others} ({source}{where}): {run.status.value}"
 
 
 def _unjudged(pool_run: _PoolRun, found: Conclusion) -> list[str]:
@@ -772,7 +814,7 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended:
     for node, why in found.unknown.items():
         add(node, Status.UNKNOWN, f"not judged: {why}", bad)
     for node in [found.reference, *found.cleared]:
-        if node not in found.culprits and _latest(pool_run, node, (Status.PASS,)):
+        if node not in found.culprits and node not in found.unknown and _latest(pool_run, node, (Status.PASS,)):
             add(node, Status.PASS, "clean run with a known-good node", (Status.PASS,))
         elif node not in found.culprits and node not in found.unknown:
             # A reference whose only runs were with a node another known-good partner convicted too: the

@@ -16,6 +16,11 @@ A mode whose label a node lacks groups that node with the others lacking it (``T
 says which). When no node of this sweep is free to be the known-good partner of a second pass (none
 passed, or none is left), ``borrowed`` nodes, known-good by the pool's accepted baseline, stand in.
 
+Only a node that passed its own single-node checks (``known_good``) or a borrowed one ever partners a
+second pass, is the pool's reference, or clears anyone: a clean pair with a node whose own checks
+FAILed (or could not be read) says nothing about the other node, which then runs again with a known-good
+one. A node that failed its own checks is still paired and judged (its own fault may not be the fabric's).
+
 Neither node of a first pair is known to be good, so a pair that fails says only that one of the two
 (or the path between them) is at fault. The second pass runs each of them with a node cleared by a
 passing pair: failing again names it; both passing leaves the first path suspect. Pure logic, with the
@@ -102,6 +107,17 @@ def first_pairs(
     return list(zip(order[0::2], order[1::2], strict=False)), order[len(order) - len(order) % 2 :]
 
 
+def opening_pair(
+    nodes: Sequence[str], groups: Mapping[str, str | None], mode: Pairing, seed: int
+) -> tuple[str, str] | None:
+    """The first run ``PairPlan`` starts for these nodes (its first node launches it), or None (one node).
+
+    The confirm dialog shows it before any GPU is taken; the run draws the same pair when every node
+    is reached, since the pairs depend only on the nodes, their labels, the mode and the seed."""
+    pairs, _ = first_pairs(nodes, groups, mode, seed)
+    return pairs[0] if pairs else None
+
+
 @dataclass(frozen=True)
 class _Job:
     node: str
@@ -121,8 +137,13 @@ class PairPlan:
         seed: int = 0,
         max_parallel: int = 1,
         borrowed: Sequence[str] = (),
+        known_good: Sequence[str] | None = None,
     ) -> None:
+        """``known_good``: the candidates that passed their own single-node checks this sweep (None: every
+        candidate, for a plan made without single-node verdicts)."""
         self._nodes = list(dict.fromkeys(candidates))
+        # Nodes fit to clear others: passed their own checks; a failed or unread one never vouches for anyone.
+        self._fit = frozenset(self._nodes if known_good is None else known_good)
         # Known-good by the accepted baseline, not swept now: partners only when this sweep has none free.
         self.borrowed = [n for n in dict.fromkeys(borrowed) if n not in self._nodes]
         self._max_parallel = max(1, max_parallel)
@@ -144,9 +165,16 @@ class PairPlan:
         return list(self._nodes)
 
     @property
+    def known_good(self) -> frozenset[str]:
+        """Nodes that may partner a second pass: passed their own checks, or borrowed from the baseline."""
+        return self._fit | frozenset(self.borrowed)
+
+    @property
     def reference(self) -> str:
-        """The first node a clean run cleared (the pool's known-good node), else the first node."""
-        return self._cleared[0] if self._cleared else self._nodes[0]
+        """The first known-good node a clean run cleared (the pool's reference), else the first known-good
+        node, else the first node (a pool with no known-good node runs no pair at all)."""
+        fit = [n for n in self._cleared if n in self._fit] or [n for n in self._nodes if n in self._fit]
+        return fit[0] if fit else self._nodes[0]
 
     @property
     def done(self) -> bool:
@@ -165,7 +193,8 @@ class PairPlan:
         for job in list(self._waiting):
             if len(self._running) >= self._max_parallel:
                 break
-            good = self._partner_for(job, [n for n in self._cleared if n not in busy and n != job.partner])
+            free = [n for n in self._cleared if n in self._fit and n not in busy and n != job.partner]
+            good = self._partner_for(job, free or self._unproven(job, busy))
             if good is None or job.node in busy:
                 continue
             self._waiting.remove(job)
@@ -179,6 +208,19 @@ class PairPlan:
             if not trials:
                 self._settle()
         return trials
+
+    def _unproven(self, job: _Job, busy: set[str]) -> list[str]:
+        """Nodes that passed their own checks and every run so far, but only with a node unfit to clear
+        them: partners when no cleared one is free, as reference pairing's reference is (its own checks)."""
+        return [
+            other.node
+            for other in self._waiting
+            if other.purpose is Purpose.GROUP
+            and other.partner
+            and other.node in self._fit
+            and other.node not in busy
+            and other.node not in (job.node, job.partner)
+        ]
 
     def _partner_for(self, job: _Job, free: list[str]) -> str | None:
         """A known-good partner for ``job``, of its own group (rack, switch or rail) when one is free: a
@@ -210,12 +252,20 @@ class PairPlan:
         if trial.purpose is Purpose.PAIR:
             a, (b,) = trial.reference, trial.members
             if outcome is Outcome.PASS:
-                self._cleared += [a, b]
+                # A clean pair clears each node only by a partner fit to vouch for it; the other runs again
+                # with a known-good node (a plain first run, not a second opinion: nothing failed).
+                for node, other in ((a, b), (b, a)):
+                    if other in self._fit:
+                        self._cleared.append(node)
+                    else:
+                        self._waiting.append(_Job(node, other, Purpose.GROUP))
             else:
                 # Either may be at fault: each runs again with a node a clean pair cleared.
                 self._waiting += [_Job(a, b, Purpose.CONFIRM), _Job(b, a, Purpose.CONFIRM)]
             return
         (node,) = trial.members
+        if outcome is Outcome.PASS:
+            self._vouched(trial.reference)
         if trial.purpose is Purpose.GROUP:  # a leftover with a known-good node: a plain first run
             self._partner.pop(trial, None)
             if outcome is Outcome.PASS:
@@ -249,9 +299,22 @@ class PairPlan:
 
     # --- internals -----------------------------------------------------------------------------
 
+    def _vouched(self, partner: str) -> None:
+        """An unproven partner (``_unproven``) that ran clean with a node now cleared is cleared by that run."""
+        for job in list(self._waiting):
+            if job.node == partner and job.purpose is Purpose.GROUP and job.partner:
+                self._waiting.remove(job)
+                self._cleared.append(partner)
+
     def _settle(self) -> None:
         """Nothing runs and no clean pair cleared a node to confirm with: say so for each node left."""
         for job in self._waiting:
+            if job.purpose is Purpose.GROUP and job.partner:
+                self._unknown[job.node] = (
+                    f"passed only with {job.partner}, whose own checks did not pass; no known-good node was free "
+                    "to run with it"
+                )
+                continue
             why = f"failed with {job.partner}" if job.partner else "never ran"
             self._unknown[job.node] = f"{why}; no pair passed, so no known-good node to tell which node is at fault"
         self._waiting.clear()

@@ -92,7 +92,7 @@ def heatmap_content(board: PairBoard) -> Content:
 
 
 def _runs(seqs: tuple[int, ...]) -> str:
-    return " ".join(f"#{seq + 1}" for seq in seqs)
+    return " ".join(f"#{seq}" for seq in seqs)
 
 
 def _explained(head: str, text: str) -> list[Part]:
