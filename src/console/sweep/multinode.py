@@ -101,6 +101,9 @@ class MultinodeOptions:
     seed: int = 0  # for Pairing.RANDOM (and the order within racks): the same seed, the same pairs
     # A second pass with no free known-good node of this sweep borrows one known-good by the accepted baseline.
     baseline_partners: bool = True
+    # Only these nodes may vouch for another (a revalidation's chosen known-good partner): the node under
+    # revalidation passed its own checks too, and must never be taken as the reference that clears its partner.
+    vouchers: tuple[str, ...] | None = None
 
 
 def pool_floor(engine: SweepEngine, model: str, nodes: int) -> Floor | None:
@@ -400,6 +403,8 @@ async def run_multinode(
     runs: list[_PoolRun] = []
     for pool in sorted({engine.inventory.node(name).pool for name in sweep.verdicts}):
         references, candidates = _select(engine, sweep, pool)
+        if options.vouchers is not None:
+            references = [name for name in references if name in options.vouchers]
         if not references or len(candidates) < 2:
             why = "no node of the pool passed its own probes" if not references else "fewer than two nodes reached"
             result.pools.append(PoolRuns(pool=pool, note=f"no multi-node run: {why}"))
