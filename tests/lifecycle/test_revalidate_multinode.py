@@ -3,7 +3,8 @@ node of its pool, on the simulator over real SSH (issue 19 item 3).
 
 One MI300X pool of three nodes. A first sweep, accepted as the baseline, has every node PASS; sim002 then
 gets a case and its repair is acknowledged. Healthy, it passes with sim001 as its partner (named in the
-plan first); with a slow NIC it takes a strike; with no node left known-good it is not judged.
+plan first); with a slow NIC it takes a strike; with a partner that fails its own checks now, or no node
+left known-good, it is not judged.
 """
 
 from __future__ import annotations
@@ -101,10 +102,18 @@ def test_a_multinode_revalidation_pairs_the_node_with_a_known_good_one(
     outcome = _outcome(out)
     assert code != 0 and outcome.startswith("strike"), out
 
-    # No known-good partner left (sim001 drained by the console, sim003 with a case of its own): not judged.
-    write_live_faults(sim.state_dir, [])
+    # The partner fails its own checks now (sim001's NIC): it vouches for nothing, sim002 is not judged.
+    write_live_faults(sim.state_dir, [Fault(kind=FaultKind.NIC_SLOW, node="sim001")])
     sim.wait_for_generation(3)
     _repaired(db)
+    code, out = _revalidate(inv, db, capsys, "--yes", "--json")
+    outcome = _outcome(out)
+    assert code != 0 and outcome.startswith("not judged"), out
+    assert "no known-good partner: sim001 was FAIL in its own checks now" in outcome, out
+
+    # No known-good partner left (sim001 drained by the console, sim003 with a case of its own): not judged.
+    write_live_faults(sim.state_dir, [])
+    sim.wait_for_generation(4)
     with closing(Store(db)) as store:
         store.record_drains(["sim001"], "console: FAIL", user="ops", sweep_id=None, audit_id=None)
         store.open_case("sim003", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=[], audit_id=None)

@@ -49,12 +49,13 @@ def choose_partner(store: Store, inventory: Inventory, node: str) -> Partner:
     in_base = set()
     if base is not None:
         in_base = {r["node"] for r in store.node_verdicts(base) if r["status"] == Status.PASS.value}
-    for name in sorted(good, key=lambda m: m not in in_base):
-        verdict = newest[name]
-        if name in in_base and verdict.sweep_id == base:
-            return Partner(node, name, f"PASS in pool {pool}'s accepted baseline, sweep {base}")
-        return Partner(node, name, f"PASS in its newest verdict, {verdict.where()}")
-    return Partner(node, None, f"no known-good partner in pool {pool}")
+    if not good:
+        return Partner(node, None, f"no known-good partner in pool {pool}")
+    name = min(good, key=lambda m: m not in in_base)  # baseline nodes first, then inventory order
+    verdict = newest[name]
+    if name in in_base and verdict.sweep_id == base:
+        return Partner(node, name, f"PASS in pool {pool}'s accepted baseline, sweep {base}")
+    return Partner(node, name, f"PASS in its newest verdict, {verdict.where()}")
 
 
 async def revalidate_pair(engine: SweepEngine, node: str, partner: Partner) -> tuple[NodeVerdict, int, str]:
@@ -68,8 +69,11 @@ async def revalidate_pair(engine: SweepEngine, node: str, partner: Partner) -> t
     nodes = [engine.inventory.node(n) for n in names]
     result = await engine.run(nodes, level=ProbeSet.MULTINODE.value)
     own = result.verdicts.get(node)
-    if own is None or own.status is not Status.PASS or result.outcome != "done":
+    if own is None or own.status is not Status.PASS:
         return _verdict_or_unknown(node, own), result.sweep_id, result.outcome
+    if result.outcome != "done":  # its own checks passed, but no pair ran: not a pass
+        why = f"the sweep ended {result.outcome} before the pair run"
+        return NodeVerdict(node=node, status=Status.UNKNOWN, reason=why), result.sweep_id, result.outcome
     theirs = result.verdicts.get(partner.partner) if partner.partner is not None else None
     if partner.partner is None or theirs is None or theirs.status is not Status.PASS:
         if partner.partner is None:
