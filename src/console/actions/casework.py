@@ -53,9 +53,11 @@ def plan_revalidate(
     cases: Mapping[str, Case | None],
     policy_of: Callable[[str], LifecyclePolicy],
     problem: str | None,
+    partner_of: Callable[[str], str] | None = None,
 ) -> ActionPlan:
     """A sweep of the targets whose case is ``revalidating`` (one per pool policy that differs); the
-    others are skipped with their next step."""
+    others are skipped with their next step. At the multinode level ``partner_of`` says each node's
+    known-good partner (``console.sweep.partner.Partner.plan_line``), so the plan names it."""
     if problem is not None:
         return refused(request, problem)
     decisions = {}
@@ -72,7 +74,10 @@ def plan_revalidate(
             )
         else:
             which = f"pass {case.passes + 1} of {policy.passes_required}"
-            decisions[target] = Decision(True, f"case #{case.id}: revalidate at {level} ({which} needed to return)")
+            line = f"case #{case.id}: revalidate at {level} ({which} needed to return)"
+            if level == "multinode" and partner_of is not None:
+                line += f": standard sweep, then {partner_of(target)}"
+            decisions[target] = Decision(True, line)
 
     def steps(acting: tuple[str, ...]) -> tuple[Step, ...]:
         by_level: dict[str, list[str]] = {}

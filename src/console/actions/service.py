@@ -80,6 +80,7 @@ from console.store import AuditEntry, Store, current_user
 from console.store.lifecycle import PHYSICAL, Case, Stage
 from console.store.pins import effective_pins, pin_from_fields
 from console.sweep.engine import SweepEngine
+from console.sweep.partner import choose_partner
 from console.sweep.revalidation import Revalidation, revalidate_by_policy
 
 _SLURM = "slurm"
@@ -341,7 +342,9 @@ class ActionService:
             return self._plan_case(request)
         if request.kind is ActionKind.REVALIDATE:
             cases = {t: self.store.case(t) for t in targets}
-            return plan_revalidate(request, cases, self.inventory.policy_of, engine_problem(self.engine))
+            return plan_revalidate(
+                request, cases, self.inventory.policy_of, engine_problem(self.engine), self._partner_line
+            )
         if request.kind in SLURM_KINDS:
             problem = self._unreadable.get(_SLURM)
             return refused(request, problem) if problem else self._plan_slurm(request, self._slurm)
@@ -524,6 +527,10 @@ class ActionService:
         """Refuse ``fresh`` at execution, audited (the state read now no longer allows the shown plan)."""
         return self._stale(fresh, why)
 
+    def _partner_line(self, node: str) -> str:
+        """The known-good partner a multinode revalidation of ``node`` would take, as the plan says it."""
+        return choose_partner(self.store, self.inventory, node).plan_line()
+
     async def revalidate(self, plan: ActionPlan) -> tuple[ActionResult, Revalidation | None]:
         """Carry out a revalidation plan: the sweep and each case's pass or strike (``revalidate`` audits it).
 
@@ -535,7 +542,11 @@ class ActionService:
             return self._audit(plan, ActionResult(False, f"refused: {plan.refused}", dict(plan.decisions))), None
         request, policy_of = plan.request, self.inventory.policy_of
         fresh = plan_revalidate(
-            request, {t: self.store.case(t) for t in request.targets}, policy_of, engine_problem(self.engine)
+            request,
+            {t: self.store.case(t) for t in request.targets},
+            policy_of,
+            engine_problem(self.engine),
+            self._partner_line,
         )
         why = recheck(plan, fresh)
         if why is not None or self.engine is None:

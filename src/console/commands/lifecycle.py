@@ -78,8 +78,9 @@ def register(sub: Any) -> None:
     r.add_argument("--dry-run", action="store_true", help="show the plan only: which nodes, at which level")
     r.add_argument(
         "--level",
-        choices=[p.value for p in ProbeSet if p is not ProbeSet.MULTINODE],
-        help="probe level (default: each node's pool's lifecycle level: [pools.lifecycle] over [lifecycle], standard)",
+        choices=[p.value for p in ProbeSet],
+        help="probe level (default: each node's pool's lifecycle level: [pools.lifecycle] over [lifecycle], standard);"
+        " multinode: standard, then one pair run with a known-good node of the pool",
     )
     r.add_argument("--json", action="store_true", help="print each node's outcome and case as JSON")
     r.add_argument("--kubeconfig", help="Kubernetes pools: kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")

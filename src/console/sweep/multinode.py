@@ -47,6 +47,7 @@ from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
 from console.sweep.engine import SweepEngine, SweepResult, describe
 from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
+from console.sweep.known_good import disqualified
 from console.sweep.pairing import MODE_LABEL, MODE_PURPOSE, Pairing, PairPlan
 from console.transport import ErrorKind, Transport, TransportError
 
@@ -100,6 +101,9 @@ class MultinodeOptions:
     seed: int = 0  # for Pairing.RANDOM (and the order within racks): the same seed, the same pairs
     # A second pass with no free known-good node of this sweep borrows one known-good by the accepted baseline.
     baseline_partners: bool = True
+    # Only these nodes may vouch for another (a revalidation's chosen known-good partner): the node under
+    # revalidation passed its own checks too, and must never be taken as the reference that clears its partner.
+    vouchers: tuple[str, ...] | None = None
 
 
 def pool_floor(engine: SweepEngine, model: str, nodes: int) -> Floor | None:
@@ -399,6 +403,8 @@ async def run_multinode(
     runs: list[_PoolRun] = []
     for pool in sorted({engine.inventory.node(name).pool for name in sweep.verdicts}):
         references, candidates = _select(engine, sweep, pool)
+        if options.vouchers is not None:
+            references = [name for name in references if name in options.vouchers]
         if not references or len(candidates) < 2:
             why = "no node of the pool passed its own probes" if not references else "fewer than two nodes reached"
             result.pools.append(PoolRuns(pool=pool, note=f"no multi-node run: {why}"))
@@ -448,7 +454,9 @@ def borrowable(
     store: Store | None, inventory: Inventory, pool: str, *, swept: Iterable[str], sweep_id: int | None = None
 ) -> tuple[int | None, list[str]]:
     """The nodes of ``pool`` a second pass may borrow when ``swept`` are swept: PASS in the pool's accepted
-    baseline and not swept now. The same list the run uses, so a plan can name them before any GPU is taken."""
+    baseline, not swept now, and nothing known against them since (a later FAIL or UNKNOWN verdict, an
+    open case, a console drain: ``known_good.disqualified``). The same list the run uses, so a plan can
+    name them before any GPU is taken."""
     base = store.baseline(pool) if store is not None else None
     if store is None or base is None or base == sweep_id:
         return base, []
@@ -456,7 +464,9 @@ def borrowable(
     now = set(swept)
     rows = store.node_verdicts(base)
     good = [r["node"] for r in rows if r["status"] == Status.PASS.value and r["node"] in members]
-    return base, [node for node in good if node not in now]
+    free = [node for node in good if node not in now]
+    ruled_out = disqualified(store, free, after=base)
+    return base, [node for node in free if node not in ruled_out]
 
 
 def _plan(

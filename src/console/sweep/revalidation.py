@@ -12,7 +12,9 @@ from console.inventory.model import LifecyclePolicy, Node
 from console.model.findings import NodeVerdict, Status
 from console.store import Store, current_user
 from console.store.lifecycle import Case
+from console.sweep.catalog import ProbeSet
 from console.sweep.engine import SweepEngine
+from console.sweep.partner import choose_partner, revalidate_pair
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ async def revalidate(
 ) -> Revalidation:
     """Sweep ``nodes`` (their cases must be ``revalidating``) at ``level``, audited, and record each outcome."""
     names = [n.name for n in nodes]
+    if level == ProbeSet.MULTINODE.value:
+        return await _revalidate_pairs(engine, store, names, policy, user=user)
     inputs = {"level": level, "policy": policy.model_dump()}
     with store.audited("revalidate", names, inputs=inputs, commands=[f"sweep --probes {level}"], user=user) as entry:
         result = await engine.run(list(nodes), level=level)
@@ -43,6 +47,33 @@ async def revalidate(
         results = record_outcomes(store, verdicts, result.sweep_id, policy, names, user=user or current_user())
         entry.finish(result.outcome, "\n".join(f"{n}: {line}" for n, (line, _) in results.items()))
     return Revalidation(verdicts, result.sweep_id, result.outcome, results)
+
+
+async def _revalidate_pairs(
+    engine: SweepEngine, store: Store, names: list[str], policy: LifecyclePolicy, *, user: str | None
+) -> Revalidation:
+    """The multinode level: each node on its own sweep with its own known-good partner (console.sweep.partner).
+
+    One node at a time: two repaired nodes in one sweep could be taken as each other's reference.
+    """
+    partners = {name: choose_partner(store, engine.inventory, name) for name in names}
+    inputs = {"level": ProbeSet.MULTINODE.value, "policy": policy.model_dump()}
+    inputs["partners"] = {n: p.partner for n, p in partners.items()}
+    commands = [f"sweep --probes standard {n}, then {p.plan_line()}" for n, p in partners.items()]
+    verdicts: dict[str, NodeVerdict] = {}
+    results: dict[str, tuple[str, Case]] = {}
+    outcome, sweep_id = "done", 0
+    with store.audited("revalidate", names, inputs=inputs, commands=commands, user=user) as entry:
+        for name in names:
+            verdict, sweep_id, outcome = await revalidate_pair(engine, name, partners[name])
+            verdicts[name] = verdict
+            results.update(
+                record_outcomes(store, {name: verdict}, sweep_id, policy, [name], user=user or current_user())
+            )
+            if outcome != "done":
+                break
+        entry.finish(outcome, "\n".join(f"{n}: {line}" for n, (line, _) in results.items()))
+    return Revalidation(verdicts, sweep_id, outcome, results)
 
 
 def by_policy(
