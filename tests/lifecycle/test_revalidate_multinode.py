@@ -51,9 +51,8 @@ def _revalidate(inv: Path, db: Path, capsys: pytest.CaptureFixture[str], *extra:
 
 
 def _outcome(out: str) -> str:
-    """sim002's outcome line from ``revalidate --json`` (the one JSON line among the progress lines)."""
-    [line] = [line for line in out.splitlines() if line.startswith("{")]
-    return str(json.loads(line)["sim002"]["outcome"])
+    """sim002's outcome from ``revalidate --json``: its standard output is the JSON alone."""
+    return str(json.loads(out)["sim002"]["outcome"])
 
 
 def _repaired(db: Path) -> None:

@@ -212,7 +212,7 @@ def run_revalidate(args: argparse.Namespace) -> int:
     if unknown:
         raise UsageError(f"not in the inventory: {', '.join(unknown)}")
     store = Store(args.store or default_store_path())
-    console = plain_console()
+    console = plain_console(stderr=args.json)  # with --json, standard output is the JSON alone
     try:
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
