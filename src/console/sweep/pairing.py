@@ -197,12 +197,7 @@ class PairPlan:
             good = self._partner_for(job, free or self._unproven(job, busy))
             if good is None or job.node in busy:
                 continue
-            self._waiting.remove(job)
-            trial = Trial(good, (job.node,), job.purpose)
-            self._running[trial] = None
-            self._partner[trial] = job.partner
-            busy.update(trial.nodes)
-            trials.append(trial)
+            trials.append(self._start(job, good, busy))
         if not trials and not self._running and not self._first and self._waiting:
             trials = self._borrow(busy)
             if not trials:
@@ -222,6 +217,15 @@ class PairPlan:
             and other.node not in (job.node, job.partner)
         ]
 
+    def _start(self, job: _Job, good: str, busy: set[str]) -> Trial:
+        """Run ``job``'s node with the known-good ``good`` now: it leaves the queue, its nodes are busy."""
+        self._waiting.remove(job)
+        trial = Trial(good, (job.node,), job.purpose)
+        self._running[trial] = None
+        self._partner[trial] = job.partner
+        busy.update(trial.nodes)
+        return trial
+
     def _partner_for(self, job: _Job, free: list[str]) -> str | None:
         """A known-good partner for ``job``, of its own group (rack, switch or rail) when one is free: a
         run that stays inside the group tests the node, not the way out of the group."""
@@ -238,12 +242,7 @@ class PairPlan:
             good = self._partner_for(job, [n for n in self.borrowed if n not in busy])
             if good is None or job.node in busy:
                 continue
-            self._waiting.remove(job)
-            trial = Trial(good, (job.node,), job.purpose)
-            self._running[trial] = None
-            self._partner[trial] = job.partner
-            busy.update(trial.nodes)
-            trials.append(trial)
+            trials.append(self._start(job, good, busy))
         return trials
 
     def finish(self, trial: Trial, outcome: Outcome) -> None:
