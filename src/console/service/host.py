@@ -12,6 +12,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any, BinaryIO
 
@@ -158,13 +159,19 @@ def claim_stdout() -> BinaryIO:
     return wire
 
 
-def main() -> int:
-    """Entry point of the engine process."""
-    # The terminal's ctrl+c belongs to the console (it runs in its own session anyway).
+def run_served(serve_on: Callable[[BinaryIO, BinaryIO], Coroutine[Any, Any, int]]) -> int:
+    """A child process of the console (the engine, an engine worker): requests on stdin, the wire on what
+    was stdout, ``serve_on`` until it ends; its exit status."""
+    # The terminal's ctrl+c belongs to the console (the child runs in its own session anyway).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     wire = claim_stdout()
     tune_gc()
-    return asyncio.run(serve(os.fdopen(0, "rb", buffering=0), wire))
+    return asyncio.run(serve_on(os.fdopen(0, "rb", buffering=0), wire))
+
+
+def main() -> int:
+    """Entry point of the engine process."""
+    return run_served(serve)
 
 
 if __name__ == "__main__":

@@ -12,16 +12,13 @@ the connections. Frames are those of ``console.service.wire``.
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 import sys
 from dataclasses import replace
 from typing import Any, BinaryIO
 
 from console.inventory.model import Node, StackPin
-from console.runtime import tune_gc
 from console.service.assembly import EngineSpec, build_engine, build_transport
-from console.service.host import claim_stdout, open_pipes, read_message
+from console.service.host import open_pipes, read_message, run_served
 from console.service.wire import WireError, encode
 from console.store import ProbeRunRecord
 from console.sweep.bundle import Section
@@ -178,10 +175,7 @@ async def serve(commands: BinaryIO, wire: BinaryIO) -> int:
 
 def main() -> int:
     """Entry point of a worker process."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    wire = claim_stdout()
-    tune_gc()
-    return asyncio.run(serve(os.fdopen(0, "rb", buffering=0), wire))
+    return run_served(serve)
 
 
 if __name__ == "__main__":
