@@ -36,6 +36,7 @@ from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.multinode import MultinodeOptions
 from console.sweep.pairing import Pairing
 from console.transport.connect import transport_for
+from tests.integration.test_workload_sweep import WORKLOAD
 
 CAP_S = 8.0  # the probe-timeout cap: a hung probe costs this, not its catalogue timeout
 # Nodes swept at once: the cap counts from a node's start, connecting included, and a busy machine
@@ -508,21 +509,7 @@ def test_a_fault_that_appears_between_sweeps_is_never_pass(tmp_path: Path) -> No
 # -- a site's workload ---------------------------------------------------------------------------------
 # Workloads are no catalogued probe: the cluster file declares their commands. Every behaviour fault of
 # the command a workload runs must leave its node short of PASS too.
-WORKLOAD = """
-[[workloads]]
-name = "rccl-smoke"
-pools = ["mi300x"]
-timeout_s = 5
-command = ["all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8", "-c", "1"]
-
-[workloads.results.regex]
-busbw = '# Avg bus bandwidth\\s*:\\s*(\\S+)'
-
-[[workloads.criteria]]
-figure = "busbw"
-fail_if = "< 80"
-source = "accepted run on this pool: 110 GB/s average; fail at -27 %"
-"""
+# The site workload the workload sweep test judges (an 8 GB all-reduce on its average bus bandwidth).
 
 
 def test_no_fault_of_a_workloads_command_reads_pass(tmp_path: Path) -> None:
