@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from console.model.amdsmi import AmdSmiResult
 from console.model.findings import Status
 from console.probes import parse_output
 from console.probes.amdsmi.library import AmdSmiLibrary, open_library
+from console.probes.amdsmi.library_documents import document
 from console.probes.ids import ProbeId
 from console.sim.faults import Fault, FaultKind
 from console.sweep.bundle import bundle_script, split_bundle
@@ -41,11 +43,31 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root, local_cluster(root, NAMES, [fault])
 
 
-def _json(root: Path, node: str, *argv: str) -> list[dict[str, object]]:
+def _json(root: Path, node: str, *argv: str) -> list[dict[str, Any]]:
     env = {**os.environ, "PATH": f"{shim_dir(root, node)}:{os.environ['PATH']}"}
     out = subprocess.run(["amd-smi", *argv, "--json"], env=env, capture_output=True, text=True, check=True).stdout
     document = json.loads(out)
     return document["gpu_data"] if isinstance(document, dict) else document
+
+
+# The subcommands the library serves, as the probes run them (the metric probe's sections only).
+SERVED = {
+    "firmware": ("firmware",),
+    "bad-pages": ("bad-pages",),
+    "list": ("list",),
+    "static": ("static",),
+    "metric": PROBES_BY_ID[ProbeId.AMDSMI_METRIC].argv[1:-1],
+}
+
+
+def _outputs(root: Path, node: str) -> dict[str, list[dict[str, Any]]]:
+    return {sub: _json(root, node, *argv) for sub, argv in SERVED.items()}
+
+
+def _node_values(root: Path, node: str, out: dict[str, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """The library's values on ``node``: read back from what the node's own amd-smi prints (``out``)."""
+    out = out or _outputs(root, node)
+    return library_values_from_json(out["firmware"], out["bad-pages"], out["list"], out["static"], out["metric"])
 
 
 def _check(
@@ -79,11 +101,9 @@ def test_library_and_command_judge_the_node_alike(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    root = cluster[0]
-    values = library_values_from_json(*(_json(root, node, sub) for sub in ("firmware", "bad-pages", "list")))
-    write_fake_amdsmi(fake_amdsmi_path, values)
+    write_fake_amdsmi(fake_amdsmi_path, _node_values(cluster[0], node))
     lib_code, by_library, err = _check(cluster, node, monkeypatch, capsys)
-    assert by_library.collector == "amdsmi library for bad-pages, firmware, list"
+    assert by_library.collector == "amdsmi library for bad-pages, firmware, list, metric, static"
     assert "collected by: amdsmi library" in err
     cmd_code, by_command, _ = _check(cluster, node, monkeypatch, capsys, "--no-amdsmi-library")
     assert by_command.collector == "amd-smi command (library not asked for)"
@@ -102,9 +122,11 @@ def test_a_failing_library_call_makes_its_probe_unknown(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    root = cluster[0]
-    values = library_values_from_json(*(_json(root, "gpu001", sub) for sub in ("firmware", "bad-pages", "list")))
-    write_fake_amdsmi(fake_amdsmi_path, values, raise_on={"bad_pages": 10})
+    write_fake_amdsmi(
+        fake_amdsmi_path,
+        _node_values(cluster[0], "gpu001"),
+        raise_on={"amdsmi_get_gpu_bad_page_info": 10, "amdsmi_get_violation_status": 1},
+    )
     code, report, _ = _check(cluster, "gpu001", monkeypatch, capsys, "--raw")
     assert report.status is Status.UNKNOWN and code == ExitCode.UNKNOWN_EXCEEDED
     probe = next(p for p in report.probes if p.probe == ProbeId.AMDSMI_BAD_PAGES)
@@ -112,8 +134,12 @@ def test_a_failing_library_call_makes_its_probe_unknown(
     assert report.raw is not None
     said = next(r.output for r in report.raw if r.probe == ProbeId.AMDSMI_BAD_PAGES)
     assert said.startswith("amdsmi library: amdsmi_get_gpu_bad_page_info (GPU 0) raised AmdSmiLibraryException")
+    # ``static`` reads the pages too (is the threshold exceeded?): it fails with them; ``metric`` fails with the
+    # violation counters; nothing else does.
+    failed = {p.probe for p in report.probes if p.exit_status != 0}
+    assert failed == {ProbeId.AMDSMI_BAD_PAGES, ProbeId.AMDSMI_STATIC, ProbeId.AMDSMI_METRIC}
     unknown = [f for f in report.findings if f.status is Status.UNKNOWN]
-    assert unknown and all(ProbeId.AMDSMI_BAD_PAGES in (f.evidence.probe or "") for f in unknown)
+    assert unknown and all(any(p in f"{f.evidence.probe} {f.message}" for p in failed) for f in unknown)
 
 
 def test_without_a_working_library_the_command_collects_and_says_why(
@@ -130,7 +156,7 @@ def test_without_a_working_library_the_command_collects_and_says_why(
 
 
 async def test_a_hung_library_call_times_its_probe_out_and_is_not_asked_again(fake_amdsmi_path: Path) -> None:
-    write_fake_amdsmi(fake_amdsmi_path, [{"fw_info": [], "bad_pages": []}], hang_on=frozenset({"fw_info"}))
+    write_fake_amdsmi(fake_amdsmi_path, [{"amdsmi_get_fw_info": []}], hang_on=frozenset({"amdsmi_get_fw_info"}))
     library = open_library()
     assert isinstance(library, AmdSmiLibrary)
     transport = LibraryTransport(LocalTransport("gpu001"), library, timeout_s=0.5)
@@ -144,17 +170,21 @@ async def test_a_hung_library_call_times_its_probe_out_and_is_not_asked_again(fa
     await transport.close()
 
 
-@pytest.mark.parametrize("subcommand", ["firmware", "bad-pages", "list"])
+@pytest.mark.parametrize("subcommand", list(SERVED))
 def test_library_documents_give_the_commands_facts(
     subcommand: str, cluster: tuple[Path, Path], fake_amdsmi_path: Path
 ) -> None:
-    root = cluster[0]
-    outputs = {sub: _json(root, "gpu002", sub) for sub in ("firmware", "bad-pages", "list")}
-    write_fake_amdsmi(fake_amdsmi_path, library_values_from_json(*outputs.values()))
+    outputs = _outputs(cluster[0], "gpu002")
+    write_fake_amdsmi(fake_amdsmi_path, _node_values(cluster[0], "gpu002", outputs))
     library = open_library()
     assert isinstance(library, AmdSmiLibrary)
-    by_library = parse_output(library.document(subcommand))
+    by_library = parse_output(document(library, subcommand))
     by_command = parse_output(json.dumps(outputs[subcommand]))
     assert isinstance(by_library.data, AmdSmiResult) and isinstance(by_command.data, AmdSmiResult)
     assert (by_library.kind, by_library.ok, by_library.summary) == (by_command.kind, True, by_command.summary)
     assert by_library.data.gpus == by_command.data.gpus and len(by_library.data.gpus) == 8
+    # static's details, but for the DPM clock levels the library does not read (no check does), and process
+    # isolation, which the simulated amd-smi does not print and the library says N/A for.
+    for got, want in zip(by_library.data.details, by_command.data.details, strict=True):
+        assert got.unavailable.pop("process_isolation", None) == "N/A"
+        assert got.model_copy(update={"clock_levels": []}) == want.model_copy(update={"clock_levels": []})
