@@ -20,6 +20,10 @@ from typing import Any
 
 import pytest
 
+from console.probes.ids import ProbeId
+from console.sweep.catalog import PROBES_BY_ID
+from tests.multinode.localnodes import amdsmi_json
+
 _SOURCE = """
 import enum, json, threading
 
@@ -224,6 +228,27 @@ def library_values_from_json(
             values = merge_values(values, metric_values(metric[position]))
         gpus.append(values)
     return gpus
+
+
+# The subcommands the library serves, as the probes run them (the metric probe's sections only).
+SERVED: dict[str, tuple[str, ...]] = {
+    "firmware": ("firmware",),
+    "bad-pages": ("bad-pages",),
+    "list": ("list",),
+    "static": ("static",),
+    "metric": PROBES_BY_ID[ProbeId.AMDSMI_METRIC].argv[1:-1],
+}
+
+
+def node_outputs(root: Path, node: str) -> dict[str, list[dict[str, Any]]]:
+    """The ``--json`` outputs of the served subcommands on a simulated node of ``root``."""
+    return {sub: amdsmi_json(root, node, *argv) for sub, argv in SERVED.items()}
+
+
+def node_values(outputs: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The library's values on a node: read back from what the node's own amd-smi printed (``outputs``)."""
+    out = outputs
+    return library_values_from_json(out["firmware"], out["bad-pages"], out["list"], out["static"], out["metric"])
 
 
 def merge_values(*parts: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,16 +1,14 @@
 """``check-local`` collecting through the amdsmi library: the same verdicts as the command, said which path ran.
 
 The node is a simulated one answering through PATH shims; the fake ``amdsmi`` module (on this test's own
-``sys.path``) answers with the values the node's own ``amd-smi firmware/bad-pages --json`` print.
+``sys.path``) answers with the values the node's own ``amd-smi`` prints for the subcommands it serves.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,7 +26,7 @@ from console.sweep.catalog import PROBES_BY_ID
 from console.sweep.library_collect import LibraryTransport
 from console.sweep.node_report import LocalCheckReport
 from console.transport import LocalTransport
-from tests.fake_amdsmi import fake_amdsmi_path, library_values_from_json, write_fake_amdsmi
+from tests.fake_amdsmi import SERVED, fake_amdsmi_path, node_outputs, node_values, write_fake_amdsmi
 from tests.multinode.localnodes import local_cluster, shim_dir
 
 __all__ = ["fake_amdsmi_path"]  # the fixture, used by name
@@ -41,33 +39,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("nodes")
     fault = Fault(kind=FaultKind.BAD_PAGES_OVER_THRESHOLD, node="gpu002", gpu=5)
     return root, local_cluster(root, NAMES, [fault])
-
-
-def _json(root: Path, node: str, *argv: str) -> list[dict[str, Any]]:
-    env = {**os.environ, "PATH": f"{shim_dir(root, node)}:{os.environ['PATH']}"}
-    out = subprocess.run(["amd-smi", *argv, "--json"], env=env, capture_output=True, text=True, check=True).stdout
-    document = json.loads(out)
-    return document["gpu_data"] if isinstance(document, dict) else document
-
-
-# The subcommands the library serves, as the probes run them (the metric probe's sections only).
-SERVED = {
-    "firmware": ("firmware",),
-    "bad-pages": ("bad-pages",),
-    "list": ("list",),
-    "static": ("static",),
-    "metric": PROBES_BY_ID[ProbeId.AMDSMI_METRIC].argv[1:-1],
-}
-
-
-def _outputs(root: Path, node: str) -> dict[str, list[dict[str, Any]]]:
-    return {sub: _json(root, node, *argv) for sub, argv in SERVED.items()}
-
-
-def _node_values(root: Path, node: str, out: dict[str, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
-    """The library's values on ``node``: read back from what the node's own amd-smi prints (``out``)."""
-    out = out or _outputs(root, node)
-    return library_values_from_json(out["firmware"], out["bad-pages"], out["list"], out["static"], out["metric"])
 
 
 def _check(
@@ -101,7 +72,7 @@ def test_library_and_command_judge_the_node_alike(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    write_fake_amdsmi(fake_amdsmi_path, _node_values(cluster[0], node))
+    write_fake_amdsmi(fake_amdsmi_path, node_values(node_outputs(cluster[0], node)))
     lib_code, by_library, err = _check(cluster, node, monkeypatch, capsys)
     assert by_library.collector == "amdsmi library for bad-pages, firmware, list, metric, static"
     assert "collected by: amdsmi library" in err
@@ -124,7 +95,7 @@ def test_a_failing_library_call_makes_its_probe_unknown(
 ) -> None:
     write_fake_amdsmi(
         fake_amdsmi_path,
-        _node_values(cluster[0], "gpu001"),
+        node_values(node_outputs(cluster[0], "gpu001")),
         raise_on={"amdsmi_get_gpu_bad_page_info": 10, "amdsmi_get_violation_status": 1},
     )
     code, report, _ = _check(cluster, "gpu001", monkeypatch, capsys, "--raw")
@@ -174,8 +145,8 @@ async def test_a_hung_library_call_times_its_probe_out_and_is_not_asked_again(fa
 def test_library_documents_give_the_commands_facts(
     subcommand: str, cluster: tuple[Path, Path], fake_amdsmi_path: Path
 ) -> None:
-    outputs = _outputs(cluster[0], "gpu002")
-    write_fake_amdsmi(fake_amdsmi_path, _node_values(cluster[0], "gpu002", outputs))
+    outputs = node_outputs(cluster[0], "gpu002")
+    write_fake_amdsmi(fake_amdsmi_path, node_values(outputs))
     library = open_library()
     assert isinstance(library, AmdSmiLibrary)
     by_library = parse_output(document(library, subcommand))
