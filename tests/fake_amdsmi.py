@@ -144,7 +144,8 @@ PLAIN_CALLS = (
     "amdsmi_get_gpu_topo_numa_affinity", "amdsmi_get_gpu_vram_info", "amdsmi_get_power_info",
     "amdsmi_get_gpu_metrics_info", "amdsmi_get_gpu_total_ecc_count", "amdsmi_get_gpu_ecc_count",
     "amdsmi_gpu_xgmi_error_status", "amdsmi_get_gpu_memory_total", "amdsmi_get_gpu_memory_usage",
-    "amdsmi_get_violation_status", "amdsmi_get_gpu_process_isolation",
+    "amdsmi_get_violation_status", "amdsmi_get_gpu_process_isolation", "amdsmi_get_link_metrics",
+    "amdsmi_get_gpu_xgmi_link_status",
 )  # fmt: skip
 
 
@@ -198,38 +199,6 @@ _VIOLATIONS = {
 }  # fmt: skip
 
 
-def library_values_from_json(
-    firmware: list[dict[str, Any]],
-    bad_pages: list[dict[str, Any]],
-    listed: list[dict[str, Any]],
-    static: list[dict[str, Any]] | None = None,
-    metric: list[dict[str, Any]] | None = None,
-) -> list[dict[str, Any]]:
-    """Library-shaped values per GPU from ``amd-smi firmware``, ``bad-pages``, ``list``, and optionally
-    ``static`` and ``metric`` ``--json`` entries of the same GPUs."""
-    gpus = []
-    for position, (fw_entry, pages_entry, list_entry) in enumerate(zip(firmware, bad_pages, listed, strict=True)):
-        values = {
-            "amdsmi_get_fw_info": [
-                {"fw": b["fw_id"], "version": _number(b["fw_version"])} for b in fw_entry["fw_list"]
-            ],
-            "amdsmi_get_gpu_bad_page_info": _pages(pages_entry),
-            "amdsmi_get_gpu_device_bdf": list_entry["bdf"],
-            "amdsmi_get_gpu_device_uuid": list_entry["uuid"],
-            "amdsmi_get_gpu_kfd_info": {
-                "kfd_id": list_entry["kfd_id"],
-                "node_id": list_entry["node_id"],
-                "current_partition_id": list_entry["partition_id"],
-            },
-        }
-        if static is not None:
-            values = merge_values(values, static_values(static[position]))
-        if metric is not None:
-            values = merge_values(values, metric_values(metric[position]))
-        gpus.append(values)
-    return gpus
-
-
 # The subcommands the library serves, as the probes run them (the metric probe's sections only).
 SERVED: dict[str, tuple[str, ...]] = {
     "firmware": ("firmware",),
@@ -237,6 +206,8 @@ SERVED: dict[str, tuple[str, ...]] = {
     "list": ("list",),
     "static": ("static",),
     "metric": PROBES_BY_ID[ProbeId.AMDSMI_METRIC].argv[1:-1],
+    "xgmi": ("xgmi",),
+    "xgmi -l": ("xgmi", "-l"),
 }
 
 
@@ -245,10 +216,33 @@ def node_outputs(root: Path, node: str) -> dict[str, list[dict[str, Any]]]:
     return {sub: amdsmi_json(root, node, *argv) for sub, argv in SERVED.items()}
 
 
-def node_values(outputs: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The library's values on a node: read back from what the node's own amd-smi printed (``outputs``)."""
-    out = outputs
-    return library_values_from_json(out["firmware"], out["bad-pages"], out["list"], out["static"], out["metric"])
+def node_values(outputs: Mapping[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The library's values per GPU, read back from what amd-smi printed for them (``outputs``: subcommand of
+    ``SERVED`` -> its ``--json`` entries; ``firmware``, ``bad-pages`` and ``list`` are needed, the rest may
+    be left out)."""
+    gpus = []
+    for position, (fw_entry, pages_entry, list_entry) in enumerate(
+        zip(outputs["firmware"], outputs["bad-pages"], outputs["list"], strict=True)
+    ):
+        fw = [{"fw": b["fw_id"], "version": _number(b["fw_version"])} for b in fw_entry["fw_list"]]
+        parts: list[Mapping[str, Any]] = [
+            {
+                "amdsmi_get_fw_info": fw,
+                "amdsmi_get_gpu_bad_page_info": _pages(pages_entry),
+                "amdsmi_get_gpu_device_bdf": list_entry["bdf"],
+                "amdsmi_get_gpu_device_uuid": list_entry["uuid"],
+                "amdsmi_get_gpu_kfd_info": {
+                    "kfd_id": list_entry["kfd_id"],
+                    "node_id": list_entry["node_id"],
+                    "current_partition_id": list_entry["partition_id"],
+                },
+            }
+        ]
+        for sub, read_back in (("static", static_values), ("metric", metric_values), ("xgmi", xgmi_values)):
+            if sub in outputs:
+                parts.append(read_back(outputs[sub][position]))
+        gpus.append(merge_values(*parts))
+    return gpus
 
 
 def merge_values(*parts: Mapping[str, Any]) -> dict[str, Any]:
@@ -417,6 +411,45 @@ def metric_values(entry: Mapping[str, Any]) -> dict[str, Any]:
             violation[f"per_{suffix}"] = _value(throttle.get(f"{stem}_violation_activity"))
         values["amdsmi_get_violation_status"] = violation
     return values
+
+
+def xgmi_values(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What the library returned for one ``amd-smi xgmi --json`` entry (link metrics with their U/D states).
+
+    One port per state letter of a peer (``U/U`` is two ports), its counters on the first; the simulated
+    amd-smi prints N/A counters for a link that is down, where the library counts from 0.
+    """
+    metrics = entry.get("link_metrics")
+    if not isinstance(metrics, dict):
+        return {}
+    words = entry.get("link_status") or []
+    ports: list[dict[str, Any]] = []
+    states: list[str] = []
+    for position, dest in enumerate(metrics.get("links", [])):
+        word = str(words[position]) if position < len(words) else NA
+        letters = [] if word in (NA, "SELF") else word.split("/")
+        if not letters and dest.get("read", NA) == NA:
+            continue  # no port reaches this peer (or it is this GPU)
+        for number, letter in enumerate(letters or [NA]):
+            counts = {key: _count(dest.get(key)) if number == 0 else 0 for key in ("read", "write")}
+            ports.append(
+                {
+                    "bdf": dest["bdf"],
+                    "bit_rate": _value(metrics.get("bit_rate")),
+                    "max_bandwidth": _value(metrics.get("max_bandwidth")),
+                    **counts,
+                }
+            )
+            states.append(letter)
+    values: dict[str, Any] = {"amdsmi_get_link_metrics": {"num_links": len(ports), "links": ports}}
+    if words:
+        values["amdsmi_get_gpu_xgmi_link_status"] = {"status": states, "total_links": len(states)}
+    return values
+
+
+def _count(printed: Any) -> int:
+    value = _value(printed)
+    return value if isinstance(value, int) else 0
 
 
 def _put(values: dict[str, Any], call: str, value: Any) -> None:

@@ -664,12 +664,18 @@ LIBRARY_NODES = {
     "lib001": None,
     "lib002": Fault(kind=FaultKind.ECC_UNCORRECTABLE, node="lib002", gpu=3),
     "lib003": Fault(kind=FaultKind.BAD_PAGES_OVER_THRESHOLD, node="lib003", gpu=3),
+    "lib004": Fault(kind=FaultKind.XGMI_LINK_DOWN, node="lib004", gpu=1, peer=4),
 }
 
 
 def _ecc_without_uncorrectable(values: list[dict[str, Any]]) -> None:
     for gpu in values:
         gpu["amdsmi_get_gpu_total_ecc_count"].pop("uncorrectable_count")
+
+
+def _fewer_link_states(values: list[dict[str, Any]]) -> None:
+    for gpu in values:  # the library answers the state of fewer ports than it has metrics for
+        gpu["amdsmi_get_gpu_xgmi_link_status"]["status"].pop()
 
 
 @dataclass(frozen=True)
@@ -683,6 +689,7 @@ class LibraryCase:
 
     @property
     def healthy(self) -> bool:
+        """No fault on the node nor in the library: PASS is the true answer."""
         return LIBRARY_NODES[self.node] is None and self.change is None and not self.options
 
 
@@ -693,6 +700,8 @@ LIBRARY_CASES = [
     LibraryCase("lib002", "partial values: no uncorrectable count", change=_ecc_without_uncorrectable),
     LibraryCase("lib003", "the library does not initialise", options={"init_error": 8}),
     LibraryCase("lib003", "bad pages not supported", options={"raise_on": {"amdsmi_get_gpu_bad_page_info": 2}}),
+    LibraryCase("lib004", "a link down, read through the library"),
+    LibraryCase("lib001", "partial values: fewer link states than ports", change=_fewer_link_states),
 ]
 
 

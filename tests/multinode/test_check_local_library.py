@@ -74,7 +74,7 @@ def test_library_and_command_judge_the_node_alike(
 ) -> None:
     write_fake_amdsmi(fake_amdsmi_path, node_values(node_outputs(cluster[0], node)))
     lib_code, by_library, err = _check(cluster, node, monkeypatch, capsys)
-    assert by_library.collector == "amdsmi library for bad-pages, firmware, list, metric, static"
+    assert by_library.collector == "amdsmi library for bad-pages, firmware, list, metric, static, xgmi, xgmi -l"
     assert "collected by: amdsmi library" in err
     cmd_code, by_command, _ = _check(cluster, node, monkeypatch, capsys, "--no-amdsmi-library")
     assert by_command.collector == "amd-smi command (library not asked for)"
@@ -154,6 +154,8 @@ def test_library_documents_give_the_commands_facts(
     assert isinstance(by_library.data, AmdSmiResult) and isinstance(by_command.data, AmdSmiResult)
     assert (by_library.kind, by_library.ok, by_library.summary) == (by_command.kind, True, by_command.summary)
     assert by_library.data.gpus == by_command.data.gpus and len(by_library.data.gpus) == 8
+    assert by_library.data.xgmi_links == by_command.data.xgmi_links
+    assert len(by_library.data.xgmi_links) == (56 if subcommand.startswith("xgmi") else 0)
     # static's details, but for the DPM clock levels the library does not read (no check does), and process
     # isolation, which the simulated amd-smi does not print and the library says N/A for.
     for got, want in zip(by_library.data.details, by_command.data.details, strict=True):

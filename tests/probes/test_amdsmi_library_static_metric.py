@@ -197,3 +197,80 @@ def test_partial_values_are_unavailable_never_zero(fake_amdsmi_path: Path) -> No
     assert gpu.metrics is not None and gpu.metrics.xgmi_error_status is None
     assert "xgmi_error_status" in gpu.metrics.unavailable
     assert gpu.metrics.pcie is not None and gpu.metrics.pcie.replay_count is None
+
+
+def _xgmi_values(result: AmdSmiResult, states: dict[tuple[int, int], str] | None = None) -> list[dict[str, Any]]:
+    """The library's ports per GPU from a parsed ``xgmi`` output (one port per peer, counters in KB)."""
+    gpus: list[dict[str, Any]] = []
+    for gpu in result.gpus:
+        src = gpu.identity.index
+        mine = [link for link in result.xgmi_links if link.src_index == src]
+        ports = [
+            {
+                "bdf": link.dst_bdf,
+                "bit_rate": int(link.bit_rate_gbps or 0),
+                "max_bandwidth": int(link.max_bandwidth_gbps or 0),
+                "read": (link.read_bytes or 0) // 1024,
+                "write": (link.write_bytes or 0) // 1024,
+            }
+            for link in mine
+        ]
+        values: dict[str, Any] = {
+            "amdsmi_get_gpu_device_bdf": gpu.identity.bdf,
+            "amdsmi_get_gpu_kfd_info": {"current_partition_id": 0},
+            "amdsmi_get_link_metrics": {"num_links": len(ports), "links": ports},
+        }
+        if states is not None:
+            status = [states.get((src or 0, link.dst_index or 0), "U") for link in mine]
+            values["amdsmi_get_gpu_xgmi_link_status"] = {"status": status, "total_links": len(status)}
+        gpus.append(values)
+    return gpus
+
+
+XGMI_TEXT = (AMD / "xgmi-mi300x-8gpu-rocm610-kb.txt").read_text()
+
+
+def test_xgmi_from_the_library_is_the_real_outputs_links(fake_amdsmi_path: Path) -> None:
+    from_command = _result(XGMI_TEXT)
+    # ROCm 6.1's library has no link status call: the document has none, as that release's amd-smi.
+    missing = frozenset({"amdsmi_get_gpu_xgmi_link_status"})
+    library = _library(fake_amdsmi_path, _xgmi_values(from_command), missing=missing)
+    from_library = _result(document(library, "xgmi"))
+    assert from_library.kind == "xgmi" and len(from_library.xgmi_links) == 56
+    assert from_library.xgmi_links == from_command.xgmi_links
+    assert {link.bit_rate_gbps for link in from_library.xgmi_links} == {32}
+
+
+def test_link_states_from_the_library_name_the_down_link(fake_amdsmi_path: Path) -> None:
+    values = _xgmi_values(_result(XGMI_TEXT), states={(1, 4): "D", (4, 1): "D"})
+    library = _library(fake_amdsmi_path, values)
+    links = {
+        (link.src_index, link.dst_index): link.status.value for link in _result(document(library, "xgmi -l")).xgmi_links
+    }
+    assert len(links) == 56 and links[(1, 4)] == links[(4, 1)] == "down"
+    assert {state for pair, state in links.items() if pair not in ((1, 4), (4, 1))} == {"up"}
+
+
+def test_a_secondary_partition_has_no_links(fake_amdsmi_path: Path) -> None:
+    values = _xgmi_values(_result(XGMI_TEXT), states={})
+    values[7]["amdsmi_get_gpu_kfd_info"] = {"current_partition_id": 1}  # GPU 7 as a CPX partition's second
+    result = _result(document(_library(fake_amdsmi_path, values), "xgmi"))
+    assert {gpu.identity.index for gpu in result.gpus} == set(range(7))
+    assert 7 not in {i for link in result.xgmi_links for i in (link.src_index, link.dst_index)}
+
+
+@pytest.mark.parametrize("call", ["amdsmi_get_link_metrics", "amdsmi_get_gpu_xgmi_link_status"])
+def test_a_failed_link_call_fails_both_link_probes(fake_amdsmi_path: Path, call: str) -> None:
+    values = _xgmi_values(_result(XGMI_TEXT), states={})
+    library = _library(fake_amdsmi_path, values, raise_on={call: 1})
+    for subcommand in ("xgmi", "xgmi -l"):
+        with pytest.raises(LibraryCallError, match=rf"{call} \(GPU 0\) raised"):
+            document(library, subcommand)
+
+
+def test_a_port_without_its_state_fails_rather_than_read_as_no_link(fake_amdsmi_path: Path) -> None:
+    values = _xgmi_values(_result(XGMI_TEXT), states={})
+    values[2]["amdsmi_get_gpu_xgmi_link_status"]["status"].pop()  # 6 states for 7 ports
+    library = _library(fake_amdsmi_path, values)
+    with pytest.raises(LibraryCallError, match=r"\(GPU 2\) gave 6 states, amdsmi_get_link_metrics a port #7"):
+        document(library, "xgmi -l")

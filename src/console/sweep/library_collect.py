@@ -22,14 +22,16 @@ from console.sweep.catalog import PROBES_BY_ID
 from console.transport import CommandResult, OutputSink, Transport, WrappedTransport
 
 # Probe -> the amd-smi subcommand whose document the library writes for it.
-# Not the library's: ``version`` (the tool's own version line), ``xgmi`` and ``xgmi -l`` (docs/operator-guide.md
-# says why), and the CPER listing, which needs root and writes record files (it runs under ``sudo -n``).
+# Not the library's: ``version`` (the tool's own version line) and the CPER listing, which needs root and
+# writes record files (it runs under ``sudo -n``).
 LIBRARY_PROBES: dict[str, str] = {
     ProbeId.AMDSMI_FIRMWARE: "firmware",
     ProbeId.AMDSMI_BAD_PAGES: "bad-pages",
     ProbeId.AMDSMI_LIST: "list",
     ProbeId.AMDSMI_STATIC: "static",
     ProbeId.AMDSMI_METRIC: "metric",
+    ProbeId.AMDSMI_XGMI: "xgmi",
+    ProbeId.AMDSMI_XGMI_STATUS: "xgmi -l",
 }
 COMMAND = "amd-smi command"
 LIBRARY = "amdsmi library"

@@ -2,9 +2,10 @@
 
 One builder per subcommand makes one GPU's entry from library calls; ``document`` puts the GPUs'
 entries in the list the command prints, for ``console.probes.amdsmi.parse`` to read as it reads the
-command's. ``list``, ``firmware`` and ``bad-pages`` are here; ``static`` and ``metric`` have modules of
-their own (``library_static``, ``library_metric``). Shapes follow AMD's own CLI, which is built on the
-same calls: ``amdsmi_cli/amdsmi_commands.py`` and ``py-interface/amdsmi_interface.py`` in ROCm/amdsmi.
+command's. ``list``, ``firmware`` and ``bad-pages`` are here; ``static``, ``metric`` and the links
+(``xgmi``, ``xgmi -l``) have modules of their own (``library_static``, ``library_metric``,
+``library_links``). Shapes follow AMD's own CLI, which is built on the same calls:
+``amdsmi_cli/amdsmi_commands.py`` and ``py-interface/amdsmi_interface.py`` in ROCm/amdsmi.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from console.probes.amdsmi.library import NOT_AVAILABLE, AmdSmiLibrary, LibraryCallError, LibraryGpu, member_name
+from console.probes.amdsmi.library_links import link_status_entry, xgmi_entry
 from console.probes.amdsmi.library_metric import metric_entry
 from console.probes.amdsmi.library_static import static_entry
 
@@ -75,17 +77,21 @@ def list_entry(library: AmdSmiLibrary, gpu: LibraryGpu) -> dict[str, Any]:
     }
 
 
-# Subcommand -> how one GPU's entry of its JSON document is built from library calls.
-DOCUMENTS: dict[str, Callable[[AmdSmiLibrary, LibraryGpu], dict[str, Any]]] = {
+# Subcommand -> how one GPU's entry of its JSON document is built from library calls (None: the command
+# prints no entry for that GPU, as ``xgmi`` for a partition's secondary logical GPUs).
+DOCUMENTS: dict[str, Callable[[AmdSmiLibrary, LibraryGpu], dict[str, Any] | None]] = {
     "firmware": firmware_entry,
     "bad-pages": bad_pages_entry,
     "list": list_entry,
     "static": static_entry,
     "metric": metric_entry,
+    "xgmi": xgmi_entry,
+    "xgmi -l": link_status_entry,
 }
 
 
 def document(library: AmdSmiLibrary, subcommand: str) -> str:
     """What ``amd-smi <subcommand> --json`` would print, from the library's values."""
     build = DOCUMENTS[subcommand]
-    return json.dumps([{"gpu": gpu.index, **build(library, gpu)} for gpu in library.gpus], indent=4)
+    entries = [(gpu, build(library, gpu)) for gpu in library.gpus]
+    return json.dumps([{"gpu": gpu.index, **entry} for gpu, entry in entries if entry is not None], indent=4)
