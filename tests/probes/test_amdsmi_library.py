@@ -142,7 +142,7 @@ def test_the_console_imports_amdsmi_only_when_a_node_check_asks() -> None:
     # A console host without ROCm must load everything: the library is imported by open_library alone.
     code = (
         "import sys, console.cli, console.sweep.local_check, console.sweep.library_collect, "
-        "console.probes.amdsmi.library; print('amdsmi' in sys.modules)"
+        "console.probes.amdsmi.library, console.probes.amdsmi.library_documents; print('amdsmi' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
