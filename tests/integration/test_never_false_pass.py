@@ -6,16 +6,19 @@ on every probe of every level, one node each, through a scenario file; every har
 fault goes on a node of its own at the lowest level that can see it. Each level is swept, over real
 SSH against the simulator, under a probe-timeout cap, in batches. A node may be WARN, FAIL or UNKNOWN, never PASS,
 except for the few cases named in ``EXCEPTIONS``, each with the reason it is a true answer. A
-healthy node per level must PASS, so the property cannot hold by everything being UNKNOWN.
+healthy node per level must PASS, so the property cannot hold by everything being UNKNOWN. The amdsmi
+library's own faults (a call that raises, values left out, no library) are put on ``check-local``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,9 +37,14 @@ from console.sweep import SweepEngine
 from console.sweep.catalog import ProbeSet, ProbeSpec, probes_for
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.multinode import MultinodeOptions
+from console.sweep.node_report import LocalCheckReport
 from console.sweep.pairing import Pairing
 from console.transport.connect import transport_for
+from tests.fake_amdsmi import fake_amdsmi_path, node_outputs, node_values, write_fake_amdsmi
 from tests.integration.test_workload_sweep import WORKLOAD
+from tests.multinode.localnodes import local_cluster, shim_dir
+
+__all__ = ["fake_amdsmi_path"]  # the fixture, used by name
 
 CAP_S = 8.0  # the probe-timeout cap: a hung probe costs this, not its catalogue timeout
 # Nodes swept at once: the cap counts from a node's start, connecting included, and a busy machine
@@ -646,3 +654,83 @@ def test_no_fault_of_one_task_of_an_n_node_workload_reads_pass(tmp_path: Path, t
         if "PASS" in (status[f"sim{2 * pair + 1:03d}"], status[f"sim{2 * pair + 2:03d}"])
     }
     assert not passed - ONE_TASKS_OUTPUT, f"faults of a task that read PASS: {sorted(passed - ONE_TASKS_OUTPUT)}"
+
+
+# -- the amdsmi library on the node --------------------------------------------------------------------
+# ``check-local`` reads list, static, metric, firmware and bad-pages through the amdsmi library when it
+# loads. Its faults (a call that raises, values it leaves out, a library that does not initialise) are
+# put on healthy and faulted simulated nodes; the fake library answers with the node's own figures.
+LIBRARY_NODES = {
+    "lib001": None,
+    "lib002": Fault(kind=FaultKind.ECC_UNCORRECTABLE, node="lib002", gpu=3),
+    "lib003": Fault(kind=FaultKind.BAD_PAGES_OVER_THRESHOLD, node="lib003", gpu=3),
+    "lib004": Fault(kind=FaultKind.XGMI_LINK_DOWN, node="lib004", gpu=1, peer=4),
+}
+
+
+def _ecc_without_uncorrectable(values: list[dict[str, Any]]) -> None:
+    for gpu in values:
+        gpu["amdsmi_get_gpu_total_ecc_count"].pop("uncorrectable_count")
+
+
+def _fewer_link_states(values: list[dict[str, Any]]) -> None:
+    for gpu in values:  # the library answers the state of fewer ports than it has metrics for
+        gpu["amdsmi_get_gpu_xgmi_link_status"]["status"].pop()
+
+
+@dataclass(frozen=True)
+class LibraryCase:
+    """A node checked through the fake library with one of the library's faults (or none)."""
+
+    node: str
+    what: str
+    change: Callable[[list[dict[str, Any]]], None] | None = None  # what the fault does to the values
+    options: dict[str, Any] | None = None  # the fake's: raise_on, init_error
+
+    @property
+    def healthy(self) -> bool:
+        """No fault on the node nor in the library: PASS is the true answer."""
+        return LIBRARY_NODES[self.node] is None and self.change is None and not self.options
+
+
+LIBRARY_CASES = [
+    LibraryCase("lib001", "healthy"),  # the reference: the property cannot hold by everything being UNKNOWN
+    LibraryCase("lib001", "a metric call raises", options={"raise_on": {"amdsmi_get_gpu_total_ecc_count": 1}}),
+    LibraryCase("lib001", "a static call raises", options={"raise_on": {"amdsmi_get_gpu_asic_info": 8}}),
+    LibraryCase("lib002", "partial values: no uncorrectable count", change=_ecc_without_uncorrectable),
+    LibraryCase("lib003", "the library does not initialise", options={"init_error": 8}),
+    LibraryCase("lib003", "bad pages not supported", options={"raise_on": {"amdsmi_get_gpu_bad_page_info": 2}}),
+    LibraryCase("lib004", "a link down, read through the library"),
+    LibraryCase("lib001", "partial values: fewer link states than ports", change=_fewer_link_states),
+]
+
+
+@pytest.fixture(scope="module")
+def library_nodes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("library-nodes")
+    faults = [fault for fault in LIBRARY_NODES.values() if fault is not None]
+    return root, local_cluster(root, list(LIBRARY_NODES), faults)
+
+
+@pytest.mark.parametrize("case", LIBRARY_CASES, ids=[c.what for c in LIBRARY_CASES])
+def test_no_fault_of_the_amdsmi_library_reads_pass(
+    case: LibraryCase,
+    library_nodes: tuple[Path, Path],
+    fake_amdsmi_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root, inventory = library_nodes
+    values = node_values(node_outputs(root, case.node))
+    if case.change is not None:
+        case.change(values)
+    options = case.options or {}
+    write_fake_amdsmi(fake_amdsmi_path, values, **options)
+    monkeypatch.setenv("PATH", f"{shim_dir(root, case.node)}:{os.environ['PATH']}")
+    monkeypatch.setenv("SLURMD_NODENAME", case.node)
+    main(["check-local", "-i", str(inventory), "--json", "-"])
+    report = LocalCheckReport.model_validate_json(capsys.readouterr().out)
+    said = f"{case.node} ({case.what}): {report.status.value} {report.reason}"
+    assert (report.status is Status.PASS) is case.healthy, said
+    path = "amd-smi command" if "init_error" in options else "amdsmi library"
+    assert report.collector is not None and report.collector.startswith(path)

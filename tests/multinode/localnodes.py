@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 from console.sim.faults import Fault
 from console.sim.models import ClusterSpec, NodeSpec
@@ -42,3 +46,11 @@ def per_node_launcher(root: Path) -> Path:
     )
     script.chmod(0o755)
     return script
+
+
+def amdsmi_json(root: Path, node: str, *argv: str) -> list[dict[str, Any]]:
+    """What ``amd-smi <argv> --json`` prints on ``node``, one entry per GPU (either release's layout)."""
+    env = {**os.environ, "PATH": f"{shim_dir(root, node)}:{os.environ['PATH']}"}
+    out = subprocess.run(["amd-smi", *argv, "--json"], env=env, capture_output=True, text=True, check=True).stdout
+    document = json.loads(out)
+    return document["gpu_data"] if isinstance(document, dict) else document  # type: ignore[no-any-return]

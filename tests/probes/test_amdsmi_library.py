@@ -16,7 +16,8 @@ import pytest
 
 from console.model.amdsmi import AmdSmiResult
 from console.probes import Tool, parse_output
-from console.probes.amdsmi.library import NO_BAD_PAGES, AmdSmiLibrary, LibraryCallError, open_library
+from console.probes.amdsmi.library import AmdSmiLibrary, LibraryCallError, open_library
+from console.probes.amdsmi.library_documents import NO_BAD_PAGES, document
 from tests.fake_amdsmi import fake_amdsmi_path, write_fake_amdsmi
 
 __all__ = ["fake_amdsmi_path"]  # the fixture, used by name
@@ -74,8 +75,8 @@ def test_firmware_from_the_library_is_the_real_outputs_facts(fake_amdsmi_path: P
         {"fw": name, "version": int(version) if version.isdigit() else version}
         for name, version in from_command.gpus[0].firmware.items()
     ]
-    library = _library(fake_amdsmi_path, [{"fw_info": blocks, "bad_pages": []}])
-    from_library = _result(library.document("firmware"))
+    library = _library(fake_amdsmi_path, [{"amdsmi_get_fw_info": blocks, "amdsmi_get_gpu_bad_page_info": []}])
+    from_library = _result(document(library, "firmware"))
     assert from_library.kind == from_command.kind == "firmware"
     assert from_library.gpus == from_command.gpus
     assert from_library.gpus[0].firmware["PM"] == "85.110.0" and from_library.gpus[0].firmware["CP_MEC1"] == "147"
@@ -90,9 +91,9 @@ def test_bad_pages_none_and_some_are_the_real_outputs_facts(fake_amdsmi_path: Pa
     ]
     library = _library(
         fake_amdsmi_path,
-        [{"fw_info": [], "bad_pages": pages}, {"fw_info": [], "bad_pages": []}],
+        [{"amdsmi_get_gpu_bad_page_info": pages}, {"amdsmi_get_gpu_bad_page_info": []}],
     )
-    from_library = _result(library.document("bad-pages"))
+    from_library = _result(document(library, "bad-pages"))
     assert from_library.kind == "bad-pages"
     assert from_library.gpus[1].bad_pages == none.gpus[1].bad_pages
     got, want = from_library.gpus[0].bad_pages, some.gpus[0].bad_pages
@@ -107,23 +108,25 @@ def test_bad_pages_none_and_some_are_the_real_outputs_facts(fake_amdsmi_path: Pa
 
 
 def test_not_supported_is_na_as_the_command_prints_it(fake_amdsmi_path: Path) -> None:
-    library = _library(fake_amdsmi_path, [{"fw_info": [], "bad_pages": []}], raise_on={"bad_pages": 2})
-    pages = _result(library.document("bad-pages")).gpus[0].bad_pages
+    library = _library(
+        fake_amdsmi_path, [{"amdsmi_get_gpu_bad_page_info": []}], raise_on={"amdsmi_get_gpu_bad_page_info": 2}
+    )
+    pages = _result(document(library, "bad-pages")).gpus[0].bad_pages
     assert pages is not None and pages.retired == []
     assert set(pages.unavailable) == {"retired", "pending", "unreservable"}  # unavailable, not "no pages"
 
 
 def test_a_call_that_fails_is_the_probes_failure(fake_amdsmi_path: Path) -> None:
-    library = _library(fake_amdsmi_path, [{"fw_info": [], "bad_pages": []}], raise_on={"fw_info": 1})
+    library = _library(fake_amdsmi_path, [{"amdsmi_get_fw_info": []}], raise_on={"amdsmi_get_fw_info": 1})
     with pytest.raises(LibraryCallError, match=r"amdsmi_get_fw_info \(GPU 0\) raised AmdSmiLibraryException"):
-        library.document("firmware")
+        document(library, "firmware")
 
 
 def test_an_unknown_page_state_is_said_not_guessed(fake_amdsmi_path: Path) -> None:
     pages = [{"address": 4096, "size": 4096, "status": "QUARANTINED"}]
-    library = _library(fake_amdsmi_path, [{"fw_info": [], "bad_pages": pages}])
+    library = _library(fake_amdsmi_path, [{"amdsmi_get_gpu_bad_page_info": pages}])
     with pytest.raises(LibraryCallError, match="unknown page status 'QUARANTINED'"):
-        library.document("bad-pages")
+        document(library, "bad-pages")
 
 
 def test_no_library_or_no_init_says_why(fake_amdsmi_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,7 +142,7 @@ def test_the_console_imports_amdsmi_only_when_a_node_check_asks() -> None:
     # A console host without ROCm must load everything: the library is imported by open_library alone.
     code = (
         "import sys, console.cli, console.sweep.local_check, console.sweep.library_collect, "
-        "console.probes.amdsmi.library; print('amdsmi' in sys.modules)"
+        "console.probes.amdsmi.library, console.probes.amdsmi.library_documents; print('amdsmi' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

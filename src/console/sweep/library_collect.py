@@ -16,15 +16,22 @@ import time
 from dataclasses import replace
 
 from console.probes.amdsmi.library import AmdSmiLibrary, LibraryCallError, open_library
+from console.probes.amdsmi.library_documents import document
 from console.probes.ids import ProbeId
 from console.sweep.catalog import PROBES_BY_ID
 from console.transport import CommandResult, OutputSink, Transport, WrappedTransport
 
 # Probe -> the amd-smi subcommand whose document the library writes for it.
+# Not the library's: ``version`` (the tool's own version line) and the CPER listing, which needs root and
+# writes record files (it runs under ``sudo -n``).
 LIBRARY_PROBES: dict[str, str] = {
     ProbeId.AMDSMI_FIRMWARE: "firmware",
     ProbeId.AMDSMI_BAD_PAGES: "bad-pages",
     ProbeId.AMDSMI_LIST: "list",
+    ProbeId.AMDSMI_STATIC: "static",
+    ProbeId.AMDSMI_METRIC: "metric",
+    ProbeId.AMDSMI_XGMI: "xgmi",
+    ProbeId.AMDSMI_XGMI_STATUS: "xgmi -l",
 }
 COMMAND = "amd-smi command"
 LIBRARY = "amdsmi library"
@@ -82,7 +89,7 @@ class LibraryTransport(WrappedTransport):
 
         def work() -> None:
             try:
-                answer = (self.library.document(LIBRARY_PROBES[probe]), 0)
+                answer = (document(self.library, LIBRARY_PROBES[probe]), 0)
             except LibraryCallError as exc:
                 answer = (f"amdsmi library: {exc}", 1)
             loop.call_soon_threadsafe(_settle, done, answer)

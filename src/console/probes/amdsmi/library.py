@@ -5,7 +5,9 @@ process, initialises the library and prints what its calls return. On the node (
 process can do that once for every probe. To keep one way of judging, the library's return values are
 written here as the document ``amd-smi <subcommand> --json`` prints for them, and that document goes
 through the same parser (``console.probes.amdsmi.parse``): both paths give the same ``AmdSmiResult``
-and ``GpuRecord`` facts, and the same packs judge them.
+and ``GpuRecord`` facts, and the same packs judge them. This module opens the library and makes its
+calls; ``library_documents`` (list, firmware, bad-pages), ``library_static`` and ``library_metric``
+write the documents.
 
 A value the library reports as not supported (``AMDSMI_STATUS_NOT_SUPPORTED``) is written ``N/A``, as
 the command writes it, so the parser marks it unavailable. Any other exception from a call is the
@@ -19,19 +21,15 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 # amdsmi_status_t: AMDSMI_STATUS_NOT_SUPPORTED (amdsmi.h). The command prints N/A for it.
 STATUS_NOT_SUPPORTED = 2
+# AMDSMI_STATUS_NO_PERM: what a call documented as needing root answers anyone else.
+STATUS_NO_PERM = 10
 NOT_AVAILABLE = "N/A"
-# What ``amd-smi bad-pages`` prints for a list with no page (and what older libraries return for one).
-NO_BAD_PAGES = "No bad pages found."
-# The library names a memory page's state (AmdSmiMemoryPageStatus); the command groups pages by it.
-_PAGE_GROUPS = {"RESERVED": "retired", "PENDING": "pending", "UNRESERVABLE": "un_res"}
 
 
 class LibraryCallError(Exception):
@@ -53,22 +51,33 @@ class AmdSmiLibrary:
     module: ModuleType
     gpus: list[LibraryGpu] = field(default_factory=list)
 
-    def call(self, name: str, gpu: LibraryGpu, *args: Any) -> Any:
-        """``amdsmi.<name>(handle, *args)``; N/A when not supported, ``LibraryCallError`` on any other error."""
+    def call(self, name: str, gpu: LibraryGpu, *args: Any, na_statuses: tuple[int, ...] = ()) -> Any:
+        """``amdsmi.<name>(handle, *args)``; N/A when not supported (or refused with one of ``na_statuses``),
+        ``LibraryCallError`` on any other error."""
         function = getattr(self.module, name, None)
         if function is None:
             raise LibraryCallError(f"amdsmi has no {name} (older library?)")
         try:
             return function(gpu.handle, *args)
         except Exception as exc:  # the library's own exceptions, ctypes errors: all are this probe's failure
-            if _error_code(exc) == STATUS_NOT_SUPPORTED:
+            code = _error_code(exc)
+            if code == STATUS_NOT_SUPPORTED or (code is not None and code in na_statuses):
                 return NOT_AVAILABLE
             raise LibraryCallError(f"{name} (GPU {gpu.index}) raised {type(exc).__name__}: {exc}") from exc
 
-    def document(self, subcommand: str) -> str:
-        """What ``amd-smi <subcommand> --json`` would print, from the library's values."""
-        build = DOCUMENTS[subcommand]
-        return json.dumps([{"gpu": gpu.index, **build(self, gpu)} for gpu in self.gpus], indent=4)
+    def optional(self, name: str, gpu: LibraryGpu, *args: Any, na_statuses: tuple[int, ...] = ()) -> Any:
+        """``call`` for a function newer libraries added: N/A where this library has none, as an older
+        ``amd-smi`` (built on it) prints no value for it either."""
+        if getattr(self.module, name, None) is None:
+            return NOT_AVAILABLE
+        return self.call(name, gpu, *args, na_statuses=na_statuses)
+
+    def enum(self, enum_name: str, member: str) -> Any:
+        """``amdsmi.<enum_name>.<member>`` (``AmdSmiTemperatureType.EDGE``), the argument some calls take."""
+        found = getattr(getattr(self.module, enum_name, None), member, None)
+        if found is None:
+            raise LibraryCallError(f"amdsmi has no {enum_name}.{member} (older library?)")
+        return found
 
     def close(self) -> None:
         """Shut the library down (errors here change no result already read)."""
@@ -110,7 +119,7 @@ def _error_code(exc: BaseException) -> int | None:
     return abs(code) if isinstance(code, int) else None
 
 
-def _name(value: Any) -> str:
+def member_name(value: Any) -> str:
     """An enum member's name as the command prints it: ``AmdSmiFwBlock.FW_ID_CP_MEC1`` -> ``CP_MEC1``."""
     text = str(getattr(value, "name", value))
     for prefix in ("AMDSMI_", "FW_ID_"):
@@ -118,61 +127,15 @@ def _name(value: Any) -> str:
     return text
 
 
-def firmware_entry(library: AmdSmiLibrary, gpu: LibraryGpu) -> dict[str, Any]:
-    """``amd-smi firmware``: ``fw_list`` of {fw_id, fw_version} from ``amdsmi_get_fw_info``."""
-    info = library.call("amdsmi_get_fw_info", gpu)
-    if info == NOT_AVAILABLE:
-        return {"fw_list": NOT_AVAILABLE}
-    blocks = info.get("fw_list", []) if isinstance(info, dict) else info
-    if not isinstance(blocks, list):
-        raise LibraryCallError(f"amdsmi_get_fw_info (GPU {gpu.index}) returned {type(blocks).__name__}, not a list")
-    return {
-        "fw_list": [
-            {"fw_id": _name(block.get("fw_name", block.get("fw_id"))), "fw_version": str(block.get("fw_version"))}
-            for block in blocks
-            if isinstance(block, dict)
-        ]
-    }
+def quantity(value: Any, unit: str) -> Any:
+    """``{"value": 750, "unit": "W"}`` as ``--json`` prints a measured value; N/A stays the bare string."""
+    if value == NOT_AVAILABLE or value is None:
+        return NOT_AVAILABLE
+    return {"value": value, "unit": unit}
 
 
-def bad_pages_entry(library: AmdSmiLibrary, gpu: LibraryGpu) -> dict[str, Any]:
-    """``amd-smi bad-pages``: retired / pending / un_res lists from ``amdsmi_get_gpu_bad_page_info``."""
-    pages = library.call("amdsmi_get_gpu_bad_page_info", gpu)
-    if pages == NOT_AVAILABLE:
-        return dict.fromkeys(_PAGE_GROUPS.values(), NOT_AVAILABLE)
-    if isinstance(pages, str):  # some releases return the sentence for no pages
-        pages = []
-    if not isinstance(pages, list):
-        raise LibraryCallError(f"amdsmi_get_gpu_bad_page_info (GPU {gpu.index}) returned {type(pages).__name__}")
-    groups: dict[str, list[dict[str, Any]]] = {group: [] for group in _PAGE_GROUPS.values()}
-    for page in pages:
-        status = _name(page.get("status"))
-        group = _PAGE_GROUPS.get(status)
-        if group is None:  # a state this console does not know: the probe says so rather than guess
-            raise LibraryCallError(f"amdsmi_get_gpu_bad_page_info (GPU {gpu.index}): unknown page status {status!r}")
-        # The address as the library gives it (a number), as ``bad-pages --json`` prints it.
-        groups[group].append(
-            {"page_address": page.get("page_address"), "page_size": page.get("page_size"), "status": status}
-        )
-    return {group: (found if found else NO_BAD_PAGES) for group, found in groups.items()}
-
-
-def list_entry(library: AmdSmiLibrary, gpu: LibraryGpu) -> dict[str, Any]:
-    """``amd-smi list``: bdf, uuid and the KFD ids (``amdsmi_get_gpu_kfd_info``) of one GPU."""
-    kfd = library.call("amdsmi_get_gpu_kfd_info", gpu)
-    kfd = kfd if isinstance(kfd, dict) else {}
-    return {
-        "bdf": library.call("amdsmi_get_gpu_device_bdf", gpu),
-        "uuid": library.call("amdsmi_get_gpu_device_uuid", gpu),
-        "kfd_id": kfd.get("kfd_id", NOT_AVAILABLE),
-        "node_id": kfd.get("node_id", NOT_AVAILABLE),
-        "partition_id": kfd.get("current_partition_id", NOT_AVAILABLE),
-    }
-
-
-# Subcommand -> how one GPU's entry of its JSON document is built from library calls.
-DOCUMENTS: dict[str, Callable[[AmdSmiLibrary, LibraryGpu], dict[str, Any]]] = {
-    "firmware": firmware_entry,
-    "bad-pages": bad_pages_entry,
-    "list": list_entry,
-}
+def expect_dict(value: Any, call: str, gpu: LibraryGpu) -> dict[str, Any] | str:
+    """A call's dict, or N/A; any other shape is this library answering unlike the one this console knows."""
+    if value == NOT_AVAILABLE or isinstance(value, dict):
+        return value
+    raise LibraryCallError(f"{call} (GPU {gpu.index}) returned {type(value).__name__}, not a dict")
