@@ -20,7 +20,9 @@ A sweep that runs workloads (``sweep --probes workload``, or ``framework`` for t
 of that name) records, for each workload already accepted on a pool whose stack changed, ``accepted
 again`` (every node's run passed and every node it ran on was judged healthy in that sweep: the new
 stack becomes the accepted one), ``blocked`` (a node it ran on was not) or ``regressed`` (a run FAILed
-on healthy nodes). A run that could not be judged (UNKNOWN) records nothing: the workload stays due.
+on healthy nodes). A run that could not be judged (UNKNOWN) records nothing: the workload stays due. A
+run on the accepted stack records nothing either, except the first pass after a ``regressed`` or
+``blocked`` record (the pool came back, by ``rollback``): ``accepted again``, so the audit log says so.
 The first acceptance is always an operator's (``accept --workload``), with a reason, audited as
 ``accept``, and refused on a run that is not PASS/WARN or ran on a node not judged healthy.
 """
@@ -83,11 +85,33 @@ def _members(inventory: Inventory, pool: str) -> list[str]:
 
 
 def current_image(store: Store, inventory: Inventory, workload: str, pool: str) -> str | None:
-    """The image ``workload`` runs in on ``pool``: the one ``rollback`` set, else the cluster file's (None: bare)."""
+    """The image ``workload`` runs in on ``pool``: the one ``rollback`` set, else the cluster file's (None: bare).
+    The framework's is its pool's ``[pools.framework] container``."""
+    if workload == FRAMEWORK:
+        framework = inventory.pools[pool].framework.container if pool in inventory.pools else None
+        return (store.image_override(FRAMEWORK, pool) or framework.image) if framework is not None else None
     spec = inventory.workloads.get(workload)
     if spec is None or spec.container is None:
         return None
     return store.image_override(workload, pool) or spec.container.image
+
+
+def with_stored_images(inventory: Inventory, store: Store) -> Inventory:
+    """``inventory`` with each pool's framework container in the image ``rollback`` set back, where it set one.
+
+    The engine is built from this (``console.service.assembly``), so the engine and its worker processes,
+    which have no store, run the framework probe in the rolled-back image. A site workload's image is per
+    workload and pool, not a pool's: the workload runner reads its override when it runs (``sweep.workloads``).
+    """
+    pools = dict(inventory.pools)
+    for (workload, pool), image in store.image_overrides().items():
+        found = pools.get(pool)
+        container = found.framework.container if found is not None else None
+        if workload != FRAMEWORK or found is None or container is None or container.image == image:
+            continue
+        framework = found.framework.model_copy(update={"container": container.model_copy(update={"image": image})})
+        pools[pool] = found.model_copy(update={"framework": framework})
+    return inventory if pools == inventory.pools else inventory.model_copy(update={"pools": pools})
 
 
 def framework_view(stack: dict[str, str]) -> dict[str, str]:
@@ -509,14 +533,24 @@ def record_outcomes(
     made: list[AcceptanceRecord] = []
     for workload in workload_names(inventory):
         for pool in workload_pools(inventory, workload):
-            accepting = [r for r in store.acceptance_history(workload, pool) if r.outcome in ACCEPTING]
+            history = store.acceptance_history(workload, pool)
+            accepting = [r for r in history if r.outcome in ACCEPTING]
             run = pool_run(store, sweep_id, workload, _members(inventory, pool))
             if not accepting or run is None:
                 continue
             stack = _sweep_stack(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes)
             changes = stack_changes(accepting[-1].stack, stack)
             if not changes:
-                continue  # the accepted stack: nothing to re-judge
+                # The accepted stack: nothing to re-judge, unless a rerun since regressed or was blocked and the
+                # pool came back (``rollback``): a pass then says the way back worked, in the audit log too.
+                came_back = history[-1].outcome in NOT_ACCEPTABLE
+                if not (came_back and run.status in (Status.PASS, Status.WARN)):
+                    continue
+                if unhealthy_nodes(store, sweep_id, run.nodes, workload):
+                    continue  # not judged healthy: it stays as it was, the rerun says nothing
+                back = f"rerun on the accepted stack after {history[-1].outcome} (record #{history[-1].id})"
+                made.append(_record_outcome(store, workload, pool, ACCEPTED_AGAIN, stack, run, sweep_id, user, back))
+                continue
             detail = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in changes.items())
             unhealthy = unhealthy_nodes(store, sweep_id, run.nodes, workload)
             failed_node = any(status is Status.FAIL for status, _ in unhealthy.values())
@@ -532,23 +566,44 @@ def record_outcomes(
                 outcome = ACCEPTED_AGAIN
             else:
                 continue  # not judged: no outcome, it stays due
-            reason = f"rerun after a stack change: {detail}"
-            inputs = {"sweep": sweep_id, "workload": workload, "outcome": outcome, "reason": reason}
-            with store.audited(ActionKind.ACCEPT.value, [pool], inputs=inputs, user=user) as entry:
-                record_id = store.record_acceptance(
-                    workload,
-                    pool,
-                    outcome,
-                    stack=stack,
-                    figures=run.figures,
-                    sweep_id=sweep_id,
-                    user=user,
-                    reason=reason,
-                    audit_id=entry.id,
+            made.append(
+                _record_outcome(
+                    store, workload, pool, outcome, stack, run, sweep_id, user, f"rerun after a stack change: {detail}"
                 )
-                entry.finish(f"{workload} {outcome} on {pool} (sweep {sweep_id}): {detail}")
-            made.extend(r for r in store.acceptance_history(workload, pool) if r.id == record_id)
+            )
     return made
+
+
+def _record_outcome(  # noqa: PLR0917
+    store: Store,
+    workload: str,
+    pool: str,
+    outcome: str,
+    stack: dict[str, str],
+    run: PoolRun,
+    sweep_id: int,
+    user: str,
+    reason: str,
+) -> AcceptanceRecord:
+    """Record a rerun's ``outcome``, audited as ``accept`` with it (the audit log tells the story in order)."""
+    inputs = {"sweep": sweep_id, "workload": workload, "outcome": outcome, "reason": reason}
+    with store.audited(ActionKind.ACCEPT.value, [pool], inputs=inputs, user=user) as entry:
+        record_id = store.record_acceptance(
+            workload,
+            pool,
+            outcome,
+            stack=stack,
+            figures=run.figures,
+            sweep_id=sweep_id,
+            user=user,
+            reason=reason,
+            audit_id=entry.id,
+        )
+        entry.finish(
+            f"{workload} {outcome} on {pool} (sweep {sweep_id}): {reason.removeprefix('rerun after a stack change: ')}"
+        )
+    [record] = [r for r in store.acceptance_history(workload, pool) if r.id == record_id]
+    return record
 
 
 def last_accepted(store: Store, pool: str, workload: str | None = None) -> AcceptanceRecord | None:
@@ -563,12 +618,14 @@ def pin_fields_of(stack: dict[str, str]) -> dict[str, str]:
 
 
 def images_to_restore(store: Store, inventory: Inventory, pool: str) -> dict[str, tuple[str, str]]:
-    """Containerised workloads of ``pool`` whose image is not their last accepted one: name -> (now, accepted)."""
+    """Containerised workloads of ``pool`` (the framework in its pool's container among them) whose image is
+    not their last accepted one: name -> (now, accepted). A framework accepted on the node's own python3
+    has no image to go back to (the pool's ``[pools.framework]`` says where it runs)."""
     restore = {}
-    for workload in inventory.workloads:
+    for workload in workload_names(inventory):
         record = last_accepted(store, pool, workload)
         now = current_image(store, inventory, workload, pool)
         accepted = record.stack.get("image") if record else None
-        if now is not None and accepted is not None and accepted != now:
-            restore[workload] = (now, accepted)
+        if now is not None and accepted not in (None, BARE, now) and not str(accepted).startswith("mixed: "):
+            restore[workload] = (now, str(accepted))
     return restore

@@ -138,6 +138,11 @@ class AcceptanceLedger:
                 (workload, pool, image, time.time(), user, audit_id),
             )
 
+    def image_overrides(self) -> dict[tuple[str, str], str]:
+        """Every image ``rollback`` set: (workload, pool) -> image."""
+        rows = self.conn.execute("SELECT workload, pool, image FROM image_overrides").fetchall()
+        return {(str(r["workload"]), str(r["pool"])): str(r["image"]) for r in rows}
+
     def image_override(self, workload: str, pool: str) -> str | None:
         """The image ``workload`` runs in on ``pool`` when ``rollback`` set one; None: the cluster file's."""
         row = self.conn.execute(
