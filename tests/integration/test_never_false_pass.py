@@ -369,6 +369,13 @@ CONTAINER_CASES: list[tuple[str, str, FaultKind | None, dict[str, object]]] = [
     ("sim013", "ctr-apptainer", FaultKind.CONTAINER_IMAGE_MISSING, {}),
     ("sim014", "ctr-apptainer", FaultKind.CONTAINER_NO_GPU, {}),
     ("sim015", "ctr-apptainer", FaultKind.TOOL_MISSING, {"program": "apptainer"}),
+    # A slower torch build in the pool's own image (the simulator slows the GEMM in that image only).
+    (
+        "sim016",
+        "ctr-podman",
+        FaultKind.TORCH_GEMM_SLOW,
+        {"gpu": 3, "factor": 0.3, "image": CONTAINERS["ctr-podman"].image},
+    ),
 ]
 
 
