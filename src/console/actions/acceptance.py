@@ -509,7 +509,7 @@ def uncovered(
     if ran is None:
         return None
     gaps = {}
-    for node, stack in nodes.items():
+    for node, stack in sorted(nodes.items()):
         nearest = min((stack_changes(seen, stack) for seen in ran.values()), key=len)
         if nearest:
             gaps[node] = nearest
