@@ -803,7 +803,8 @@ class ActionService:
             for name, image in images.items():
                 self.store.set_image_override(name, pool, image, user=self.user, audit_id=entry.id)
             if images and self.engine is not None:
-                # This console's engine was built before: its next framework run is in the accepted image too.
+                # This console's engine was built before: its next framework run is in the accepted image too (its
+                # worker processes get each node's pool from it with the node: ``console.service.worker``).
                 self.engine.inventory = with_stored_images(self.engine.inventory, self.store)
             await self._hold(fresh, per_target, outputs)
             failed = [o for o in outputs if not o.ok and o.argv != OS_RELEASE_ARGV]
