@@ -154,9 +154,97 @@ def test_accepted_due_accepted_again_regressed(tmp_path: Path, capsys: pytest.Ca
         rollbacks = [r["outcome"] for r in rows if r["action"] == "rollback"]
     finally:
         store.close()
-    assert outcomes == ["accepted", "accepted-again", "regressed"], "every record is kept, in order"
+    # The last: the rerun after the rollback, on the accepted stack (B), says the way back worked.
+    assert outcomes == ["accepted", "accepted-again", "regressed", "accepted-again"], "every record, in order"
     assert [a.get("outcome", "accepted") for a in audit] == outcomes, "the audit log tells the same story"
     assert (pin["rocm"], pin["amdgpu_driver"]) == ("6.4.1", "6.14.4"), "pinned back to the last accepted stack"
     assert rollbacks[0].startswith("refused: read-only") and rollbacks[1].startswith("pool mi300x-a pinned back")
     assert f"images of {VLLM} set back; holds failed: " in rollbacks[2] and "apt-mark" in rollbacks[2]
     assert "rocm/vllm@sha256:" in last_run["command"] and "0.9.9" not in last_run["command"]
+
+
+# The pool's framework container on stack A, and stack B's image, whose torch build is slower on the simulator.
+IMAGE_A = "docker.io/rocm/pytorch@sha256:" + "a1" * 32
+IMAGE_B = "docker.io/rocm/pytorch@sha256:" + "b2" * 32
+
+
+def _with_framework_container(inventory: str, pool: str, image: str) -> str:
+    """The simulator's cluster file with ``[pools.framework]`` in ``pool``'s table (before its pin)."""
+    at = inventory.index("[pools.pin]", inventory.index(f'name = "{pool}"'))
+    table = f'[pools.framework]\ncontainer = {{ runtime = "podman", image = "{image}" }}\n\n'
+    return inventory[:at] + table + inventory[at:]
+
+
+def test_the_framework_container_regresses_on_a_new_image_and_rollback_sets_the_accepted_one_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text(SCENARIO)
+    store_path = tmp_path / "h.sqlite"
+    with start_sim_cluster(scenario=scenario) as sim:
+        cluster = tmp_path / "cluster.toml"
+        cluster.write_text(_with_framework_container(sim.inventory_path.read_text(), "mi300x-a", IMAGE_A))
+        where = ["-i", str(cluster), "--store", str(store_path)]
+
+        def framework(*args: str) -> dict[str, object]:
+            capsys.readouterr()
+            assert main(["acceptance", *where, "--workload", "framework", "--json", *args]) in (0, 1)
+            [state] = json.loads(capsys.readouterr().out)["states"]
+            return dict(state)
+
+        def sweep(*args: str) -> int:
+            return main(["sweep", *where, "--probes", "framework", *args])
+
+        assert sweep() == 0
+        assert main(["accept", *where, "--workload", "framework", "--reason", "torch in image A"]) == 0
+        accepted = framework()
+        assert accepted["state"] == "accepted" and accepted["accepted"]["stack"]["image"] == IMAGE_A  # type: ignore[index]
+
+        # Stack B: the pool's framework image in the cluster file, whose torch GEMM is slower on GPU 0.
+        cluster.write_text(cluster.read_text().replace(IMAGE_A, IMAGE_B))
+        slow = {"factor": 0.3, "image": IMAGE_B}
+        write_live_faults(
+            sim.state_dir,
+            [Fault(node=n, kind=FaultKind.TORCH_GEMM_SLOW, gpu=0, params=slow) for n in ("sim001", "sim002")],
+        )
+        sim.wait_for_generation(2)
+        due = framework()
+        assert due["state"] == "due" and due["changes"] == {"image": {"accepted": IMAGE_A, "current": IMAGE_B}}
+        assert sweep() == 1
+        regressed = framework()
+        assert regressed["state"] == "regressed" and regressed["regressed"]["stack"]["image"] == IMAGE_B  # type: ignore[index]
+
+        # The way back: the dry run says which image the framework goes back to, then it is done for real.
+        back = ["rollback", *where, "--pool", "mi300x-a", "--workload", "framework", "--reason", "slow GEMM in B"]
+        capsys.readouterr()
+        assert main([*back, "--json"]) == 0
+        plan = json.loads(capsys.readouterr().out)["plan"]
+        assert f"image of framework: {IMAGE_B} -> {IMAGE_A}" in plan["notes"]
+        assert any(n.endswith("(framework): sweep --probes framework") for n in plan["notes"])
+        # Both nodes are on the pinned packages, so the holds run too: the simulator has no apt-mark.
+        assert main([*back, "--apply", "--yes"]) == 1
+        assert framework()["current_stack"]["image"] == IMAGE_A  # type: ignore[index]
+        # The rerun, in process then in an engine worker process: both run image A, and it is accepted again.
+        assert sweep("--workers", "0") == 0
+        assert framework()["state"] == "accepted-again"
+        assert sweep("--workers", "1") == 0
+        assert framework()["state"] == "accepted-again"
+
+    store = Store(store_path)
+    try:
+        outcomes = [r.outcome for r in store.acceptance_history("framework", "mi300x-a")]
+        rows = store.conn.execute("SELECT action, inputs, outcome FROM audit ORDER BY id").fetchall()
+        commands = [
+            r["command"]
+            for r in store.conn.execute(
+                "SELECT command FROM probe_runs WHERE probe = 'framework.torch' AND node = 'sim001' ORDER BY id"
+            )
+        ]
+    finally:
+        store.close()
+    assert outcomes == ["accepted", "regressed", "accepted-again"], "the rerun after the rollback is accepted again"
+    told = [(r["action"], json.loads(r["inputs"]).get("outcome", "")) for r in rows if r["action"] != "hostkey"]
+    assert told == [("accept", ""), ("accept", "regressed"), ("rollback", ""), ("accept", "accepted-again")]
+    [rolled] = [r["outcome"] for r in rows if r["action"] == "rollback"]
+    assert "images of framework set back" in rolled
+    assert [IMAGE_A in c for c in commands] == [True, False, True, True], "A, then B, then A in and out of process"

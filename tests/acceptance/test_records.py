@@ -243,3 +243,57 @@ def test_a_run_that_left_a_node_of_the_pool_out_reads_unknown_and_the_refusal_sa
         assert not result.ok and result.outcome == refusal
     finally:
         store.close()
+
+
+THREE = CLUSTER.replace('nodes = "n[1-2]"', 'nodes = "n[1-3]"')
+
+
+def _sweep_on(store: Store, stacks: dict[str, dict[str, str]], status: Status | None) -> int:
+    """A sweep of the nodes of ``stacks``, each on its own stack; with ``status``, the workload ran there."""
+    sweep = store.start_sweep("workload" if status else "quick", "c.toml", ",".join(stacks))
+    for node, stack in stacks.items():
+        found = [
+            Finding(
+                check_id="workload.smoke.tokens_per_s", family="workload", status=status, subject=Subject(node=node),
+                message="smoke", evidence=Evidence(observed=12.0),
+            )
+        ] if status else []  # fmt: skip
+        store.record_node(sweep, "a", roll_up(node, found), stack)
+    store.finish_sweep(sweep, "done", {})
+    return sweep
+
+
+def test_the_nodes_that_ran_it_are_recorded_and_a_node_on_a_stack_none_of_them_had_is_due(tmp_path: Path) -> None:
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(THREE)
+    inventory = load_inventory(cluster)
+    a_x = {**STACK, "rocm": "6.4.1", "amdgpu_driver": "6.12.12"}
+    b_y = {**STACK, "rocm": "6.4.2", "amdgpu_driver": "6.14.4"}
+    a_y = {**STACK, "rocm": "6.4.1", "amdgpu_driver": "6.14.4"}  # a combination no node ran it on
+    store = Store(tmp_path / "h.db")
+    try:
+        sweep = _sweep_on(store, {"n1": a_x, "n2": b_y}, Status.PASS)
+        assert accept_workload(store, inventory, "smoke", ["a"], sweep, reason="two stacks").ok
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert state.state == "accepted" and state.accepted is not None
+        ran = state.as_json()["accepted"]["nodes"]  # type: ignore[index]
+        assert sorted(ran) == ["n1", "n2"] and ran["n2"]["rocm"] == "6.4.2", "acceptance --json names them"
+        # n3 joins on rocm 6.4.1 with driver 6.14.4: the pool's merged stack reads the same ("mixed" on both
+        # fields), but no node that ran it had that stack: due, naming n3 and how it differs.
+        _sweep_on(store, {"n3": a_y}, None)
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert state.state == "due" and state.changes == {}
+        assert state.uncovered == {"n3": {"amdgpu_driver": ("6.12.12", "6.14.4")}}
+        assert state.as_json()["uncovered"] == {"n3": {"amdgpu_driver": {"accepted": "6.12.12", "current": "6.14.4"}}}
+        # The rerun on n3 passes: accepted again, the record names n3, and every node is covered.
+        [again] = record_outcomes(store, inventory, _sweep_on(store, {"n3": a_y}, Status.PASS), user="ci")
+        assert again.outcome == "accepted-again" and list(again.nodes) == ["n3"]
+        assert again.reason == "rerun after a stack change: n3 amdgpu_driver 6.12.12 -> 6.14.4"
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert state.state == "accepted-again" and state.uncovered == {}
+        # n1 moves to the stack n2 ran it on: still covered, though the pool's merged stack changed.
+        _sweep_on(store, {"n1": b_y}, None)
+        state = acceptance_state(store, inventory, "smoke", "a")
+        assert state.state == "accepted-again" and state.uncovered == {}
+    finally:
+        store.close()

@@ -55,8 +55,16 @@ def test_the_command_in_its_container_and_through_srun(cluster: Path) -> None:
     argv = workload_argv(vllm)
     assert argv[:3] == ("docker", "run", "--rm") and "--device=/dev/kfd" in argv and "--ipc=host" in argv
     assert argv[argv.index("rocm/vllm@sha256:0123...cdef") + 1 :] == tuple(vllm.command)
-    srun = ("srun", "--nodes=2", "--ntasks-per-node=1", "--immediate=30", "--time=21", "--kill-on-bad-exit=1")
-    assert workload_argv(train)[:9] == (*srun, "apptainer", "exec", "--rocm")
+    srun = (
+        "srun",
+        "--nodes=2",
+        "--ntasks-per-node=1",
+        "--immediate=30",
+        "--time=21",
+        "--kill-on-bad-exit=1",
+        "--label",
+    )
+    assert workload_argv(train)[:10] == (*srun, "apptainer", "exec", "--rocm")
     # Placed on a group, srun is held to exactly its nodes: Slurm would pick any two otherwise.
     assert workload_argv(train, ["gpu001", "gpu002"])[:4] == ("srun", "--nodes=2", "--nodelist=gpu001,gpu002",
                                                                "--ntasks-per-node=1")  # fmt: skip
@@ -125,34 +133,62 @@ def test_judging_a_run(cluster: Path) -> None:
     assert (rps.status, rps.evidence.expected) == (Status.WARN, "warn if < 12.5")
     assert rps.evidence.source is not None and rps.evidence.source.startswith("accepted run of 2026-11-02")
     assert judged["workload.vllm-llama3-8b-serving.exit"].status is Status.PASS
-    out = 'RESULT {"tokens_per_s": 50000, "loss": {"step_100": 2.41}}\n'
-    statuses = sorted((f.check_id, f.status) for f in judge_workload(train, subject, out, 1))
+    # Two nodes through srun --label: each task's result is judged, and names its task and node.
+    result = 'RESULT {"tokens_per_s": 50000, "loss": {"step_100": 2.41}}'
+    out = f"0: step 100\n0: {result}\n1: {result}\n"
+    statuses = sorted((f.check_id, f.status) for f in judge_workload(train, subject, out, 1, ["gpu01", "gpu02"]))
     assert statuses == [
         ("workload.llama-pretrain-smoke.exit", Status.FAIL),
-        ("workload.llama-pretrain-smoke.loss.step_100", Status.FAIL),
-        ("workload.llama-pretrain-smoke.loss.step_100", Status.PASS),
-        ("workload.llama-pretrain-smoke.tokens_per_s", Status.PASS),
+        *[("workload.llama-pretrain-smoke.loss.step_100", Status.FAIL)] * 2,
+        *[("workload.llama-pretrain-smoke.loss.step_100", Status.PASS)] * 2,
+        *[("workload.llama-pretrain-smoke.tokens_per_s", Status.PASS)] * 2,
     ]
+
+
+def test_every_task_of_an_n_node_run_is_judged_naming_its_node(cluster: Path) -> None:
+    train = load_inventory(cluster).workloads["llama-pretrain-smoke"]
+    group = ["gpu01", "gpu02"]
+
+    def judged(out: str) -> list[tuple[Status, str]]:
+        return [(f.status, f.message) for f in judge_workload(train, Subject(node="gpu01"), out, 0, group)]
+
+    good, slow = (
+        '{"tokens_per_s": 50000, "loss": {"step_100": 2.07}}',
+        '{"tokens_per_s": 9000, "loss": {"step_100": 2.07}}',
+    )
+    # The last line passes; task 1's line, before it, is slow: the run FAILs, naming task 1 and its node.
+    failed = [m for s, m in judged(f"1: RESULT {slow}\n0: RESULT {good}\n") if s is Status.FAIL]
+    assert failed and all(
+        m.startswith("llama-pretrain-smoke: task 1 on gpu02: tokens_per_s: 9000 (fail if < 46000)") for m in failed
+    )
+    # Task 1 printed no result line: UNKNOWN for the run, not PASS, whatever task 0 and the exit status say.
+    found = judged(f"0: RESULT {good}\n1: step 100\n")
+    assert (Status.UNKNOWN, "llama-pretrain-smoke: task 1 on gpu02: no line starts with 'RESULT '") in found
+    assert max(s.severity for s, _ in found) == Status.UNKNOWN.severity
+    # Output without srun's task labels (a site's own srun without --label): the tasks cannot be told apart.
+    [*_, (status, said)] = judged(f"RESULT {good}\n")
+    assert status is Status.UNKNOWN and "no line carries an srun task label" in said
 
 
 def test_nan_fails_and_a_missing_figure_is_unknown(cluster: Path) -> None:
     train = load_inventory(cluster).workloads["llama-pretrain-smoke"]
-    out = 'RESULT {"loss": {"step_100": NaN}}\n'
-    found = {(f.check_id, f.status, f.message) for f in judge_workload(train, Subject(node="n"), out, 0)}
+    out = '0: RESULT {"loss": {"step_100": NaN}}\n1: RESULT {"tokens_per_s": 50000, "loss": {"step_100": 2.07}}\n'
+    found = {(f.check_id, f.status, f.message) for f in judge_workload(train, Subject(node="n"), out, 0, ["n", "m"])}
     assert (
         "workload.llama-pretrain-smoke.loss.step_100",
         Status.FAIL,
-        "llama-pretrain-smoke: loss.step_100 is nan",
+        "llama-pretrain-smoke: task 0 on n: loss.step_100 is nan",
     ) in found
     unknown = [f for f in found if f[1] is Status.UNKNOWN]
     assert unknown == [
         (
             "workload.llama-pretrain-smoke.tokens_per_s",
             Status.UNKNOWN,
-            "llama-pretrain-smoke: tokens_per_s is not in the output",
+            "llama-pretrain-smoke: task 0 on n: tokens_per_s is not in the output",
         )
     ]
-    assert not [f for f in found if f[0].endswith("loss.step_100") and f[1] is Status.PASS], "a NaN passes no band"
+    nan = [f for f in found if f[0].endswith("loss.step_100") and "task 0" in f[2]]
+    assert nan and all(f[1] is not Status.PASS for f in nan), "a NaN passes no band"
 
 
 def test_workload_check_end_to_end(cluster: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,7 +208,7 @@ def test_workload_check_end_to_end(cluster: Path, tmp_path: Path, capsys: pytest
     assert main(["workload-check", "-i", str(cluster), "nope", str(log), "--exit-status", "0"]) == 2
     assert "no workload 'nope'" in capsys.readouterr().err
     assert main(["workload-check", "-i", str(cluster), "llama-pretrain-smoke", "--command"]) == 0
-    srun = "srun --nodes=2 --ntasks-per-node=1 --immediate=30 --time=21 --kill-on-bad-exit=1"
+    srun = "srun --nodes=2 --ntasks-per-node=1 --immediate=30 --time=21 --kill-on-bad-exit=1 --label"
     shown = capsys.readouterr()
     assert shown.out.startswith(f"{srun} apptainer exec --rocm ") and "--nodelist=<the group" in shown.err
     hosts = ["workload-check", "-i", str(cluster), "llama-pretrain-smoke", "--command", "--hosts", "gpu[001-002]"]

@@ -377,6 +377,13 @@ CONTAINER_CASES: list[tuple[str, str, FaultKind | None, dict[str, object]]] = [
     ("sim013", "ctr-apptainer", FaultKind.CONTAINER_IMAGE_MISSING, {}),
     ("sim014", "ctr-apptainer", FaultKind.CONTAINER_NO_GPU, {}),
     ("sim015", "ctr-apptainer", FaultKind.TOOL_MISSING, {"program": "apptainer"}),
+    # A slower torch build in the pool's own image (the simulator slows the GEMM in that image only).
+    (
+        "sim016",
+        "ctr-podman",
+        FaultKind.TORCH_GEMM_SLOW,
+        {"gpu": 3, "factor": 0.3, "image": CONTAINERS["ctr-podman"].image},
+    ),
 ]
 
 
@@ -602,9 +609,9 @@ def test_a_cper_fault_is_never_pass_in_any_form(tmp_path: Path) -> None:
 
 # -- a site's workload on N nodes, through srun ------------------------------------------------------
 # srun waits for every task: a task that hangs, is killed, floods its output or runs past the timeout
-# must leave its group short of PASS whichever task it is. A task whose output alone is empty or
-# corrupted while another task prints the job's result line in full is the one exception (the console
-# reads the job's output as the workload declares it: docs/workloads.md, "N nodes through srun").
+# must leave its group short of PASS whichever task it is. Every task's result is judged (srun --label):
+# a task whose output alone is empty or corrupted leaves its group UNKNOWN, though another task printed
+# its result line in full (docs/workloads.md, "N nodes through srun").
 N_NODE_WORKLOAD = """
 [[workloads]]
 name = "pair-train"
@@ -619,12 +626,6 @@ figure = "tokens_per_s"
 fail_if = "< 40000"
 source = "the simulator's MI300X pair: 51234 tok/s"
 """
-ONE_TASKS_OUTPUT = {
-    FaultKind.EMPTY_OUTPUT,
-    FaultKind.TRUNCATED_OUTPUT,
-    FaultKind.NON_UTF8_OUTPUT,
-    FaultKind.GARBAGE_OUTPUT,
-}
 
 
 @pytest.mark.parametrize("task", [0, 1], ids=["first-task", "second-task"])
@@ -653,7 +654,7 @@ def test_no_fault_of_one_task_of_an_n_node_workload_reads_pass(tmp_path: Path, t
         for pair, kind in enumerate(kinds, start=1)
         if "PASS" in (status[f"sim{2 * pair + 1:03d}"], status[f"sim{2 * pair + 2:03d}"])
     }
-    assert not passed - ONE_TASKS_OUTPUT, f"faults of a task that read PASS: {sorted(passed - ONE_TASKS_OUTPUT)}"
+    assert not passed, f"faults of a task that read PASS: {sorted(passed)}"
 
 
 # -- the amdsmi library on the node --------------------------------------------------------------------

@@ -52,10 +52,11 @@ def test_the_documented_examples_on_the_simulator(tmp_path: Path) -> None:
     }
     # The training job runs on the pairs (sim001, sim002), (sim003, sim004), ...; vLLM on each node.
     assert found["sim001"] == found["sim002"] == [], "accepted: both workloads pass on healthy nodes"
-    slow_job = [("llama-pretrain-smoke.tokens_per_s", "FAIL")]  # a job goes at its slowest node's pace
+    # A job goes at its slowest node's pace: each of its two tasks (one per node) reports it, and FAILs.
+    slow_job = [("llama-pretrain-smoke.tokens_per_s", "FAIL")] * 2
     assert found["sim003"] == slow_job
     assert found["sim004"] == [*slow_job, ("vllm-llama3-8b-serving.request_throughput", "FAIL")], "older ROCm"
     assert found["sim005"] == slow_job
     assert found["sim006"] == [*slow_job, ("vllm-llama3-8b-serving.request_throughput", "WARN")], "throttled GPU"
-    nan = [("llama-pretrain-smoke.loss.step_100", "FAIL")]
+    nan = [("llama-pretrain-smoke.loss.step_100", "FAIL")] * 2
     assert found["sim007"] == nan and found["sim008"] == nan, "a NaN on one rank reaches the whole job"

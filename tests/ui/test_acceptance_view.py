@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
-from console.actions.acceptance import merge_stacks, record_outcomes
+from console.actions.acceptance import AcceptanceState, merge_stacks, record_outcomes
 from console.checks import CheckPack
 from console.inventory import load_inventory
 from console.inventory.hostlist import fold
@@ -22,7 +22,9 @@ from console.model.workload import WorkloadSpec
 from console.service.assembly import EngineSpec
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
+from console.store.acceptance import AcceptanceRecord
 from console.sweep.events import Event, WorkloadFinished, WorkloadStarted
+from console.ui.acceptance import acceptance_content, row_cells
 from console.ui.app import ConsoleApp
 from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.confirm import ConfirmScreen
@@ -514,3 +516,14 @@ async def test_a_rerun_on_a_failed_node_shows_blocked_and_a_refuses_it_before_ye
         assert [r.outcome for r in history.acceptance_history(VLLM, first)] == ["accepted", "blocked"]
     finally:
         history.close()
+
+
+def test_the_detail_names_the_nodes_that_ran_it_and_those_it_does_not_cover() -> None:
+    record = AcceptanceRecord(
+        1, VLLM, "a", "accepted", STACK_A, {"rps": 12.0}, 3, FIXED_AT, "op", "validation", None,
+        nodes={"gpu001": STACK_A, "gpu002": STACK_A},
+    )  # fmt: skip
+    state = AcceptanceState(VLLM, "a", "due", STACK_A, record, uncovered={"gpu003": {"rocm": ("6.4.1", "6.2.2")}})
+    text = acceptance_content([state]).plain
+    assert "ran on    gpu[001-002]" in text and "uncovered gpu003: rocm 6.4.1 -> 6.2.2" in text
+    assert row_cells(state)[4][0] == "gpu003 not covered", "the table's 'changed since' says why it is due"

@@ -5,7 +5,10 @@ current stack (each node's newest recorded stack):
 
 - ``not-accepted``: no run of it was ever accepted on this pool;
 - ``accepted`` / ``accepted-again``: the pool runs the stack of its last accepting record;
-- ``due``: the pool's stack differs from the accepted one and no rerun judged it yet;
+- ``due``: the pool's stack differs from the accepted one and no rerun judged it yet; or a node of the pool
+  is on a stack that none of the nodes that ran the accepted runs had (``uncovered``: the runs since the
+  last regression, each record naming its nodes and their stacks), though the pool's merged stack reads
+  the same;
 - ``regressed``: a rerun on the current stack failed; its figures sit beside the accepted ones;
 - ``blocked``: a rerun on the current stack ran on a node that same sweep judged FAIL or UNKNOWN (its
   own checks, not the workload's): the run says nothing about the stack, so it is not acceptable; the
@@ -20,7 +23,9 @@ A sweep that runs workloads (``sweep --probes workload``, or ``framework`` for t
 of that name) records, for each workload already accepted on a pool whose stack changed, ``accepted
 again`` (every node's run passed and every node it ran on was judged healthy in that sweep: the new
 stack becomes the accepted one), ``blocked`` (a node it ran on was not) or ``regressed`` (a run FAILed
-on healthy nodes). A run that could not be judged (UNKNOWN) records nothing: the workload stays due.
+on healthy nodes). A run that could not be judged (UNKNOWN) records nothing: the workload stays due. A
+run on the accepted stack records nothing either, except the first pass after a ``regressed`` or
+``blocked`` record (the pool came back, by ``rollback``): ``accepted again``, so the audit log says so.
 The first acceptance is always an operator's (``accept --workload``), with a reason, audited as
 ``accept``, and refused on a run that is not PASS/WARN or ran on a node not judged healthy.
 """
@@ -83,11 +88,33 @@ def _members(inventory: Inventory, pool: str) -> list[str]:
 
 
 def current_image(store: Store, inventory: Inventory, workload: str, pool: str) -> str | None:
-    """The image ``workload`` runs in on ``pool``: the one ``rollback`` set, else the cluster file's (None: bare)."""
+    """The image ``workload`` runs in on ``pool``: the one ``rollback`` set, else the cluster file's (None: bare).
+    The framework's is its pool's ``[pools.framework] container``."""
+    if workload == FRAMEWORK:
+        framework = inventory.pools[pool].framework.container if pool in inventory.pools else None
+        return (store.image_override(FRAMEWORK, pool) or framework.image) if framework is not None else None
     spec = inventory.workloads.get(workload)
     if spec is None or spec.container is None:
         return None
     return store.image_override(workload, pool) or spec.container.image
+
+
+def with_stored_images(inventory: Inventory, store: Store) -> Inventory:
+    """``inventory`` with each pool's framework container in the image ``rollback`` set back, where it set one.
+
+    The engine is built from this (``console.service.assembly``), so the engine and its worker processes,
+    which have no store, run the framework probe in the rolled-back image. A site workload's image is per
+    workload and pool, not a pool's: the workload runner reads its override when it runs (``sweep.workloads``).
+    """
+    pools = dict(inventory.pools)
+    for (workload, pool), image in store.image_overrides().items():
+        found = pools.get(pool)
+        container = found.framework.container if found is not None else None
+        if workload != FRAMEWORK or found is None or container is None or container.image == image:
+            continue
+        framework = found.framework.model_copy(update={"container": container.model_copy(update={"image": image})})
+        pools[pool] = found.model_copy(update={"framework": framework})
+    return inventory if pools == inventory.pools else inventory.model_copy(update={"pools": pools})
 
 
 def framework_view(stack: dict[str, str]) -> dict[str, str]:
@@ -252,6 +279,15 @@ class AcceptanceState:
     running: RunInProgress | None = None
     trend: list[TrendRun] = field(default_factory=list)
     blocked: AcceptanceRecord | None = None  # the rerun that ran on a node not judged healthy (its reason says which)
+    # Nodes of the pool on a stack no node that ran an accepted run had: node -> {field: (accepted, current)}.
+    uncovered: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+
+    def uncovered_lines(self) -> list[str]:
+        """One line per node on a stack no accepted run covered: ``sim003: rocm 6.4.1 -> 6.2.2``."""
+        return [
+            f"{node}: " + ", ".join(f"{k} {a} -> {c}" for k, (a, c) in gap.items())
+            for node, gap in self.uncovered.items()
+        ]
 
     @property
     def settled(self) -> str:
@@ -275,6 +311,10 @@ class AcceptanceState:
             "regressed": self.regressed.as_json() if self.regressed else None,
             "blocked": self.blocked.as_json() if self.blocked else None,
             "changes": {k: {"accepted": a, "current": c} for k, (a, c) in self.changes.items()},
+            "uncovered": {
+                node: {k: {"accepted": a, "current": c} for k, (a, c) in gap.items()}
+                for node, gap in self.uncovered.items()
+            },
             "running": self.running.as_json() if self.running else None,
             "trend": {
                 "runs": [t.as_json() for t in self.trend],
@@ -413,26 +453,67 @@ def acceptance_state(
 
 def _settled_state(store: Store, inventory: Inventory, workload: str, pool: str) -> AcceptanceState:
     members = _members(inventory, pool)
-    current = merge_stacks(
-        store.pool_stacks(members).values(),
-        current_image(store, inventory, workload, pool),
-        framework=workload == FRAMEWORK,
-    )
+    image = current_image(store, inventory, workload, pool)
+    node_stacks = store.pool_stacks(members)
+    current = merge_stacks(node_stacks.values(), image, framework=workload == FRAMEWORK)
     history = store.acceptance_history(workload, pool)
     accepting = [r for r in history if r.outcome in ACCEPTING]
     if not accepting:
         return AcceptanceState(workload, pool, NOT_ACCEPTED, current)
     accepted = accepting[-1]
     changes = stack_changes(accepted.stack, current)
-    if not changes:
+    gaps = uncovered(history, node_views(node_stacks, image, workload))
+    if (not changes and gaps is None) or gaps == {}:
+        # Every node's stack is one a node that ran an accepted run had (or, for records that do not say
+        # which nodes ran, the pool's stack is the accepted one).
         return AcceptanceState(workload, pool, accepted.outcome, current, accepted)
     later = [r for r in history if r.id > accepted.id and r.outcome in NOT_ACCEPTABLE]
     if later and not stack_changes(later[-1].stack, current):
         newest = later[-1]
         if newest.outcome == BLOCKED:
-            return AcceptanceState(workload, pool, BLOCKED, current, accepted, None, changes, blocked=newest)
-        return AcceptanceState(workload, pool, REGRESSED, current, accepted, newest, changes)
-    return AcceptanceState(workload, pool, DUE, current, accepted, None, changes)
+            return AcceptanceState(
+                workload, pool, BLOCKED, current, accepted, None, changes, blocked=newest, uncovered=gaps or {}
+            )
+        return AcceptanceState(workload, pool, REGRESSED, current, accepted, newest, changes, uncovered=gaps or {})
+    return AcceptanceState(workload, pool, DUE, current, accepted, None, changes, uncovered=gaps or {})
+
+
+def node_views(stacks: dict[str, dict[str, str]], image: str | None, workload: str) -> dict[str, dict[str, str]]:
+    """Each node's stack as ``workload`` sees it (``merge_stacks`` of that node alone, with its image)."""
+    return {node: merge_stacks([stack], image, framework=workload == FRAMEWORK) for node, stack in stacks.items()}
+
+
+def covering(history: Sequence[AcceptanceRecord]) -> dict[str, dict[str, str]] | None:
+    """The node stacks an accepted stack covers: those of the nodes that ran the newest accepting record and
+    the accepting records before it back to the last regressed or blocked one (a stack accepted then and
+    not regressed since is still accepted). None when none of those records says which nodes ran."""
+    accepting = [i for i, r in enumerate(history) if r.outcome in ACCEPTING]
+    if not accepting:
+        return None
+    window: list[AcceptanceRecord] = []
+    for record in reversed(history[: accepting[-1] + 1]):
+        if record.outcome in NOT_ACCEPTABLE:
+            break
+        window.append(record)
+    ran = {f"#{r.id} {node}": stack for r in window for node, stack in r.nodes.items()}
+    return ran or None
+
+
+def uncovered(
+    history: Sequence[AcceptanceRecord], nodes: dict[str, dict[str, str]]
+) -> dict[str, dict[str, tuple[str, str]]] | None:
+    """Of ``nodes`` (node -> its stack as the workload sees it), those on a stack no node that ran an
+    accepted run had (``covering``), each with how it differs from the nearest such node's stack. None
+    when the records do not say which nodes ran (written before schema version 6)."""
+    ran = covering(history)
+    if ran is None:
+        return None
+    gaps = {}
+    for node, stack in sorted(nodes.items()):
+        nearest = min((stack_changes(seen, stack) for seen in ran.values()), key=len)
+        if nearest:
+            gaps[node] = nearest
+    return gaps
 
 
 def acceptance_states(store: Store, inventory: Inventory) -> list[AcceptanceState]:
@@ -445,11 +526,13 @@ def acceptance_states(store: Store, inventory: Inventory) -> list[AcceptanceStat
     ]
 
 
-def _sweep_stack(
+def _sweep_stacks(
     store: Store, inventory: Inventory, sweep_id: int, *, workload: str, pool: str, nodes: list[str]
-) -> dict[str, str]:
-    stacks = [json.loads(r["stack"]) for r in store.node_verdicts(sweep_id) if r["node"] in nodes]
-    return merge_stacks(stacks, current_image(store, inventory, workload, pool), framework=workload == FRAMEWORK)
+) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """The stack ``workload`` ran on in ``sweep_id`` on ``nodes``: merged, and per node."""
+    stacks = {r["node"]: json.loads(r["stack"]) for r in store.node_verdicts(sweep_id) if r["node"] in nodes}
+    image = current_image(store, inventory, workload, pool)
+    return merge_stacks(stacks.values(), image, framework=workload == FRAMEWORK), node_views(stacks, image, workload)
 
 
 def accept_workload(
@@ -469,17 +552,17 @@ def accept_workload(
     """
     user = user or current_user()
     pools = sorted(pools)
-    runs: dict[str, tuple[PoolRun, dict[str, str]]] = {}
+    runs: dict[str, tuple[PoolRun, tuple[dict[str, str], dict[str, dict[str, str]]]]] = {}
     for pool in pools:
         refusal = run_refusal(store, inventory, workload, pool, sweep_id)
         if refusal is not None:
             return ActionResult(False, refusal, {})
         run = pool_run(store, sweep_id, workload, _members(inventory, pool))
         assert run is not None  # run_refusal refused a sweep that did not run it
-        runs[pool] = (run, _sweep_stack(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes))
+        runs[pool] = (run, _sweep_stacks(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes))
     inputs: dict[str, object] = {"sweep": sweep_id, "workload": workload, "reason": reason}
     with store.audited(ActionKind.ACCEPT.value, pools, inputs=inputs, user=user) as entry:
-        for pool, (run, stack) in runs.items():
+        for pool, (run, (stack, nodes)) in runs.items():
             store.record_acceptance(
                 workload,
                 pool,
@@ -490,6 +573,7 @@ def accept_workload(
                 user=user,
                 reason=reason,
                 audit_id=entry.id,
+                nodes=nodes,
             )
         entry.finish(f"{workload} accepted on {', '.join(pools)} from sweep {sweep_id}")
     return ActionResult(
@@ -509,15 +593,35 @@ def record_outcomes(
     made: list[AcceptanceRecord] = []
     for workload in workload_names(inventory):
         for pool in workload_pools(inventory, workload):
-            accepting = [r for r in store.acceptance_history(workload, pool) if r.outcome in ACCEPTING]
+            history = store.acceptance_history(workload, pool)
+            accepting = [r for r in history if r.outcome in ACCEPTING]
             run = pool_run(store, sweep_id, workload, _members(inventory, pool))
             if not accepting or run is None:
                 continue
-            stack = _sweep_stack(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes)
+            stack, nodes = _sweep_stacks(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes)
             changes = stack_changes(accepting[-1].stack, stack)
-            if not changes:
-                continue  # the accepted stack: nothing to re-judge
+            gaps = uncovered(history, nodes)
+            if (not changes and gaps is None) or gaps == {}:
+                # The accepted stack: nothing to re-judge, unless a rerun since regressed or was blocked and the
+                # pool came back (``rollback``): a pass then says the way back worked, in the audit log too.
+                came_back = history[-1].outcome in NOT_ACCEPTABLE
+                if not (came_back and run.status in (Status.PASS, Status.WARN)):
+                    continue
+                if unhealthy_nodes(store, sweep_id, run.nodes, workload):
+                    continue  # not judged healthy: it stays as it was, the rerun says nothing
+                back = f"rerun on the accepted stack after {history[-1].outcome} (record #{history[-1].id})"
+                made.append(
+                    _record_outcome(store, workload, pool, ACCEPTED_AGAIN, (stack, nodes), run, sweep_id, user, back)
+                )
+                continue
+            # What is new: the pool's stack fields, unless the nodes disagree on one ("mixed"): then each node on
+            # a stack no accepted run covered, against the nearest one that ran.
+            mixed = any(v.startswith("mixed: ") for pair in changes.values() for v in pair)
             detail = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in changes.items())
+            if gaps and (mixed or not detail):
+                detail = "; ".join(
+                    f"{node} " + ", ".join(f"{k} {a} -> {c}" for k, (a, c) in gap.items()) for node, gap in gaps.items()
+                )
             unhealthy = unhealthy_nodes(store, sweep_id, run.nodes, workload)
             failed_node = any(status is Status.FAIL for status, _ in unhealthy.values())
             # A node that FAILed its own checks explains whatever the run did: blocked. A run that FAILed on
@@ -532,23 +636,55 @@ def record_outcomes(
                 outcome = ACCEPTED_AGAIN
             else:
                 continue  # not judged: no outcome, it stays due
-            reason = f"rerun after a stack change: {detail}"
-            inputs = {"sweep": sweep_id, "workload": workload, "outcome": outcome, "reason": reason}
-            with store.audited(ActionKind.ACCEPT.value, [pool], inputs=inputs, user=user) as entry:
-                record_id = store.record_acceptance(
+            made.append(
+                _record_outcome(
+                    store,
                     workload,
                     pool,
                     outcome,
-                    stack=stack,
-                    figures=run.figures,
-                    sweep_id=sweep_id,
-                    user=user,
-                    reason=reason,
-                    audit_id=entry.id,
+                    (stack, nodes),
+                    run,
+                    sweep_id,
+                    user,
+                    f"rerun after a stack change: {detail}",
                 )
-                entry.finish(f"{workload} {outcome} on {pool} (sweep {sweep_id}): {detail}")
-            made.extend(r for r in store.acceptance_history(workload, pool) if r.id == record_id)
+            )
     return made
+
+
+def _record_outcome(  # noqa: PLR0917
+    store: Store,
+    workload: str,
+    pool: str,
+    outcome: str,
+    stacks: tuple[dict[str, str], dict[str, dict[str, str]]],
+    run: PoolRun,
+    sweep_id: int,
+    user: str,
+    reason: str,
+) -> AcceptanceRecord:
+    """Record a rerun's ``outcome`` (``stacks``: merged and per node), audited as ``accept`` with it (the
+    audit log tells the story in order)."""
+    stack, nodes = stacks
+    inputs = {"sweep": sweep_id, "workload": workload, "outcome": outcome, "reason": reason}
+    with store.audited(ActionKind.ACCEPT.value, [pool], inputs=inputs, user=user) as entry:
+        record_id = store.record_acceptance(
+            workload,
+            pool,
+            outcome,
+            stack=stack,
+            figures=run.figures,
+            sweep_id=sweep_id,
+            user=user,
+            reason=reason,
+            audit_id=entry.id,
+            nodes=nodes,
+        )
+        entry.finish(
+            f"{workload} {outcome} on {pool} (sweep {sweep_id}): {reason.removeprefix('rerun after a stack change: ')}"
+        )
+    [record] = [r for r in store.acceptance_history(workload, pool) if r.id == record_id]
+    return record
 
 
 def last_accepted(store: Store, pool: str, workload: str | None = None) -> AcceptanceRecord | None:
@@ -563,12 +699,14 @@ def pin_fields_of(stack: dict[str, str]) -> dict[str, str]:
 
 
 def images_to_restore(store: Store, inventory: Inventory, pool: str) -> dict[str, tuple[str, str]]:
-    """Containerised workloads of ``pool`` whose image is not their last accepted one: name -> (now, accepted)."""
+    """Containerised workloads of ``pool`` (the framework in its pool's container among them) whose image is
+    not their last accepted one: name -> (now, accepted). A framework accepted on the node's own python3
+    has no image to go back to (the pool's ``[pools.framework]`` says where it runs)."""
     restore = {}
-    for workload in inventory.workloads:
+    for workload in workload_names(inventory):
         record = last_accepted(store, pool, workload)
         now = current_image(store, inventory, workload, pool)
         accepted = record.stack.get("image") if record else None
-        if now is not None and accepted is not None and accepted != now:
-            restore[workload] = (now, accepted)
+        if now is not None and accepted not in (None, BARE, now) and not str(accepted).startswith("mixed: "):
+            restore[workload] = (now, str(accepted))
     return restore

@@ -2,7 +2,8 @@
 
 The plan reuses the pin's and the holds' planning: the pin becomes the accepted stack's fields (the
 cluster file's other pinned fields kept), each containerised workload's image on the pool goes back
-to the one it was last accepted in (a stored override the workload runner uses), and the nodes
+to the one it was last accepted in (a stored override the workload runner uses; the framework's, in
+its pool's ``[pools.framework] container``, is the image every engine is built with), and the nodes
 already on the accepted stack get the package holds ``pin --enforce`` would give them. A node on
 another stack is skipped: a hold would keep its drift, and the console installs no packages; the
 plan says which versions to put back. The due workloads to rerun close the plan.
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from console.actions.acceptance import FRAMEWORK
 from console.actions.model import ActionPlan
 from console.inventory.hostlist import fold
 from console.store.acceptance import AcceptanceRecord
@@ -45,5 +47,8 @@ def plan_rollback(
         )
     notes += list(enforce.notes)
     if due:
-        notes.append(f"then rerun the workloads due on {pool} ({', '.join(due)}): sweep --probes workload")
+        # The framework is not a site workload: its rerun is the framework probe's sweep.
+        reruns = [f"--probes {'framework' if name == FRAMEWORK else 'workload'}" for name in due]
+        how = " and ".join(f"sweep {r}" for r in dict.fromkeys(reruns))
+        notes.append(f"then rerun the workloads due on {pool} ({', '.join(due)}): {how}")
     return replace(enforce, request=replace(enforce.request, pool=pool), notes=tuple(notes), refused=None)

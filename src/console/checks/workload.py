@@ -1,17 +1,21 @@
 """Judging one run of a declared workload: its exit status, its figures, and the site's criteria.
 
-Every finding is ``workload.<name>.<what>`` in the family ``workload``. What could not be read (a
+Every finding is ``workload.<name>.<what>`` in the family ``workload``. A run on N nodes is judged per
+srun task: each task's result, named by its task and node. What could not be read (a
 figure the output does not hold, a JSON line that does not parse) is UNKNOWN with why, never PASS; a
 NaN or infinite figure FAILs whether a criterion reads it or not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from console.checks.evaluate import fmt_value
 from console.checks.spec import Condition
 from console.model.findings import Evidence, Finding, Remedy, Status, Subject
 from console.model.workload import WorkloadSpec
-from console.probes.workload import is_finite, read_figures
+from console.probes.workload import is_finite, read_figures, split_tasks
 
 FAMILY = "workload"
 WORKLOAD_ACTION = (
@@ -20,8 +24,16 @@ WORKLOAD_ACTION = (
 )
 
 
-def judge_workload(spec: WorkloadSpec, subject: Subject, output: str, exit_status: int) -> list[Finding]:
-    """The findings of one run of ``spec`` that printed ``output`` and ended with ``exit_status``."""
+def judge_workload(
+    spec: WorkloadSpec, subject: Subject, output: str, exit_status: int, hosts: Sequence[str] = ()
+) -> list[Finding]:
+    """The findings of one run of ``spec`` that printed ``output`` and ended with ``exit_status``.
+
+    A run on N nodes is judged task by task (``srun --label``: task i on ``hosts[i]``, one task per
+    node in the group's order): every task's result must be there and pass, and each finding about a
+    task's figures names the task and its node. Output with no task labels cannot be told apart by
+    task: UNKNOWN, whatever its last line says.
+    """
     base = f"workload.{spec.name}"
 
     def finding(what: str, status: Status, message: str, **evidence: object) -> Finding:
@@ -40,24 +52,48 @@ def judge_workload(spec: WorkloadSpec, subject: Subject, output: str, exit_statu
     findings = [
         finding("exit", exited, f"exit status {exit_status}", observed=float(exit_status), expected="== 0"),
     ]
+    if spec.nodes == 1:
+        return findings + _judge_result(spec, output, finding, "")
+    tasks = split_tasks(output, spec.nodes)
+    if tasks is None:
+        said = (
+            f"no line carries an srun task label (--label): the results of its {spec.nodes} tasks cannot be told apart"
+        )
+        return [*findings, finding("output", Status.UNKNOWN, said)]
+    for task, text in enumerate(tasks):
+        node = f" on {hosts[task]}" if task < len(hosts) else ""
+        findings += _judge_result(spec, text, finding, f"task {task}{node}: ")
+    return findings
+
+
+class _Make(Protocol):
+    def __call__(self, what: str, status: Status, message: str, **evidence: object) -> Finding: ...
+
+
+def _judge_result(spec: WorkloadSpec, output: str, finding: _Make, where: str) -> list[Finding]:
+    """The findings of one result (a run's, or one srun task's: ``where`` names it in each message)."""
     figures = read_figures(spec.results, output, [c.figure for c in spec.criteria])
-    findings += [finding("output", Status.UNKNOWN, problem) for problem in figures.problems]
+    found = [finding("output", Status.UNKNOWN, where + problem) for problem in figures.problems]
+    if not figures.values and not figures.problems:
+        # Nothing any pattern reads: no result, whatever the exit status says (a task that printed none).
+        found.append(finding("output", Status.UNKNOWN, f"{where}no result: it printed no figure"))
     for name, number in figures.values.items():
         if not is_finite(number):
-            findings.append(finding(name, Status.FAIL, f"{name} is {number}", observed=str(number), expected="finite"))
+            found.append(
+                finding(name, Status.FAIL, f"{where}{name} is {number}", observed=str(number), expected="finite")
+            )
     for criterion in spec.criteria:
         value = figures.values.get(criterion.figure)
         if value is None:
-            findings.append(finding(criterion.figure, Status.UNKNOWN, f"{criterion.figure} is not in the output"))
+            found.append(finding(criterion.figure, Status.UNKNOWN, f"{where}{criterion.figure} is not in the output"))
             continue
         if not is_finite(value):
             continue  # said above, once per figure
         status, line = _judged(criterion.fail_if, criterion.warn_if, value)
-        message = f"{criterion.figure}: {fmt_value(value, None)}" + (f" ({line})" if status is not Status.PASS else "")
-        findings.append(
-            finding(criterion.figure, status, message, observed=value, expected=line, source=criterion.source)
-        )
-    return findings
+        message = f"{where}{criterion.figure}: {fmt_value(value, None)}"
+        message += f" ({line})" if status is not Status.PASS else ""
+        found.append(finding(criterion.figure, status, message, observed=value, expected=line, source=criterion.source))
+    return found
 
 
 def _judged(fail_if: str | None, warn_if: str | None, value: float) -> tuple[Status, str]:

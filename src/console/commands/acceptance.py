@@ -131,7 +131,8 @@ def _print(states: list[AcceptanceState]) -> None:
         table.add_column(column)
     for s in states:
         accepted = s.accepted
-        since = " ".join(f"{k} {a}->{c}" for k, (a, c) in s.changes.items()) or "-"
+        since = " ".join(f"{k} {a}->{c}" for k, (a, c) in s.changes.items())
+        since = "\n".join([since, *(f"not covered: {line}" for line in s.uncovered_lines())]).strip() or "-"
         figures = _figures(accepted.figures) if accepted else "-"
         if s.regressed is not None:
             figures += f"  regressed: {_figures(s.regressed.figures)}"
@@ -139,6 +140,8 @@ def _print(states: list[AcceptanceState]) -> None:
             figures += f"  blocked (sweep {s.blocked.sweep_id}): {_blocked_why(s.blocked.reason)}"
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(accepted.at)) if accepted else ""
         on = f"{_stack(accepted.stack)} ({when}, {accepted.user}: {accepted.reason})" if accepted else "-"
+        if accepted is not None and accepted.nodes:
+            on += f"\nran on {fold(accepted.nodes)}"
         row = (s.workload, s.pool, _state(s), on, since, figures, _trend(s))
         table.add_row(*(escape(printable(x, keep_newlines=True)) for x in row))
     plain_console().print(table)
@@ -152,6 +155,7 @@ def _junit(states: list[AcceptanceState], require_accepted: bool) -> str:
         if failing(s, require_accepted):
             failures += 1
             changed = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in s.changes.items())
+            changed = "\n".join([changed, *(f"not covered: {line}" for line in s.uncovered_lines())]).strip()
             if s.blocked is not None:
                 changed += f"\n{_blocked_why(s.blocked.reason)}"
             ET.SubElement(case, "failure", message=f"{s.workload} on {s.pool}: {s.settled}").text = changed

@@ -216,7 +216,9 @@ def run(args: argparse.Namespace) -> int:
         origin="sweep",
     )
     try:
-        transport = build_transport(spec)  # before the store: a usage error leaves no database behind
+        # Before the store: a usage error leaves no database behind. Over SSH the engine builds its own
+        # transport, from the spec with the images ``rollback`` set back (its workers get that spec).
+        transport = build_transport(spec) if spec.slurm is not None else None
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
     store = Store(store_path)

@@ -48,7 +48,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--hosts",
         metavar="HOSTLIST",
-        help="with --command, for a workload on more than one node: the group it runs on (srun's --nodelist)",
+        help="for a workload on more than one node: the group it runs on (srun's --nodelist with --command;"
+        " the node of each task when judging)",
     )
     p.set_defaults(func=run)
 
@@ -60,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     if spec is None:
         declared = ", ".join(inventory.workloads) or "none"
         raise UsageError(f"no workload {args.workload!r} in {args.inventory} (declared: {declared})")
+    hosts = list(expand(args.hosts)) if args.hosts else []
     if args.command:
-        hosts = list(expand(args.hosts)) if args.hosts else []
         print(shlex.join(workload_argv(spec, hosts)))
         if spec.nodes > 1 and not hosts:
             # The console holds srun to the group it placed the run on; without --hosts there is none yet.
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         text = sys.stdin.read() if args.output == "-" else Path(args.output).read_text("utf-8", errors="replace")
     except OSError as exc:
         raise UsageError(f"cannot read {args.output}: {exc.strerror or exc}") from None
-    findings = judge_workload(spec, Subject(node=args.node), text, args.exit_status)
+    findings = judge_workload(spec, Subject(node=args.node), text, args.exit_status, hosts)
     if args.json:
         payload = {"workload": spec.name, "findings": [f.model_dump(mode="json") for f in findings]}
         json.dump(payload, sys.stdout, indent=2)

@@ -23,6 +23,7 @@ __all__ = [
     "container_argv",
     "is_finite",
     "read_figures",
+    "split_tasks",
     "srun_refusal",
     "workload_argv",
 ]
@@ -56,7 +57,8 @@ def workload_argv(spec: WorkloadSpec, hosts: Sequence[str] = ()) -> tuple[str, .
     ``hosts`` are the nodes of the group the console placed the run on: srun is held to exactly them
     (``--nodelist``), or Slurm would place it on any N nodes and the findings would name the wrong ones.
     Slurm ends the job at the workload's timeout (``--time``) should the console's kill not reach it,
-    and ``--kill-on-bad-exit`` ends every task once one fails, as a synchronous job cannot go on.
+    ``--kill-on-bad-exit`` ends every task once one fails, as a synchronous job cannot go on, and
+    ``--label`` starts each line with its task's number, so each task's result is judged on its own.
     """
     argv: tuple[str, ...] = tuple(spec.command)
     if spec.container is not None:
@@ -64,8 +66,9 @@ def workload_argv(spec: WorkloadSpec, hosts: Sequence[str] = ()) -> tuple[str, .
     if spec.nodes > 1:
         placed = (f"--nodelist={','.join(hosts)}",) if hosts else ()
         limits = (f"--immediate={SRUN_IMMEDIATE_S}", f"--time={math.ceil(spec.timeout_s / 60) + 1}")
+        # --label: each line starts with its task's number, so every task's result is judged (split_tasks).
         argv = ("srun", f"--nodes={spec.nodes}", *placed, "--ntasks-per-node=1", *limits, "--kill-on-bad-exit=1",
-                *argv)  # fmt: skip
+                "--label", *argv)  # fmt: skip
     return argv
 
 
@@ -83,6 +86,27 @@ def srun_refusal(stderr: str) -> str | None:
     if found is None:
         return None
     return stderr[found.start() :].splitlines()[0].strip()
+
+
+# srun --label: the task's number, right-aligned to the widest, a colon and a space (srun(1), "-l").
+_TASK_LABEL = re.compile(r" *(\d+): ")
+
+
+def split_tasks(text: str, tasks: int) -> list[str] | None:
+    """Each srun task's lines, by task number (``srun --label`` starts each line with it), the labels
+    taken off; a task that printed nothing has ''. None when no line carries a label (srun was run
+    without ``--label``: the tasks cannot be told apart). Lines without a label are srun's own."""
+    per: list[list[str]] = [[] for _ in range(tasks)]
+    labelled = False
+    for line in text.splitlines():
+        found = _TASK_LABEL.match(line)
+        if found is None:
+            continue
+        labelled = True
+        task = int(found.group(1))
+        if task < tasks:
+            per[task].append(line[found.end() :])
+    return ["".join(f"{line}\n" for line in lines) for lines in per] if labelled else None
 
 
 @dataclass
@@ -124,8 +148,9 @@ def _from_json_line(prefix: str, text: str, figures: Figures) -> None:
     if not lines:
         figures.problems.append(f"no line starts with {prefix!r}")
         return
-    # Every such line is read, not only the last: under srun each task may print one, and a task whose
-    # line came out corrupted is said even when another task's line holds the figures (the last line's).
+    # Every such line is read, not only the last: a run may print progress lines before its result, and one
+    # that came out corrupted is said even when a later line holds the figures (the last line's). Under srun
+    # each task's lines are read on their own (``split_tasks``).
     shown = prefix.strip()
     for number, line in enumerate(lines, start=1):
         where = f"the last {shown!r} line" if number == len(lines) else f"{shown!r} line {number} of {len(lines)}"

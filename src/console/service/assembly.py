@@ -10,9 +10,10 @@ against one ROCm pin while its detail screen and ``sweep`` used another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from console.actions.acceptance import with_stored_images
 from console.checks import CheckPack
 from console.inventory.model import Inventory, StackPin
 from console.store import Store
@@ -74,9 +75,15 @@ def build_transport(spec: EngineSpec) -> Transport:
 def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | None = None) -> SweepEngine:
     """The engine ``spec`` describes, writing to ``store`` (this thread's connection, or None).
 
-    ``transport`` replaces the spec's own (``check-local`` records what its local transport returns).
+    With a store, the engine runs the framework probe in the image ``rollback`` set back for a pool
+    (``with_stored_images``): this engine and its worker processes alike, as the transport is built here.
+    ``transport`` replaces the spec's own (``check-local`` records what its local transport returns; a
+    Slurm job's, checked before the store is opened).
     With a store, host keys the transport accepts on first contact go to its audit log as the sweep goes.
     """
+    if store is not None:
+        # The images ``rollback`` set back, before the transport: its worker processes get this spec.
+        spec = replace(spec, inventory=with_stored_images(spec.inventory, store))
     transport = transport if transport is not None else build_transport(spec)
     engine = SweepEngine(
         spec.inventory,

@@ -2,11 +2,11 @@
 
 It reads an ``EngineSpec`` (``workers=0``, no store) on stdin, builds its engine from it with
 ``build_engine``, the one assembly, and says ``("ready",)``. For each ``("judge", node, [(probe,
-timeout)], refresh, pin, deadline)`` it checks the node with that engine (connect, probes, parse,
-judge) by the console's deadline and answers ``("judged", node, WorkerJudged)``, after the node's
-probe events ``("event", node, event)``. ``("cancel", node)`` stops a node (its commands are killed
-on the node); ``("stop",)`` or the end of stdin cancels every node, waits for the kills and closes
-the connections. Frames are those of ``console.service.wire``.
+timeout)], refresh, pin, deadline, pool)`` (the console's pin and pool now) it checks the node with
+that engine (connect, probes, parse, judge) by the console's deadline and answers ``("judged", node,
+WorkerJudged)``, after the node's probe events ``("event", node, event)``. ``("cancel", node)`` stops
+a node (its commands are killed on the node); ``("stop",)`` or the end of stdin cancels every node,
+waits for the kills and closes the connections. Frames are those of ``console.service.wire``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 from dataclasses import replace
 from typing import Any, BinaryIO
 
-from console.inventory.model import Node, StackPin
+from console.inventory.model import Node, Pool, StackPin
 from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.service.host import open_pipes, read_message, run_served
 from console.service.wire import WireError, encode
@@ -68,13 +68,19 @@ class WorkerServer:
             batch, self._out = self._out, []
             self._writer.write(b"".join(encode(m) for m in batch))
 
-    def judge(
-        self, name: str, probes: list[tuple[str, float]], refresh: bool, pin: StackPin, deadline: float | None
+    def judge(  # noqa: PLR0917
+        self,
+        name: str,
+        probes: list[tuple[str, float]],
+        refresh: bool,
+        pin: StackPin,
+        deadline: float | None,
+        pool: Pool | None = None,
     ) -> None:
         """Start checking ``name`` by ``deadline`` (the console's, ``time.monotonic``); a node still being
         checked is stopped first."""
         self.cancel(name)
-        task = asyncio.get_running_loop().create_task(self._judge(name, probes, refresh, pin, deadline))
+        task = asyncio.get_running_loop().create_task(self._judge(name, probes, refresh, pin, deadline, pool))
         self._tasks[name] = task
         task.add_done_callback(lambda t: self._tasks.pop(name, None) if self._tasks.get(name) is t else None)
 
@@ -84,13 +90,21 @@ class WorkerServer:
         if task is not None:
             task.cancel()
 
-    async def _judge(
-        self, name: str, probes: list[tuple[str, float]], refresh: bool, pin: StackPin, deadline: float | None
+    async def _judge(  # noqa: PLR0917
+        self,
+        name: str,
+        probes: list[tuple[str, float]],
+        refresh: bool,
+        pin: StackPin,
+        deadline: float | None,
+        pool: Pool | None,
     ) -> None:
         try:
             node = self.engine.inventory.node(name)
             specs = [_spec(probe, timeout_s) for probe, timeout_s in probes]
             self.engine.pins[node.pool] = pin  # the console's pin now (an operator may have set it since)
+            if pool is not None:  # and its pool: ``rollback`` may have set the framework's image back since
+                self.engine.inventory.pools[node.pool] = pool
             self.engine.runs_kept = self.engine.runs_kept or {}
             self.engine.runs_kept.pop(name, None)
             verdict = await self.engine.check(node, specs, refresh, deadline)

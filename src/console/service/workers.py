@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from console.inventory.model import Node, StackPin
+from console.inventory.model import Node, Pool, StackPin
 from console.service.wire import HEADER, WireError, body_length, decode, encode
 from console.sweep.catalog import ProbeSpec
 from console.sweep.events import Event
@@ -135,6 +135,7 @@ class WorkerPool(WrappedTransport):
         pin: StackPin,
         relay: Callable[[Event], None],
         deadline: float | None,
+        pool: Pool | None = None,
     ) -> WorkerJudged:
         """Check and judge ``node`` in its worker (see the module's docstring)."""
         worker = await self._worker_for(node.name)
@@ -143,7 +144,7 @@ class WorkerPool(WrappedTransport):
             earlier.done.cancel()
         pending = _Pending(node.name, asyncio.get_running_loop().create_future(), relay)
         worker.pending[node.name] = pending
-        worker.send(("judge", node.name, [(p.id, p.timeout_s) for p in probes], refresh, pin, deadline))
+        worker.send(("judge", node.name, [(p.id, p.timeout_s) for p in probes], refresh, pin, deadline, pool))
         try:
             return await asyncio.shield(pending.done)
         except asyncio.CancelledError:

@@ -266,6 +266,8 @@ def _torch_device_count(node: SimNode, fault: Fault, rng: random.Random) -> None
 def _torch_gemm_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     if fault.gpu is not None:
         node.torch.gemm_factor[fault.gpu] = _float(fault, "factor", 0.6)
+        # A new image's torch build that is slower: the same GPUs keep their pace in the accepted image.
+        node.torch.gemm_image = _str(fault, "image", "") or None
 
 
 def _torch_gemm_nan(node: SimNode, fault: Fault, rng: random.Random) -> None:

@@ -223,6 +223,7 @@ class SimTorch(Model):
     hip_build: bool = Field(True, description="False: a CPU-only build (torch.version.hip is None)")
     visible_devices: int | None = Field(None, description="devices torch sees; None: every GPU on the bus")
     gemm_factor: dict[int, float] = Field(default_factory=dict, description="GPU slot -> scale of its GEMM TFLOPs")
+    gemm_image: str | None = Field(None, description="the container image the slow GEMM is in; None: every run")
     nonfinite: dict[int, int] = Field(default_factory=dict, description="GPU slot -> NaN/Inf in its GEMM results")
     all_reduce: str = Field("ok", description="ok, wrong (a rank's sum is off) or hang (a rank never finishes)")
 

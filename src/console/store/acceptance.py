@@ -4,7 +4,8 @@ A record is one row per event and none is ever rewritten, so the history of a wo
 in order: ``accepted`` (an operator accepted a passing run, with a reason), then after a stack change
 ``accepted-again`` (a rerun on the new stack passed: the new stack is accepted) or ``regressed`` (it
 failed: its figures and stack are kept beside the accepted ones) or ``blocked`` (a node it ran on was
-not judged healthy in that sweep: its reason names the node and why). The framework probe is the built-in
+not judged healthy in that sweep: its reason names the node and why). Each record names the nodes the run
+was on, with each one's stack (schema version 6). The framework probe is the built-in
 workload ``framework``. An image override is the image a containerised workload runs in on one pool
 instead of the cluster file's: ``rollback`` sets it back to the accepted one. Schema version 4
 (``console.store.upgrade``).
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from console.store.transaction import immediate
 
@@ -45,6 +46,9 @@ class AcceptanceRecord:
     user: str
     reason: str
     audit_id: int | None
+    # The nodes the run was on, each with its stack as the workload saw it: which stacks the run covers
+    # (``console.actions.acceptance.uncovered``). Empty in a record of schema version 5 or older.
+    nodes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
         """The record as a JSON-ready dict."""
@@ -64,6 +68,7 @@ def _record(row: sqlite3.Row) -> AcceptanceRecord:
         user=row["user"],
         reason=row["reason"],
         audit_id=row["audit_id"],
+        nodes=json.loads(row["nodes"]),
     )
 
 
@@ -84,14 +89,15 @@ class AcceptanceLedger:
         user: str,
         reason: str = "",
         audit_id: int | None = None,
+        nodes: dict[str, dict[str, str]] | None = None,
     ) -> int:
-        """Add one event; returns its id."""
+        """Add one event; returns its id. ``nodes``: the nodes the run was on, each with its stack."""
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown acceptance outcome {outcome!r}")
         with immediate(self.conn) as conn:
             cur = conn.execute(
                 "INSERT INTO acceptances (workload, pool, outcome, stack, figures, sweep_id, at, user, reason,"
-                " audit_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " audit_id, nodes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     workload,
                     pool,
@@ -103,6 +109,7 @@ class AcceptanceLedger:
                     user,
                     reason,
                     audit_id,
+                    json.dumps(nodes or {}, sort_keys=True),
                 ),
             )
             return int(cur.lastrowid or 0)
@@ -137,6 +144,11 @@ class AcceptanceLedger:
                 " VALUES (?, ?, ?, ?, ?, ?)",
                 (workload, pool, image, time.time(), user, audit_id),
             )
+
+    def image_overrides(self) -> dict[tuple[str, str], str]:
+        """Every image ``rollback`` set: (workload, pool) -> image."""
+        rows = self.conn.execute("SELECT workload, pool, image FROM image_overrides").fetchall()
+        return {(str(r["workload"]), str(r["pool"])): str(r["image"]) for r in rows}
 
     def image_override(self, workload: str, pool: str) -> str | None:
         """The image ``workload`` runs in on ``pool`` when ``rollback`` set one; None: the cluster file's."""

@@ -1,4 +1,4 @@
-"""Schema versions 2 to 5, and the clean-up every opening of the history database does.
+"""Schema versions 2 to 6, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
@@ -9,9 +9,10 @@ each. Version 4 adds ``watch``'s proposals (``console.store.watch``) and the wor
 and image overrides (``console.store.acceptance``). Version 5 adds ``sweeps.origin``: which command ran
 the sweep (``sweep``, ``watch``, ``revalidate``, ``console``...), so a console following the history
 database says where a verdict it did not make came from (``console.store.follow``), and an index of
-each node's verdicts by sweep. An older database is upgraded in place the first time a newer console
-opens it; audit rows of version 1 were all written after the fact, so each is finished when it was
-written. Fresh databases take the same path.
+each node's verdicts by sweep. Version 6 adds ``acceptances.nodes``: the nodes each run was on, with
+each one's stack (JSON ``{node: stack}``; ``{}`` in the records written before). An older database is
+upgraded in place the first time a newer console opens it; audit rows of version 1 were all written
+after the fact, so each is finished when it was written. Fresh databases take the same path.
 
 A sweep left "running" by a process that is gone (SIGKILL, a crash, power loss) is marked
 "interrupted" whenever the database is opened; a sweep whose process still runs, or whose process
@@ -25,7 +26,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -133,7 +134,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 5: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 6: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -155,6 +156,8 @@ def upgrade(conn: sqlite3.Connection) -> None:
         conn.execute(_WATCH)
         for statement in (*_INDEXES, *_CASES, *_ACCEPTANCES):
             conn.execute(statement)
+        if "nodes" not in _columns(conn, "acceptances"):
+            conn.execute("ALTER TABLE acceptances ADD COLUMN nodes TEXT NOT NULL DEFAULT '{}'")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     except BaseException:
         conn.execute("ROLLBACK")

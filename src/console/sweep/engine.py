@@ -533,7 +533,8 @@ class SweepEngine:
             deadline = given
         if self._workers is not None:
             pin = self.pins.get(node.pool, StackPin())
-            work = self._workers.judge(node, probes, refresh, pin, self._relay, deadline)
+            pool = self.inventory.pools.get(node.pool)  # its framework image as this engine has it now
+            work = self._workers.judge(node, probes, refresh, pin, self._relay, deadline, pool)
             # The worker ends the node at this same deadline, then judges it and sends the report: half
             # the sweep's share for giving up (``NODE_BUDGET_FACTOR``) waits for that.
             late = None if deadline is None or cap is None else deadline + cap * WORKER_HANDBACK

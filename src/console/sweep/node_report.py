@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError
 from console.checks import CheckPack, NodeFacts, ProbeOutcome
 from console.checks.evaluate import observe
 from console.checks.metrics import CHANGE_METRICS, HISTORY_CHECKS, Observation
-from console.inventory.model import Node, StackPin
+from console.inventory.model import Node, Pool, StackPin
 from console.model.base import Model
 from console.model.findings import Finding, NodeVerdict, Scope, Status, Subject, worst
 from console.model.gpu import GpuRecord, XgmiLink
@@ -146,9 +146,11 @@ class JudgedByWorkers(Protocol):
         pin: StackPin,
         relay: Callable[[Event], None],
         deadline: float | None,
+        pool: Pool | None = None,
     ) -> WorkerJudged:
         """Check and judge ``node`` in its worker by ``deadline`` (``time.monotonic``; None: the probes'
-        own timeouts); its probe events go to ``relay`` as they come.
+        own timeouts); its probe events go to ``relay`` as they come. ``pin`` and ``pool`` are the console's
+        now (a pin stored, a framework image rolled back since the worker started).
 
         Raises TransportError when the node could not be reached, or its worker died or would not start.
         """

@@ -212,7 +212,8 @@ async def _run(engine: SweepEngine, sweep_id: int, spec: WorkloadSpec, group: li
         elif refused is not None:  # Slurm did not start it: nothing ran, nothing is judged
             judged = [_finding(spec, site, Status.UNKNOWN, f"{spec.name}: not run: Slurm refused it: {refused}")]
         else:
-            judged = judge_workload(spec, Subject(node=site), text, exit_status if exit_status is not None else -1)
+            status = exit_status if exit_status is not None else -1
+            judged = judge_workload(spec, Subject(node=site), text, status, [n.name for n in group])
     if said_where:
         judged = [f.model_copy(update={"message": f.message + said_where}) for f in judged]
     if engine.store is not None:

@@ -90,14 +90,15 @@ def where_text(s: AcceptanceState) -> str:
 
 def row_cells(s: AcceptanceState, preferred: list[str] | None = None) -> list[tuple[str, str]]:
     """The table's cells of one workload x pool, each with its style."""
-    changed = " ".join(f"{k} {a}->{c}" for k, (a, c) in s.changes.items()) or "-"
+    changed = " ".join(f"{k} {a}->{c}" for k, (a, c) in s.changes.items())
+    changed = changed or " ".join(f"{node} not covered" for node in s.uncovered) or "-"
     state = s.state if s.running is None else f"{RUNNING} (was {s.running.settled})"
     return [
         (s.workload, "bold"),
         (s.pool, ""),
         (state, STATE_STYLE.get(s.state, "")),
         (where_text(s), "$muted"),
-        (changed, "$drift" if s.changes else "$muted"),
+        (changed, "$drift" if s.changes or s.uncovered else "$muted"),
         (headline_trend(s, preferred), ""),
     ]
 
@@ -132,10 +133,14 @@ def acceptance_content(states: list[AcceptanceState]) -> Content:
             why = f": {record.reason}" if record.reason else ""
             parts += [("    accepted  ", "$muted"), safe(_stack(record.stack)), "\n"]
             parts += [("    by        ", "$muted"), safe(f"{record.user}, sweep {record.sweep_id}{why}"), "\n"]
+            if record.nodes:
+                parts += [("    ran on    ", "$muted"), safe(fold(record.nodes)), "\n"]
             parts += [("    figures   ", "$muted"), safe(_figures(record.figures)), "\n"]
         parts += [("    current   ", "$muted"), safe(_stack(s.current_stack)), "\n"]
         for key, (old, new) in s.changes.items():
             parts += [("    changed   ", "$drift"), safe(f"{key}: {old} -> {new}"), "\n"]
+        for line in s.uncovered_lines():
+            parts += [("    uncovered ", "$drift"), safe(line), "\n"]
         if s.regressed is not None:
             parts += [("    regressed ", "$health-crit"), safe(_figures(s.regressed.figures)), "\n"]
         if s.blocked is not None:

@@ -3,9 +3,9 @@
 The reply is the document the real script prints (``console.probes.pytorch.node_script``), drawn from
 the node's state: torch's version follows the node's ROCm release, GEMM throughput the GPU model's RVS
 GEMM targets scaled by the GPU's own state (a throttled GPU is slower in torch too) and by the torch
-faults (``node.torch``: not installed, a CPU-only build, devices torch cannot see, a slow GEMM, NaN in
-a result, a wrong or hung all-reduce). A site's training script (``.../train.py``) is the workloads
-renderer's; any other ``python3`` command is refused.
+faults (``node.torch``: not installed, a CPU-only build, devices torch cannot see, a slow GEMM, in every
+run or only in one container image, NaN in a result, a wrong or hung all-reduce). A site's training
+script (``.../train.py``) is the workloads renderer's; any other ``python3`` command is refused.
 """
 
 from __future__ import annotations
@@ -120,7 +120,8 @@ def _visible(node: SimNode) -> list[SimGpu]:
 
 def _device(ctx: SimContext, gpu: SimGpu, options: dict[str, Any]) -> dict[str, Any]:
     node, spec = ctx.node, ctx.node.spec
-    scale = gpu.gst_factor * node.torch.gemm_factor.get(gpu.slot, 1.0)
+    slowed = node.torch.gemm_image in (None, options["container_image"])  # a slow image slows only its runs
+    scale = gpu.gst_factor * (node.torch.gemm_factor.get(gpu.slot, 1.0) if slowed else 1.0)
     nonfinite = node.torch.nonfinite.get(gpu.slot, 0)
     entry: dict[str, Any] = {
         "index": gpu.index,
