@@ -10,6 +10,7 @@ first process group of the command, and GNU ``timeout`` had moved the probe to a
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import subprocess
 import sys
@@ -176,4 +177,4 @@ def test_cancelling_a_sweep_kills_it_on_the_node(clean: SimOnSshd, workers: int)
     assert outcome == "cancelled"
     assert status is Status.UNKNOWN and "cancelled" in reason, reason
     _wait(lambda: _stubborn_probes(clean) == [], f"left on the node: {_stubborn_probes(clean)}", SLACK_S)
-    assert local_processes_matching("console.service.worker") == []
+    assert local_processes_matching("console.service.worker", os.getpid()) == []

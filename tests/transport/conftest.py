@@ -58,23 +58,41 @@ async def ssh(fleet: SshdFleet) -> AsyncIterator[SshTransport]:
         yield transport
 
 
-def local_processes_matching(needle: str) -> list[str]:
+def local_processes_matching(needle: str, descended_from: int | None = None) -> list[str]:
     """Command lines of live (non-zombie) processes on this host containing ``needle``.
 
     Zombies do not count: where PID 1 does not reap, an orphan's zombie lingers but runs nothing.
+    ``descended_from`` keeps only that process's descendants: another test run on the same host (a
+    second checkout's suite) starts the same programs, and they are not this test's leftovers.
     """
     found = []
+    parents: dict[int, int] = {}
+    matches: list[tuple[int, str]] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
+            state, ppid = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, IndexError, ValueError):
             continue
+        parents[int(entry.name)] = int(ppid)
         if needle in cmdline and state != "Z":
+            matches.append((int(entry.name), cmdline))
+    for pid, cmdline in matches:
+        if descended_from is None or _descends(pid, descended_from, parents):
             found.append(cmdline)
     return found
+
+
+def _descends(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
+    seen: set[int] = set()
+    while pid not in seen and pid > 1:
+        seen.add(pid)
+        pid = parents.get(pid, 0)
+        if pid == ancestor:
+            return True
+    return False
 
 
 async def processes_matching(fleet: SshdFleet, node: str, needle: str) -> list[str]:
