@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from console.actions.model import ActionKind, ActionResult
@@ -99,15 +99,17 @@ def current_image(store: Store, inventory: Inventory, workload: str, pool: str) 
     return store.image_override(workload, pool) or spec.container.image
 
 
-def with_stored_images(inventory: Inventory, store: Store) -> Inventory:
+def with_images(inventory: Inventory, images: Mapping[tuple[str, str], str]) -> Inventory:
     """``inventory`` with each pool's framework container in the image ``rollback`` set back, where it set one.
 
-    The engine is built from this (``console.service.assembly``), so the engine and its worker processes,
-    which have no store, run the framework probe in the rolled-back image. A site workload's image is per
-    workload and pool, not a pool's: the workload runner reads its override when it runs (``sweep.workloads``).
+    ``images``: (workload, pool) -> image, the store's overrides (``Store.image_overrides``) or those a
+    console told ``check-local`` (``--images``). The engine is built from this (``console.service.assembly``),
+    so the engine, its worker processes and the nodes of a Slurm job, which have no store, run the framework
+    probe in the rolled-back image. A site workload's image is per workload and pool, not a pool's: the
+    workload runner reads its override when it runs (``sweep.workloads``).
     """
     pools = dict(inventory.pools)
-    for (workload, pool), image in store.image_overrides().items():
+    for (workload, pool), image in images.items():
         found = pools.get(pool)
         container = found.framework.container if found is not None else None
         if workload != FRAMEWORK or found is None or container is None or container.image == image:
