@@ -42,7 +42,16 @@ from console.inventory.model import Inventory
 from console.model.findings import Finding, Status, worst
 from console.probes.ids import ProbeId
 from console.store import Store, current_user
-from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, ACCEPTING, BLOCKED, REGRESSED, AcceptanceRecord
+from console.store.acceptance import (
+    ACCEPTED,
+    ACCEPTED_AGAIN,
+    ACCEPTING,
+    BLOCKED,
+    REGRESSED,
+    AcceptanceRecord,
+    json_figure,
+    json_figures,
+)
 from console.store.audit import AuditLog
 from console.sweep.workload_runs import ACTION as RUN_ACTION
 
@@ -158,7 +167,8 @@ def stack_changes(accepted: dict[str, str], current: dict[str, str]) -> dict[str
 
 @dataclass(frozen=True)
 class PoolRun:
-    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes);
+    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes:
+    a NaN on one makes the figure NaN, written ``"nan"`` in JSON, ``json_figure``);
     ``unjudged``: per node whose run is UNKNOWN, its message (a node left out of an N-node group, a timeout)."""
 
     status: Status
@@ -185,12 +195,29 @@ def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -
         if status == Status.UNKNOWN and node not in unjudged:
             unjudged[node] = _message(store, sweep_id, node, check_id)
         name = check_id.removeprefix(prefix)
-        if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
-            readings.setdefault(name, []).append(float(observed))
+        reading = _reading(observed)
+        if name not in _NOT_FIGURES and reading is not None:
+            readings.setdefault(name, []).append(reading)
     if not ran:
         return None
     worst = max(statuses, key=lambda s: s.severity)
     return PoolRun(worst, {k: sum(v) / len(v) for k, v in sorted(readings.items())}, ran, unjudged)
+
+
+def _reading(observed: object) -> float | None:
+    """A finding's observed value as a figure: a number, or the ``"nan"``/``"inf"`` a non-finite figure's
+    finding holds (a NaN in a node's run makes the pool's figure NaN: it is what a regressed run shows)."""
+    if isinstance(observed, bool):
+        return None
+    if isinstance(observed, int | float):
+        return float(observed)
+    if isinstance(observed, str):
+        try:
+            value = float(observed)
+        except ValueError:
+            return None
+        return None if math.isfinite(value) else value
+    return None
 
 
 def _message(store: Store, sweep_id: int, node: str, check_id: str) -> str:
@@ -320,7 +347,10 @@ class AcceptanceState:
             "running": self.running.as_json() if self.running else None,
             "trend": {
                 "runs": [t.as_json() for t in self.trend],
-                "figures": {k: {"values": v.values, "direction": v.direction} for k, v in self.figure_trends().items()},
+                "figures": {
+                    k: {"values": [json_figure(x) for x in v.values], "direction": v.direction}
+                    for k, v in self.figure_trends().items()
+                },
             },
         }
 
@@ -351,7 +381,8 @@ class TrendRun:
 
     def as_json(self) -> dict[str, object]:
         """JSON-ready."""
-        return {"sweep_id": self.sweep_id, "at": self.at, "status": self.status.value, "figures": self.figures}
+        figures = json_figures(self.figures)
+        return {"sweep_id": self.sweep_id, "at": self.at, "status": self.status.value, "figures": figures}
 
 
 @dataclass(frozen=True)
