@@ -65,6 +65,10 @@ def _view(cluster: Path, store_path: Path) -> tuple[dict[str, list[str]], dict[s
     return asyncio.run(look())
 
 
+def _not_json(token: str) -> object:
+    raise AssertionError(f"acceptance --json printed {token}: strict JSON has no such token")
+
+
 def test_accepted_on_a_then_due_regressed_rolled_back_and_accepted_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -84,7 +88,8 @@ def test_accepted_on_a_then_due_regressed_rolled_back_and_accepted_again(
         def states(*args: str) -> tuple[int, dict[str, dict[str, object]]]:
             capsys.readouterr()
             code = main(["acceptance", *where, "--pool", POOL, "--json", *args])
-            return code, {s["workload"]: s for s in json.loads(capsys.readouterr().out)["states"]}
+            shown = json.loads(capsys.readouterr().out, parse_constant=_not_json)
+            return code, {s["workload"]: s for s in shown["states"]}
 
         # Stack A: both examples pass on both nodes, and an operator accepts each, with the reason.
         assert sweep("workload") == 0
@@ -115,6 +120,9 @@ def test_accepted_on_a_then_due_regressed_rolled_back_and_accepted_again(
         [sim001] = [n for n in json.loads(report.read_text())["nodes"] if n["node"] == "sim001"]
         nan = sorted(f["message"] for f in sim001["findings"] if f["status"] == "FAIL")
         assert [m.split(": loss")[0] for m in nan] == [f"{TRAIN}: task 0 on sim001", f"{TRAIN}: task 1 on sim002"]
+        # What regressed is in the regressed run's figures: its NaN loss, as the text "nan" (strict JSON).
+        figures = rerun[TRAIN]["regressed"]["figures"]  # type: ignore[index]
+        assert figures["loss.step_100"] == "nan" and isinstance(figures["tokens_per_s"], float)
 
         # The way back for the training run: the dry run holds the pool to stack A's pin (both nodes are off
         # it, on driver 6.14.4: the console installs no packages, so nothing is held yet), then for real, audited.

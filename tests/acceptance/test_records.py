@@ -4,23 +4,29 @@ and the runs that cannot be accepted."""
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from console.actions.acceptance import (
     accept_workload,
     acceptance_state,
+    acceptance_states,
     merge_stacks,
     record_outcomes,
     run_refusal,
     stack_changes,
 )
+from console.cli import main
 from console.inventory import load_inventory
 from console.model.findings import Evidence, Finding, Status, Subject, roll_up
 from console.store import Store
 from console.store.upgrade import SCHEMA_VERSION
+from console.ui.acceptance import acceptance_content
 
 CLUSTER = """
 [[pools]]
@@ -297,3 +303,62 @@ def test_the_nodes_that_ran_it_are_recorded_and_a_node_on_a_stack_none_of_them_h
         assert state.state == "accepted-again" and state.uncovered == {}
     finally:
         store.close()
+
+
+def _figure(node: str, name: str, status: Status, observed: object) -> Finding:
+    return Finding(
+        check_id=f"workload.smoke.{name}", family="workload", status=status, subject=Subject(node=node),
+        message=f"smoke: {name} is {observed}", evidence=Evidence(observed=observed),
+    )  # fmt: skip
+
+
+def _no_constant(token: str) -> object:
+    raise AssertionError(f"{token} is not JSON")
+
+
+def test_a_regressed_runs_nan_is_in_its_figures_as_text_in_the_json_and_the_view(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cluster = tmp_path / "c.toml"
+    cluster.write_text(CLUSTER)
+    inventory = load_inventory(cluster)
+    store = Store(tmp_path / "h.db")
+    try:
+        assert accept_workload(store, inventory, "smoke", ["a"], _sweep(store, Status.PASS, STACK, 12.0), reason="A").ok
+        # On the new stack n1's loss is NaN at step 100 (its finding keeps "nan": the judge's observed text).
+        sweep = store.start_sweep("workload", "c.toml", "n[1-2]")
+        readings = {
+            "n1": [
+                _figure("n1", "tokens_per_s", Status.PASS, 11.0),
+                _figure("n1", "loss.step_100", Status.FAIL, "nan"),
+            ],
+            "n2": [_figure("n2", "tokens_per_s", Status.PASS, 13.0), _figure("n2", "loss.step_100", Status.PASS, 2.5)],
+        }
+        for node, found in readings.items():
+            store.record_node(sweep, "a", roll_up(node, found), {**STACK, "rocm": "6.4.2"})
+        # The run's output, which is what puts the sweep in the workload's trend.
+        run = {"command": "smoke", "exit_status": 1, "started_at": 1.0, "duration_s": 1.0, "stdout": b"", "stderr": b""}
+        store.add_probe_run(sweep, "n1", "workload.smoke", problem="smoke: loss.step_100 is nan", **run)
+        store.finish_sweep(sweep, "done", {})
+        [regressed] = record_outcomes(store, inventory, sweep, user="ci")
+        assert regressed.outcome == "regressed"
+        # A NaN on one node makes the pool's figure NaN, kept beside the other figures, read back as a NaN.
+        assert math.isnan(regressed.figures["loss.step_100"]) and regressed.figures["tokens_per_s"] == 12.0
+        [state] = [s for s in acceptance_states(store, inventory) if s.workload == "smoke"]
+        assert state.regressed is not None and math.isnan(state.regressed.figures["loss.step_100"])
+        view = acceptance_content([state]).plain
+    finally:
+        store.close()
+    assert "regressed loss.step_100=nan tokens_per_s=12" in view
+    assert "trend     loss.step_100 nan" in view
+    where = ["acceptance", "-i", str(cluster), "--store", str(tmp_path / "h.db"), "--workload", "smoke"]
+    capsys.readouterr()
+    assert main([*where, "--json"]) == 1
+    # Strict JSON: no bare NaN token, the NaN as the text "nan".
+    [shown] = json.loads(capsys.readouterr().out, parse_constant=_no_constant)["states"]
+    assert shown["regressed"]["figures"] == {"loss.step_100": "nan", "tokens_per_s": 12.0}
+    assert shown["trend"]["figures"]["loss.step_100"]["values"] == ["nan"]
+    assert shown["trend"]["runs"][-1]["figures"]["loss.step_100"] == "nan"
+    monkeypatch.setenv("COLUMNS", "400")
+    assert main(where) == 1
+    assert "regressed: loss.step_100=nan tokens_per_s=12" in capsys.readouterr().out

@@ -11,16 +11,19 @@ from typing import Any
 import pytest
 
 from console.checks import load_packs
-from console.inventory import load_inventory
+from console.inventory import from_mapping, load_inventory
 from console.inventory.model import Node
 from console.model.findings import NodeVerdict, Status
+from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.sweep import SweepEngine
+from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.node_report import LocalCheckReport, LocalProbeRun
 from console.sweep.via_slurm import (
     SlurmJobSettings,
     SlurmJobTransport,
+    _images_given,
     _job_error,
     reports_from,
     runnable_nodes,
@@ -61,12 +64,15 @@ def test_srun_line_checks_every_node_in_one_job() -> None:
     assert "--time=18" in argv  # the standard set's slowest probe (900 s) + grace + overhead, rounded up, + 1
     tail = ["instinct-console", "check-local", "-i", "/shared/inv.toml", "--probes", "standard", "--json", "-"]
     assert argv[-len(tail) :] == tail
-    # Site packs, the console's stored pins and --slurm-raw go to the nodes, which judge with them.
+    # Site packs, the console's stored pins and images and --slurm-raw go to the nodes, which judge with them.
     settings = SlurmJobSettings(checks=("/shared/site",), raw=True)
-    argv = srun_argv(nodes, "/shared/inv.toml", "quick", settings, {"p": {"rocm": "6.4.1"}})
+    inventory = from_mapping({"name": "c", "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu001"}]})
+    # Only the inventory's pools: an override of a pool the cluster file no longer has tells the nodes nothing.
+    images = _images_given(inventory, {("framework", "p"): "t@sha256:a", ("framework", "gone"): "t@sha256:b"})
+    argv = srun_argv(nodes, "/shared/inv.toml", "quick", settings, {"p": {"rocm": "6.4.1"}}, images=images)
     assert argv[argv.index("check-local") :] == [
         "check-local", "-i", "/shared/inv.toml", "--probes", "quick", "--checks", "/shared/site",
-        "--pins", '{"p":{"rocm":"6.4.1"}}', "--raw", "--json", "-",
+        "--pins", '{"p":{"rocm":"6.4.1"}}', "--images", '{"p":{"framework":"t@sha256:a"}}', "--raw", "--json", "-",
     ]  # fmt: skip
 
 
@@ -192,3 +198,47 @@ def test_a_missing_console_on_the_nodes_is_reported_per_node(
     for name in names:
         with pytest.raises(Exception, match=r"no report from the Slurm job: .*no-such-console"):
             asyncio.run(transport.check_reachable(name))
+
+
+# The pool's framework image in the cluster file, whose torch GEMM the simulator runs slower, and the one
+# the pool was accepted in, which ``rollback`` set back (a store override: the cluster file stays as it is).
+IMAGE_ACCEPTED = "docker.io/rocm/pytorch@sha256:" + "a1" * 32
+IMAGE_IN_FILE = "docker.io/rocm/pytorch@sha256:" + "b2" * 32
+
+
+def test_the_image_rollback_set_back_is_the_one_the_nodes_run(
+    lab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    node = next(iter(lab.nodes))
+    slow = Fault(kind=FaultKind.TORCH_GEMM_SLOW, node=node, gpu=0, params={"factor": 0.3, "image": IMAGE_IN_FILE})
+    inventory_path = local_cluster(tmp_path, [node], [slow])
+    container = f'[pools.framework]\ncontainer = {{ runtime = "podman", image = "{IMAGE_IN_FILE}" }}\n'
+    inventory_path.write_text(inventory_path.read_text() + container)
+    monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])
+    store = Store(tmp_path / "h.db")
+    # --slurm-raw: every node sends its outputs, so the history keeps the command the node ran.
+    settings = SlurmJobSettings(command=(str(per_node_launcher(tmp_path)),), immediate_s=20, raw=True)
+    spec = EngineSpec(load_inventory(inventory_path), load_packs(), store.path, slurm=settings)
+
+    def sweep() -> NodeVerdict:
+        engine = build_engine(spec, store, build_transport(spec))
+
+        async def run() -> NodeVerdict:
+            try:
+                result, _ = await sweep_cluster(engine, engine.inventory.nodes, "framework")
+                return result.verdicts[node]
+            finally:
+                await engine.close()
+
+        return asyncio.run(run())
+
+    try:
+        assert sweep().status is Status.FAIL  # the cluster file's image: the slow GEMM
+        store.set_image_override("framework", "p", IMAGE_ACCEPTED, user="test", audit_id=None)
+        rolled_back = sweep()
+    finally:
+        lab.reset()
+    assert rolled_back.status is Status.PASS, rolled_back.reason
+    query = "SELECT command FROM probe_runs WHERE probe = 'framework.torch' ORDER BY id"
+    commands = [str(r["command"]) for r in store.conn.execute(query)]
+    assert [IMAGE_ACCEPTED in c for c in commands] == [False, True], "the node ran the rolled-back image"

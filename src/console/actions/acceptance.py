@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from console.actions.model import ActionKind, ActionResult
@@ -42,7 +42,16 @@ from console.inventory.model import Inventory
 from console.model.findings import Finding, Status, worst
 from console.probes.ids import ProbeId
 from console.store import Store, current_user
-from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, ACCEPTING, BLOCKED, REGRESSED, AcceptanceRecord
+from console.store.acceptance import (
+    ACCEPTED,
+    ACCEPTED_AGAIN,
+    ACCEPTING,
+    BLOCKED,
+    REGRESSED,
+    AcceptanceRecord,
+    json_figure,
+    json_figures,
+)
 from console.store.audit import AuditLog
 from console.sweep.workload_runs import ACTION as RUN_ACTION
 
@@ -99,15 +108,17 @@ def current_image(store: Store, inventory: Inventory, workload: str, pool: str) 
     return store.image_override(workload, pool) or spec.container.image
 
 
-def with_stored_images(inventory: Inventory, store: Store) -> Inventory:
+def with_images(inventory: Inventory, images: Mapping[tuple[str, str], str]) -> Inventory:
     """``inventory`` with each pool's framework container in the image ``rollback`` set back, where it set one.
 
-    The engine is built from this (``console.service.assembly``), so the engine and its worker processes,
-    which have no store, run the framework probe in the rolled-back image. A site workload's image is per
-    workload and pool, not a pool's: the workload runner reads its override when it runs (``sweep.workloads``).
+    ``images``: (workload, pool) -> image, the store's overrides (``Store.image_overrides``) or those a
+    console told ``check-local`` (``--images``). The engine is built from this (``console.service.assembly``),
+    so the engine, its worker processes and the nodes of a Slurm job, which have no store, run the framework
+    probe in the rolled-back image. A site workload's image is per workload and pool, not a pool's: the
+    workload runner reads its override when it runs (``sweep.workloads``).
     """
     pools = dict(inventory.pools)
-    for (workload, pool), image in store.image_overrides().items():
+    for (workload, pool), image in images.items():
         found = pools.get(pool)
         container = found.framework.container if found is not None else None
         if workload != FRAMEWORK or found is None or container is None or container.image == image:
@@ -156,7 +167,8 @@ def stack_changes(accepted: dict[str, str], current: dict[str, str]) -> dict[str
 
 @dataclass(frozen=True)
 class PoolRun:
-    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes);
+    """A workload's run on a pool's nodes in one sweep: the worst status and the figures (mean of the nodes:
+    a NaN on one makes the figure NaN, written ``"nan"`` in JSON, ``json_figure``);
     ``unjudged``: per node whose run is UNKNOWN, its message (a node left out of an N-node group, a timeout)."""
 
     status: Status
@@ -183,12 +195,29 @@ def pool_run(store: Store, sweep_id: int, workload: str, nodes: Sequence[str]) -
         if status == Status.UNKNOWN and node not in unjudged:
             unjudged[node] = _message(store, sweep_id, node, check_id)
         name = check_id.removeprefix(prefix)
-        if name not in _NOT_FIGURES and isinstance(observed, int | float) and not isinstance(observed, bool):
-            readings.setdefault(name, []).append(float(observed))
+        reading = _reading(observed)
+        if name not in _NOT_FIGURES and reading is not None:
+            readings.setdefault(name, []).append(reading)
     if not ran:
         return None
     worst = max(statuses, key=lambda s: s.severity)
     return PoolRun(worst, {k: sum(v) / len(v) for k, v in sorted(readings.items())}, ran, unjudged)
+
+
+def _reading(observed: object) -> float | None:
+    """A finding's observed value as a figure: a number, or the ``"nan"``/``"inf"`` a non-finite figure's
+    finding holds (a NaN in a node's run makes the pool's figure NaN: it is what a regressed run shows)."""
+    if isinstance(observed, bool):
+        return None
+    if isinstance(observed, int | float):
+        return float(observed)
+    if isinstance(observed, str):
+        try:
+            value = float(observed)
+        except ValueError:
+            return None
+        return None if math.isfinite(value) else value
+    return None
 
 
 def _message(store: Store, sweep_id: int, node: str, check_id: str) -> str:
@@ -318,7 +347,10 @@ class AcceptanceState:
             "running": self.running.as_json() if self.running else None,
             "trend": {
                 "runs": [t.as_json() for t in self.trend],
-                "figures": {k: {"values": v.values, "direction": v.direction} for k, v in self.figure_trends().items()},
+                "figures": {
+                    k: {"values": [json_figure(x) for x in v.values], "direction": v.direction}
+                    for k, v in self.figure_trends().items()
+                },
             },
         }
 
@@ -349,7 +381,8 @@ class TrendRun:
 
     def as_json(self) -> dict[str, object]:
         """JSON-ready."""
-        return {"sweep_id": self.sweep_id, "at": self.at, "status": self.status.value, "figures": self.figures}
+        figures = json_figures(self.figures)
+        return {"sweep_id": self.sweep_id, "at": self.at, "status": self.status.value, "figures": figures}
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from console.actions.acceptance import (
     images_to_restore,
     last_accepted,
     pin_fields_of,
-    with_stored_images,
+    with_images,
 )
 from console.actions.caps import CapPolicy
 from console.actions.casework import (
@@ -805,7 +805,7 @@ class ActionService:
             if images and self.engine is not None:
                 # This console's engine was built before: its next framework run is in the accepted image too (its
                 # worker processes get each node's pool from it with the node: ``console.service.worker``).
-                self.engine.inventory = with_stored_images(self.engine.inventory, self.store)
+                self.engine.inventory = with_images(self.engine.inventory, self.store.image_overrides())
             await self._hold(fresh, per_target, outputs)
             failed = [o for o in outputs if not o.ok and o.argv != OS_RELEASE_ARGV]
             done = f"pool {pool} pinned back to its accepted stack ({len(fields)} fields)"

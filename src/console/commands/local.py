@@ -69,6 +69,13 @@ def register(sub: Any) -> None:
         metavar="JSON",
         help="judge pools against these pins, {pool: {field: value}} (sweep --via-slurm passes the console's)",
     )
+    p.add_argument(
+        "--images",
+        type=_images,
+        metavar="JSON",
+        help="images over the cluster file's, {pool: {workload: image}}: the framework probe runs in its pool's"
+        " (sweep --via-slurm passes the ones rollback set back)",
+    )
     add_checks(p)
     p.add_argument(
         "--from-cache",
@@ -105,17 +112,33 @@ def node_name(given: str | None) -> str:
     return given or os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
-def _pins(text: str) -> dict[str, StackPin]:
-    """``--pins``: {pool: {field: value}} in ``pinned_fields`` form (``firmware.PM`` for a firmware block)."""
+def _per_pool(option: str, text: str) -> dict[str, dict[str, str]]:
+    """A console's JSON of {pool: {key: value}} (``--pins``, ``--images``), or the usage error naming it."""
     try:
         given = json.loads(text)
         if not isinstance(given, dict) or not all(isinstance(v, dict) for v in given.values()):
             raise ValueError("not an object of objects")
-        return {
-            str(pool): pin_from_fields({str(k): str(v) for k, v in fields.items()}) for pool, fields in given.items()
-        }
     except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{option} {text[:80]!r}: {exc}") from None
+    return {str(pool): {str(k): str(v) for k, v in fields.items()} for pool, fields in given.items()}
+
+
+def _pins(text: str) -> dict[str, StackPin]:
+    """``--pins``: {pool: {field: value}} in ``pinned_fields`` form (``firmware.PM`` for a firmware block)."""
+    given = _per_pool("--pins", text)
+    try:
+        return {pool: pin_from_fields(fields) for pool, fields in given.items()}
+    except ValueError as exc:  # a field StackPin refuses
         raise argparse.ArgumentTypeError(f"--pins {text[:80]!r}: {exc}") from None
+
+
+def _images(text: str) -> dict[tuple[str, str], str]:
+    """``--images``: {pool: {workload: image}}, as the store keeps them: (workload, pool) -> image."""
+    return {
+        (workload, pool): image
+        for pool, images in _per_pool("--images", text).items()
+        for workload, image in images.items()
+    }
 
 
 def _gpus(text: str) -> set[int] | None:
@@ -145,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     if args.from_cache is not None:
         return _answer_from_cache(args, inventory, name, packs)
     try:
-        spec = EngineSpec(inventory, packs, None, pins=args.pins)
+        spec = EngineSpec(inventory, packs, None, pins=args.pins, images=args.images)
         engine = build_engine(spec, None, recording_transport(name, use_library=args.amdsmi_library))
         report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline, raw=args.raw))
     except KeyboardInterrupt:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from console.actions.acceptance import with_stored_images
+from console.actions.acceptance import with_images
 from console.checks import CheckPack
 from console.inventory.model import Inventory, StackPin
 from console.store import Store
@@ -44,6 +44,8 @@ class EngineSpec:
     slurm: SlurmJobSettings | None = None  # sweep --via-slurm: one Slurm job runs check-local on every node
     # Pools judged against these pins instead of their effective ones: check-local told the console's.
     pins: dict[str, StackPin] | None = None
+    # (workload, pool) -> image over the store's: check-local told the console's (``rollback`` set them back).
+    images: dict[tuple[str, str], str] | None = None
     # watch: every probe under nice 19 and ionice idle on the node, so a job that lands there comes first.
     low_priority: bool = False
     # Engine worker processes that check and judge the nodes (``console.service.workers``); 0: this one.
@@ -75,15 +77,17 @@ def build_transport(spec: EngineSpec) -> Transport:
 def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | None = None) -> SweepEngine:
     """The engine ``spec`` describes, writing to ``store`` (this thread's connection, or None).
 
-    With a store, the engine runs the framework probe in the image ``rollback`` set back for a pool
-    (``with_stored_images``): this engine and its worker processes alike, as the transport is built here.
+    The engine runs the framework probe in the image ``rollback`` set back for a pool (``with_images``: the
+    store's, and ``spec.images`` over them): this engine and its worker processes alike, as the transport is
+    built here; ``check-local`` has no store and takes the images a ``sweep --via-slurm`` told it.
     ``transport`` replaces the spec's own (``check-local`` records what its local transport returns; a
     Slurm job's, checked before the store is opened).
     With a store, host keys the transport accepts on first contact go to its audit log as the sweep goes.
     """
-    if store is not None:
+    images = {**(store.image_overrides() if store is not None else {}), **(spec.images or {})}
+    if images:
         # The images ``rollback`` set back, before the transport: its worker processes get this spec.
-        spec = replace(spec, inventory=with_stored_images(spec.inventory, store))
+        spec = replace(spec, inventory=with_images(spec.inventory, images))
     transport = transport if transport is not None else build_transport(spec)
     engine = SweepEngine(
         spec.inventory,

@@ -14,8 +14,10 @@ instead of the cluster file's: ``rollback`` sets it back to the accepted one. Sc
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from console.store.transaction import immediate
@@ -29,6 +31,23 @@ BLOCKED = "blocked"
 OUTCOMES = (ACCEPTED, ACCEPTED_AGAIN, REGRESSED, BLOCKED)
 # The outcomes that make their stack the accepted one.
 ACCEPTING = (ACCEPTED, ACCEPTED_AGAIN)
+
+
+def json_figure(value: float) -> float | str:
+    """A figure for strict JSON: a NaN or an infinity as the text Python prints for it (``"nan"``, ``"inf"``),
+    never a bare ``NaN`` token, which a strict JSON reader refuses. A regressed run's NaN is what an operator
+    must see, so it is written as text rather than dropped."""
+    return value if math.isfinite(value) else str(value)
+
+
+def json_figures(figures: Mapping[str, float]) -> dict[str, float | str]:
+    """``json_figure`` of each figure."""
+    return {name: json_figure(value) for name, value in figures.items()}
+
+
+def read_figures(text: str) -> dict[str, float]:
+    """Figures as ``json_figures`` wrote them, each a float again (``"nan"`` a NaN)."""
+    return {str(name): float(value) for name, value in json.loads(text).items()}
 
 
 @dataclass(frozen=True)
@@ -51,8 +70,8 @@ class AcceptanceRecord:
     nodes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, object]:
-        """The record as a JSON-ready dict."""
-        return dict(self.__dict__)
+        """The record as a JSON-ready dict (a non-finite figure as text: ``json_figure``)."""
+        return {**self.__dict__, "figures": json_figures(self.figures)}
 
 
 def _record(row: sqlite3.Row) -> AcceptanceRecord:
@@ -62,7 +81,7 @@ def _record(row: sqlite3.Row) -> AcceptanceRecord:
         pool=row["pool"],
         outcome=row["outcome"],
         stack=json.loads(row["stack"]),
-        figures=json.loads(row["figures"]),
+        figures=read_figures(row["figures"]),
         sweep_id=row["sweep_id"],
         at=row["at"],
         user=row["user"],
@@ -103,7 +122,7 @@ class AcceptanceLedger:
                     pool,
                     outcome,
                     json.dumps(stack, sort_keys=True),
-                    json.dumps(figures, sort_keys=True),
+                    json.dumps(json_figures(figures), sort_keys=True),
                     sweep_id,
                     time.time(),
                     user,

@@ -35,7 +35,9 @@ async def sweep_cluster(
     started = time.monotonic()
     transport = engine.transport
     if isinstance(transport, SlurmJobTransport):
-        await transport.gather(nodes, level, engine.pins)
+        # The console's pins and stored images go to the nodes, which read the cluster file only.
+        images = engine.store.image_overrides() if engine.store is not None else None
+        await transport.gather(nodes, level, engine.pins, images)
     result = await engine.run(nodes, level=level, deadline_s=deadline_s)
     if ProbeSet(level) is ProbeSet.WORKLOAD and result.outcome == "done":
         phase_started = time.monotonic()

@@ -21,7 +21,7 @@ import json
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,9 +74,12 @@ def srun_argv(
     level: ProbeSet | str,
     settings: SlurmJobSettings,
     pins: dict[str, dict[str, str]] | None = None,
+    *,
+    images: dict[str, dict[str, str]] | None = None,
 ) -> list[str]:
     """The one ``srun`` that checks every node in ``nodes`` (``pins``: pools whose pin differs from the
-    inventory's, in ``pinned_fields`` form, for the nodes to judge against)."""
+    inventory's, in ``pinned_fields`` form, for the nodes to judge against; ``images``: {pool: {workload:
+    image}}, the images ``rollback`` set back, for the nodes to run in)."""
     minutes = math.ceil(node_limit_s(level) / 60) + 1
     argv = [
         "srun", "-N", str(len(nodes)), "-w", fold(n.name for n in nodes), "--ntasks-per-node=1", "--label",
@@ -90,6 +93,8 @@ def srun_argv(
         check += ["--checks", directory]
     if pins:
         check += ["--pins", json.dumps(pins, separators=(",", ":"), sort_keys=True)]
+    if images:
+        check += ["--images", json.dumps(images, separators=(",", ":"), sort_keys=True)]
     if settings.raw:
         check.append("--raw")
     return [*argv, *settings.command, *check, "--json", "-"]
@@ -163,10 +168,16 @@ class SlurmJobTransport(Transport):
         self._missing: dict[str, str] = {}
 
     async def gather(
-        self, nodes: Sequence[Node], level: ProbeSet | str, pins: dict[str, StackPin] | None = None
+        self,
+        nodes: Sequence[Node],
+        level: ProbeSet | str,
+        pins: dict[str, StackPin] | None = None,
+        images: Mapping[tuple[str, str], str] | None = None,
     ) -> None:
         """Run the job over ``nodes`` and keep what each node reported; ``pins`` are the console's (the
-        nodes judge against them where they differ from the inventory's)."""
+        nodes judge against them where they differ from the inventory's), ``images`` its stored image
+        overrides, (workload, pool) -> image (the nodes read the cluster file, which ``rollback`` leaves as
+        it is: they run the framework probe in the image it set back only when told)."""
         self._outputs, self._reports, self._missing = {}, {}, {}
         names = [n.name for n in nodes]
         refused = await self._refused(names)
@@ -174,8 +185,10 @@ class SlurmJobTransport(Transport):
         runnable = [n for n in nodes if n.name not in refused]
         if not runnable:
             return
+        path = str(Path(self.inventory.source).resolve())
         given = _pins_given(self.inventory, pins or {})
-        argv = srun_argv(runnable, str(Path(self.inventory.source).resolve()), level, self.settings, given)
+        told = _images_given(self.inventory, images or {})
+        argv = srun_argv(runnable, path, level, self.settings, given, images=told)
         timeout = node_limit_s(level) + self.settings.immediate_s + NODE_OVERHEAD_S
         try:
             result = await self.submit.run(self.where, argv, timeout_s=timeout)
@@ -255,6 +268,16 @@ def _pins_given(inventory: Inventory, pins: dict[str, StackPin]) -> dict[str, di
         for pool, pin in sorted(pins.items())
         if pool in inventory.pools and pin.pinned_fields() != inventory.pools[pool].pin.pinned_fields()
     }
+
+
+def _images_given(inventory: Inventory, images: Mapping[tuple[str, str], str]) -> dict[str, dict[str, str]]:
+    """The image overrides of the inventory's pools, as the nodes are told them (``--images``): {pool:
+    {workload: image}}, the form of ``--pins``."""
+    given: dict[str, dict[str, str]] = {}
+    for (workload, pool), image in sorted(images.items()):
+        if pool in inventory.pools:
+            given.setdefault(pool, {})[workload] = image
+    return given
 
 
 def _job_error(stderr: str, node: str) -> str:
