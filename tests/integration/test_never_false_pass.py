@@ -607,6 +607,53 @@ def test_a_cper_fault_is_never_pass_in_any_form(tmp_path: Path) -> None:
     assert not wrong, "\n".join(wrong)
 
 
+# -- XGMI link states amd-smi leaves unsaid, on a node that is not fully connected -----------------------
+# The main catalogue puts every fault on MI300X, where every GPU pair has a direct link. On MI250X some GCD
+# pairs have none (amd-smi prints N/A for them, rightly): a direct link printed N/A, or a GPU whose status
+# row is left out, must still not read PASS, while a healthy MI250X node does. ROCm 6.4.1: the first
+# release whose amd-smi lists the link states (the simulator's MI250X default, 6.2.2, has no ``xgmi -l``).
+LINK_STATE_CASES: list[tuple[str, FaultKind | None, str]] = [
+    ("sim001", None, ""),
+    ("sim002", FaultKind.XGMI_LINK_STATE_NA, "gpu = 0, peer = 2"),  # same parity: one direct link
+    ("sim003", FaultKind.XGMI_LINK_STATE_NA, "gpu = 4, peer = 5"),  # one OAM's two GCDs: four links
+    ("sim004", FaultKind.XGMI_STATUS_ROW_MISSING, "gpu = 2"),
+    ("sim005", FaultKind.XGMI_STATUS_ROW_MISSING, "gpu = 0, all = true"),
+]
+
+
+def test_an_unsaid_link_state_is_never_pass_on_mi250x(tmp_path: Path) -> None:
+    lines = ['name = "never-false-pass-mi250x"', "seed = 16", "time_factor = 400", ""]
+    lines += ["[[nodes]]", f'names = "sim[001-{len(LINK_STATE_CASES):03d}]"', 'model = "MI250X"']
+    lines += ['pool = "mi250x"', 'rocm = "6.4.1"', ""]
+    for node, kind, where in LINK_STATE_CASES:
+        if kind is not None:
+            lines += ["[[faults]]", f'nodes = "{node}"', f'kind = "{kind.value}"', *where.split(", "), ""]
+    scenario = tmp_path / "mi250x.toml"
+    scenario.write_text("\n".join(lines), encoding="utf-8")
+    with start_sim_cluster(scenario=scenario, time_factor=400) as sim:
+        inventory = load_inventory(sim.inventory_path)
+        engine = SweepEngine(inventory, transport_for(inventory), load_packs(), probe_timeout_cap_s=CAP_S)
+
+        async def sweep() -> dict[str, NodeVerdict]:
+            try:
+                return dict((await engine.run(level=ProbeSet.QUICK)).verdicts)
+            finally:
+                await engine.close()
+
+        verdicts = asyncio.run(sweep())
+    wrong = [
+        f"{kind.value if kind else 'healthy'} ({where}): {verdicts[node].status.value} {verdicts[node].reason}"
+        for node, kind, where in LINK_STATE_CASES
+        if (verdicts[node].status is Status.PASS) != (kind is None)
+    ]
+    assert not wrong, "\n".join(wrong)
+    for node, kind, _ in LINK_STATE_CASES[1:]:
+        # The link check says which links it could not read; no table at all is 6.4's JSON ``[]``, which
+        # also fails the probe.
+        said = {f.check_id for f in verdicts[node].findings if f.status is Status.UNKNOWN}
+        assert "xgmi.link_up" in said and said <= {"xgmi.link_up", "probe.amdsmi.xgmi_status"}, f"{kind}: {said}"
+
+
 # -- a site's workload on N nodes, through srun ------------------------------------------------------
 # srun waits for every task: a task that hangs, is killed, floods its output or runs past the timeout
 # must leave its group short of PASS whichever task it is. Every task's result is judged (srun --label):

@@ -21,6 +21,8 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.XGMI_LINK_DOWN: (Status.FAIL, "xgmi"),
     FaultKind.XGMI_LINK_DEGRADED: (Status.FAIL, "xgmi"),
+    FaultKind.XGMI_LINK_STATE_NA: (Status.UNKNOWN, "xgmi"),
+    FaultKind.XGMI_STATUS_ROW_MISSING: (Status.UNKNOWN, "xgmi"),
     FaultKind.ECC_UNCORRECTABLE: (Status.FAIL, "ecc"),
     FaultKind.ECC_CORRECTABLE_STORM: (Status.WARN, "ecc"),
     FaultKind.BAD_PAGES_OVER_THRESHOLD: (Status.FAIL, "ras"),
@@ -87,8 +89,8 @@ REASON_WORDS: dict[FaultKind, tuple[str, ...]] = {
 
 @pytest.fixture(scope="module")
 def demo_cluster() -> Iterator[SimCluster]:
-    # 78 nodes give the demo fault set room for every kind in the catalogue, one per node.
-    with start_sim_cluster(nodes=78, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
+    # 80 nodes give the demo fault set room for every kind in the catalogue, one per node.
+    with start_sim_cluster(nodes=80, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
         yield sim
 
 

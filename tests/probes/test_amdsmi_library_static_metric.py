@@ -274,3 +274,18 @@ def test_a_port_without_its_state_fails_rather_than_read_as_no_link(fake_amdsmi_
     library = _library(fake_amdsmi_path, values)
     with pytest.raises(LibraryCallError, match=r"\(GPU 2\) gave 6 states, amdsmi_get_link_metrics a port #7"):
         document(library, "xgmi -l")
+
+
+def test_a_port_whose_state_is_na_is_unknown_never_up(fake_amdsmi_path: Path) -> None:
+    """A peer reached by two ports, one up and one N/A, was written ``U``: up with one port unread."""
+    values = _xgmi_values(_result(XGMI_TEXT), states={(2, 5): "N/A", (3, 6): "N/A"})
+    ports = values[2]["amdsmi_get_link_metrics"]["links"]
+    [to_gpu5] = [port for port in ports if port["bdf"] == "0000:af:00.0"]
+    ports.append(dict(to_gpu5))  # a second port to GPU 5, its state up
+    values[2]["amdsmi_get_gpu_xgmi_link_status"]["status"].append("U")
+    library = _library(fake_amdsmi_path, values)
+    links = {
+        (link.src_index, link.dst_index): link.status.value for link in _result(document(library, "xgmi -l")).xgmi_links
+    }
+    assert links[(2, 5)] == links[(3, 6)] == "unknown"
+    assert {state for pair, state in links.items() if pair not in ((2, 5), (3, 6))} == {"up"}

@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 55
+    assert len(FaultKind) == 57
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -108,6 +108,18 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
         4,
         {},
         lambda n: _link(n)[0] is LinkState.DEGRADED and n.gpus[1].xgmi[4].bit_rate_gbps == 16,
+    ),
+    FaultKind.XGMI_LINK_STATE_NA: (
+        1,
+        4,
+        {},
+        lambda n: not n.gpus[1].xgmi[4].state_reported and _link(n)[0] is LinkState.UP,
+    ),
+    FaultKind.XGMI_STATUS_ROW_MISSING: (
+        3,
+        None,
+        {},
+        lambda n: [gpu.slot for gpu in n.gpus if not gpu.xgmi_status_row] == [3],
     ),
     FaultKind.ECC_UNCORRECTABLE: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].uncorrectable == 2),
     FaultKind.ECC_CORRECTABLE_STORM: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].correctable >= 2400),

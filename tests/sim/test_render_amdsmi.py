@@ -74,6 +74,18 @@ def test_xgmi_from_rocm_64_adds_link_status_and_legend() -> None:
     )
 
 
+def test_xgmi_link_status_faults_print_na_or_leave_the_row_out() -> None:
+    faults = [fault(FaultKind.XGMI_LINK_STATE_NA, 0, 2), fault(FaultKind.XGMI_STATUS_ROW_MISSING, 5)]
+    out = run(cluster(GpuModel.MI300X, faults=faults), "amd-smi", "xgmi", "-l").stdout
+    rows = {line.split()[0]: line.split()[2:] for line in out.splitlines() if re.match(r"^GPU\d ", line)}
+    assert sorted(rows) == ["GPU0", "GPU1", "GPU2", "GPU3", "GPU4", "GPU6", "GPU7"]
+    assert rows["GPU0"][2] == rows["GPU2"][0] == "N/A" and rows["GPU0"][1] == "U"
+    # The metric table still counts the link's traffic: it works, amd-smi only cannot say its state.
+    metric = json.loads(run(cluster(GpuModel.MI300X, faults=faults), "amd-smi", "xgmi", "--json").stdout)
+    [gpu0] = [row for row in metric if row["gpu"] == 0]
+    assert gpu0["link_metrics"]["links"][2]["read"]["value"] != "N/A"
+
+
 def test_monitor_header_matches_the_mi350x_sample() -> None:
     out = run(cluster(GpuModel.MI350X), "amd-smi", "monitor", "-putm").stdout.split("\n")
     real = sample("monitor-putm-mi350x.txt").split("\n")

@@ -16,7 +16,7 @@ from console.checks.cper import bad_page_doubt, severity_class, tally, truncatio
 from console.checks.facts import NodeFacts, static_power_caps
 from console.model.amdsmi import CperRecord
 from console.model.findings import Remedy, Scope, Subject
-from console.model.gpu import GpuRecord, LinkStatus
+from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
 from console.probes.base import ParsedOutput
 from console.probes.ids import ProbeId
 
@@ -286,17 +286,54 @@ def _link_subject(
 
 @metric("link.xgmi_up")
 def xgmi_up(facts: NodeFacts) -> list[Observation]:
-    """True per GPU pair whose XGMI link is up; self links are skipped."""
+    """True per directly linked GPU pair whose XGMI link is up; None when such a pair's state is not reported.
+
+    A pair that should have a direct link and shows ``N/A``, or no state at all, is a link unread, never
+    "no link": on a fully connected node (the pack's ``xgmi_fully_connected``) every pair of the GPUs the
+    xgmi tables name should, and elsewhere (MI250X) every pair the node itself shows a port to. A pair with
+    neither is not observed: the two GPUs reach each other through a third.
+    """
+    links = {
+        (link.src_index, link.dst_index): link
+        for link in facts.xgmi
+        if link.src_index != link.dst_index and link.status is not LinkStatus.SELF
+    }
+    bdfs = _xgmi_bdfs(facts)
+    pairs = set(links)
+    fully_connected = facts.settings.get("xgmi_fully_connected", True) is not False
+    if fully_connected:
+        # Rows or cells the status table left out are pairs too (a GPU still named by another row or table).
+        pairs |= {(src, dst) for src in bdfs for dst in bdfs if src != dst}
     observations = []
-    for link in facts.xgmi:
-        if link.status in (LinkStatus.SELF,) or link.src_index == link.dst_index:
+    for src, dst in sorted(pairs, key=lambda pair: (pair[0] or 0, pair[1] or 0)):
+        link = links.get((src, dst))
+        status = link.status if link is not None else LinkStatus.UNKNOWN
+        if status is LinkStatus.UNKNOWN and not (fully_connected or _has_port(link)):
             continue
-        subject = _link_subject(facts, link.src_index, link.dst_index, link.src_bdf, link.dst_bdf)
-        if link.status is LinkStatus.UNKNOWN:
+        src_bdf, dst_bdf = (link.src_bdf, link.dst_bdf) if link is not None else (bdfs.get(src), bdfs.get(dst))
+        subject = _link_subject(facts, src, dst, src_bdf, dst_bdf)
+        if status is LinkStatus.UNKNOWN:
             observations.append(Observation(subject, None, "link status not reported", ProbeId.AMDSMI_XGMI))
         else:
-            observations.append(Observation(subject, link.status is LinkStatus.UP, None, ProbeId.AMDSMI_XGMI))
+            observations.append(Observation(subject, status is LinkStatus.UP, None, ProbeId.AMDSMI_XGMI))
     return observations
+
+
+def _xgmi_bdfs(facts: NodeFacts) -> dict[int | None, str | None]:
+    """The GPUs the xgmi tables name, as sources or destinations, with their PCI addresses."""
+    bdfs: dict[int | None, str | None] = {}
+    for link in facts.xgmi:
+        for index, bdf in ((link.src_index, link.src_bdf), (link.dst_index, link.dst_bdf)):
+            if index is not None and bdfs.get(index) is None:
+                bdfs[index] = bdf
+    return bdfs
+
+
+def _has_port(link: XgmiLink | None) -> bool:
+    """Whether amd-smi's metric table counts traffic to the peer: it lists a port's counters only for a peer
+    the GPU has a port to (``amdsmi_get_link_metrics`` per port), ``N/A`` for a peer it reaches through
+    another GPU (ROCm/amdsmi ``amdsmi_cli`` ``xgmi``; docs/sources/gpus.md#xgmi-links-per-gpu)."""
+    return link is not None and (link.read_bytes is not None or link.write_bytes is not None)
 
 
 @metric("link.xgmi_bit_rate_gbps")

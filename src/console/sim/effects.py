@@ -79,6 +79,19 @@ def _xgmi_degraded(node: SimNode, fault: Fault, rng: random.Random) -> None:
         link.bw_factor = _float(fault, "bw_factor", 0.55)
 
 
+def _xgmi_state_na(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # The link works and carries traffic (its counters stay); only its state is printed N/A.
+    for gpu, peer in _links(node, fault):
+        gpu.xgmi[peer].state_reported = False
+
+
+def _xgmi_status_row_missing(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # ``all = true``: the table has its header and no row at all, while amd-smi exits 0.
+    gpus = node.gpus if fault.params.get("all") else [gpu for gpu in [_gpu(node, fault)] if gpu is not None]
+    for gpu in gpus:
+        gpu.xgmi_status_row = False
+
+
 def _pair_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     for gpu, peer in _links(node, fault):
         gpu.xgmi[peer].bw_factor = _float(fault, "bw_factor", 0.6)
@@ -374,6 +387,8 @@ def _flag(attribute: str, value: bool) -> Effect:
 EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.XGMI_LINK_DOWN: _xgmi_down,
     FaultKind.XGMI_LINK_DEGRADED: _xgmi_degraded,
+    FaultKind.XGMI_LINK_STATE_NA: _xgmi_state_na,
+    FaultKind.XGMI_STATUS_ROW_MISSING: _xgmi_status_row_missing,
     FaultKind.ECC_UNCORRECTABLE: _ecc_uncorrectable,
     FaultKind.ECC_CORRECTABLE_STORM: _ecc_storm,
     FaultKind.BAD_PAGES_OVER_THRESHOLD: _bad_pages,

@@ -22,6 +22,9 @@ class FaultKind(StrEnum):
 
     XGMI_LINK_DOWN = "xgmi_link_down"
     XGMI_LINK_DEGRADED = "xgmi_link_degraded"
+    # amd-smi cannot say what it knows: a healthy link's state printed N/A, a GPU's link-status row left out.
+    XGMI_LINK_STATE_NA = "xgmi_link_state_na"
+    XGMI_STATUS_ROW_MISSING = "xgmi_status_row_missing"
     ECC_UNCORRECTABLE = "ecc_uncorrectable"
     ECC_CORRECTABLE_STORM = "ecc_correctable_storm"
     BAD_PAGES_OVER_THRESHOLD = "bad_pages_over_threshold"
@@ -127,8 +130,14 @@ _GPU_KINDS = {
     FaultKind.CPER_FLOOD,
     FaultKind.TORCH_GEMM_SLOW,
     FaultKind.TORCH_GEMM_NAN,
+    FaultKind.XGMI_STATUS_ROW_MISSING,
 }
-_LINK_KINDS = {FaultKind.XGMI_LINK_DOWN, FaultKind.XGMI_LINK_DEGRADED, FaultKind.TRANSFERBENCH_PAIR_SLOW}
+_LINK_KINDS = {
+    FaultKind.XGMI_LINK_DOWN,
+    FaultKind.XGMI_LINK_DEGRADED,
+    FaultKind.XGMI_LINK_STATE_NA,
+    FaultKind.TRANSFERBENCH_PAIR_SLOW,
+}
 
 
 def fault_scope(kind: FaultKind) -> FaultScope:
@@ -215,6 +224,8 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.CPER_UNDECODABLE,
     FaultKind.CPER_FLOOD,
     FaultKind.SUDO_DENIED,
+    FaultKind.XGMI_LINK_STATE_NA,
+    FaultKind.XGMI_STATUS_ROW_MISSING,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

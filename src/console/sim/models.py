@@ -119,6 +119,7 @@ class SimXgmiLink(Model):
     max_bandwidth_gbps: int
     error_count: int = 0
     bw_factor: float = Field(1.0, description="scales measured GPU-to-GPU bandwidth (TransferBench, RVS pbqt)")
+    state_reported: bool = Field(True, description="False: amd-smi prints N/A for the state of this (working) link")
 
     @property
     def hops(self) -> int:
@@ -192,6 +193,7 @@ class SimGpu(Model):
     firmware: dict[str, str]
     vbios_version: str
     xgmi: dict[int, SimXgmiLink] = Field(default_factory=dict, description="peer slot -> connection")
+    xgmi_status_row: bool = Field(True, description="False: amd-smi's link-status table leaves this GPU's row out")
     gst_factor: float = Field(1.0, description="scales RVS GST GFLOPS")
     hbm_factor: float = Field(1.0, description="scales HBM bandwidth (RVS mem, babel, TransferBench HBM)")
 

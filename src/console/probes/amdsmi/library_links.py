@@ -5,8 +5,9 @@ Written as AMD's CLI (7.x, ROCm/amdsmi ``amdsmi_cli/amdsmi_commands.py``, ``xgmi
 accumulated ``read`` / ``write`` in KB) and ``amdsmi_get_gpu_xgmi_link_status`` (``{"status": ["U",
 "D", "X", "N/A"...], "total_links"}``, one state per port in the same port order). Per peer GPU, the
 CLI sums the ports' counters and joins their states with ``/``; a peer with no port is ``N/A``, the
-GPU itself ``SELF``. Where the CLI also prints ``N/A`` for a port it has counters for but no state,
-this fails the probe: that ``N/A`` would read as "no link" (a check SKIPs it), not as a link unread.
+GPU itself ``SELF``. A port whose state is ``N/A`` keeps its ``N/A`` in the join, and the check reads
+that peer as a link unread (UNKNOWN), never as up nor as "no link". A port the library has counters
+for and no state at all (fewer states than ports) fails the probe: the two answers disagree.
 
 Only a partition's first logical GPU (KFD ``current_partition_id`` 0) has links, as the CLI's
 ``is_primary_partition`` has it. Left out: ``link_type``, one ``amdsmi_topo_get_link_type`` call per
@@ -107,8 +108,11 @@ def _states(library: AmdSmiLibrary, gpu: LibraryGpu, ports: list[dict[str, Any]]
                 f"amdsmi_get_link_metrics a port #{max(indexes) + 1} to {bdf}"
             )
         if indexes:
-            words = [str(states[i]) for i in indexes if str(states[i]) != NOT_AVAILABLE]
-            row.append("/".join(words) if words else NOT_AVAILABLE)
+            # Every port's state, N/A too: a peer with one port up and one unread was written "U" (up) before.
+            # The parser reads a word it does not know as unknown and a peer with any unknown port as
+            # unknown ("U/N/A"), so a port without a state never reads as up; a peer with ports (counters in
+            # the metric table) whose state is N/A reads as a link unread, not as no link.
+            row.append("/".join(str(states[i]) for i in indexes))
         else:
             row.append("SELF" if bdf == own else NOT_AVAILABLE)
     return row

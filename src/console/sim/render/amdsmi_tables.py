@@ -82,7 +82,7 @@ def link_status(node: SimNode, gpu: SimGpu) -> list[str]:
         link = gpu.xgmi.get(peer.slot)
         if peer is gpu:
             statuses.append("SELF")
-        elif link is None or not link.links:
+        elif link is None or not link.links or not link.state_reported:
             statuses.append(NA)
         else:
             statuses.append("/".join([link_state_letter(link.state)] * link.links))
@@ -119,9 +119,14 @@ def _metric_table(node: SimNode, gen: Gen, rows: list[dict[str, Any]]) -> list[s
     return lines
 
 
+def _status_rows(node: SimNode) -> list[SimGpu]:
+    """The GPUs whose row the link-status table prints (a fault may leave rows out)."""
+    return [gpu for gpu in node.gpus if gpu.xgmi_status_row]
+
+
 def _status_table(node: SimNode) -> list[str]:
     lines = ["       " + "bdf".ljust(14) + "".join(f"GPU{gpu.index}".ljust(14) for gpu in node.gpus)]
-    for gpu in node.gpus:
+    for gpu in _status_rows(node):
         cells = "".join(status.ljust(14) for status in link_status(node, gpu))
         lines.append((f"GPU{gpu.index}".ljust(7) + gpu.bdf.ljust(14) + cells).rstrip())
     lines[0] = lines[0].rstrip()
@@ -153,7 +158,7 @@ def xgmi_text(node: SimNode, gen: Gen, rng: random.Random, metric: bool, status:
 def xgmi_json(node: SimNode, gen: Gen, rng: random.Random, metric: bool, status: bool) -> Any:
     """``amd-smi xgmi --json``: a list per GPU before ROCm 7, ``{"xgmi_metric", "link_status"}`` after."""
     metrics = resolve(xgmi_metric(node, gen, rng), Fmt.JSON) if metric else []
-    statuses = [{"gpu": gpu.index, "bdf": gpu.bdf, "link_status": link_status(node, gpu)} for gpu in node.gpus]
+    statuses = [{"gpu": gpu.index, "bdf": gpu.bdf, "link_status": link_status(node, gpu)} for gpu in _status_rows(node)]
     if gen.gpu_data:
         document: dict[str, Any] = {}
         if metric:
@@ -164,8 +169,10 @@ def xgmi_json(node: SimNode, gen: Gen, rng: random.Random, metric: bool, status:
     if not metric:
         return statuses
     if status and gen.scaled_traffic:
-        for row, entry in zip(metrics, statuses, strict=True):
-            row["link_status"] = entry["link_status"]
+        by_gpu = {entry["gpu"]: entry["link_status"] for entry in statuses}
+        for row in metrics:
+            if row["gpu"] in by_gpu:
+                row["link_status"] = by_gpu[row["gpu"]]
     return metrics
 
 
