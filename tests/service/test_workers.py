@@ -380,3 +380,67 @@ def test_a_worker_out_of_step_fails_its_nodes_and_is_stopped(
     assert status is Status.UNKNOWN
     assert said in reason, reason
     assert local_processes_matching("instinct-garbled-worker") == []
+
+
+# A worker that answers ready, takes its first node, then writes one stderr line over what the pool's line
+# reader took (16 MiB), then more than the pool's pipe buffered ahead of it (32 MiB), and ends with a status.
+_LOUD = """
+import struct, sys
+from console.service.wire import encode
+def frame():
+    (length,) = struct.unpack(">I", sys.stdin.buffer.read(4))
+    return sys.stdin.buffer.read(length)
+frame()  # the engine's spec
+sys.stdout.buffer.write(encode(("ready",)))
+sys.stdout.buffer.flush()
+frame()  # its first node
+sys.stderr.buffer.write(b"x" * (24 << 20) + b"\\n")
+for i in range(40):
+    sys.stderr.buffer.write(b"line %d " % i + b"y" * (1 << 20) + b"\\n")
+sys.stderr.buffer.write(b"the worker's last words\\n")
+sys.stderr.buffer.flush()
+sys.exit(3)
+"""
+
+
+def test_a_worker_printing_a_huge_stderr_line_is_still_read_and_kept_small(packs: dict[str, CheckPack]) -> None:
+    """A stderr line over the pipe's line limit ended the pool's reading of that stderr: the worker then
+    blocked on a full pipe, and its node with it, for ever. Its stderr is now read in chunks, and what is
+    kept of it is bounded whatever it prints: its last words still name why its node is UNKNOWN."""
+    import tracemalloc
+    from dataclasses import replace
+
+    from console.inventory import from_mapping
+    from console.service.assembly import build_transport
+
+    inventory = from_mapping(
+        {
+            "name": "loud",
+            "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu001"}],
+            "hosts": {"gpu001": {"address": "127.0.0.1"}},
+        }
+    )
+    spec = EngineSpec(inventory, packs, None, workers=1)
+    loud = [sys.executable, "-c", _LOUD, "instinct-loud-worker"]
+    pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=loud)
+    engine = build_engine(spec, None, pool)
+
+    async def run() -> tuple[Status, str]:
+        try:
+            result = await asyncio.wait_for(engine.run(), 60)  # the test's own guard: before, it never ended
+        finally:
+            await engine.close()
+        verdict = result.verdicts["gpu001"]
+        return verdict.status, verdict.reason
+
+    tracemalloc.start()
+    try:
+        status, reason = asyncio.run(run())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert status is Status.UNKNOWN
+    assert "exit status 3" in reason and "it said: the worker's last words" in reason, reason
+    # It printed 64 MiB; the pool buffers at most a few MiB of a pipe ahead of its reader, and keeps less.
+    assert peak < 8 << 20, f"{peak / 2**20:.1f} MiB at the peak"
+    assert local_processes_matching("instinct-loud-worker") == []

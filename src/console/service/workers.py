@@ -50,6 +50,13 @@ STOP_WAIT_S = 15.0  # a stopping worker waits for its kills on the nodes (their 
 # its nodes' budgets only start once it is ready.
 START_WAIT_S = 120.0
 _STDERR_LINES = 20
+# What is kept of one stderr line: a reason quotes 200 characters of the last one. A worker may print
+# anything (a traceback with a huge repr, a library dumping a buffer); the rest of a longer line is dropped.
+_STDERR_LINE_BYTES = 1024
+_STDERR_CHUNK = 1 << 16
+# How much each pipe buffers ahead of its reader (twice this, then the pipe waits): frames are read with
+# ``readexactly``, which takes frames longer than that too, and stderr in chunks, so no line needs to fit.
+_PIPE_LIMIT = 1 << 20
 
 
 # Below this many cores a sweep stays in one process by default: the engine itself (reports, store,
@@ -89,6 +96,7 @@ class _Worker:
     stderr_reader: asyncio.Task[None] | None = None
     pending: dict[str, _Pending] = field(default_factory=dict)
     stderr: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=_STDERR_LINES))
+    stderr_line: bytearray = field(default_factory=bytearray)  # the line being written, cut to its bound
     ended: str | None = None  # why it is gone (None while it runs)
 
     def send(self, message: Any) -> None:
@@ -177,7 +185,7 @@ class WorkerPool(WrappedTransport):
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                limit=2**24,
+                limit=_PIPE_LIMIT,
                 start_new_session=True,  # the terminal's ctrl+c is the console's, as for the engine process
             )
         except OSError as exc:
@@ -248,10 +256,14 @@ class WorkerPool(WrappedTransport):
             )
 
     async def _read_stderr(self, worker: _Worker) -> None:
+        # In chunks, not lines: a line longer than the pipe's limit would end ``readline`` with an error, and
+        # a worker whose stderr is no longer read blocks once the pipe is full, its nodes with it.
         assert worker.proc.stderr is not None
         with contextlib.suppress(Exception):
-            while line := await worker.proc.stderr.readline():
-                worker.stderr.append(line.decode("utf-8", "replace").rstrip())
+            while chunk := await worker.proc.stderr.read(_STDERR_CHUNK):
+                _keep_stderr(worker, chunk)
+        if worker.stderr_line:  # a last line without its newline
+            _keep_stderr(worker, b"\n")
 
     def _ended(self, worker: _Worker, why: str) -> None:
         said = next((line for line in reversed(worker.stderr) if line.strip()), "")
@@ -303,6 +315,17 @@ async def _read_message(stream: asyncio.StreamReader) -> Any | None:
     except asyncio.IncompleteReadError:
         raise WireError("the worker's stream ended inside a frame") from None
     return decode(body)
+
+
+def _keep_stderr(worker: _Worker, chunk: bytes) -> None:
+    """Add ``chunk`` of ``worker``'s stderr to its last lines, each kept to ``_STDERR_LINE_BYTES``."""
+    *ended, rest = chunk.split(b"\n")
+    line = worker.stderr_line
+    for piece in ended:
+        line += piece[: max(0, _STDERR_LINE_BYTES - len(line))]
+        worker.stderr.append(line.decode("utf-8", "replace").rstrip())
+        line.clear()
+    line += rest[: max(0, _STDERR_LINE_BYTES - len(line))]
 
 
 def _exit_text(status: int) -> str:
