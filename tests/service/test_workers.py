@@ -30,6 +30,7 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.specs import GpuModel
 from console.store import Store
 from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.engine import FIRST_WAVE
 from console.sweep.events import Event, NodeDone, ProbeFinished, ProbeStarted
 from tests.multinode.simcluster import start_cluster
 from tests.transport.conftest import local_processes_matching
@@ -141,6 +142,57 @@ def test_one_and_two_workers_judge_a_faulty_fleet_as_the_engine_does(
     finally:
         store.close()
     assert stored == {name: status.value for name, (status, _) in alone.items()}
+    assert local_processes_matching("console.service.worker") == []
+
+
+def test_the_first_wave_is_checked_in_the_engine_process_while_the_workers_start(
+    faulty: SimCluster, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    """The first verdict does not wait ~1 s for a worker to start: the first wave's nodes are checked in
+    the engine's own process, judged as a worker judges them, and stay there in the next sweep (their
+    connection and reuse with them); the rest of the fleet goes to the workers."""
+    inventory = load_inventory(faulty.inventory_path)
+    names = [n.name for n in inventory.nodes]
+    store = Store(tmp_path / "h.db")
+    engine = build_engine(
+        EngineSpec(inventory, packs, tmp_path / "h.db", probe_timeout_cap_s=FLEET_CAP_S, workers=1), store
+    )
+    pool = engine.transport
+    assert isinstance(pool, WorkerPool)
+    events: list[Event] = []
+    engine.subscribe(events.append)
+
+    async def run() -> list[dict[str, tuple[Status, str]]]:
+        results = []
+        try:
+            for _ in range(2):
+                result = await engine.run()
+                results.append({n: (v.status, v.reason) for n, v in result.verdicts.items()})
+                # every node but the first wave's went to the worker, which runs
+                assert pool.here == set(names[:FIRST_WAVE]), pool.here
+                assert all(pool.pid_for(n) is not None for n in names[FIRST_WAVE:])
+        finally:
+            await engine.close()
+        return results
+
+    try:
+        first, second = asyncio.run(run())
+        sweep = store.latest_sweep_id()
+        assert sweep is not None
+        stored = {row["node"]: row["status"] for row in store.node_verdicts(sweep)}
+    finally:
+        store.close()
+    assert _comparable(first) == _comparable(second)
+    assert stored == {name: status.value for name, (status, _) in second.items()}
+    done = [e.verdict.node for e in events if isinstance(e, NodeDone)]
+    assert done[0] in names[:FIRST_WAVE], done
+    # Judged here as a worker judges: compact, the PASS findings counted per check, and every probe event.
+    for node in names[:FIRST_WAVE]:
+        if second[node][0] is Status.PASS:
+            shown = [e for e in events if isinstance(e, NodeDone) and e.verdict.node == node][-1]
+            assert shown.snapshot.gpus and len(shown.verdict.findings) < 100, node
+            finished = [e for e in events if isinstance(e, ProbeFinished) and e.node == node]
+            assert len(finished) >= len(probes_for(ProbeSet.QUICK)), node
     assert local_processes_matching("console.service.worker") == []
 
 

@@ -33,19 +33,60 @@ from console.sweep.vanished import PROBE as LISTED
 EVENT_BATCH_S = 0.01
 
 
+class NodeJudge:
+    """Checks a node with an engine that has no store and makes what a worker answers of it: the compact
+    report, what the screens show, the probe runs. A worker process serves its pool with one; the pool
+    uses one in the console's own engine process for the first wave while its workers start."""
+
+    def __init__(self, engine: SweepEngine) -> None:
+        self.engine = engine
+        self.engine.runs_kept = {}
+        # node -> probe -> its latest run here: a probe reused while the stack stamp is unchanged is
+        # reported with the output it was judged on.
+        self._last: dict[str, dict[str, ProbeRunRecord]] = {}
+
+    async def judged(
+        self, node: Node, specs: list[ProbeSpec], refresh: bool, pin: StackPin, deadline: float | None
+    ) -> WorkerJudged:
+        """Check and judge ``node`` by ``deadline`` (``time.monotonic``) against ``pin``."""
+        self.engine.pins[node.pool] = pin  # the console's pin now (an operator may have set it since)
+        self.engine.runs_kept = self.engine.runs_kept or {}
+        self.engine.runs_kept.pop(node.name, None)
+        verdict = await self.engine.check(node, specs, refresh, deadline)
+        return self._judged(node, verdict)
+
+    def _judged(self, node: Node, verdict: Any) -> WorkerJudged:
+        engine = self.engine
+        facts = engine.facts.get(node.name)
+        if facts is None:  # the engine found it unreachable: its one finding says why
+            return WorkerJudged(report=None, unreachable=_reason(verdict.findings[0].message))
+        runs = (engine.runs_kept or {}).pop(node.name, [])
+        last = self._last.setdefault(node.name, {})
+        last.update({run.probe: run for run in runs})
+        empty = ProbeRunRecord(
+            probe="", command="", exit_status=None, started_at=0.0, duration_s=0.0, stdout=b"", problem=None
+        )
+        sections = [Section(probe, (run := last.get(probe, empty)).stdout, run.exit_status) for probe in facts.outcomes]
+        report = build_report(
+            node, "worker", "done", 0.0, verdict, facts, engine.packs.get(node.gpu_model), sections, raw=False
+        )
+        listed = facts.outcomes.get(LISTED) if len(facts.gpus) < node.gpu_count else None
+        # Outputs leave compressed as the store keeps them: ~8x fewer bytes through the pipe, and the
+        # compression on this core instead of the console's (0.26 s of its 1.2 s for 256 nodes).
+        packed = [run.packed() for run in runs]
+        return WorkerJudged(report, None, facts.gpus, facts.xgmi, facts.nics, listed, packed)
+
+
 class WorkerServer:
     """Checks the nodes its pool sends, one task each, and answers on ``writer``."""
 
     def __init__(self, engine: SweepEngine, writer: asyncio.StreamWriter) -> None:
         self.engine = engine
-        self.engine.runs_kept = {}
+        self._node_judge = NodeJudge(engine)
         self._writer = writer
         self._out: list[Any] = []
         self._flush: asyncio.TimerHandle | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        # node -> probe -> its latest run here: a probe reused while the stack stamp is unchanged is
-        # reported with the output it was judged on.
-        self._last: dict[str, dict[str, ProbeRunRecord]] = {}
         engine.subscribe(self._on_event)
 
     def _on_event(self, event: Event) -> None:
@@ -90,38 +131,13 @@ class WorkerServer:
         try:
             node = self.engine.inventory.node(name)
             specs = [_spec(probe, timeout_s) for probe, timeout_s in probes]
-            self.engine.pins[node.pool] = pin  # the console's pin now (an operator may have set it since)
-            self.engine.runs_kept = self.engine.runs_kept or {}
-            self.engine.runs_kept.pop(name, None)
-            verdict = await self.engine.check(node, specs, refresh, deadline)
-            judged = self._judged(node, verdict)
+            judged = await self._node_judge.judged(node, specs, refresh, pin, deadline)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # said to the console, which makes the node UNKNOWN with it
             self._queue(("failed", name, f"{type(exc).__name__}: {exc}"), now=True)
             return
         self._queue(("judged", name, judged), now=True)
-
-    def _judged(self, node: Node, verdict: Any) -> WorkerJudged:
-        engine = self.engine
-        facts = engine.facts.get(node.name)
-        if facts is None:  # the engine found it unreachable: its one finding says why
-            return WorkerJudged(report=None, unreachable=_reason(verdict.findings[0].message))
-        runs = (engine.runs_kept or {}).pop(node.name, [])
-        last = self._last.setdefault(node.name, {})
-        last.update({run.probe: run for run in runs})
-        empty = ProbeRunRecord(
-            probe="", command="", exit_status=None, started_at=0.0, duration_s=0.0, stdout=b"", problem=None
-        )
-        sections = [Section(probe, (run := last.get(probe, empty)).stdout, run.exit_status) for probe in facts.outcomes]
-        report = build_report(
-            node, "worker", "done", 0.0, verdict, facts, engine.packs.get(node.gpu_model), sections, raw=False
-        )
-        listed = facts.outcomes.get(LISTED) if len(facts.gpus) < node.gpu_count else None
-        # Outputs leave compressed as the store keeps them: ~8x fewer bytes through the pipe, and the
-        # compression on this core instead of the console's (0.26 s of its 1.2 s for 256 nodes).
-        packed = [run.packed() for run in runs]
-        return WorkerJudged(report, None, facts.gpus, facts.xgmi, facts.nics, listed, packed)
 
     async def stop(self) -> None:
         """Cancel every node and close the engine (waiting for its kills on the nodes)."""

@@ -470,9 +470,9 @@ class SweepEngine:
         first, rest = targets[:FIRST_WAVE], targets[FIRST_WAVE:]
         self._first_verdict = asyncio.Event()
         if self._workers is not None:
-            # The head start counts once the first wave's workers run (~1 s each to start, side by side):
-            # else the whole fleet joins before any worker answers, and the first verdict waits behind it.
-            await asyncio.gather(*(self._workers.ready(node) for node in first), return_exceptions=True)
+            # The workers start (~1 s each) while this process checks the first wave itself, when there is
+            # more to the sweep than that wave; the rest wait for their workers, their budgets from then.
+            self._workers.start(first if rest else [])
         tasks = [self._spawn(self._sweep_node(node, probes)) for node in first]
         if rest:
             with contextlib.suppress(TimeoutError):

@@ -135,6 +135,10 @@ class WorkerJudged:
 class JudgedByWorkers(Protocol):
     """A transport whose nodes engine worker processes check and judge (``--workers``)."""
 
+    def start(self, first: list[Node]) -> None:
+        """Start the workers in the background; the nodes of ``first`` whose worker is not running yet are
+        checked in the engine's process instead, from now on."""
+
     async def ready(self, node: Node) -> None:
         """Start the worker that checks ``node`` if it is not running (TransportError when it cannot)."""
 
