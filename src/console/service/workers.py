@@ -39,7 +39,7 @@ from console.transport import ErrorKind, Transport, TransportError, WrappedTrans
 
 if TYPE_CHECKING:
     from console.service.assembly import EngineSpec
-    from console.service.worker import NodeJudge
+    from console.service.node_judge import NodeJudge
 
 WORKER_MODULE = "console.service.worker"
 # Below this many nodes a sweep stays in one process by default: a worker takes ~1 s of CPU to start
@@ -210,7 +210,7 @@ class WorkerPool(WrappedTransport):
         builds its own (the same spec, its own SSH transport, no store)."""
         if self._judge_here is None:
             from console.service.assembly import build_engine, build_transport
-            from console.service.worker import NodeJudge
+            from console.service.node_judge import NodeJudge
 
             engine = build_engine(self.spec, None, build_transport(self.spec))
             engine.subscribe(self._relay_here)
