@@ -8,6 +8,9 @@ parse and judge, exactly as the engine does in process, and takes back the node'
 screens show of it, and its probe runs, which it stores itself: one store writer. A node always goes to
 the same worker (its place in the inventory, modulo N), so its connection, its reused stack probes and
 the probe forms its tools refused stay with it from sweep to sweep.
+The first wave of a sweep whose workers are not running yet is the exception (``start``): those nodes
+are checked in the console's engine process while the workers start, judged into the same report, and
+stay there.
 
 The probe events of a node come back through the same pipe, ahead of its report: one stream, in the
 same order per node. A node cancelled, given up or past its budget is cancelled in its worker, whose
