@@ -7,6 +7,7 @@ with, per run, the wall time, this process's CPU, the time to the first verdict 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import resource
 import sys
@@ -36,6 +37,18 @@ def _cpu() -> float:
         return own
 
 
+def _rss_mib() -> tuple[float, float]:
+    """Resident memory now of this process (the engine) and of its engine workers, MiB."""
+    import psutil
+
+    own = psutil.Process()
+    workers = 0
+    for child in own.children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # a child gone between the listing and the reading
+            workers += child.memory_info().rss
+    return own.memory_info().rss / 2**20, workers / 2**20
+
+
 async def _runs(engine: SweepEngine, count: int) -> list[dict[str, object]]:
     results: list[dict[str, object]] = []
     first: list[float] = []
@@ -51,6 +64,7 @@ async def _runs(engine: SweepEngine, count: int) -> list[dict[str, object]]:
             cpu0, own0, t0 = _cpu(), time.process_time(), time.monotonic()
             result = await engine.run()
             wall, cpu, own = time.monotonic() - t0, _cpu() - cpu0, time.process_time() - own0
+            rss, workers_rss = _rss_mib()
             results.append(
                 {
                     "wall_s": wall,
@@ -58,6 +72,9 @@ async def _runs(engine: SweepEngine, count: int) -> list[dict[str, object]]:
                     "engine_cpu_s": own,  # the engine's own process: with workers, what does not spread
                     "first_verdict_s": (first[0] - t0) if first else None,
                     "counts": {k.value: v for k, v in result.counts.items() if v},
+                    # after this run, before the engine closes: what it holds for the next sweep
+                    "rss_mib": rss,
+                    "workers_rss_mib": workers_rss,
                 }
             )
     finally:

@@ -9,7 +9,9 @@ For each size a simulated cluster (``instinct-console sim serve``, its own proce
   node, the same fan-out, the same keys and known_hosts (pdsh and clush through an ssh_config).
 
 Wall time, CPU of each contender's process tree, and peak RSS of the console are printed as a table
-with ratios (peer time / console time). ``--sshd N`` adds one console-vs-pdsh row against N real
+with ratios (peer time / console time), then one ``target: ... -> pass|miss`` line per target of issue 20
+(client CPU and wall against pdsh, engine memory after two sweeps, first verdict), for each way the
+console ran. ``--sshd N`` adds one console-vs-pdsh row against N real
 OpenSSH sshd nodes answering the simulator's outputs, rendered once up front (``bench/_sshd.py``).
 ``--slurm N`` adds ``sweep --via-slurm`` (nodes judged on the node) and ``--via-slurm --slurm-raw``
 (judged here) on an N-node Slurm lab of this host (``bench/_slurm.py``).
@@ -20,6 +22,7 @@ OpenSSH sshd nodes answering the simulator's outputs, rendered once up front (``
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shlex
@@ -128,6 +131,8 @@ def run_console_warm(row: Row, fleet: Fleet, scratch: Path, workers: int = 0) ->
         first_verdict_s=second["first_verdict_s"],
         max_rss_mib=report["max_rss_mib"],
         engine_cpu_s=second.get("engine_cpu_s"),
+        rss_mib=second.get("rss_mib"),
+        workers_rss_mib=second.get("workers_rss_mib"),
     )
     row.results[name]["counts"] = second["counts"]
 
@@ -380,6 +385,103 @@ def print_table(rows: list[Row]) -> None:
             f" warm {warm.get('first_verdict_s')} s | RSS cold {cold.get('max_rss_mib')} MiB,"
             f" warm {warm.get('max_rss_mib')} MiB"
         )
+    print_targets(rows)
+
+
+# Issue 20's targets, as ratios within one run on one fleet (its nodes, this box).
+CPU_COLD_TARGET = 0.5  # console's client CPU per node cold <= this x pdsh's (pdsh and its ssh children)
+CPU_WARM_TARGET = 0.2  # ... and warm <= this x pdsh's
+WALL_COLD_TARGET = 1.5  # pdsh's wall / the console's cold wall >= this
+WALL_WARM_TARGET = 2.5  # ... and warm
+MEMORY_TARGET_KIB = 100.0  # the engine process's memory per node after two sweeps
+FIRST_VERDICT_TARGET_S = 0.3
+
+
+def target_lines(row: Row) -> list[str]:
+    """One ``target: ... -> pass|miss`` line per target of issue 20, for each way the console ran on
+    ``row`` (the engine alone and with each worker count). A figure that was not measured is a miss."""
+    counts = sorted({int(n.rsplit(" w", 1)[1]) for n in row.results if n.startswith("console cold w")})
+    pdsh = row.results.get("pdsh")
+    lines = []
+    for workers in [0, *counts]:
+        cold = row.results.get("console cold" + _suffix(workers))
+        warm = row.results.get("console warm" + _suffix(workers))
+        first = row.results.get("engine 1st" + _suffix(workers), {})
+        if not cold and not warm:
+            continue
+        how = f"{row.fleet} {row.nodes} nodes, workers {workers}:"
+        for label, ours, most in (("cold", cold, CPU_COLD_TARGET), ("warm", warm, CPU_WARM_TARGET)):
+            cpu = _per_node_ms(ours, row.nodes)
+            theirs = _per_node_ms(pdsh, row.nodes)
+            got = cpu / theirs if cpu is not None and theirs else None
+            lines.append(
+                _target(
+                    f"{how} client CPU per node {label} <= {most:g}x pdsh's cold",
+                    f"{_num(cpu)} / {_num(theirs)} ms = {_num(got, 2)}x",
+                    got is not None and got <= most,
+                )
+            )
+        for label, ours, least in (("cold", cold, WALL_COLD_TARGET), ("warm", warm, WALL_WARM_TARGET)):
+            mine = float(ours["wall_s"] or 0) if ours else None
+            theirs_s = float(pdsh["wall_s"] or 0) if pdsh else None
+            got = theirs_s / mine if theirs_s is not None and mine else None
+            lines.append(
+                _target(
+                    f"{how} wall {label} >= {least:g}x faster than pdsh",
+                    f"pdsh {_num(theirs_s)} s / console {_num(mine)} s = {_num(got, 2)}x",
+                    got is not None and got >= least,
+                )
+            )
+        rss = warm.get("rss_mib") if warm else None
+        kib = float(rss) * 1024 / row.nodes if isinstance(rss, float | int) else None
+        held = warm.get("workers_rss_mib") if warm else None
+        beside = f"; its workers hold {float(held) * 1024 / row.nodes:.0f} KiB/node more" if workers and held else ""
+        lines.append(
+            _target(
+                f"{how} engine memory after two sweeps <= {MEMORY_TARGET_KIB:g} KiB per node",
+                f"{_num(rss)} MiB = {_num(kib, 0)} KiB/node{beside}",
+                kib is not None and kib <= MEMORY_TARGET_KIB,
+            )
+        )
+        for label, seconds in (("cold", first.get("first_verdict_s")), ("warm", (warm or {}).get("first_verdict_s"))):
+            got = float(seconds) if isinstance(seconds, float | int) else None
+            lines.append(
+                _target(
+                    f"{how} first verdict {label} <= {FIRST_VERDICT_TARGET_S:g} s",
+                    f"{_num(got, 2)} s",
+                    got is not None and got <= FIRST_VERDICT_TARGET_S,
+                )
+            )
+    return lines
+
+
+def _per_node_ms(result: dict[str, float | int | None] | None, nodes: int) -> float | None:
+    return float(result["cpu_s"] or 0) * 1000 / nodes if result and nodes else None
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _target(what: str, measured: str, met: bool) -> str:
+    return f"target: {what}: {measured} -> {'pass' if met else 'miss'}"
+
+
+def print_targets(rows: list[Row]) -> None:
+    """Issue 20's targets against this run, then the engine's memory per node between two sizes: the
+    figure per node above includes the process's fixed start-up (interpreter, packs, ~100 MiB)."""
+    print()
+    for row in rows:
+        for line in target_lines(row):
+            print(line)
+    sims = sorted((r for r in rows if r.fleet.startswith("sim")), key=lambda r: r.nodes)
+    for small, large in itertools.pairwise(sims):
+        for name in (n for n in large.results if n.startswith("console warm")):
+            low, high = small.results.get(name, {}).get("rss_mib"), large.results[name].get("rss_mib")
+            if isinstance(low, float | int) and isinstance(high, float | int) and large.nodes > small.nodes:
+                slope = (float(high) - float(low)) * 1024 / (large.nodes - small.nodes)
+                sizes = f"{small.nodes} to {large.nodes} nodes"
+                print(f"  {name}: engine memory from {sizes}: {slope:.0f} KiB per node more")
 
 
 def print_workers(rows: list[Row]) -> None:

@@ -10,7 +10,9 @@ screen switches. Also: events applied per second, repaints, RSS and the UI threa
 
     .venv/bin/python bench/ui.py [--nodes 1024] [--keys 200] [--live-rate 100] [--real-sweep 1024]
 
-Targets: keypress p99 <= 50 ms and RSS <= 300 MB at 1,024 nodes. Exit status 1 when one is missed.
+Targets (issue 20): keypress p99 <= 33 ms in every run (the issue asks for three runs at 1,024 nodes),
+and RSS <= 300 MB. Each is printed as a ``target: ... -> pass|miss`` line; exit status 1 when one is
+missed.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from console.store import Store
 from console.sweep.events import Event, NodeDone, SweepDone, SweepStarted
 from console.ui.app import ConsoleApp
 
-KEY_P99_TARGET_MS = 50.0
+KEY_P99_TARGET_MS = 33.0  # issue 20: p99 in every one of three runs at 1,024 nodes
 RSS_TARGET_MB = 300.0
 TEMPLATES = 32
 SWEEP_ID = 1
@@ -274,7 +276,7 @@ async def run(nodes: int, keys: int, store: Store, live_rate: float, scratch: Pa
         results[f"{name}_cpu_p50_ms"] = 1000 * statistics.median(timer.cpu[name])
         results[f"{name}_cpu_p99_ms"] = 1000 * percentile(timer.cpu[name], 0.99)
         results[f"{name}_n"] = len(values)
-        results[f"{name}_over_50_ms"] = sum(v > 0.05 for v in values)
+        results[f"{name}_over_target"] = sum(v * 1000 > KEY_P99_TARGET_MS for v in values)
         results[f"{name}_slowest_ms"] = [round(1000 * v) for v in sorted(values)[-3:]]
     results["load_avg"] = psutil.getloadavg()[0]
     results["rss_mb"] = psutil.Process().memory_info().rss / 2**20
@@ -344,7 +346,7 @@ def report(results: dict[str, Any], out: Callable[[str], None] = print) -> bool:
             worst = max(worst, p99)
         out(
             f"  {label:<13} p50 {p50:6.1f} ms   p99 {p99:6.1f} ms   UI CPU p50 {cpu50:5.1f} ms p99 {cpu99:6.1f} ms"
-            f"   (n={results[f'{name}_n']}, {results[f'{name}_over_50_ms']} over 50 ms,"
+            f"   (n={results[f'{name}_n']}, {results[f'{name}_over_target']} over {KEY_P99_TARGET_MS:.0f} ms,"
             f" slowest {results[f'{name}_slowest_ms']} ms)"
         )
     out(
@@ -361,12 +363,11 @@ def report(results: dict[str, Any], out: Callable[[str], None] = print) -> bool:
         )
         out(line)
     ok_keys, ok_rss = worst <= KEY_P99_TARGET_MS, results["rss_mb"] <= RSS_TARGET_MB
-    key_verdict = "met" if ok_keys else "MISSED"
-    rss_verdict = "met" if ok_rss else "MISSED"
     out(
-        f"  targets       keypress p99 <= {KEY_P99_TARGET_MS:.0f} ms: {key_verdict} (worst {worst:.1f} ms); "
-        f"RSS <= {RSS_TARGET_MB:.0f} MB: {rss_verdict}"
+        f"target: keypress p99 <= {KEY_P99_TARGET_MS:.0f} ms in every phase of this run (the engine thread's"
+        f" not counted): worst {worst:.1f} ms -> {'pass' if ok_keys else 'miss'}"
     )
+    out(f"target: RSS <= {RSS_TARGET_MB:.0f} MB: {results['rss_mb']:.0f} MB -> {'pass' if ok_rss else 'miss'}")
     return ok_keys and ok_rss
 
 

@@ -103,3 +103,39 @@ def test_trusted_fills_defaults_and_rejects_unknown_fields() -> None:
     assert finding.evidence == Evidence() and finding.model_fields_set == set(Finding.model_fields)
     with pytest.raises(TypeError, match="no field observd"):
         Evidence.trusted(observd=1.0)
+
+
+def test_an_engine_keeps_a_workers_gpu_records_packed_and_reads_them_as_they_were() -> None:
+    """With workers the engine keeps each node's GPU records, links and NIC ports packed (``PackedFacts``):
+    the screens, the drift report and a re-judgement must read them as the worker sent them. A drift
+    report over facts without their GPU records would judge no firmware and look clean."""
+    from dataclasses import fields
+
+    from console.actions.pin import drift_rows
+    from console.sweep.engine import snapshot_of
+    from console.sweep.node_report import PackedFacts, pack_screen
+
+    cluster = example_cluster(nodes_per_model={GpuModel.MI300X: 1}, with_faults=False)
+    spec = cluster.nodes[0]
+    by_id = {p.id: p for p in probes_for(ProbeSet.QUICK)}
+    context = context_for(cluster, spec.name)
+    outcomes = {
+        pid: ProbeOutcome(pid, p.parse(run_program(context, list(p.argv)).stdout), None) for pid, p in by_id.items()
+    }
+    node = Node(name=spec.name, pool=spec.pool, gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
+    facts = build_facts(node, StackPin(), outcomes)
+    packed = PackedFacts(**{f.name: getattr(facts, f.name) for f in fields(facts) if f.name not in ("gpus", "xgmi")})
+    screens = pack_screen(facts.gpus), pack_screen(facts.xgmi), pack_screen(facts.nics)
+    packed.keep_packed(*screens)
+    assert len(facts.gpus) == 8 and facts.xgmi
+    assert packed.gpus == facts.gpus and packed.xgmi == facts.xgmi and packed.nics == facts.nics
+    assert snapshot_of(packed) == snapshot_of(facts)
+    # The firmware blocks the pin names are judged on the GPU records, packed or not.
+    firmware = {block: "0" for block in facts.gpus[0].firmware}
+    pin = StackPin(firmware=dict(list(firmware.items())[:3]))
+    pack = load_packs()["MI300X"]
+    rows = drift_rows(facts, pin, pack)
+    assert rows and any(row.status is Status.WARN and row.field.startswith("firmware.") for row in rows), rows
+    assert drift_rows(packed, pin, pack) == rows
+    # ~4 KiB packed, against ~200 KiB of objects (bench/README.md, "Engine memory with workers").
+    assert sum(len(s) for s in screens) < 16 * 1024, [len(s) for s in screens]

@@ -30,6 +30,7 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.specs import GpuModel
 from console.store import Store
 from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.engine import FIRST_WAVE
 from console.sweep.events import Event, NodeDone, ProbeFinished, ProbeStarted
 from tests.multinode.simcluster import start_cluster
 from tests.transport.conftest import local_processes_matching
@@ -142,6 +143,57 @@ def test_one_and_two_workers_judge_a_faulty_fleet_as_the_engine_does(
         store.close()
     assert stored == {name: status.value for name, (status, _) in alone.items()}
     assert local_processes_matching("console.service.worker", os.getpid()) == []
+
+
+def test_the_first_wave_is_checked_in_the_engine_process_while_the_workers_start(
+    faulty: SimCluster, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    """The first verdict does not wait ~1 s for a worker to start: the first wave's nodes are checked in
+    the engine's own process, judged as a worker judges them, and stay there in the next sweep (their
+    connection and reuse with them); the rest of the fleet goes to the workers."""
+    inventory = load_inventory(faulty.inventory_path)
+    names = [n.name for n in inventory.nodes]
+    store = Store(tmp_path / "h.db")
+    engine = build_engine(
+        EngineSpec(inventory, packs, tmp_path / "h.db", probe_timeout_cap_s=FLEET_CAP_S, workers=1), store
+    )
+    pool = engine.transport
+    assert isinstance(pool, WorkerPool)
+    events: list[Event] = []
+    engine.subscribe(events.append)
+
+    async def run() -> list[dict[str, tuple[Status, str]]]:
+        results = []
+        try:
+            for _ in range(2):
+                result = await engine.run()
+                results.append({n: (v.status, v.reason) for n, v in result.verdicts.items()})
+                # every node but the first wave's went to the worker, which runs
+                assert pool.here == set(names[:FIRST_WAVE]), pool.here
+                assert all(pool.pid_for(n) is not None for n in names[FIRST_WAVE:])
+        finally:
+            await engine.close()
+        return results
+
+    try:
+        first, second = asyncio.run(run())
+        sweep = store.latest_sweep_id()
+        assert sweep is not None
+        stored = {row["node"]: row["status"] for row in store.node_verdicts(sweep)}
+    finally:
+        store.close()
+    assert _comparable(first) == _comparable(second)
+    assert stored == {name: status.value for name, (status, _) in second.items()}
+    done = [e.verdict.node for e in events if isinstance(e, NodeDone)]
+    assert done[0] in names[:FIRST_WAVE], done
+    # Judged here as a worker judges: compact, the PASS findings counted per check, and every probe event.
+    for node in names[:FIRST_WAVE]:
+        if second[node][0] is Status.PASS:
+            shown = [e for e in events if isinstance(e, NodeDone) and e.verdict.node == node][-1]
+            assert shown.snapshot.gpus and len(shown.verdict.findings) < 100, node
+            finished = [e for e in events if isinstance(e, ProbeFinished) and e.node == node]
+            assert len(finished) >= len(probes_for(ProbeSet.QUICK)), node
+    assert local_processes_matching("console.service.worker") == []
 
 
 @pytest.fixture(scope="module")
@@ -380,3 +432,67 @@ def test_a_worker_out_of_step_fails_its_nodes_and_is_stopped(
     assert status is Status.UNKNOWN
     assert said in reason, reason
     assert local_processes_matching("instinct-garbled-worker") == []
+
+
+# A worker that answers ready, takes its first node, then writes one stderr line over what the pool's line
+# reader took (16 MiB), then more than the pool's pipe buffered ahead of it (32 MiB), and ends with a status.
+_LOUD = """
+import struct, sys
+from console.service.wire import encode
+def frame():
+    (length,) = struct.unpack(">I", sys.stdin.buffer.read(4))
+    return sys.stdin.buffer.read(length)
+frame()  # the engine's spec
+sys.stdout.buffer.write(encode(("ready",)))
+sys.stdout.buffer.flush()
+frame()  # its first node
+sys.stderr.buffer.write(b"x" * (24 << 20) + b"\\n")
+for i in range(40):
+    sys.stderr.buffer.write(b"line %d " % i + b"y" * (1 << 20) + b"\\n")
+sys.stderr.buffer.write(b"the worker's last words\\n")
+sys.stderr.buffer.flush()
+sys.exit(3)
+"""
+
+
+def test_a_worker_printing_a_huge_stderr_line_is_still_read_and_kept_small(packs: dict[str, CheckPack]) -> None:
+    """A stderr line over the pipe's line limit ended the pool's reading of that stderr: the worker then
+    blocked on a full pipe, and its node with it, for ever. Its stderr is now read in chunks, and what is
+    kept of it is bounded whatever it prints: its last words still name why its node is UNKNOWN."""
+    import tracemalloc
+    from dataclasses import replace
+
+    from console.inventory import from_mapping
+    from console.service.assembly import build_transport
+
+    inventory = from_mapping(
+        {
+            "name": "loud",
+            "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu001"}],
+            "hosts": {"gpu001": {"address": "127.0.0.1"}},
+        }
+    )
+    spec = EngineSpec(inventory, packs, None, workers=1)
+    loud = [sys.executable, "-c", _LOUD, "instinct-loud-worker"]
+    pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=loud)
+    engine = build_engine(spec, None, pool)
+
+    async def run() -> tuple[Status, str]:
+        try:
+            result = await asyncio.wait_for(engine.run(), 60)  # the test's own guard: before, it never ended
+        finally:
+            await engine.close()
+        verdict = result.verdicts["gpu001"]
+        return verdict.status, verdict.reason
+
+    tracemalloc.start()
+    try:
+        status, reason = asyncio.run(run())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert status is Status.UNKNOWN
+    assert "exit status 3" in reason and "it said: the worker's last words" in reason, reason
+    # It printed 64 MiB; the pool buffers at most a few MiB of a pipe ahead of its reader, and keeps less.
+    assert peak < 8 << 20, f"{peak / 2**20:.1f} MiB at the peak"
+    assert local_processes_matching("instinct-loud-worker") == []

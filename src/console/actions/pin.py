@@ -106,6 +106,8 @@ def _unobserved(node: str, field: str, pinned: Mapping[str, str]) -> DriftRow:
 
 def drift_rows(facts: NodeFacts, pin: StackPin, pack: CheckPack | None) -> list[DriftRow]:
     """Drift verdicts of one node against ``pin``: one row per pinned field (plus node-internal firmware checks)."""
+    # One copy for every check below: an engine worker's node keeps its GPU records packed, read once here.
+    facts = replace(facts)
     node = facts.node.name
     pinned = pin.pinned_fields()
     checks = [c for c in (pack.checks if pack else []) if c.enabled and c.family in DRIFT_FAMILIES]

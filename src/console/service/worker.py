@@ -16,17 +16,14 @@ import sys
 from dataclasses import replace
 from typing import Any, BinaryIO
 
-from console.inventory.model import Node, Pool, StackPin
+from console.inventory.model import Pool, StackPin
 from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.service.host import open_pipes, read_message, run_served
+from console.service.node_judge import NodeJudge
 from console.service.wire import WireError, encode
-from console.store import ProbeRunRecord
-from console.sweep.bundle import Section
 from console.sweep.catalog import PROBES_BY_ID, ProbeSpec
 from console.sweep.engine import SweepEngine
 from console.sweep.events import Event, ProbeFinished, ProbeStarted
-from console.sweep.node_report import WorkerJudged, build_report
-from console.sweep.vanished import PROBE as LISTED
 
 # Probe events leave in batches (one pipe write, one wake-up of the console per batch); a node's
 # report leaves at once, after them.
@@ -38,14 +35,11 @@ class WorkerServer:
 
     def __init__(self, engine: SweepEngine, writer: asyncio.StreamWriter) -> None:
         self.engine = engine
-        self.engine.runs_kept = {}
+        self._node_judge = NodeJudge(engine)
         self._writer = writer
         self._out: list[Any] = []
         self._flush: asyncio.TimerHandle | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        # node -> probe -> its latest run here: a probe reused while the stack stamp is unchanged is
-        # reported with the output it was judged on.
-        self._last: dict[str, dict[str, ProbeRunRecord]] = {}
         engine.subscribe(self._on_event)
 
     def _on_event(self, event: Event) -> None:
@@ -102,40 +96,13 @@ class WorkerServer:
         try:
             node = self.engine.inventory.node(name)
             specs = [_spec(probe, timeout_s) for probe, timeout_s in probes]
-            self.engine.pins[node.pool] = pin  # the console's pin now (an operator may have set it since)
-            if pool is not None:  # and its pool: ``rollback`` may have set the framework's image back since
-                self.engine.inventory.pools[node.pool] = pool
-            self.engine.runs_kept = self.engine.runs_kept or {}
-            self.engine.runs_kept.pop(name, None)
-            verdict = await self.engine.check(node, specs, refresh, deadline)
-            judged = self._judged(node, verdict)
+            judged = await self._node_judge.judged(node, specs, refresh, pin, deadline, pool)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # said to the console, which makes the node UNKNOWN with it
             self._queue(("failed", name, f"{type(exc).__name__}: {exc}"), now=True)
             return
         self._queue(("judged", name, judged), now=True)
-
-    def _judged(self, node: Node, verdict: Any) -> WorkerJudged:
-        engine = self.engine
-        facts = engine.facts.get(node.name)
-        if facts is None:  # the engine found it unreachable: its one finding says why
-            return WorkerJudged(report=None, unreachable=_reason(verdict.findings[0].message))
-        runs = (engine.runs_kept or {}).pop(node.name, [])
-        last = self._last.setdefault(node.name, {})
-        last.update({run.probe: run for run in runs})
-        empty = ProbeRunRecord(
-            probe="", command="", exit_status=None, started_at=0.0, duration_s=0.0, stdout=b"", problem=None
-        )
-        sections = [Section(probe, (run := last.get(probe, empty)).stdout, run.exit_status) for probe in facts.outcomes]
-        report = build_report(
-            node, "worker", "done", 0.0, verdict, facts, engine.packs.get(node.gpu_model), sections, raw=False
-        )
-        listed = facts.outcomes.get(LISTED) if len(facts.gpus) < node.gpu_count else None
-        # Outputs leave compressed as the store keeps them: ~8x fewer bytes through the pipe, and the
-        # compression on this core instead of the console's (0.26 s of its 1.2 s for 256 nodes).
-        packed = [run.packed() for run in runs]
-        return WorkerJudged(report, None, facts.gpus, facts.xgmi, facts.nics, listed, packed)
 
     async def stop(self) -> None:
         """Cancel every node and close the engine (waiting for its kills on the nodes)."""
@@ -150,11 +117,6 @@ def _spec(probe: str, timeout_s: float) -> ProbeSpec:
     if spec is None:
         raise ValueError(f"probe {probe!r} is not in this worker's catalogue")
     return replace(spec, timeout_s=timeout_s) if spec.timeout_s != timeout_s else spec
-
-
-def _reason(message: str) -> str:
-    """The reason in an unreachable node's finding (``could not check: <reason>``)."""
-    return message.split(": ", 1)[1] if ": " in message else message
 
 
 async def serve(commands: BinaryIO, wire: BinaryIO) -> int:

@@ -50,6 +50,7 @@ from console.sweep.node_report import (
     JudgedByWorkers,
     JudgedOnNodes,
     LocalCheckReport,
+    PackedFacts,
     WorkerJudged,
     admit,
     console_checks,
@@ -470,9 +471,9 @@ class SweepEngine:
         first, rest = targets[:FIRST_WAVE], targets[FIRST_WAVE:]
         self._first_verdict = asyncio.Event()
         if self._workers is not None:
-            # The head start counts once the first wave's workers run (~1 s each to start, side by side):
-            # else the whole fleet joins before any worker answers, and the first verdict waits behind it.
-            await asyncio.gather(*(self._workers.ready(node) for node in first), return_exceptions=True)
+            # The workers start (~1 s each) while this process checks the first wave itself, when there is
+            # more to the sweep than that wave; the rest wait for their workers, their budgets from then.
+            self._workers.start(first if rest else [])
         tasks = [self._spawn(self._sweep_node(node, probes)) for node in first]
         if rest:
             with contextlib.suppress(TimeoutError):
@@ -786,16 +787,16 @@ class SweepEngine:
             self._node_unreachable(node, f"its check-local report cannot be taken: {problem}")
             return
         run_ids = self._store_worker_runs(node, report, worker) if worker is not None else {}
-        facts = NodeFacts(
+        facts = (NodeFacts if worker is None else PackedFacts)(
             node=node,
             pin=pin,
             stack=report.stack,
             outcomes={d.probe: ProbeOutcome(d.probe, d, None, run_ids.get(d.probe)) for d in report.probes},
             readings={metric: [r.observation() for r in found] for metric, found in report.readings.items()},
         )
-        if worker is not None:
+        if isinstance(facts, PackedFacts) and worker is not None:
             # What the screens show of the node, and the GPU list a vanished GPU is told from.
-            facts.gpus, facts.xgmi, facts.nics = worker.gpus, worker.xgmi, worker.nics
+            facts.keep_packed(worker.gpus, worker.xgmi, worker.nics)
             if worker.listed is not None:
                 facts.outcomes[worker.listed.probe] = replace(worker.listed, run_id=run_ids.get(worker.listed.probe))
         # The metrics a console still reads of this node read its report, never outputs it does not have.
