@@ -2,9 +2,9 @@
 
 A pairing mode that keeps its pairs inside a group (rack, switch or rail) never crosses the group's way
 out, so its runs alone cannot pass a slow uplink. The group pass (``group_ring``) runs each group's
-known-good representative with the next group's: a group whose every such run fails, while the other end
-of each passed with another group, has a slow way out (``ring_named``); a group no clean run ever left is
-not covered, and its nodes are not judged for it (``covered_groups``).
+known-good representative with the next group's, then a group still open with groups a clean run proved: a
+group with no clean run, slow with two proven groups, has a slow way out (``ring_named``); a group no clean
+run ever left is not covered, and its nodes are not judged for it (``covered_groups``).
 
 In a first pass neither node is known to be good, so the second pass clears a node when its partner is
 named. That holds only when the partner's fault explains the failed run (``explained_by``): a node slow
@@ -60,17 +60,31 @@ def group_ring(representatives: Sequence[tuple[str, str]]) -> list[tuple[str, st
     return [(reps[i], reps[(i + 1) % len(reps)]) for i in range(len(reps))]
 
 
+def proven(results: Sequence[tuple[str, str, bool]]) -> set[str]:
+    """Groups a clean run of the group pass left or entered: their way out is fine."""
+    return {g for a, b, ok in results if ok for g in (a, b)}
+
+
+def wanted_runs(group: str, results: Sequence[tuple[str, str, bool]]) -> int:
+    """How many more slow runs with proven groups would name ``group`` (0: named, or proven)."""
+    good = proven(results)
+    if group in good:
+        return 0
+    slow_with = {b if a == group else a for a, b, ok in results if not ok and group in (a, b)} & good
+    return max(0, min(2, len(good - {group})) - len(slow_with))
+
+
 def ring_named(results: Sequence[tuple[str, str, bool]]) -> list[str]:
-    """Groups whose way out the group pass names, from ``(group, other group, passed)`` per run: every run
-    of the group failed, and the other end of each passed with a third group (with two groups nothing is
-    named: either end may be the slow one)."""
-    passed = {g for a, b, ok in results if ok for g in (a, b)}
-    touched: dict[str, list[tuple[str, bool]]] = {}
-    for a, b, ok in results:
-        touched.setdefault(a, []).append((b, ok))
-        touched.setdefault(b, []).append((a, ok))
+    """Groups whose way out the group pass names, from ``(group, other group, passed)`` per slow or clean run:
+    no clean run, and slow with two groups a clean run proved (with one, when no other was proven). Each of
+    those runs then explains the other's failure for the proven end; with nothing proven nothing is named
+    (either end of a slow run may be the slow one)."""
+    groups = {g for a, b, _ in results for g in (a, b)}
+    good = proven(results)
     return sorted(
-        group for group, runs in touched.items() if group not in passed and all(other in passed for other, _ in runs)
+        g
+        for g in groups
+        if g not in good and wanted_runs(g, results) == 0 and any(not ok and g in (a, b) for a, b, ok in results)
     )
 
 

@@ -45,7 +45,17 @@ from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, Nod
 from console.store import Store
 from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
-from console.sweep.coverage import covered_groups, crosses, explained_by, group_ring, ring_named, symptom
+from console.sweep.coverage import (
+    Symptom,
+    covered_groups,
+    crosses,
+    explained_by,
+    group_ring,
+    proven,
+    ring_named,
+    symptom,
+    wanted_runs,
+)
 from console.sweep.engine import SweepEngine, SweepResult, describe
 from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
 from console.sweep.known_good import disqualified
@@ -165,14 +175,15 @@ class _PoolRun:
                 continue
             if run is None:
                 found.unknown[node] = (
-                    f"{how}, and every run that convicted it crossed a slow uplink; no known-good node off it was free"
+                    f"{how}, but other faults explain some of those runs, and no clean known-good node was free to "
+                    "run it again"
                 )
             elif run.status is Status.PASS:
                 found.cleared.append(node)
             elif run.status is Status.FAIL:
-                found.culprits[node] = f"{how}, and with {run.nodes[0]} off the slow uplink"
+                found.culprits[node] = f"{how}, and again with {run.nodes[0]} (a clean known-good node)"
             else:
-                found.unknown[node] = f"{how} across a slow uplink; its run with {run.nodes[0]} could not be judged"
+                found.unknown[node] = f"{how}; its run again with {run.nodes[0]} could not be judged"
         return found
 
     def _floor(self, trial: Trial) -> Floor | None:
@@ -219,15 +230,18 @@ class _PoolRun:
         return {node: self._label(node, label) for node in {*self.plan.nodes, *self.plan.borrowed}}
 
     def _clean(self, found: Conclusion) -> list[str]:
-        """Known-good nodes the runs cleared with nothing against them: the only ones a later pass runs with."""
+        """Known-good nodes the runs cleared with nothing against them: the only ones a later pass runs with. A
+        node with a failed run nothing else explains is not one (a flaky link may break the next run too)."""
         fit = self.plan.known_good
         suspect = {node for path in found.suspect_paths for node in path}
         behind = _behind_uplinks(self)
+        failed = [run for run in _judged([r for _, r, _ in self.records]) if run.status is Status.FAIL]
         return [
             node
             for node in dict.fromkeys([found.reference, *found.cleared])
             if node in fit and node not in found.culprits and node not in found.unknown
             if node not in suspect and node not in behind
+            if not any(node in run.nodes and not self.explained(run, node, found) for run in failed)
         ]
 
     async def _group_pass(self) -> None:
@@ -239,29 +253,51 @@ class _PoolRun:
         label = MODE_LABEL[self.options.pairing]
         found = self.conclusion()
         representatives: dict[str, str] = {}
-        for node in self._clean(found):
+        # A clean node first; else one the runs cleared though a failure of it is not explained yet (a slow
+        # uplink's group may have no other): only slow runs name a group, so a flaky one's broken run cannot.
+        behind, suspect = _behind_uplinks(self), {n for path in found.suspect_paths for n in path}
+        cleared = [
+            n
+            for n in [found.reference, *found.cleared]
+            if n in self.plan.known_good and n not in found.culprits and n not in found.unknown
+            if n not in behind and n not in suspect
+        ]
+        for node in [*self._clean(found), *cleared]:
             group = self._label(node, label)
             if group is not None:
                 representatives.setdefault(group, node)
         group_of = {node: group for group, node in representatives.items()}
         results: list[tuple[str, str, bool]] = []
         records: list[CollectiveRun] = []
-        for a, b in group_ring(sorted(representatives.items())):
+
+        async def cross(a: str, b: str) -> None:
             record = await self._judged_run(Trial(a, (b,), Purpose.UPLINK))
             records.append(record)
-            if record.status in (Status.PASS, Status.FAIL):  # a run that could not be read says nothing
+            # A slow uplink slows what crosses it: a run that broke (a flaky link) or could not be read says nothing.
+            if record.status is Status.PASS or symptom(record) is Symptom.SLOW:
                 results.append((group_of[a], group_of[b], record.status is Status.PASS))
+
+        for a, b in group_ring(sorted(representatives.items())):
+            await cross(a, b)
+        # A group the ring left open runs with groups a clean run proved until it is proven or named (slow with
+        # two of them, so that each slow run explains the other's for its proven end).
+        for group, node in sorted(representatives.items()):
+            tried = {b if a == group else a for a, b, _ in results if group in (a, b)}
+            for other in sorted(proven(results) - tried - {group}):
+                if not wanted_runs(group, results):
+                    break
+                await cross(node, representatives[other])
         groups = self._groups(label)
         for group in ring_named(results):
-            failed = [run for run in records if run.status is Status.FAIL and crosses(run.nodes, groups, group)]
-            behind = [
+            failed = [run for run in records if symptom(run) is Symptom.SLOW and crosses(run.nodes, groups, group)]
+            members = [
                 node
                 for node in self.plan.nodes
                 if groups.get(node) == group and node not in found.culprits and node not in found.unknown
             ]
             reached = sorted({groups.get(n) or "unlabelled" for run in failed for n in run.nodes} - {group})
             runs = [run.seq for run in failed]
-            self.racks[(label, group)] = _Uplink(label, group, behind, runs, reached, inside=True)
+            self.racks[(label, group)] = _Uplink(label, group, members, runs, reached, inside=True)
 
     def _partner_from(self, trial: Trial) -> str:
         if trial.purpose in (Purpose.PAIR, Purpose.RACK):
@@ -383,7 +419,15 @@ class _PoolRun:
         behind = _behind_uplinks(self)
         records = _judged([record for _, record, _ in self.records])
         named = {
-            culprit: [r for r in records if culprit in r.nodes and r.status is Status.FAIL]
+            # What a named node's own runs say of it: not a run another named node or a named uplink was part of.
+            culprit: [
+                r
+                for r in records
+                if culprit in r.nodes
+                and r.status is Status.FAIL
+                and not any(n in found.culprits for n in r.nodes if n != culprit)
+                and not self._over_named_uplink(r.nodes)
+            ]
             for culprit in found.culprits
             if culprit != node and culprit not in behind
         }
@@ -398,30 +442,27 @@ class _PoolRun:
         return any(crosses(nodes, self._groups(u.label), u.group) for u in self.racks.values())
 
     async def _recheck(self) -> None:
-        """In a paired mode, a named node whose every failing run with a clean known-good partner crossed a named
-        uplink (not its own) was convicted by the uplink, not by itself: it runs once more with a clean known-good
-        node off every named uplink, its own group's first. Failing again names it; passing clears it (its failed
-        runs must still be explained); with no such node free it is not judged."""
-        if not isinstance(self.plan, PairPlan) or not self.racks:
+        """In a paired mode a node is named by two failed runs, but its first partner was not known to be good,
+        and a known-good one may since have turned out flaky or behind a slow uplink. A named node that lacks
+        two failed runs, failing the same way, that nothing else explains (another named node, a named uplink)
+        runs once more with a clean known-good node off every named uplink, its own group's first. Failing
+        again names it; passing clears it (its failed runs must still be explained, ``_unsettled``); with no
+        such node free it is not judged."""
+        if not isinstance(self.plan, PairPlan):
             return
         found = self.conclusion()
         behind = _behind_uplinks(self)
         clean = self._clean(found)
         label = MODE_LABEL.get(self.options.pairing, RACK_LABEL)
+        failed = [run for run in _judged([r for _, r, _ in self.records]) if run.status is Status.FAIL]
         for node in found.culprits:
             if node in behind:
                 continue
-            evidence = [
-                run
-                for _, run, _ in self.records
-                if node in run.nodes
-                and run.status is Status.FAIL
-                and run.purpose != Purpose.ISOLATION
-                and any(n in clean or n in behind for n in run.nodes if n != node)
-            ]
-            if not evidence or not all(self._over_named_uplink(run.nodes) for run in evidence):
-                continue  # convicted off the named uplinks (or with no known-good partner at all): it stands
-            partners = [n for n in clean if not self._over_named_uplink((n, node))]
+            own = [symptom(run) for run in failed if node in run.nodes and not self.explained(run, node, found)]
+            if any(own.count(kind) >= 2 for kind in set(own)):
+                continue  # named by its own runs: it stands
+            met = {n for run in failed if node in run.nodes for n in run.nodes}
+            partners = [n for n in clean if n not in met and not self._over_named_uplink((n, node))]
             group = self._label(node, label)
             partners.sort(key=lambda n: self._label(n, label) != group)
             self.rechecked[node] = (
