@@ -71,7 +71,8 @@ def wanted_runs(group: str, results: Sequence[tuple[str, str, bool]]) -> int:
     if group in good:
         return 0
     slow_with = {b if a == group else a for a, b, ok in results if not ok and group in (a, b)} & good
-    return max(0, min(2, len(good - {group})) - len(slow_with))
+    # Slow with one proven group at least: with none, either end of a slow run may be the slow one.
+    return max(0, max(1, min(2, len(good - {group}))) - len(slow_with))
 
 
 def ring_named(results: Sequence[tuple[str, str, bool]]) -> list[str]:
