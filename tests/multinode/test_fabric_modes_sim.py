@@ -21,6 +21,7 @@ import pytest
 from console.model.findings import Status
 from console.sweep.multinode import MultinodeOptions
 from console.sweep.pairing import MODE_LABEL, Pairing
+from console.ui.pairs import verdict_lines
 from tests.multinode.simcluster import multinode_sweep
 
 # (nodes, rack, rail group)
@@ -87,6 +88,7 @@ def test_every_paired_mode_names_the_right_culprits_and_passes_no_faulted_node(
     # The report says what the mode covered: a mode that keeps its pairs in a group crossed every group's way out.
     (pool,) = result.pools
     assert pool.coverage.startswith(f"{mode.value} pairing"), pool.coverage
+    assert dict(verdict_lines(result, SLOW_NIC))["coverage"] == pool.coverage  # the console's node detail says it
     if mode in (Pairing.RACK, Pairing.SWITCH, Pairing.RAIL):
         assert f"the way out of every {MODE_LABEL[mode]} was tested" in pool.coverage, pool.coverage
         assert any(run.purpose == "uplink" for run in result.runs), where
