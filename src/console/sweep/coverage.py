@@ -9,7 +9,8 @@ run ever left is not covered, and its nodes are not judged for it (``covered_gro
 In a first pass neither node is known to be good, so the second pass clears a node when its partner is
 named. That holds only when the partner's fault explains the failed run (``explained_by``): a node slow
 with every partner explains a slow run, not a run that broke with a network error, which is the mark
-of a flaky link on the other node. ``console.sweep.multinode`` runs what this plans.
+of a flaky link on the other node (docs/sources/rccl.md#paired-modes-the-group-pass-and-explained-failures).
+``console.sweep.multinode`` runs what this plans.
 """
 
 from __future__ import annotations
