@@ -72,15 +72,16 @@ def wanted_runs(group: str, results: Sequence[tuple[str, str, bool]]) -> int:
     if group in good:
         return 0
     slow_with = {b if a == group else a for a, b, ok in results if not ok and group in (a, b)} & good
-    # Slow with one proven group at least: with none, either end of a slow run may be the slow one.
-    return max(0, max(1, min(2, len(good - {group}))) - len(slow_with))
+    # A clean run proves both its ends, so anything proven is two groups; with none, either end of a slow
+    # run may be the slow one, and more runs would not tell.
+    return max(0, 2 - len(slow_with)) if good else 1
 
 
 def ring_named(results: Sequence[tuple[str, str, bool]]) -> list[str]:
     """Groups whose way out the group pass names, from ``(group, other group, passed)`` per slow or clean run:
-    no clean run, and slow with two groups a clean run proved (with one, when no other was proven). Each of
-    those runs then explains the other's failure for the proven end; with nothing proven nothing is named
-    (either end of a slow run may be the slow one)."""
+    no clean run, and slow with two groups a clean run proved. Each of those runs then explains the other's
+    failure for its proven end; with nothing proven nothing is named (either end of a slow run may be the
+    slow one)."""
     groups = {g for a, b, _ in results for g in (a, b)}
     good = proven(results)
     return sorted(
