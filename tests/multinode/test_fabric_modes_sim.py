@@ -3,6 +3,7 @@
 Four racks, one leaf switch each (rack r0N is switch sw0N), two rail groups across them:
 sim[001-003] in r01, sim[004-005] in r02 behind a slow uplink, sim[006-008] in r03 with sim006's slow NIC
 and sim007's flaky link (its first or second multi-node run breaks, then every third), sim[009-010] in r04.
+With the default seed the flake happens in every mode and both cases.
 
 Whatever the mode: no faulted node reads PASS, node verdict or multi-node finding; the slow NIC alone is
 named; the uplink of r02 (or of its switch sw02) is named for sim004 and sim005, who read WARN; the flaky
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from console.model.findings import Status
+from console.sweep.coverage import Symptom, symptom
 from console.sweep.multinode import MultinodeOptions
 from console.sweep.pairing import MODE_LABEL, Pairing
 from console.ui.pairs import verdict_lines
@@ -65,7 +67,11 @@ def test_every_paired_mode_names_the_right_culprits_and_passes_no_faulted_node(
     said = "\n".join(f"{s.node} {s.status.value}: {s.how}" for s in result.stragglers)
     where = f"{mode.value} pairing, flaky run {flaky_first}:\n{said}"
 
-    for node in [*BEHIND, SLOW_NIC, FLAKY]:
+    # A flaky link shows only in a run it breaks: its first run always exists, a second one need not (the
+    # second pass may not run it again), so a flake due on run 2 may not happen at all with another seed.
+    broke = any(FLAKY in run.nodes and symptom(run) is Symptom.BROKEN for run in result.runs)
+    assert broke or flaky_first > 1, where
+    for node in [*BEHIND, SLOW_NIC, *([FLAKY] if broke else [])]:
         assert verdicts[node].status is not Status.PASS, where
         assert standing[node].status is not Status.PASS, where
     # The slow NIC is named by its own runs, not taken for its switch's uplink; no other node is named.
@@ -79,7 +85,7 @@ def test_every_paired_mode_names_the_right_culprits_and_passes_no_faulted_node(
     for node in BEHIND:
         assert standing[node].status is Status.WARN and "behind the slow uplink" in standing[node].how, where
     # The flaky node is never cleared; a healthy node reads WARN only for the path its run with it broke on.
-    assert standing[FLAKY].status in (Status.WARN, Status.FAIL), where
+    assert standing[FLAKY].status in (Status.WARN, Status.FAIL) or not broke, where
     for node in HEALTHY:
         assert standing[node].status in (Status.PASS, Status.WARN), where
         if standing[node].status is Status.WARN:

@@ -162,28 +162,29 @@ class _PoolRun:
         self.racks: dict[tuple[str, str], _Uplink] = {}
         # named node -> (its network-only run with a good node, two good nodes' network-only run)
         self.isolation: dict[str, tuple[CollectiveRun, CollectiveRun]] = {}
-        # named node -> its recheck off every named uplink (``_recheck``), or None: no partner off them was free
-        self.rechecked: dict[str, CollectiveRun | None] = {}
+        # named node -> its runs again with clean known-good nodes (``_recheck``); empty: none was free
+        self.rechecked: dict[str, list[CollectiveRun]] = {}
 
     def conclusion(self) -> Conclusion:
         """The plan's conclusion with the rechecks applied: a named node whose recheck passed is cleared
         (its failed runs must still be explained, ``_unsettled``); one that could not be rechecked is not judged."""
         found = self.plan.conclusion()
-        for node, run in self.rechecked.items():
+        for node, runs in self.rechecked.items():
             how = found.culprits.pop(node, None)
             if how is None:
                 continue
-            if run is None:
+            if not runs:
                 found.unknown[node] = (
                     f"{how}, but other faults explain some of those runs, and no clean known-good node was free to "
                     "run it again"
                 )
-            elif run.status is Status.PASS:
+            elif runs[-1].status is Status.PASS:
                 found.cleared.append(node)
-            elif run.status is Status.FAIL:
-                found.culprits[node] = f"{how}, and again with {run.nodes[0]} (a clean known-good node)"
+            elif runs[-1].status is Status.FAIL:
+                partners = " and ".join(run.nodes[0] for run in runs)
+                found.culprits[node] = f"{how}, and again with {partners} (clean known-good nodes)"
             else:
-                found.unknown[node] = f"{how}; its run again with {run.nodes[0]} could not be judged"
+                found.unknown[node] = f"{how}; its run again with {runs[-1].nodes[0]} could not be judged"
         return found
 
     def _floor(self, trial: Trial) -> Floor | None:
@@ -445,9 +446,10 @@ class _PoolRun:
         """In a paired mode a node is named by two failed runs, but its first partner was not known to be good,
         and a known-good one may since have turned out flaky or behind a slow uplink. A named node that lacks
         two failed runs, failing the same way, that nothing else explains (another named node, a named uplink)
-        runs once more with a clean known-good node off every named uplink, its own group's first. Failing
-        again names it; passing clears it (its failed runs must still be explained, ``_unsettled``); with no
-        such node free it is not judged."""
+        runs again with clean known-good nodes it has not met, off every named uplink, its own group's first,
+        until it has two such failures (named) or passes (cleared; its failed runs must still be explained,
+        ``_unsettled``), at most twice; with no such node free it is not judged. Two runs, so that a partner
+        of one of them finds its own failure explained by the other."""
         if not isinstance(self.plan, PairPlan):
             return
         found = self.conclusion()
@@ -465,9 +467,13 @@ class _PoolRun:
             partners = [n for n in clean if n not in met and not self._over_named_uplink((n, node))]
             group = self._label(node, label)
             partners.sort(key=lambda n: self._label(n, label) != group)
-            self.rechecked[node] = (
-                await self._judged_run(Trial(partners[0], (node,), Purpose.CONFIRM)) if partners else None
-            )
+            runs = self.rechecked.setdefault(node, [])
+            for partner in partners[:2]:
+                run = await self._judged_run(Trial(partner, (node,), Purpose.CONFIRM))
+                runs.append(run)
+                own.append(symptom(run))
+                if run.status is not Status.FAIL or own.count(symptom(run)) >= 2:
+                    break
 
     async def _isolation_pass(self) -> None:
         """Each named node runs once more with a good node over the network only (no GPU peer-to-peer),
