@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from console.checks import load_packs
 from console.inventory import load_inventory
+from console.model.findings import NodeVerdict
+from console.model.multinode import MultinodeResult
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.serve import ServeOptions, plan_cluster
 from console.sim.specs import GpuModel
 from console.store import Store
 from console.sweep import SweepEngine
+from console.sweep.catalog import ProbeSet
+from console.sweep.cluster_sweep import sweep_cluster
+from console.sweep.multinode import MultinodeOptions
 from console.transport.connect import transport_for
 
 TIME_FACTOR = 400.0
@@ -41,3 +47,22 @@ def engine_for(sim: SimCluster, store_path: Path) -> SweepEngine:
     """An engine over SSH to the simulated nodes, recording into ``store_path``."""
     inventory = load_inventory(str(sim.inventory_path))
     return SweepEngine(inventory, transport_for(inventory), load_packs(), Store(store_path))
+
+
+def multinode_sweep(scenario: Path, options: MultinodeOptions) -> tuple[dict[str, NodeVerdict], MultinodeResult]:
+    """The multinode level (the nodes' standard probes, then the pair runs) over the simulated cluster of the
+    ``scenario`` file, as ``sweep --probes multinode`` runs it: every node's verdict and the multi-node result."""
+    with start_sim_cluster(scenario=scenario, time_factor=TIME_FACTOR) as sim:
+        inventory = load_inventory(sim.inventory_path)
+        engine = SweepEngine(inventory, transport_for(inventory), load_packs(), probe_timeout_cap_s=60)
+
+        async def sweep() -> tuple[dict[str, NodeVerdict], MultinodeResult | None]:
+            try:
+                result, pairs = await sweep_cluster(engine, inventory.nodes, ProbeSet.MULTINODE, multinode=options)
+                return result.verdicts, pairs
+            finally:
+                await engine.close()
+
+        verdicts, pairs = asyncio.run(sweep())
+    assert pairs is not None and pairs.runs
+    return verdicts, pairs

@@ -175,5 +175,5 @@ def test_the_walk_through_a_failed_node_is_no_reference_and_the_run_numbers_agre
     assert [int(n) for n in re.findall(r"#(\d+) ", culprit["found_by"])] == culprit["runs"]
     for s in multinode["stragglers"]:
         if s["status"] in ("PASS", "FAIL"):
-            said = [int(n) for n in re.findall(r"#(\d+) (?:pair|group|split|confirm|rack)", s["how"])]
+            said = [int(n) for n in re.findall(r"#(\d+) (?:pair|group|split|confirm|rack|uplink)", s["how"])]
             assert said == s["decided_by"], s

@@ -23,7 +23,8 @@ class CollectiveRun(Model):
     purpose: str = Field(
         description="group (a pair when one member), split (half of a failed group), confirm (the second "
         "pass: a node of a failed run with another known-good node), rack (two nodes named in one rack, "
-        "with each other), pair (two untested nodes paired by the pairing mode) or isolation (network-only, no "
+        "with each other), pair (two untested nodes paired by the pairing mode), uplink (a rack's, switch's or rail "
+        "group's known-good node with another's, for the way out of the group) or isolation (network-only, no "
         "floor: says which layer a named node's fault is in)"
     )
     status: Status
@@ -78,7 +79,7 @@ class RackCulprit(Model):
 
     pool: str
     rack: str = Field(description="the nodes' topology label value (the rack's name, or the switch's)")
-    label: str = Field("rack", description="the topology label the group is named by: rack or switch")
+    label: str = Field("rack", description="the topology label the group is named by: rack, switch or rail")
     nodes: list[str] = Field(description="its nodes the runs cleared of fault of their own")
     reason: str
     runs: list[int] = Field(
@@ -123,6 +124,11 @@ class PoolRuns(Model):
     )
     topology_missing: list[str] = Field(
         default_factory=list, description="nodes without the pairing mode's label (grouped together)"
+    )
+    coverage: str = Field(
+        "",
+        description="which paths the pairing mode's runs tested, and which they could not (its nodes are not "
+        "judged for those)",
     )
 
 

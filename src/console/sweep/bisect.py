@@ -42,6 +42,9 @@ class Purpose(StrEnum):
     RACK = "rack"  # two nodes named behind one rack, run with each other (``console.sweep.multinode``)
     PAIR = "pair"  # two untested nodes paired by a pairing mode (``console.sweep.pairing``)
     ISOLATION = "isolation"  # network-only (no GPU peer-to-peer): which layer a named node's fault is in
+    UPLINK = (
+        "uplink"  # a group's known-good node with another group's: the group's way out (``console.sweep.coverage``)
+    )
 
 
 class Outcome(StrEnum):

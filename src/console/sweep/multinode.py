@@ -45,6 +45,17 @@ from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, Nod
 from console.store import Store
 from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
+from console.sweep.coverage import (
+    Symptom,
+    covered_groups,
+    crosses,
+    explained_by,
+    group_ring,
+    proven,
+    ring_named,
+    symptom,
+    wanted_runs,
+)
 from console.sweep.engine import SweepEngine, SweepResult, describe
 from console.sweep.events import MultinodeDone, MultinodeRunDone, MultinodeStarted
 from console.sweep.known_good import disqualified
@@ -65,6 +76,9 @@ UPLINK_LABELS = ("rack", "switch")
 # Pairing modes whose runs stay inside a group: a named node's runs all crossing its group's uplink mean it
 # had no partner inside, not that it was tested there (``_PoolRun._uplink_verdict``).
 WITHIN_GROUP_MODES = frozenset({Pairing.RACK, Pairing.SWITCH})
+# Pairing modes whose first pass never leaves a group of their label: the group pass crosses each group's
+# way out (``console.sweep.coverage``), and a group no clean run left is not judged for it.
+GROUP_PASS_MODES = frozenset({Pairing.RACK, Pairing.SWITCH, Pairing.RAIL})
 # Labels a run's nodes are described by (``CollectiveRun.topology``), coarsest first.
 TOPOLOGY_LABELS = ("rack", "switch", "rail")
 # RCCL reads NCCL's variables: no GPU peer-to-peer and no shared memory sends even a node's own ranks'
@@ -148,6 +162,30 @@ class _PoolRun:
         self.racks: dict[tuple[str, str], _Uplink] = {}
         # named node -> (its network-only run with a good node, two good nodes' network-only run)
         self.isolation: dict[str, tuple[CollectiveRun, CollectiveRun]] = {}
+        # named node -> its runs again with clean known-good nodes (``_recheck``); empty: none was free
+        self.rechecked: dict[str, list[CollectiveRun]] = {}
+
+    def conclusion(self) -> Conclusion:
+        """The plan's conclusion with the rechecks applied: a named node whose recheck passed is cleared
+        (its failed runs must still be explained, ``_unsettled``); one that could not be rechecked is not judged."""
+        found = self.plan.conclusion()
+        for node, runs in self.rechecked.items():
+            how = found.culprits.pop(node, None)
+            if how is None:
+                continue
+            if not runs:
+                found.unknown[node] = (
+                    f"{how}, but other faults explain some of those runs, and no clean known-good node was free to "
+                    "run it again"
+                )
+            elif runs[-1].status is Status.PASS:
+                found.cleared.append(node)
+            elif runs[-1].status is Status.FAIL:
+                partners = " and ".join(run.nodes[0] for run in runs)
+                found.culprits[node] = f"{how}, and again with {partners} (clean known-good nodes)"
+            else:
+                found.unknown[node] = f"{how}; its run again with {runs[-1].nodes[0]} could not be judged"
+        return found
 
     def _floor(self, trial: Trial) -> Floor | None:
         model = self.engine.inventory.node(trial.reference).gpu_model
@@ -173,14 +211,94 @@ class _PoolRun:
                     trial, floor = running.pop(task)
                     record = self._record(trial, task.result(), floor)
                     self.plan.finish(trial, _OUTCOME.get(record.status, Outcome.UNKNOWN))
+            await self._group_pass()
             await self._rack_pass()
-            self._uplink_verdict()
+            await self._recheck()
+            await self._uplink_verdict()
             await self._isolation_pass()
         finally:
             # Cancelled (deadline, Ctrl-C): the transport kills each launcher on the node as its task ends.
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
+
+    async def _judged_run(self, trial: Trial) -> CollectiveRun:
+        """Run ``trial`` now against its floor, record it and return its record."""
+        floor = self._floor(trial)
+        return self._record(trial, await self._run_trial(trial, floor), floor)
+
+    def _groups(self, label: str) -> dict[str, str | None]:
+        return {node: self._label(node, label) for node in {*self.plan.nodes, *self.plan.borrowed}}
+
+    def _clean(self, found: Conclusion) -> list[str]:
+        """Known-good nodes the runs cleared with nothing against them: the only ones a later pass runs with. A
+        node with a failed run nothing else explains is not one (a flaky link may break the next run too)."""
+        fit = self.plan.known_good
+        suspect = {node for path in found.suspect_paths for node in path}
+        behind = _behind_uplinks(self)
+        failed = [run for run in _judged([r for _, r, _ in self.records]) if run.status is Status.FAIL]
+        return [
+            node
+            for node in dict.fromkeys([found.reference, *found.cleared])
+            if node in fit and node not in found.culprits and node not in found.unknown
+            if node not in suspect and node not in behind
+            if not any(node in run.nodes and not self.explained(run, node, found) for run in failed)
+        ]
+
+    async def _group_pass(self) -> None:
+        """In a pairing mode whose pairs stay inside their group, each group's clean known-good node runs with
+        the next group's (``coverage.group_ring``): a group whose every such run fails, while the other ends
+        pass elsewhere, has a slow way out, and its nodes read WARN behind it instead of PASS."""
+        if self.options.pairing not in GROUP_PASS_MODES:
+            return
+        label = MODE_LABEL[self.options.pairing]
+        found = self.conclusion()
+        representatives: dict[str, str] = {}
+        # A clean node first; else one the runs cleared though a failure of it is not explained yet (a slow
+        # uplink's group may have no other): only slow runs name a group, so a flaky one's broken run cannot.
+        behind, suspect = _behind_uplinks(self), {n for path in found.suspect_paths for n in path}
+        cleared = [
+            n
+            for n in [found.reference, *found.cleared]
+            if n in self.plan.known_good and n not in found.culprits and n not in found.unknown
+            if n not in behind and n not in suspect
+        ]
+        for node in [*self._clean(found), *cleared]:
+            group = self._label(node, label)
+            if group is not None:
+                representatives.setdefault(group, node)
+        group_of = {node: group for group, node in representatives.items()}
+        results: list[tuple[str, str, bool]] = []
+        records: list[CollectiveRun] = []
+
+        async def cross(a: str, b: str) -> None:
+            record = await self._judged_run(Trial(a, (b,), Purpose.UPLINK))
+            records.append(record)
+            # A slow uplink slows what crosses it: a run that broke (a flaky link) or could not be read says nothing.
+            if record.status is Status.PASS or symptom(record) is Symptom.SLOW:
+                results.append((group_of[a], group_of[b], record.status is Status.PASS))
+
+        for a, b in group_ring(sorted(representatives.items())):
+            await cross(a, b)
+        # A group the ring left open runs with groups a clean run proved until it is proven or named (slow with
+        # two of them, so that each slow run explains the other's for its proven end).
+        for group, node in sorted(representatives.items()):
+            tried = {b if a == group else a for a, b, _ in results if group in (a, b)}
+            for other in sorted(proven(results) - tried - {group}):
+                if not wanted_runs(group, results):
+                    break
+                await cross(node, representatives[other])
+        groups = self._groups(label)
+        for group in ring_named(results):
+            failed = [run for run in records if symptom(run) is Symptom.SLOW and crosses(run.nodes, groups, group)]
+            members = [
+                node
+                for node in self.plan.nodes
+                if groups.get(node) == group and node not in found.culprits and node not in found.unknown
+            ]
+            reached = sorted({groups.get(n) or "unlabelled" for run in failed for n in run.nodes} - {group})
+            runs = [run.seq for run in failed]
+            self.racks[(label, group)] = _Uplink(label, group, members, runs, reached, inside=True)
 
     def _partner_from(self, trial: Trial) -> str:
         if trial.purpose in (Purpose.PAIR, Purpose.RACK):
@@ -207,7 +325,7 @@ class _PoolRun:
         of the rack. Its first pair failing leaves every node named (either may be slow itself).
         """
         by_rack: dict[str, list[str]] = {}
-        for node in self.plan.conclusion().culprits:
+        for node in self.conclusion().culprits:
             rack = self._rack(node)
             if rack is not None and self._left_rack_only(node, rack):
                 by_rack.setdefault(rack, []).append(node)
@@ -234,19 +352,25 @@ class _PoolRun:
                 ]
                 reached = sorted({self._rack(n) or "unlabelled" for run in left for n in run.nodes} - {rack})
                 runs = sorted([run.seq for run in left] + inside)
-                self.racks[(RACK_LABEL, rack)] = _Uplink(RACK_LABEL, rack, behind, runs, reached, inside=True)
+                # The group pass of rack pairing may have named this rack already: its nodes stay behind it too.
+                uplink = self.racks.setdefault((RACK_LABEL, rack), _Uplink(RACK_LABEL, rack, [], [], [], inside=True))
+                uplink.nodes += [node for node in behind if node not in uplink.nodes]
+                uplink.runs = sorted({*uplink.runs, *runs})
+                uplink.reached = sorted({*uplink.reached, *reached})
 
     def _label(self, node: str, label: str) -> str | None:
         return self.engine.inventory.node(node).labels.get(label)
 
-    def _uplink_verdict(self) -> None:
+    async def _uplink_verdict(self) -> None:
         """In rack or switch pairing, a named node whose every failing run crossed its group's uplink, while
         runs of another node of the group across it failed too, is not convicted: the uplink is named instead.
 
         In switch or rack pairing a node whose own group has no free known-good partner is confirmed with
         a cleared node of another group, so each of its runs crosses its group's way out; a slow uplink
-        then fails them though its NIC is fine. No run of it inside the group tells the two apart, so it
-        reads WARN, with the reason, never PASS. A node failing a run inside its group stays named.
+        then fails them though its NIC is fine. When a clean known-good node of its group exists now, the
+        node runs with it first: a slow NIC is slow with every partner, its own group's too, and stays named;
+        an uplink is slow only across. With no such node nothing tells the two apart, so it reads WARN, with
+        the reason, never PASS. A node failing a run inside its group stays named.
         """
         if self.options.pairing not in WITHIN_GROUP_MODES:
             # Elsewhere every run may cross an uplink by design (each node with the reference): a slow NIC's
@@ -254,36 +378,107 @@ class _PoolRun:
             return
         behind = _behind_uplinks(self)
         failed = [run for _, run, _ in self.records if run.status in _BAD and run.purpose != Purpose.ISOLATION]
-        for node in self.plan.conclusion().culprits:
+        found = self.conclusion()
+        for node in found.culprits:
             if node in behind:
                 continue
-            mine = [run for run in failed if node in run.nodes]
+            # Failures another named node or a named uplink explains say nothing of this node's group.
+            mine = [run for run in failed if node in run.nodes and not self.explained(run, node, found, own=False)]
+            kinds = {symptom(run) for run in mine}
             for label in UPLINK_LABELS:
                 group = self._label(node, label)
                 if group is None or not mine:
                     continue
-
-                def crosses(run: CollectiveRun, label: str = label, group: str | None = group) -> bool:
-                    inside = [self._label(n, label) == group for n in run.nodes]
-                    return any(inside) and not all(inside)
-
-                if not all(crosses(run) for run in mine):
+                groups = self._groups(label)
+                if not all(crosses(run.nodes, groups, group) for run in mine):
                     continue
-                # Other failures across the same uplink: runs without this node, with another node of it.
-                others = [run for run in failed if node not in run.nodes and crosses(run)]
+                # Other failures across the same uplink, the same way: runs without this node, with another node
+                # of it (a flaky link's broken run and a slow uplink's slow ones are not one fault).
+                others = [
+                    run
+                    for run in failed
+                    if node not in run.nodes and crosses(run.nodes, groups, group) and symptom(run) in kinds
+                ]
                 if not others:
                     continue
+                mates = [n for n in self._clean(found) if groups.get(n) == group and n != node]
+                inside = await self._judged_run(Trial(mates[0], (node,), Purpose.CONFIRM)) if mates else None
+                if inside is not None and inside.status is not Status.PASS:
+                    break  # slow inside its own group too: its own fault, it stays named
                 uplink = self.racks.setdefault((label, group), _Uplink(label, group, [], [], [], inside=False))
+                uplink.inside = uplink.inside or inside is not None
                 uplink.nodes.append(node)
-                uplink.runs = sorted({*uplink.runs, *(run.seq for run in [*mine, *others])})
+                uplink.runs = sorted({*uplink.runs, *(run.seq for run in [*mine, *others, *filter(None, [inside])])})
                 outside = {self._label(n, label) or "unlabelled" for run in mine for n in run.nodes} - {group}
                 uplink.reached = sorted({*uplink.reached, *outside})
                 break
 
+    def explained(self, run: CollectiveRun, node: str, found: Conclusion, *, own: bool = True) -> bool:
+        """``run`` failed for a reason other than ``node``: another node of it named by runs without ``node``
+        that failed the same way (``coverage.explained_by``), or a named uplink it crossed that did (with
+        ``own`` False, not the uplink of a group of ``node``'s: the uplink verdict asks whether it sits behind one)."""
+        behind = _behind_uplinks(self)
+        records = _judged([record for _, record, _ in self.records])
+        named = {
+            # What a named node's own runs say of it: not a run another named node or a named uplink was part of.
+            culprit: [
+                r
+                for r in records
+                if culprit in r.nodes
+                and r.status is Status.FAIL
+                and not any(n in found.culprits for n in r.nodes if n != culprit)
+                and not self._over_named_uplink(r.nodes)
+            ]
+            for culprit in found.culprits
+            if culprit != node and culprit not in behind
+        }
+        good = frozenset(n for n in self.plan.known_good if n not in found.culprits)
+        if explained_by(run, node, named, good):
+            return True
+        uplinks = [u for u in self.racks.values() if own or self._label(node, u.label) != u.group]
+        return any(_uplink_explains(self, uplink, run, node) for uplink in uplinks)
+
+    def _over_named_uplink(self, nodes: Iterable[str]) -> bool:
+        """A run over ``nodes`` would cross an uplink the runs named (a convicted path)."""
+        return any(crosses(nodes, self._groups(u.label), u.group) for u in self.racks.values())
+
+    async def _recheck(self) -> None:
+        """In a paired mode a node is named by two failed runs, but its first partner was not known to be good,
+        and a known-good one may since have turned out flaky or behind a slow uplink. A named node that lacks
+        two failed runs, failing the same way, that nothing else explains (another named node, a named uplink)
+        runs again with clean known-good nodes it has not met, off every named uplink, its own group's first,
+        until it has two such failures (named) or passes (cleared; its failed runs must still be explained,
+        ``_unsettled``), at most twice; with no such node free it is not judged. Two runs, so that a partner
+        of one of them finds its own failure explained by the other."""
+        if not isinstance(self.plan, PairPlan):
+            return
+        found = self.conclusion()
+        behind = _behind_uplinks(self)
+        clean = self._clean(found)
+        label = MODE_LABEL.get(self.options.pairing, RACK_LABEL)
+        failed = [run for run in _judged([r for _, r, _ in self.records]) if run.status is Status.FAIL]
+        for node in found.culprits:
+            if node in behind:
+                continue
+            own = [symptom(run) for run in failed if node in run.nodes and not self.explained(run, node, found)]
+            if any(own.count(kind) >= 2 for kind in set(own)):
+                continue  # named by its own runs: it stands
+            met = {n for run in failed if node in run.nodes for n in run.nodes}
+            partners = [n for n in clean if n not in met and not self._over_named_uplink((n, node))]
+            group = self._label(node, label)
+            partners.sort(key=lambda n: self._label(n, label) != group)
+            runs = self.rechecked.setdefault(node, [])
+            for partner in partners[:2]:
+                run = await self._judged_run(Trial(partner, (node,), Purpose.CONFIRM))
+                runs.append(run)
+                own.append(symptom(run))
+                if run.status is not Status.FAIL or own.count(symptom(run)) >= 2:
+                    break
+
     async def _isolation_pass(self) -> None:
         """Each named node runs once more with a good node over the network only (no GPU peer-to-peer),
         against the same run between two good nodes: slow there too puts the fault in its network."""
-        found = self.plan.conclusion()
+        found = self.conclusion()
         behind = _behind_uplinks(self)
         named = [node for node in found.culprits if node not in behind]
         # Two nodes that passed their own checks and the runs: a node whose own checks failed is no baseline.
@@ -566,7 +761,7 @@ def _single_node_layer(sweep: SweepResult, node: str) -> tuple[str, str]:
 def _conclude(
     engine: SweepEngine, pool_run: _PoolRun, result: MultinodeResult, *, stopped: bool, why: str, sweep: SweepResult
 ) -> None:
-    found = pool_run.plan.conclusion()
+    found = pool_run.conclusion()
     records = [record for _, record, _ in pool_run.records]
     result.runs.extend(records)
     unjudged = [] if pool_run.plan.done else _unjudged(pool_run, found)
@@ -585,6 +780,7 @@ def _conclude(
             baseline_sweep=pool_run.baseline,
             borrowed=used,
             topology_missing=missing,
+            coverage=coverage_of(pool_run),
         )
     )
     mode = pool_run.options.pairing
@@ -823,8 +1019,14 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended:
         add(node, Status.WARN, message, bad)
     for node, why in found.unknown.items():
         add(node, Status.UNKNOWN, f"not judged: {why}", bad)
-    for node in [found.reference, *found.cleared]:
-        if node not in found.culprits and node not in found.unknown and _latest(pool_run, node, (Status.PASS,)):
+    behind = _behind_uplinks(pool_run)
+    for node in dict.fromkeys([found.reference, *found.cleared]):
+        if node in behind:
+            continue  # WARN behind its group's slow uplink (above), never PASS
+        unsettled = _unsettled(pool_run, node, found)
+        if unsettled is not None and node not in found.culprits and node not in found.unknown:
+            add(node, unsettled[0], unsettled[1], bad)
+        elif node not in found.culprits and node not in found.unknown and _latest(pool_run, node, (Status.PASS,)):
             add(node, Status.PASS, "clean run with a known-good node", (Status.PASS,))
         elif node not in found.culprits and node not in found.unknown:
             # A reference whose only runs were with a node another known-good partner convicted too: the
@@ -842,6 +1044,109 @@ def _findings(pool_run: _PoolRun, found: Conclusion, unjudged: list[str], ended:
     for node in unjudged:
         add(node, Status.UNKNOWN, f"not judged: the multi-node phase was {ended}", bad)
     return out
+
+
+def _unsettled(pool_run: _PoolRun, node: str, found: Conclusion) -> tuple[Status, str] | None:
+    """Why a node a paired mode cleared may not read PASS, or None. Reference pairing keeps its own rules.
+
+    Every failed run of the node must be explained: by another node of it, named by runs without the node
+    that failed the same way (``coverage.explained_by``), or by a named uplink it crossed whose runs failed
+    the same way. A node must also have a clean run with a known-good partner off every named uplink, and,
+    when the mode keeps its pairs inside a group, its group's way out must have been crossed by a clean run.
+    """
+    if not isinstance(pool_run.plan, PairPlan):
+        return None
+    records = _judged([record for _, record, _ in pool_run.records])
+    good = frozenset(n for n in pool_run.plan.known_good if n not in found.culprits)
+    for run in records:
+        if node not in run.nodes or run.status is not Status.FAIL or pool_run.explained(run, node, found):
+            continue
+        others = _names([n for n in run.nodes if n != node])
+        return Status.WARN, (
+            f"#{run.seq} with {others} failed ({symptom(run)}), and no fault found elsewhere explains it, though "
+            f"it passes with known-good nodes: check its links and the network path to {others}"
+        )
+    clean = [
+        run
+        for run in records
+        if node in run.nodes
+        and run.status is Status.PASS
+        and any(n in good for n in run.nodes if n != node)
+        and not pool_run._over_named_uplink(run.nodes)
+    ]
+    if not clean:
+        return Status.UNKNOWN, "not judged: no clean run with a known-good partner off the slow uplinks the runs named"
+    mode = pool_run.options.pairing
+    if mode in GROUP_PASS_MODES:
+        label = MODE_LABEL[mode]
+        group = pool_run._label(node, label)
+        if group in _untested_groups(pool_run):
+            return Status.UNKNOWN, (
+                f"not judged for the way out of {label} {group}: {mode.value} pairing keeps its pairs inside the "
+                f"{label}, and no clean run of a known-good node left it (the uplink is untested)"
+            )
+    return None
+
+
+def _untested_groups(pool_run: _PoolRun) -> list[str]:
+    """Groups of the mode's label whose way out no clean run crossed and no run named, while there was a
+    healthy group to reach (when every other node sits behind a named slow uplink, there was none)."""
+    label = MODE_LABEL[pool_run.options.pairing]
+    groups = pool_run._groups(label)
+    nodes = pool_run.plan.nodes
+    labelled = sorted({g for n in nodes if (g := groups.get(n)) is not None})
+    records = _judged([record for _, record, _ in pool_run.records])
+    done = covered_groups(records, groups) | {u.group for u in pool_run.racks.values() if u.label == label}
+    behind = _behind_uplinks(pool_run)
+    return [
+        group
+        for group in labelled
+        if group not in done
+        and not all(n in behind for n in nodes if groups.get(n) == group)
+        and not all(n in behind for n in nodes if groups.get(n) not in (None, group))
+    ]
+
+
+def _uplink_explains(pool_run: _PoolRun, uplink: _Uplink, run: CollectiveRun, node: str) -> bool:
+    """A named uplink explains ``run`` for ``node``: the run crossed it, and runs without ``node`` that
+    convicted it failed the same way."""
+    if not crosses(run.nodes, pool_run._groups(uplink.label), uplink.group):
+        return False
+    convicting = [r for _, r, _ in pool_run.records if r.seq in uplink.runs and node not in r.nodes]
+    return any(symptom(r) is symptom(run) for r in convicting)
+
+
+def coverage_of(pool_run: _PoolRun) -> str:
+    """What the mode's runs tested in this pool, said once in the report (``PoolRuns.coverage``)."""
+    mode = pool_run.options.pairing
+    if mode not in GROUP_PASS_MODES:
+        # Reference, random and across pairings cross the groups by design; the rack pass then names a rack.
+        return (
+            f"{mode.value} pairing: {MODE_PURPOSE[mode]}; runs cross racks and switches as the pairs fall, and a "
+            "rack whose named nodes pass with each other has its uplink named (the rack pass)"
+        )
+    label = MODE_LABEL[mode]
+    groups = pool_run._groups(label)
+    labelled = sorted({g for n in pool_run.plan.nodes if (g := groups.get(n)) is not None})
+    said = (
+        f"{mode.value} pairing: {MODE_PURPOSE[mode]}, then the group pass (each {label}'s known-good node with "
+        f"another {label}'s)"
+    )
+    if len(labelled) < 2:
+        return f"{said}: one {label} only, no way out to test"
+    untested = _untested_groups(pool_run)
+    records = _judged([record for _, record, _ in pool_run.records])
+    named = {u.group for u in pool_run.racks.values() if u.label == label}
+    # Left untested and not said so: every node out of the group sits behind a named slow uplink.
+    only_slow = [g for g in labelled if g not in covered_groups(records, groups) | named | set(untested)]
+    tested = f"{said}: the way out of every {label} was tested"
+    if only_slow:
+        tested += f" or leads only to nodes behind a named slow uplink ({label} {', '.join(only_slow)})"
+    if not untested:
+        return tested
+    return (
+        f"{said}: not tested for {label} {', '.join(untested)} (no clean run left it; its nodes are not judged for it)"
+    )
 
 
 def refreshed(engine: SweepEngine, sweep: SweepResult, extra_s: float = 0.0) -> SweepResult:

@@ -114,9 +114,10 @@ class PairBoard:
 
 
 def verdict_lines(result: MultinodeResult, node: str) -> list[tuple[str, str]]:
-    """(label, text) lines saying how the multi-node phase judged ``node``: the pairing mode, its verdict
-    and the runs that decided it (each with its partner and where that partner came from), what named it
-    or the uplink it sits behind, and every run it took part in. Empty when it was not judged."""
+    """(label, text) lines saying how the multi-node phase judged ``node``: the pairing mode and what it
+    covered in the node's pool, its verdict and the runs that decided it (each with its partner and where
+    that partner came from), what named it or the uplink it sits behind, and every run it took part in.
+    Empty when it was not judged."""
     standing = next((s for s in result.stragglers if s.node == node), None)
     if standing is None:
         return []
@@ -124,7 +125,10 @@ def verdict_lines(result: MultinodeResult, node: str) -> list[tuple[str, str]]:
     pairing = f"{result.pairing} ({MODE_PURPOSE[mode]})" if mode is not None else result.pairing
     if result.seed is not None:
         pairing += f", seed {result.seed}"
-    lines = [("pairing", pairing), (standing.status.value, standing.how or "no run decided it")]
+    lines = [("pairing", pairing)]
+    # What the mode tested in the node's pool: a path it did not test is why a node may read UNKNOWN.
+    lines += [("coverage", p.coverage) for p in result.pools if p.pool == standing.pool and p.coverage]
+    lines += [(standing.status.value, standing.how or "no run decided it")]
     for culprit in result.culprits:
         if culprit.node == node:
             lines += [
