@@ -100,7 +100,8 @@ async def _transport_passes(inventory: Inventory, port: int, user: str, key: Pat
                     "wall_s": time.monotonic() - t0,
                     "cpu_s": time.process_time() - cpu0,
                     "bundles": len(runs),
-                    "sections": sum(ended for _, ended in runs),  # one per quick probe and node when every probe answered
+                    # one per quick probe and node when every probe answered
+                    "sections": sum(ended for _, ended in runs),
                     "bytes": sum(size for size, _ in runs),
                 }
             )
