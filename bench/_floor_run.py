@@ -72,7 +72,9 @@ async def _transport_passes(inventory: Inventory, port: int, user: str, key: Pat
         config=None,
         username=user,
         port=port,
-        known_hosts=str(known_hosts),
+        # Read once, as the console's ``KnownHosts`` does: a path here makes asyncssh read and parse the
+        # whole file again at every connect (a third of this client's CPU at 256 nodes, profiled).
+        known_hosts=asyncssh.read_known_hosts(str(known_hosts)),
         client_keys=[asyncssh.read_private_key(key)],
         agent_path=None,
         password_auth=False,
