@@ -29,6 +29,10 @@ from console.sweep.catalog import PROBES_BY_ID
 from console.transport.connect import transport_for
 from tests.reliability.simfleet import SimOnSshd, start_sim_on_sshd
 
+# Asserts no engine worker process is left on this host: under xdist it shares a worker with every other
+# test that starts engine workers, so another test's live workers cannot be taken for a leak.
+pytestmark = pytest.mark.xdist_group("engine-workers")
+
 STUBBORN = "sim002"
 SLACK_S = 3.0  # a busy 2-core machine
 

@@ -34,6 +34,10 @@ from console.sweep.events import Event, NodeDone, ProbeFinished, ProbeStarted
 from tests.multinode.simcluster import start_cluster
 from tests.transport.conftest import local_processes_matching
 
+# Asserts no engine worker process is left on this host: under xdist it shares a worker with every other
+# test that starts engine workers, so another test's live workers cannot be taken for a leak.
+pytestmark = pytest.mark.xdist_group("engine-workers")
+
 CAP_S = 8.0  # a hung probe costs this, not its catalogue timeout
 # The fleet compared between modes: a healthy node must never reach the cap, even on a busy machine.
 FLEET_CAP_S = 15.0
