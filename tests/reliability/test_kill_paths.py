@@ -158,7 +158,7 @@ def test_cancelling_a_sweep_kills_it_on_the_node(clean: SimOnSshd, workers: int)
     without a verdict and the sweep "done" (a KeyError building its result)."""
     from console.service.assembly import EngineSpec, build_engine
     from console.service.workers import WorkerPool
-    from tests.transport.conftest import local_processes_matching
+    from tests.transport.conftest import engine_workers_left
 
     inventory = load_inventory(clean.inventory_path)
     engine = build_engine(EngineSpec(inventory, load_packs(), None, workers=workers), None)
@@ -180,4 +180,4 @@ def test_cancelling_a_sweep_kills_it_on_the_node(clean: SimOnSshd, workers: int)
     assert outcome == "cancelled"
     assert status is Status.UNKNOWN and "cancelled" in reason, reason
     _wait(lambda: _stubborn_probes(clean) == [], f"left on the node: {_stubborn_probes(clean)}", SLACK_S)
-    assert local_processes_matching("console.service.worker") == []
+    assert engine_workers_left() == []

@@ -32,7 +32,7 @@ from console.store import Store
 from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.events import Event, NodeDone, ProbeFinished, ProbeStarted
 from tests.multinode.simcluster import start_cluster
-from tests.transport.conftest import local_processes_matching
+from tests.transport.conftest import engine_workers_left, local_processes_matching
 
 # Asserts no engine worker process is left on this host: under xdist it shares a worker with every other
 # test that starts engine workers, so another test's live workers cannot be taken for a leak.
@@ -145,7 +145,7 @@ def test_one_and_two_workers_judge_a_faulty_fleet_as_the_engine_does(
     finally:
         store.close()
     assert stored == {name: status.value for name, (status, _) in alone.items()}
-    assert local_processes_matching("console.service.worker") == []
+    assert engine_workers_left() == []
 
 
 @pytest.fixture(scope="module")
@@ -178,7 +178,7 @@ def test_giving_up_a_node_in_a_worker_ends_it_there(hanging: SimCluster, packs: 
     assert given == [True]
     assert verdicts[hung][0] is Status.UNKNOWN and "given up by the operator" in verdicts[hung][1], verdicts[hung]
     assert all(s is Status.PASS for n, (s, _) in verdicts.items() if n != hung), verdicts
-    assert local_processes_matching("console.service.worker") == []
+    assert engine_workers_left() == []
 
 
 def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_another(
@@ -225,7 +225,7 @@ def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_anothe
     assert restarted is not None and restarted != killed[0]
     assert second[hung][0] is Status.UNKNOWN and "engine worker" not in second[hung][1], second[hung]
     assert all(s is Status.PASS for n, (s, _) in second.items() if n != hung), second
-    assert local_processes_matching("console.service.worker") == []
+    assert engine_workers_left() == []
 
 
 def test_the_sweep_command_takes_workers_and_defaults_to_none_for_a_small_fleet(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import replace
@@ -75,6 +76,16 @@ def local_processes_matching(needle: str) -> list[str]:
         if needle in cmdline and state != "Z":
             found.append(cmdline)
     return found
+
+
+def engine_workers_left() -> list[str]:
+    """Live engine worker processes (``console.service.workers``) started from this checkout's interpreter.
+
+    Other checkouts' test runs share the host and start workers of their own, which are no leak of ours.
+    """
+    from console.service.workers import WORKER_MODULE
+
+    return local_processes_matching(f"{sys.executable} -m {WORKER_MODULE}")
 
 
 async def processes_matching(fleet: SshdFleet, node: str, needle: str) -> list[str]:
