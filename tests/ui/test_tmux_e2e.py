@@ -83,13 +83,17 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
     env = {**os.environ, "TERM": "xterm-256color"}
     session = ["new-session", "-d", "-s", "e2e", "-x", "180", "-y", "50", command]
     subprocess.run(["tmux", "-L", tmux.socket, *session], check=True, env=env, cwd=tmp_path)
-    screen = tmux.wait_for(lambda s: "done in" in s, 180, "the first sweep to finish")
+    names = [f"sim{i:03d}" for i in range(1, NODES + 1)]
+    # "done in" can reach the screen a frame before the table rows: wait for both.
+    screen = tmux.wait_for(
+        lambda s: "done in" in s and all(node_line(s, n) for n in names), 180, "the first sweep to finish"
+    )
 
-    faults = {f.node: f.kind for f in demo_faults([f"sim{i:03d}" for i in range(1, NODES + 1)], SEED)}
+    faults = {f.node: f.kind for f in demo_faults(names, SEED)}
     assert set(faults.values()) == set(EXPECTED)
     for node, kind in faults.items():
         assert EXPECTED[kind] in node_line(screen, node), (node, kind, node_line(screen, node))
-    healthy = [f"sim{i:03d}" for i in range(1, NODES + 1) if f"sim{i:03d}" not in faults]
+    healthy = [n for n in names if n not in faults]
     assert all("✓ PASS" in node_line(screen, n) for n in healthy)
 
     pane_pid = int(tmux.run("display-message", "-p", "-t", "e2e", "#{pane_pid}").strip())
@@ -104,7 +108,9 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
     tmux.keys("Enter")
     tmux.wait_for(lambda s: f"filter {failing}" in s, 20, "the filter")
     tmux.keys("r")
-    screen = tmux.wait_for(lambda s: "rerun #" in s and "done in" in s, 120, "the rerun to finish")
+    screen = tmux.wait_for(
+        lambda s: "rerun #" in s and "done in" in s and node_line(s, failing) != "", 120, "the rerun to finish"
+    )
     assert "✗ FAIL" in node_line(screen, failing)
 
     tmux.keys("q")
