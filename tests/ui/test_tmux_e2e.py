@@ -81,10 +81,11 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
         f"--store {tmp_path / 'history.sqlite'}; echo EXITED:$?; sleep 60"
     )
     env = {**os.environ, "TERM": "xterm-256color"}
-    session = ["new-session", "-d", "-s", "e2e", "-x", "180", "-y", "50", command]
+    # Tall enough that the node table shows all NODES rows once the cursor's detail pane opens under it.
+    session = ["new-session", "-d", "-s", "e2e", "-x", "180", "-y", "64", command]
     subprocess.run(["tmux", "-L", tmux.socket, *session], check=True, env=env, cwd=tmp_path)
     names = [f"sim{i:03d}" for i in range(1, NODES + 1)]
-    # "done in" can reach the screen a frame before the table rows: wait for both.
+    # The detail pane can open a moment after "done in": wait until every node's row is on screen too.
     screen = tmux.wait_for(
         lambda s: "done in" in s and all(node_line(s, n) for n in names), 180, "the first sweep to finish"
     )
