@@ -80,9 +80,10 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
         f"{sys.executable} -m console demo --nodes {NODES} --seed {SEED} --probes quick --time-factor 400 "
         f"--store {tmp_path / 'history.sqlite'}; echo EXITED:$?; sleep 60"
     )
-    env = {**os.environ, "TERM": "xterm-256color"}
-    # Tall enough that the node table shows all NODES rows once the cursor's detail pane opens under it.
-    session = ["new-session", "-d", "-s", "e2e", "-x", "180", "-y", "64", command]
+    # The pane's size, not LINES/COLUMNS: pytest-xdist workers export LINES=24 COLUMNS=80, which Textual
+    # would take over the 180x50 window (the table then showed 5 of 8 nodes).
+    env = {**{k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}, "TERM": "xterm-256color"}
+    session = ["new-session", "-d", "-s", "e2e", "-x", "180", "-y", "50", command]
     subprocess.run(["tmux", "-L", tmux.socket, *session], check=True, env=env, cwd=tmp_path)
     names = [f"sim{i:03d}" for i in range(1, NODES + 1)]
     # The detail pane can open a moment after "done in": wait until every node's row is on screen too.
