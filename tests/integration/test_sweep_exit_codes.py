@@ -10,8 +10,6 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +22,7 @@ from console.exitcodes import ExitCode
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster
 from console.sim.specs import GpuModel
+from tests.integration.processes import start_console, wait_for_running_sweep
 from tests.multinode.simcluster import start_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,18 +76,17 @@ def test_a_passed_deadline_exits_4_and_keeps_the_verdicts_it_has(one_hung: SimCl
 
 def test_sigint_ends_the_sweep_with_130_and_a_report(one_hung: SimCluster, tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    report = tmp_path / "report.json"
-    argv = [sys.executable, "-m", "console", "sweep", "-i", str(one_hung.inventory_path)]
-    argv += ["--store", str(tmp_path / "h.db"), "--json", str(report)]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    report, db, log = tmp_path / "report.json", tmp_path / "h.db", tmp_path / "console.log"
+    proc = start_console("sweep", "-i", one_hung.inventory_path, "--store", db, "--json", report, log=log, env=env)
     try:
-        time.sleep(3)  # started, connected, and waiting for the hung amd-smi
-        assert proc.poll() is None, proc.communicate()
+        # Started, connected, the healthy node judged: what is left waits on the hung amd-smi.
+        wait_for_running_sweep(proc, db, log)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=20)
+        code = proc.wait(timeout=20)
     finally:
         proc.kill()
-    assert proc.returncode == ExitCode.INTERRUPTED, err
+        proc.wait()
+    assert code == ExitCode.INTERRUPTED, log.read_text(errors="replace")
     written = json.loads(report.read_text())
     assert written["outcome"] == "cancelled" and written["exit_code"] == ExitCode.INTERRUPTED
     hung = one_hung.cluster().faults[0].node

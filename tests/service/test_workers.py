@@ -33,7 +33,11 @@ from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.engine import FIRST_WAVE
 from console.sweep.events import Event, NodeDone, ProbeFinished, ProbeStarted
 from tests.multinode.simcluster import start_cluster
-from tests.transport.conftest import local_processes_matching
+from tests.transport.conftest import engine_workers_left, local_processes_matching
+
+# Grouped under xdist with the other modules that start engine workers, as CI was measured green with
+# them (the leak checks themselves count only this test process's own descendants).
+pytestmark = pytest.mark.xdist_group("engine-workers")
 
 CAP_S = 8.0  # a hung probe costs this, not its catalogue timeout
 # The fleet compared between modes: a healthy node must never reach the cap, even on a busy machine.
@@ -142,7 +146,7 @@ def test_one_and_two_workers_judge_a_faulty_fleet_as_the_engine_does(
     finally:
         store.close()
     assert stored == {name: status.value for name, (status, _) in alone.items()}
-    assert local_processes_matching("console.service.worker", os.getpid()) == []
+    assert engine_workers_left() == []
 
 
 def test_the_first_wave_is_checked_in_the_engine_process_while_the_workers_start(
@@ -193,7 +197,7 @@ def test_the_first_wave_is_checked_in_the_engine_process_while_the_workers_start
             assert shown.snapshot.gpus and len(shown.verdict.findings) < 100, node
             finished = [e for e in events if isinstance(e, ProbeFinished) and e.node == node]
             assert len(finished) >= len(probes_for(ProbeSet.QUICK)), node
-    assert local_processes_matching("console.service.worker") == []
+    assert engine_workers_left() == []
 
 
 @pytest.fixture(scope="module")
@@ -226,7 +230,7 @@ def test_giving_up_a_node_in_a_worker_ends_it_there(hanging: SimCluster, packs: 
     assert given == [True]
     assert verdicts[hung][0] is Status.UNKNOWN and "given up by the operator" in verdicts[hung][1], verdicts[hung]
     assert all(s is Status.PASS for n, (s, _) in verdicts.items() if n != hung), verdicts
-    assert local_processes_matching("console.service.worker", os.getpid()) == []
+    assert engine_workers_left() == []
 
 
 def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_another(
@@ -273,7 +277,7 @@ def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_anothe
     assert restarted is not None and restarted != killed[0]
     assert second[hung][0] is Status.UNKNOWN and "engine worker" not in second[hung][1], second[hung]
     assert all(s is Status.PASS for n, (s, _) in second.items() if n != hung), second
-    assert local_processes_matching("console.service.worker", os.getpid()) == []
+    assert engine_workers_left() == []
 
 
 def test_the_sweep_command_takes_workers_and_defaults_to_none_for_a_small_fleet(

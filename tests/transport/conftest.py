@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import replace
@@ -93,6 +95,17 @@ def _descends(pid: int, ancestor: int, parents: dict[int, int]) -> bool:
         if pid == ancestor:
             return True
     return False
+
+
+def engine_workers_left() -> list[str]:
+    """Live engine worker processes (``console.service.workers``) started from this checkout's interpreter.
+
+    Other checkouts' test runs share the host and start workers of their own, and so does a second pytest-xdist
+    worker of this one: only this test process's descendants are its leaks.
+    """
+    from console.service.workers import WORKER_MODULE
+
+    return local_processes_matching(f"{sys.executable} -m {WORKER_MODULE}", os.getpid())
 
 
 async def processes_matching(fleet: SshdFleet, node: str, needle: str) -> list[str]:

@@ -13,6 +13,10 @@ from console.transport import CommandResult, ErrorKind, LocalTransport, SshTrans
 from tests.transport.conftest import KILL_GRACE_S, gone_within, local_matching, local_processes_matching
 from tests.transport.test_ssh_commands import HOSTILE_ARGS
 
+# These tests assert that no "sleep 417*" of theirs is left on this host, and any of them would see another's:
+# under xdist they run on one worker, the one that holds the session sshd fleet the rest of the module uses.
+pytestmark = pytest.mark.xdist_group("sshd_fleet")
+
 SLACK_S = 1.5
 PARITY_CASES: list[tuple[list[str], bytes | None]] = [
     (["printf", "%s\\0", *HOSTILE_ARGS], None),

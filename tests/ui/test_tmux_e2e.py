@@ -80,16 +80,22 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
         f"{sys.executable} -m console demo --nodes {NODES} --seed {SEED} --probes quick --time-factor 400 "
         f"--store {tmp_path / 'history.sqlite'}; echo EXITED:$?; sleep 60"
     )
-    env = {**os.environ, "TERM": "xterm-256color"}
+    # The pane's size, not LINES/COLUMNS: pytest-xdist workers export LINES=24 COLUMNS=80, which Textual
+    # would take over the 180x50 window (the table then showed 5 of 8 nodes).
+    env = {**{k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}, "TERM": "xterm-256color"}
     session = ["new-session", "-d", "-s", "e2e", "-x", "180", "-y", "50", command]
     subprocess.run(["tmux", "-L", tmux.socket, *session], check=True, env=env, cwd=tmp_path)
-    screen = tmux.wait_for(lambda s: "done in" in s, 180, "the first sweep to finish")
+    names = [f"sim{i:03d}" for i in range(1, NODES + 1)]
+    # The detail pane can open a moment after "done in": wait until every node's row is on screen too.
+    screen = tmux.wait_for(
+        lambda s: "done in" in s and all(node_line(s, n) for n in names), 180, "the first sweep to finish"
+    )
 
-    faults = {f.node: f.kind for f in demo_faults([f"sim{i:03d}" for i in range(1, NODES + 1)], SEED)}
+    faults = {f.node: f.kind for f in demo_faults(names, SEED)}
     assert set(faults.values()) == set(EXPECTED)
     for node, kind in faults.items():
         assert EXPECTED[kind] in node_line(screen, node), (node, kind, node_line(screen, node))
-    healthy = [f"sim{i:03d}" for i in range(1, NODES + 1) if f"sim{i:03d}" not in faults]
+    healthy = [n for n in names if n not in faults]
     assert all("✓ PASS" in node_line(screen, n) for n in healthy)
 
     pane_pid = int(tmux.run("display-message", "-p", "-t", "e2e", "#{pane_pid}").strip())
@@ -104,7 +110,9 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
     tmux.keys("Enter")
     tmux.wait_for(lambda s: f"filter {failing}" in s, 20, "the filter")
     tmux.keys("r")
-    screen = tmux.wait_for(lambda s: "rerun #" in s and "done in" in s, 120, "the rerun to finish")
+    screen = tmux.wait_for(
+        lambda s: "rerun #" in s and "done in" in s and node_line(s, failing) != "", 120, "the rerun to finish"
+    )
     assert "✗ FAIL" in node_line(screen, failing)
 
     tmux.keys("q")
