@@ -163,14 +163,16 @@ def test_one_node_failing_fails_the_run_on_every_node_of_its_group(cluster: tupl
     lab, root, names = cluster
     (root / f"mode-{names[1]}").write_text("fail")
     (root / f"mode-{names[0]}").write_text("hang")  # --kill-on-bad-exit ends it when the other task fails
-    inventory = _inventory(root, names, timeout=60)
+    # A timeout far beyond what ending the job takes even on a busy machine (68 s was seen at load 7 with a
+    # 60 s timeout): ending at the failed task, not at the timeout, is then what the elapsed time shows.
+    inventory = _inventory(root, names, timeout=240)
     store = Store(root / "h.sqlite")
     started = time.monotonic()
     try:
         found = _workload_findings(inventory, store)
     finally:
         store.close()
-    assert time.monotonic() - started < 50, "the hanging task was ended with the failed one, not at the timeout"
+    assert time.monotonic() - started < 200, "the hanging task was ended with the failed one, not at the timeout"
     for node in names:
         [exited] = [f for f in found[node] if f.check_id == "workload.pair-smoke.exit"]
         assert exited.status is Status.FAIL, node
