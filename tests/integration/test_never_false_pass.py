@@ -580,6 +580,22 @@ CPER_CASES: tuple[tuple[FaultKind, dict[str, str]], ...] = (
 CPER_RELEASES = ("6.4.1", "7.0.2")
 
 
+def _quick_verdicts(scenario: Path, lines: list[str]) -> dict[str, NodeVerdict]:
+    """Every node of the scenario ``lines`` (written to ``scenario``) swept once at the quick level."""
+    scenario.write_text("\n".join(lines), encoding="utf-8")
+    with start_sim_cluster(scenario=scenario, time_factor=400) as sim:
+        inventory = load_inventory(sim.inventory_path)
+        engine = SweepEngine(inventory, transport_for(inventory), load_packs(), probe_timeout_cap_s=CAP_S)
+
+        async def sweep() -> dict[str, NodeVerdict]:
+            try:
+                return dict((await engine.run(level=ProbeSet.QUICK)).verdicts)
+            finally:
+                await engine.close()
+
+        return asyncio.run(sweep())
+
+
 def _case_name(case: tuple[FaultKind, dict[str, str]] | None) -> str:
     if case is None:
         return "healthy"
@@ -600,19 +616,7 @@ def test_a_cper_fault_is_never_pass_in_any_form(tmp_path: Path) -> None:
             kind, params = case
             lines += ["[[faults]]", f'nodes = "{node}"', f'kind = "{kind.value}"', "gpu = 3"]
             lines += [f'{key} = "{value}"' for key, value in params.items()] + [""]
-    scenario = tmp_path / "cper.toml"
-    scenario.write_text("\n".join(lines), encoding="utf-8")
-    with start_sim_cluster(scenario=scenario, time_factor=400) as sim:
-        inventory = load_inventory(sim.inventory_path)
-        engine = SweepEngine(inventory, transport_for(inventory), load_packs(), probe_timeout_cap_s=CAP_S)
-
-        async def sweep() -> dict[str, NodeVerdict]:
-            try:
-                return dict((await engine.run(level=ProbeSet.QUICK)).verdicts)
-            finally:
-                await engine.close()
-
-        verdicts = asyncio.run(sweep())
+    verdicts = _quick_verdicts(tmp_path / "cper.toml", lines)
     wrong = [
         f"{_case_name(case)} on ROCm {rocm}: {verdicts[node].status.value} {verdicts[node].reason}"
         for node, rocm, case in cases
@@ -642,19 +646,7 @@ def test_an_unsaid_link_state_is_never_pass_on_mi250x(tmp_path: Path) -> None:
     for node, kind, where in LINK_STATE_CASES:
         if kind is not None:
             lines += ["[[faults]]", f'nodes = "{node}"', f'kind = "{kind.value}"', *where.split(", "), ""]
-    scenario = tmp_path / "mi250x.toml"
-    scenario.write_text("\n".join(lines), encoding="utf-8")
-    with start_sim_cluster(scenario=scenario, time_factor=400) as sim:
-        inventory = load_inventory(sim.inventory_path)
-        engine = SweepEngine(inventory, transport_for(inventory), load_packs(), probe_timeout_cap_s=CAP_S)
-
-        async def sweep() -> dict[str, NodeVerdict]:
-            try:
-                return dict((await engine.run(level=ProbeSet.QUICK)).verdicts)
-            finally:
-                await engine.close()
-
-        verdicts = asyncio.run(sweep())
+    verdicts = _quick_verdicts(tmp_path / "mi250x.toml", lines)
     wrong = [
         f"{kind.value if kind else 'healthy'} ({where}): {verdicts[node].status.value} {verdicts[node].reason}"
         for node, kind, where in LINK_STATE_CASES
