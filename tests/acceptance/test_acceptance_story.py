@@ -5,7 +5,6 @@ with the figures and the stack change side by side; CI gates on ``acceptance`` e
 from __future__ import annotations
 
 import json
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -16,8 +15,8 @@ from console.sim.faults import Fault, FaultKind
 from console.sim.launcher import start_sim_cluster
 from console.sim.scenario import write_live_faults
 from console.store import Store
+from tests.documented import workload_blocks
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "workloads.md"
 SCENARIO = """time_factor = 400
 [[nodes]]
 names = "sim[001-002]"
@@ -28,7 +27,7 @@ VLLM = "vllm-llama3-8b-serving"
 
 
 def _vllm_example() -> str:
-    [block] = [b for b in re.findall(r"```toml\n(.*?)```", DOC.read_text(), re.DOTALL) if f'name = "{VLLM}"' in b]
+    [block] = [b for b in workload_blocks() if f'name = "{VLLM}"' in b]
     return block
 
 

@@ -24,15 +24,10 @@ from console.sim.scenario import write_live_faults
 from console.store import Store
 from console.ui.app import ConsoleApp
 from console.ui.screens.acceptance import AcceptanceScreen
+from tests.acceptance.test_acceptance_story import SCENARIO
+from tests.documented import workload_examples
 from tests.ui.helpers import wait_until
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "workloads.md"
-SCENARIO = """time_factor = 400
-[[nodes]]
-names = "sim[001-002]"
-model = "MI300X"
-pool = "mi300x-a"
-"""
 VLLM, TRAIN, POOL = "vllm-llama3-8b-serving", "llama-pretrain-smoke", "mi300x-a"
 NODES = ("sim001", "sim002")
 
@@ -75,7 +70,7 @@ def test_accepted_on_a_then_due_regressed_rolled_back_and_accepted_again(
     scenario = tmp_path / "scenario.toml"
     scenario.write_text(SCENARIO)
     store_path = tmp_path / "h.sqlite"
-    examples = "\n".join(re.findall(r"```toml\n(.*?)```", DOC.read_text(), re.DOTALL))
+    examples = workload_examples()
     with start_sim_cluster(scenario=scenario) as sim:
         cluster = tmp_path / "cluster.toml"
         cluster.write_text(sim.inventory_path.read_text() + "\n" + examples)

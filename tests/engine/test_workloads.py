@@ -15,8 +15,8 @@ from console.inventory import InventoryError, from_mapping, load_inventory
 from console.model.findings import Status, Subject
 from console.model.workload import ResultsSpec
 from console.probes.workload import read_figures, workload_argv
+from tests.documented import workload_blocks
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "workloads.md"
 POOLS = '[[pools]]\nname = "mi300x-a"\nnodes = "gpu[01-04]"\ngpu_model = "MI300X"\n\n'
 VLLM_LOG = """INFO 11-02 10:01:02 [benchmark] Starting benchmark
 ============ Serving Benchmark Result ============
@@ -28,7 +28,7 @@ Output token throughput (tok/s):         2461.90
 
 
 def _doc_examples() -> str:
-    blocks = re.findall(r"```toml\n(.*?)```", DOC.read_text(), re.DOTALL)
+    blocks = workload_blocks()
     assert len(blocks) == 2, "the page shows the two examples"
     return "\n".join(blocks)
 

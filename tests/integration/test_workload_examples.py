@@ -6,13 +6,12 @@ both nodes of its job."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from console.cli import main
 from console.sim.launcher import start_sim_cluster
+from tests.documented import workload_examples
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "workloads.md"
 SCENARIO = """time_factor = 400
 [[nodes]]
 names = "sim[001-008]"
@@ -36,7 +35,7 @@ gpu = 1
 def test_the_documented_examples_on_the_simulator(tmp_path: Path) -> None:
     scenario = tmp_path / "scenario.toml"
     scenario.write_text(SCENARIO)
-    examples = "\n".join(re.findall(r"```toml\n(.*?)```", DOC.read_text(), re.DOTALL))
+    examples = workload_examples()
     with start_sim_cluster(scenario=scenario) as sim:
         cluster = tmp_path / "cluster.toml"
         cluster.write_text(sim.inventory_path.read_text() + "\n" + examples)
