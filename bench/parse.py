@@ -17,6 +17,7 @@ import io
 import pstats
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
 
 from console.checks import CheckPack, ProbeOutcome, build_facts, evaluate_node, load_packs
@@ -55,7 +56,9 @@ def judge_node(
     parsers = {pid: spec.parse if reuse else fresh(spec) for pid, spec in specs.items()}
     outcomes = {pid: ProbeOutcome(pid, parsers[pid](text), None, 1) for pid, text in outputs.items()}
     facts = build_facts(node, StackPin(), outcomes)
-    return len(evaluate_node(packs[node.gpu_model], facts, {pid: 1 for pid in outcomes}))
+    passed = Counter[str]()
+    findings = evaluate_node(packs[node.gpu_model], facts, {pid: 1 for pid in outcomes}, counted=passed)
+    return len(findings) + passed.total()
 
 
 def main() -> None:

@@ -116,7 +116,12 @@ def test_junit_carries_each_finding_with_its_message_and_evidence() -> None:
     warn = _finding("n1", Status.WARN, "power.cap", observed=700).model_copy(update={"message": "power cap 700 W"})
     skip = _finding("n1", Status.SKIP, "rvs.gst", gpu=None).model_copy(update={"message": "no RVS on this node"})
     verdicts = {
-        "n1": roll_up("n1", [_finding("n1", Status.FAIL), warn, skip, _finding("n1", Status.PASS, gpu=4)]),
+        "n1": roll_up(
+            "n1",
+            [_finding("n1", Status.FAIL), warn, skip, _finding("n1", Status.PASS, gpu=4)],
+            {"thermal.hotspot": 8},
+            {"thermal"},
+        ),
         "n2": roll_up("n2", [_finding("n2", Status.UNKNOWN, check="node.reachable", gpu=None)]),
     }
     report = build_report(
@@ -125,10 +130,16 @@ def test_junit_carries_each_finding_with_its_message_and_evidence() -> None:
     root = ET.fromstring(junit_xml(report, verdicts))
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     n1, n2 = suites["n1"], suites["n2"]
-    assert (n1.get("tests"), n1.get("failures"), n1.get("errors"), n1.get("skipped")) == ("4", "1", "0", "1")
+    assert (n1.get("tests"), n1.get("failures"), n1.get("errors"), n1.get("skipped")) == ("5", "1", "0", "1")
     assert {p.get("name"): p.get("value") for p in n1.iter("property")}["verdict"] == "FAIL"
     cases = {c.get("name"): c for c in n1.iter("testcase")}
-    assert set(cases) == {"pcie.speed gpu3", "power.cap gpu3", "rvs.gst", "pcie.speed gpu4"}
+    assert set(cases) == {
+        "pcie.speed gpu3",
+        "power.cap gpu3",
+        "rvs.gst",
+        "pcie.speed gpu4",
+        "thermal.hotspot (8 passed)",
+    }
     failure = cases["pcie.speed gpu3"].find("failure")
     assert failure is not None and failure.get("message") == "pcie.speed: 16" and failure.get("type") == "FAIL"
     evidence = json.loads(failure.text or "")
@@ -138,9 +149,10 @@ def test_junit_carries_each_finding_with_its_message_and_evidence() -> None:
     skipped = cases["rvs.gst"].find("skipped")
     assert skipped is not None and skipped.get("message") == "no RVS on this node"
     assert list(cases["pcie.speed gpu4"]) == []  # a pass is a bare testcase
+    assert list(cases["thermal.hotspot (8 passed)"]) == []  # and so are the passes kept as counts
     error = n2.find("testcase/error")
     assert error is not None and error.get("type") == "UNKNOWN" and n2.get("errors") == "1"
-    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("5", "1", "1", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("6", "1", "1", "1")
 
 
 def _bandwidth(node: str, gbps: float) -> Finding:

@@ -290,12 +290,14 @@ def test_the_sweep_command_takes_workers_and_defaults_to_none_for_a_small_fleet(
         main([*argv, "--probe-timeout", str(FLEET_CAP_S), "--json", str(report), *workers])
         statuses[len(workers)] = {n["node"]: n["status"] for n in json.loads(report.read_text())["nodes"]}
     assert statuses[2] == statuses[0] and len(statuses[2]) == 12
-    # The workers judged: their PASS findings are stored as counts per check, the engine's one by one.
-    passing = {}
+    # Both judge alike: most PASS findings stored as counts per check, those with a figure or a remark whole.
+    passing, counted = {}, {}
     for given in (2, 0):
         with closing(sqlite3.connect(tmp_path / f"h{given}.db")) as db:
             passing[given] = db.execute("SELECT count(*) FROM findings WHERE status = 'PASS'").fetchone()[0]
-    assert passing[2] * 5 < passing[0], passing
+            counted[given] = db.execute("SELECT sum(c.value) FROM node_verdicts v, json_each(v.passed) c").fetchone()[0]
+    assert passing[2] == passing[0] and counted[2] == counted[0], (passing, counted)
+    assert passing[0] * 5 < counted[0], (passing, counted)
     assert default_workers(AUTO_MIN_NODES - 1, 16) == 0
     assert default_workers(AUTO_MIN_NODES, 16) == 15  # one core stays the engine's
     assert default_workers(AUTO_MIN_NODES, AUTO_MIN_CORES - 1) == 0  # measured slower on 2 cores

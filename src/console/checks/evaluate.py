@@ -15,6 +15,7 @@ A check whose probes were not part of this sweep gives no finding at all.
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from console.checks.facts import NodeFacts, ProbeOutcome
 from console.checks.metrics import METRICS, Observation
 from console.checks.spec import CheckPack, CheckSpec, Condition, SourcedValue
 from console.model.findings import UNJUDGED_ACTION, Evidence, Finding, Remedy, SourceKind, Status, Subject
+from console.model.kept import kept_whole
 
 
 def fmt_value(value: Any, unit: str | None) -> str:
@@ -146,8 +148,15 @@ def evaluate_check(
     variables: dict[str, Any],
     run_ids: dict[str, int] | None = None,
     sources: dict[str, SourcedValue] | None = None,
+    *,
+    counted: Counter[str] | None = None,
 ) -> list[Finding]:
-    """Findings of one check on one node (fleet-relative checks are left to ``evaluate_fleet``)."""
+    """Findings of one check on one node (fleet-relative checks are left to ``evaluate_fleet``).
+
+    With ``counted``, a PASS that is not ``kept_whole`` is only counted there under the check's id, never
+    built: what every sweep does (``NodeVerdict.passed``). Without it every PASS is a finding (the pin and
+    single-check views show each one).
+    """
     run_ids = run_ids or {}
     sources = sources or {}
     if not check.enabled or check.relative_to == "pool-median":
@@ -161,7 +170,7 @@ def evaluate_check(
         # Nothing of what it reads came back: one finding for the node, not the same reason per GPU or link.
         return [_node_finding(check, facts, on_problem, probe_problem, run_ids)]
     if check.relative_to == "node-median":
-        return _relative(check, observations, variables, "node median", run_ids, facts)
+        return _relative(check, observations, variables, "node median", run_ids, facts, counted)
     if not observations:
         # The probe answered but said nothing about what this check reads (no XGMI error counts at all):
         # said as a finding, never silently absent.
@@ -185,6 +194,8 @@ def evaluate_check(
             if status is Status.PASS and probe_problem:
                 findings.append(_unjudged(check, obs, on_problem, probe_problem, run_ids))
                 continue
+            if status is Status.PASS and _counted(check, obs, counted):
+                continue
             message = f"{check.title}: {obs.value}" + ("" if status is Status.PASS else f" (pool pin {expected})")
             evidence = _evidence(check, obs, f"== {expected}", run_ids, kind=SourceKind.PIN)
             findings.append(_finding(check, obs, status, message, evidence))
@@ -194,6 +205,8 @@ def evaluate_check(
         if status is Status.PASS and probe_problem:
             # Judged on what the other probes said, while one it needs did not answer: not healthy.
             findings.append(_unjudged(check, obs, on_problem, probe_problem, run_ids))
+            continue
+        if status is Status.PASS and _counted(check, obs, counted):
             continue
         shown = fmt_value(obs.value, check.unit)
         if check.value_names:
@@ -206,6 +219,15 @@ def evaluate_check(
         evidence = _evidence(check, obs, expected, run_ids, sources.get(var or ""))
         findings.append(_finding(check, obs, status, message, evidence))
     return findings
+
+
+def _counted(check: CheckSpec, obs: Observation, counted: Counter[str] | None) -> bool:
+    """Counts a PASS of ``check`` on ``obs`` in ``counted`` instead of building it, when it is not kept whole."""
+    remarked = bool(obs.detail and obs.always_detail)
+    if counted is None or kept_whole(check.id, check.family, obs.value, obs.subject.scope, remarked=remarked):
+        return False
+    counted[check.id] += 1
+    return True
 
 
 def _unjudged(check: CheckSpec, obs: Observation, status: Status, reason: str, run_ids: dict[str, int]) -> Finding:
@@ -247,14 +269,20 @@ def pack_variables(pack: CheckPack, facts: NodeFacts) -> dict[str, Any]:
 
 
 def evaluate_node(
-    pack: CheckPack, facts: NodeFacts, run_ids: dict[str, int] | None = None, only: Iterable[CheckSpec] | None = None
+    pack: CheckPack,
+    facts: NodeFacts,
+    run_ids: dict[str, int] | None = None,
+    only: Iterable[CheckSpec] | None = None,
+    *,
+    counted: Counter[str] | None = None,
 ) -> list[Finding]:
-    """Every non-fleet check of ``pack`` (or those of ``only``) on one node."""
+    """Every non-fleet check of ``pack`` (or those of ``only``) on one node; PASS findings only counted in
+    ``counted`` when given (see ``evaluate_check``)."""
     variables = pack_variables(pack, facts)
     sources = {name: sv for name in pack.pack.vars if (sv := pack.pack.source_of(name)) is not None}
     findings: list[Finding] = []
     for check in pack.checks if only is None else only:
-        findings.extend(evaluate_check(check, facts, variables, run_ids, sources))
+        findings.extend(evaluate_check(check, facts, variables, run_ids, sources, counted=counted))
     return findings
 
 
@@ -271,8 +299,9 @@ def _relative(  # noqa: PLR0917
     what: str,
     run_ids: dict[str, int],
     facts: NodeFacts | None = None,
+    counted: Counter[str] | None = None,
 ) -> list[Finding]:
-    """Judge each value as a ratio to the median of ``observed``.
+    """Judge each value as a ratio to the median of ``observed`` (``counted`` as in ``evaluate_check``).
 
     Within a node (``facts`` given), too few values to compare is said as a SKIP finding rather than
     left out; across a pool it is not, as a pool of fewer nodes than ``min_fleet`` is no fault of any.
@@ -292,6 +321,8 @@ def _relative(  # noqa: PLR0917
             continue
         ratio = value / median
         status, expected, _ = limits.judge(check, ratio)
+        if status is Status.PASS and _counted(check, obs, counted):
+            continue
         shown, middle = fmt_value(obs.value, check.unit), fmt_value(median, check.unit)
         message = f"{check.title}: {shown} = {ratio:.0%} of {what} {middle}"
         evidence = _evidence(check, obs, f"ratio to {what}: {expected}", run_ids, kind=SourceKind.FLEET)

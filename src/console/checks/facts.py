@@ -67,8 +67,8 @@ class NodeFacts:
     stack: dict[str, str] = field(default_factory=dict)
     nics: list[NicPort] | None = None
     nic_rates: list[NicPort] | None = None  # ibv_devinfo -v: the same ports, with their link rate
-    # Earlier readings from the history, for checks of change (``HISTORY_CHECKS``): check id -> (that
-    # sweep, {GPU key (PCI address) -> (value, when)}). Empty without a history database.
+    # Earlier readings from the history, for checks of change (``console.model.kept.HISTORY_CHECKS``):
+    # check id -> (that sweep, {GPU key (PCI address) -> (value, when)}). Empty without a history database.
     previous: dict[str, tuple[int, dict[str, tuple[float, float]]]] = field(default_factory=dict)
     # The pack's variables, for the few metrics that take a setting rather than a threshold (how old a
     # CPER record may be and still count): set by ``evaluate_check`` before a metric reads the facts.

@@ -419,10 +419,6 @@ def nic_port_active(facts: NodeFacts) -> list[Observation]:
     ]
 
 
-# Checks whose earlier figures a check of change reads (the engine loads them from the history).
-HISTORY_CHECKS = ("ecc.correctable",)
-
-
 @metric("gpu.ecc_correctable_increase")
 def ecc_correctable_increase(facts: NodeFacts) -> list[Observation]:
     """Correctable ECC errors gained per GPU since the node's previous sweep (a steady 150 and a jump from

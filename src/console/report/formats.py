@@ -129,7 +129,8 @@ def write_json(report: SweepReport, path: str) -> None:
 
 
 def junit_xml(report: SweepReport, all_verdicts: dict[str, NodeVerdict]) -> str:
-    """JUnit XML: one testsuite per node, one testcase per finding (FAIL=failure, UNKNOWN=error)."""
+    """JUnit XML: one testsuite per node, one testcase per finding (FAIL=failure, UNKNOWN=error) and one per
+    check whose PASS findings are counted."""
     root = ET.Element("testsuites", name="instinct-console", time=f"{report.duration_s:.3f}")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for node in report.nodes:
@@ -157,6 +158,10 @@ def junit_xml(report: SweepReport, all_verdicts: dict[str, NodeVerdict]) -> str:
                 ET.SubElement(case, "skipped", message=finding.message)
             elif finding.status is Status.WARN:
                 ET.SubElement(case, "system-out").text = f"WARN: {finding.message}"
+        # PASS findings kept as counts (console.model.kept): one passing case per check, saying how many.
+        for check_id, passed in sorted((verdict.passed if verdict else {}).items()):
+            counts["tests"] += 1
+            ET.SubElement(suite, "testcase", classname=node.node, name=f"{check_id} ({passed} passed)", time="0")
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value

@@ -11,27 +11,10 @@ import json
 from dataclasses import dataclass, field
 
 from console.model.findings import Finding, Status, roll_up
+from console.model.kept import COUNTER_CHECKS, FIGURE_FAMILIES
 from console.store.db import Store
 
 NOISE_FRACTION = 0.05
-# Families whose figures are measured performance. Telemetry (temperatures, power, clocks) moves between
-# any two sweeps; it matters only when it crosses a limit, and then the finding's status changed.
-FIGURE_FAMILIES = frozenset({"rccl", "transferbench", "rvs"})
-# Error counters only grow: any change is shown, with no noise band (30 -> 95 correctable ECC errors
-# between two sweeps stayed PASS and diff showed nothing). A counter that went down was reset.
-COUNTER_CHECKS = frozenset(
-    {
-        "ecc.correctable",
-        "ecc.uncorrectable",
-        "ecc.deferred",
-        "ras.bad_pages_retired",
-        "ras.bad_pages_pending",
-        "pcie.replay",
-        "pcie.l0_to_recovery",
-        "pcie.nak_sent",
-        "pcie.nak_received",
-    }
-)
 
 
 @dataclass

@@ -12,6 +12,7 @@ import contextlib
 import re
 import signal
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
@@ -19,10 +20,11 @@ from typing import Any, Literal, TypeVar
 from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
 from console.checks.evaluate import observe, unanswered_probe_finding, unreachable_finding
 from console.checks.facts import UNSUPPORTED
-from console.checks.metrics import CHANGE_METRICS, HISTORY_CHECKS
+from console.checks.metrics import CHANGE_METRICS
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
+from console.model.kept import HISTORY_CHECKS
 from console.probes.base import ParsedOutput, ParseError
 from console.report.text import redact
 from console.store import ProbeRunRecord, Store
@@ -830,7 +832,7 @@ class SweepEngine:
         changes = [c for c in pack.checks if c.enabled and c.metric in CHANGE_METRICS and facts.ran(c.requires)]
         changed_ids = {c.id for c in changes}
         findings = [f for f in report.findings if f.check_id not in changed_ids]
-        passed = report.passed
+        passed = Counter(report.passed)
         if changes:
             facts.previous = self._previous_readings(node)
             for check in changes:
@@ -841,22 +843,31 @@ class SweepEngine:
                     for f in report.findings
                     if f.check_id == base
                 ]
-            judged = evaluate_node(pack, facts, only=changes)
-            findings += [f for f in judged if f.status is not Status.PASS]
-            # Their PASS findings are counts too, as the node's own are.
-            passed = dict(passed)
-            for finding in judged:
-                if finding.status is Status.PASS:
-                    passed[finding.check_id] = passed.get(finding.check_id, 0) + 1
-        families = self._families.get(node.gpu_model)
-        if families is None:
-            families = self._families[node.gpu_model] = {c.id: c.family for c in pack.checks}
+            findings += evaluate_node(pack, facts, only=changes, counted=passed)
         # A GPU gone since the last sweep (an engine worker sends the GPU list of a node short of GPUs).
         findings += vanished_gpus(self.store, node, facts, self._sweep_id)
+        self._roll_up(node, pack, facts, findings, passed, extra)
+
+    def _roll_up(  # noqa: PLR0917
+        self,
+        node: Node,
+        pack: CheckPack | None,
+        facts: NodeFacts,
+        findings: list[Finding],
+        passed: Counter[str],
+        extra: list[Finding] | None,
+    ) -> None:
+        """Publish the node's verdict: its findings, the PASS findings counted (``passed``), the findings
+        made outside its own probes (multi-node runs) and ``extra`` (the pool's comparisons)."""
+        families: dict[str, str] = {}
+        if pack is not None:
+            families = self._families.get(node.gpu_model) or {}
+            if not families:
+                families = self._families[node.gpu_model] = {c.id: c.family for c in pack.checks}
         external = [f for group in self._external.get(node.name, {}).values() for f in group]
         everything = findings + external + (extra or [])
-        passed_families = {families[c] for c in passed}
-        self._publish(node, roll_up(node.name, everything, passed, passed_families), facts)
+        passed_families = {families[c] for c in passed if c in families}
+        self._publish(node, roll_up(node.name, everything, dict(passed), passed_families), facts)
 
     def _evaluate_node(self, node: Node, extra: list[Finding] | None = None) -> None:
         if node.name in self._judged and (pack := self._pack_for(node)) is not None:
@@ -868,7 +879,8 @@ class SweepEngine:
         self.facts[node.name] = facts
         pack = self._pack_for(node)
         run_ids = {probe: o.run_id for probe, o in outcomes.items() if o.run_id is not None}
-        findings = evaluate_node(pack, facts, run_ids) if pack is not None else []
+        passed = Counter[str]()
+        findings = evaluate_node(pack, facts, run_ids, counted=passed) if pack is not None else []
         for outcome in outcomes.values():
             if not outcome.usable:
                 spec = PROBES_BY_ID.get(outcome.probe)
@@ -879,8 +891,7 @@ class SweepEngine:
             reason = f"{lost.probe}: {lost.problem}"
             findings.append(unreachable_finding(node.name, reason, lead="connection lost during the sweep"))
         findings += vanished_gpus(self.store, node, facts, self._sweep_id)
-        external = [f for group in self._external.get(node.name, {}).values() for f in group]
-        self._publish(node, roll_up(node.name, findings + external + (extra or [])), facts)
+        self._roll_up(node, pack, facts, findings, passed, extra)
 
     def _previous_readings(self, node: Node) -> dict[str, tuple[int, dict[str, tuple[float, float]]]]:
         """The node's figures from its previous sweep that checks of change compare with (read once a sweep)."""

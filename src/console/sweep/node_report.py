@@ -2,12 +2,13 @@
 
 The node runs the probes and judges them with the same packs as any sweep (``console.sweep.local_check``),
 then sends a compact report instead of its raw outputs: the verdict, every finding that is not PASS in
-full with its evidence, the PASS findings as counts per check (except those whose figures the history
-and ``diff`` compare: ``figures_kept``), the readings of the checks only a console can judge (pool medians, changes
-since the last sweep), its stack and a digest of every probe's output. Raw outputs come along only when
-asked (``--raw``) or when the node is not PASS, so the console can judge those nodes again itself and
-keep their outputs. A console takes a report only when it can vouch for it (``admit``): a report of
-another format, judged with other packs or pins, or missing a probe or a check makes the node UNKNOWN.
+full with its evidence, the PASS findings as counts per check (except those kept whole for their figures
+or remarks: ``console.model.kept``), the readings of the checks only a console can judge (pool medians,
+changes since the last sweep), its stack and a digest of every probe's output. Raw outputs come along
+only when asked (``--raw``) or when the node is not PASS, so the console can judge those nodes again
+itself and keep their outputs. A console takes a report only when it can vouch for it (``admit``): a
+report of another format, judged with other packs or pins, or missing a probe or a check makes the node
+UNKNOWN.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import pickle
 import re
 import time
 import zlib
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -27,12 +27,11 @@ from pydantic import Field, ValidationError
 
 from console.checks import CheckPack, NodeFacts, ProbeOutcome
 from console.checks.evaluate import observe
-from console.checks.metrics import CHANGE_METRICS, HISTORY_CHECKS, Observation
+from console.checks.metrics import CHANGE_METRICS, Observation
 from console.inventory.model import Node, Pool, StackPin
 from console.model.base import Model
-from console.model.findings import Finding, NodeVerdict, Scope, Status, Subject, worst
+from console.model.findings import Finding, NodeVerdict, Status, Subject, worst
 from console.store import ProbeRunRecord
-from console.store.diff import COUNTER_CHECKS, FIGURE_FAMILIES
 from console.sweep.bundle import Section
 from console.sweep.catalog import ProbeSet, ProbeSpec, probes_for
 from console.sweep.events import Event
@@ -210,17 +209,6 @@ def judged_with(pack: CheckPack | None, pin: StackPin, node: Node) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def figures_kept(finding: Finding) -> bool:
-    """A PASS finding kept whole, for its figure: the correctable ECC count the history's check of change
-    compares next time, an error counter that is not 0 (``diff`` shows it move), a test's summary figure.
-    A counter at 0, by far the most common PASS, is counted only (``diff`` then shows no change of it)."""
-    if finding.check_id in HISTORY_CHECKS:
-        return True
-    if finding.check_id in COUNTER_CHECKS:
-        return finding.evidence.observed not in (0, 0.0, None)
-    return finding.family in FIGURE_FAMILIES and finding.subject.scope is Scope.NODE
-
-
 def console_checks(pack: CheckPack) -> list[str]:
     """Metrics of the checks a console judges from a node's readings: pool medians, changes over time."""
     return [
@@ -241,15 +229,11 @@ def build_report(  # noqa: PLR0917
     raw: bool,
 ) -> LocalCheckReport:
     """The compact report of a node judged here (raw outputs with ``raw``, or when it is not PASS)."""
-    kept, passed = [], Counter[str]()
     changes = {c.id for c in pack.checks if c.metric in CHANGE_METRICS} if pack is not None else set()
-    for finding in verdict.findings:
-        if finding.check_id in changes:
-            continue  # a check of change needs the history: the console judges it (no history here)
-        if finding.status is Status.PASS and not figures_kept(finding):
-            passed[finding.check_id] += 1
-        else:
-            kept.append(finding)
+    # The engine counted the PASS findings not kept whole already (``console.model.kept``). A check of
+    # change needs the history: the console judges it (no history here).
+    kept = [f for f in verdict.findings if f.check_id not in changes]
+    passed = {check: n for check, n in verdict.passed.items() if check not in changes}
     readings: dict[str, list[Reading]] = {}
     if pack is not None:
         for check in pack.checks:
@@ -270,7 +254,7 @@ def build_report(  # noqa: PLR0917
         reason=verdict.reason,
         families=verdict.families,
         findings=kept,
-        passed=dict(passed),
+        passed=passed,
         readings=readings,
         stack=facts.stack,
         probes=[
@@ -402,7 +386,6 @@ __all__ = [
     "applicable_checks",
     "build_report",
     "console_checks",
-    "figures_kept",
     "judged_with",
     "read_report",
 ]
