@@ -176,6 +176,24 @@ def test_diff_names_stack_verdict_and_figure_changes(tmp_path: Path) -> None:
     assert diffs["n3"].stack == {"rocm": ("6.4.1", "7.0.2")}
 
 
+def test_diff_sees_a_problem_come_and_go_where_the_passes_were_counted(tmp_path: Path) -> None:
+    # Sweeps keep most PASS findings as counts per check (console.model.kept): a FAIL that went away,
+    # or one that came where the check passed before, is still a change from or to PASS.
+    store = Store(tmp_path / "h.sqlite")
+    stack = {"rocm": "6.4.1"}
+    base = store.start_sweep("quick", "", "")
+    store.record_node(base, "p", roll_up("n1", [_finding("n1", Status.FAIL)]), stack)
+    store.record_node(base, "p", roll_up("n2", [], {"pcie.speed": 8}, {"pcie"}), stack)
+    new = store.start_sweep("quick", "", "")
+    store.record_node(new, "p", roll_up("n1", [], {"pcie.speed": 8}, {"pcie"}), stack)
+    store.record_node(new, "p", roll_up("n2", [_finding("n2", Status.FAIL)], {"pcie.speed": 7}, {"pcie"}), stack)
+    diffs = {d.node: d for d in diff_sweeps(store, base, new)}
+    assert diffs["n1"].verdict == ("FAIL", "PASS")
+    assert [f[:3] for f in diffs["n1"].findings] == [("pcie.speed n1 gpu3", "FAIL", "PASS")]
+    assert diffs["n2"].verdict == ("PASS", "FAIL")
+    assert [f[:3] for f in diffs["n2"].findings] == [("pcie.speed n2 gpu3", "PASS", "FAIL")]
+
+
 def test_diff_leaves_out_telemetry_unswept_nodes_and_the_stack_of_an_unreachable_one(tmp_path: Path) -> None:
     store = Store(tmp_path / "h.sqlite")
     stack = {"rocm": "6.4.1", "kernel": "6.8.0"}

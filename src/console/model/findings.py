@@ -151,8 +151,8 @@ class NodeVerdict(Model):
     findings: list[Finding] = Field(default_factory=list)
     reason: str = Field("", description="one line: the worst finding's message")
     action: Remedy | None = Field(None, description="the gravest action its worst findings call for")
-    # A node judged on the node (``sweep --via-slurm``) sends its PASS findings as counts, not records: the
-    # console keeps them as counts too (in the store as well), so 10,000 nodes cost what their problems do.
+    # Every sweep keeps its PASS findings as counts, not records, but for those read again
+    # (console.model.kept): in memory, in the store and on the wire, a node costs what its problems do.
     passed: dict[str, int] = Field(
         default_factory=dict, description="PASS findings not kept as records, counted per check id"
     )
@@ -176,7 +176,7 @@ def roll_up(
 ) -> NodeVerdict:
     """Summarise a node's findings: worst status overall and per family, and the headline reason.
 
-    ``passed`` counts PASS findings kept as numbers (a node judged on the node), in ``passed_families``.
+    ``passed`` counts PASS findings kept as numbers (``console.model.kept``), in ``passed_families``.
     """
     families: dict[str, Status] = dict.fromkeys(passed_families, Status.PASS)
     for finding in findings:

@@ -494,7 +494,7 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
         return totals
 
     def passed_counts(self, sweep_id: int, node: str) -> dict[str, int]:
-        """PASS findings of ``node`` in sweep ``sweep_id`` kept as counts per check (judged on the node)."""
+        """PASS findings of ``node`` in sweep ``sweep_id`` kept as counts per check (``console.model.kept``)."""
         row = self.conn.execute(
             "SELECT passed FROM node_verdicts WHERE sweep_id = ? AND node = ?", (sweep_id, node)
         ).fetchone()

@@ -8,6 +8,7 @@ beyond noise.
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 
 from console.model.findings import Finding, Status, roll_up
@@ -69,6 +70,11 @@ def _rolled(node: str, findings: dict[str, Finding]) -> str:
     return roll_up(node, list(findings.values())).status.value if findings else Status.PASS.value
 
 
+def _counted(row: sqlite3.Row | None) -> set[str]:
+    """The checks a node's verdict row counted PASS findings of."""
+    return set(json.loads(row["passed"] or "{}")) if row is not None else set()
+
+
 def _key(finding: Finding) -> str:
     return f"{finding.check_id} {finding.subject.label()}"
 
@@ -109,6 +115,8 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
             if old_stack.get(key) != new_stack.get(key):
                 diff.stack[key] = (old_stack.get(key), new_stack.get(key))
         old_all, new_all = store.findings(base_id, name), store.findings(new_id, name)
+        # Checks whose PASS findings the sweep kept as counts on this node (console.model.kept).
+        old_passed, new_passed = _counted(old), _counted(new)
         old_findings = {_key(f): f for f in old_all if f.check_id in compared_checks}
         new_findings = {_key(f): f for f in new_all if f.check_id in compared_checks}
         if not same_checks and old is not None and new is not None:
@@ -120,6 +128,17 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
             ]
         for key in sorted(set(old_findings) | set(new_findings)):
             before, after = old_findings.get(key), new_findings.get(key)
+            if after is None and before is not None and before.status is not Status.PASS:
+                if before.check_id in new_passed:  # it passes now, counted: a problem that went away
+                    diff.findings.append(
+                        (
+                            key,
+                            before.status.value,
+                            Status.PASS.value,
+                            f"{before.check_id}: passed (counted, not kept whole)",
+                        )
+                    )
+                continue
             if after is None or before is None:
                 continue
             if before.status != after.status:
@@ -135,7 +154,9 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
         for key in sorted(set(new_findings) - set(old_findings)):
             f = new_findings[key]
             if f.status not in (Status.PASS, Status.SKIP):
-                diff.findings.append((key, None, f.status.value, f.message))
+                # PASS before when the baseline counted that check's passes on this node.
+                before_status = Status.PASS.value if f.check_id in old_passed else None
+                diff.findings.append((key, before_status, f.status.value, f.message))
         if diff.changed:
             diffs.append(diff)
     return diffs

@@ -572,7 +572,7 @@ class ConsoleApp(App[int]):
         Rows keep only findings that are not PASS; without a database holding the rest, that is what is shown.
         """
         kept = self.kept_findings(row)
-        counted = sum(row.verdict.passed.values()) if row.verdict is not None else 0  # judged on the node
+        counted = sum(row.verdict.passed.values()) if row.verdict is not None else 0  # PASS kept as counts
         if self.more_findings_stored(row):
             assert self.store is not None and row.sweep_id is not None  # what more_findings_stored checked
             stored = self.store.findings(row.sweep_id, row.name)

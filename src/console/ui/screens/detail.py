@@ -115,7 +115,7 @@ def finding_rows(findings: list[Finding]) -> list[FindingRow]:
 
 
 def counted_rows(node: str, passed: dict[str, int], family_of: dict[str, str]) -> list[FindingRow]:
-    """A line per check a node judged on itself and passed, sent as a count (its figures stay on the node)."""
+    """A line per check the node passed whose PASS findings the sweep kept as a count (console.model.kept)."""
     return [
         FindingRow(
             f"PASS|{check}|counted",
@@ -125,7 +125,7 @@ def counted_rows(node: str, passed: dict[str, int], family_of: dict[str, str]) -
                     family=family_of.get(check, ""),
                     status=Status.PASS,
                     subject=Subject(node=node),
-                    message=f"passed on {count}, judged on the node (counted; the figures stay there)",
+                    message=f"passed on {count} (counted: a PASS is kept whole only for a figure read later)",
                 ),
             ),
         )
