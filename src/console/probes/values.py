@@ -72,12 +72,20 @@ def parse_quantity(raw: Any) -> Quantity:
     if isinstance(raw, dict):
         if "value" not in raw:
             return Quantity(None, None, "object without value")
-        inner = parse_quantity(raw.get("value"))
+        value = raw["value"]
+        # ``{"value": 141, "unit": "W"}`` is most of amd-smi's JSON: its number read here, not by a second call.
+        if (type(value) is int and value not in _MAX_UINT_SENTINELS) or (type(value) is float and math.isfinite(value)):
+            number: float | None = float(value)
+            inner_unit: str | None = None
+            inner_reason: str | None = None
+        else:
+            inner = parse_quantity(value)
+            number, inner_unit, inner_reason = inner.value, inner.unit, inner.reason
         unit = raw.get("unit")
-        unit_str = str(unit).strip() if isinstance(unit, str) and unit.strip() else inner.unit
+        unit_str = unit.strip() if isinstance(unit, str) and unit.strip() else inner_unit
         if unit_str is not None and na_reason(unit_str) is not None:
-            unit_str = inner.unit
-        return Quantity(inner.value, unit_str, inner.reason)
+            unit_str = inner_unit
+        return Quantity(number, unit_str, inner_reason)
     reason = na_reason(raw)
     if reason is not None:
         return Quantity(None, None, reason)
@@ -174,9 +182,12 @@ def to_percent(raw: Any) -> Quantity:
     return Quantity(q.value, None, None)
 
 
+_HEX = re.compile(r"\s*0[xX][0-9a-fA-F]+\s*")
+
+
 def to_int(raw: Any) -> Quantity:
     """Whole count (error counters, indices); hex strings like 0x74a1 are accepted."""
-    if isinstance(raw, str) and re.fullmatch(r"\s*0[xX][0-9a-fA-F]+\s*", raw):
+    if isinstance(raw, str) and _HEX.fullmatch(raw):
         return Quantity(float(int(raw.strip(), 16)), None, None)
     q = parse_quantity(raw)
     if q.value is None:

@@ -39,12 +39,26 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
+_NOT_MAPPINGS = frozenset({str, int, float, bool, list, type(None)})
+
+
+def is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, answered by exact type for the plain dicts and scalars of parsed output.
+
+    The ABC's own check costs ~0.3 us a call through its Python ``__instancecheck__``, and a parse makes
+    thousands: one per leaf read.
+    """
+    kind = type(value)
+    return kind is dict or (kind not in _NOT_MAPPINGS and isinstance(value, Mapping))
+
+
 def lookup(tree: Mapping[str, Any], path: str) -> Any:
     """The value at dotted ``path`` (``"asic.market_name"``) or ABSENT."""
+    if "." not in path:  # most paths are one key: no split, no loop
+        return tree.get(path, ABSENT) if is_mapping(tree) else ABSENT
     node: Any = tree
     for part in path.split("."):
-        # The exact-dict test first: parsed JSON is plain dicts, and the ABC check is slow.
-        if not (type(node) is dict or isinstance(node, Mapping)) or part not in node:
+        if not is_mapping(node) or part not in node:
             return ABSENT
         node = node[part]
     return node
@@ -105,24 +119,32 @@ def split_pair(value: str) -> tuple[str, str]:
 
 def text_of(raw: Any) -> str | None:
     """A string leaf as printed (``{"value": ..}`` objects unwrapped); None for N/A and empty values."""
-    if isinstance(raw, Mapping):
+    if is_mapping(raw):
         raw = raw.get("value", ABSENT)
-    if raw is ABSENT or raw is None or isinstance(raw, Mapping | list):
+    if raw is ABSENT or raw is None or is_mapping(raw) or isinstance(raw, list):
         return None
     text = str(raw).strip()
     return None if na_reason(text) is not None else text
 
 
-def assign_text(target: WithUnavailable, name: str, raw: Any) -> None:
-    """Set a string field verbatim (stripped); N/A is recorded in ``unavailable``."""
+def text_field(values: dict[str, Any], unavailable: dict[str, str], name: str, raw: Any) -> None:
+    """Put ``name``'s text read from ``raw`` (stripped) in ``values``, or why there is none in ``unavailable``."""
     if raw is ABSENT:
         return
     text = text_of(raw)
     if text is None:
-        reason = na_reason(raw) if not isinstance(raw, Mapping | list) else "not a single value"
-        target.mark_unavailable(name, reason or "N/A")
+        reason = na_reason(raw) if not (is_mapping(raw) or isinstance(raw, list)) else "not a single value"
+        unavailable[name] = reason or "N/A"
         return
-    setattr(target, name, text)
+    values[name] = text
+
+
+def assign_text(target: WithUnavailable, name: str, raw: Any) -> None:
+    """Set a string field verbatim (stripped); N/A is recorded in ``unavailable``."""
+    values: dict[str, Any] = {}
+    text_field(values, target.unavailable, name, raw)
+    if values:
+        setattr(target, name, values[name])
 
 
 def to_gts(raw: Any) -> Quantity:
@@ -179,7 +201,7 @@ def to_pcie_gen(raw: Any) -> Quantity:
 
 def leaves(value: Any) -> list[Any]:
     """Every scalar under ``value``: list items, ``xcp_N`` dict values, ``[a, b]`` strings split."""
-    if isinstance(value, Mapping):
+    if is_mapping(value):
         if "value" in value and "unit" in value:
             return [value]
         return [leaf for item in value.values() for leaf in leaves(item)]
@@ -194,7 +216,7 @@ def max_of(value: Any, convert: Converter) -> Quantity:
     """The largest readable number under ``value`` (per-XCP and per-engine lists)."""
     numbers = [q.value for q in (convert(leaf) for leaf in leaves(value)) if q.value is not None]
     if not numbers:
-        return Quantity(None, None, na_reason(value) if not isinstance(value, Mapping | list) else "N/A")
+        return Quantity(None, None, na_reason(value) if not (is_mapping(value) or isinstance(value, list)) else "N/A")
     return Quantity(max(numbers))
 
 
@@ -205,10 +227,13 @@ __all__ = [
     "assign_number",
     "assign_text",
     "finite_int",
+    "is_mapping",
     "leaves",
     "lookup",
     "max_of",
+    "number_field",
     "pick",
+    "text_field",
     "text_of",
     "to_bytes_default",
     "to_celsius",

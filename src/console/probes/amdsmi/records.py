@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from console.model.amdsmi import ClockLevels, EngineActivity, GpuStaticDetails, PartitionState
-from console.model.base import WithUnavailable
 from console.model.gpu import (
     BadPage,
     BadPages,
@@ -28,12 +27,13 @@ from console.probes.amdsmi.fields import (
     ABSENT,
     Converter,
     assign_number,
-    assign_text,
     finite_int,
     leaves,
     lookup,
     max_of,
+    number_field,
     pick,
+    text_field,
     text_of,
     to_bytes_default,
     to_celsius,
@@ -272,13 +272,18 @@ _LIST_KEYS = {"bdf", "uuid", "kfd_id", "node_id", "gpu_bdf", "gpu_uuid", "hip_id
 _IGNORED_KEYS = {"gpu", "timestamp", "xcp"}
 
 
-def _apply(target: WithUnavailable, entry: Entry, table: FieldTable) -> None:
+def _read(values: dict[str, Any], unavailable: dict[str, str], entry: Entry, table: FieldTable) -> None:
+    """The table's fields found in ``entry``, into ``values`` (or why not into ``unavailable``).
+
+    Gathered, and the model built from them once: assigning each field to a model validated it alone,
+    ~1,000 validations per node.
+    """
     for name, paths, convert, integer in table.relevant(entry):
         raw = pick(entry, paths)
         if convert is None:
-            assign_text(target, name, raw)
+            text_field(values, unavailable, name, raw)
         else:
-            assign_number(target, name, raw, convert, integer=integer)
+            number_field(values, unavailable, name, raw, convert, integer=integer)
 
 
 def _present(entry: Entry, table: FieldTable) -> bool:
@@ -287,56 +292,60 @@ def _present(entry: Entry, table: FieldTable) -> bool:
 
 def identity_of(entry: Entry) -> GpuIdentity:
     """Who the entry is about: index, PCI address, ASIC/board/IFWI identity, partition."""
-    identity = GpuIdentity()
-    assign_number(identity, "index", lookup(entry, "gpu"), to_int, integer=True)
+    values: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    number_field(values, unavailable, "index", lookup(entry, "gpu"), to_int, integer=True)
     raw_bdf = pick(entry, ("bus.bdf", "bdf", "gpu_bdf"))
     if raw_bdf is not ABSENT:
         bdf = normalise_bdf(text_of(raw_bdf))
         if bdf is None:
-            identity.mark_unavailable("bdf", na_reason(raw_bdf) or f"not a PCI address: {str(raw_bdf)[:40]}")
+            unavailable["bdf"] = na_reason(raw_bdf) or f"not a PCI address: {str(raw_bdf)[:40]}"
         else:
-            identity.bdf = bdf
-    _apply(identity, entry, _IDENTITY)
+            values["bdf"] = bdf
+    _read(values, unavailable, entry, _IDENTITY)
     for name, paths in _PARTITION_PATHS.items():
         raw = pick(entry, paths)
         text = text_of(raw)
         # A set result holds a sentence ("Successfully set memory partition to NPS4"), not a mode.
         if text is not None and " " not in text and _PARTITION_NAME.fullmatch(text.split("/")[0]):
-            setattr(identity, name, text.upper())
+            values[name] = text.upper()
         elif raw is not ABSENT and text is None:
-            identity.mark_unavailable(name, na_reason(raw) or "N/A")
-    return identity
+            unavailable[name] = na_reason(raw) or "N/A"
+    return GpuIdentity(**values, unavailable=unavailable)
 
 
 def metrics_of(entry: Entry) -> GpuMetrics | None:
     """Live telemetry, when the entry carries any."""
-    if not (_present(entry, _METRICS) or _present(entry, _PCIE) or _violation_section(entry) is not ABSENT):
+    has_pcie = _present(entry, _PCIE)
+    if not (has_pcie or _present(entry, _METRICS) or _violation_section(entry) is not ABSENT):
         return None
-    metrics = GpuMetrics()
-    _apply(metrics, entry, _METRICS)
-    assign_text(metrics, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
-    _xgmi_error_status(metrics, pick(entry, ("xgmi_err", "xgmi_err.status")))
-    metrics.violations = violations_of(entry)
-    if _present(entry, _PCIE):
-        pcie = PcieLink()
-        _apply(pcie, entry, _PCIE)
-        metrics.pcie = pcie
-    return metrics
+    values: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    _read(values, unavailable, entry, _METRICS)
+    text_field(values, unavailable, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
+    _xgmi_error_status(values, unavailable, pick(entry, ("xgmi_err", "xgmi_err.status")))
+    values["violations"] = violations_of(entry)
+    if has_pcie:
+        pcie: dict[str, Any] = {}
+        pcie_unavailable: dict[str, str] = {}
+        _read(pcie, pcie_unavailable, entry, _PCIE)
+        values["pcie"] = PcieLink(**pcie, unavailable=pcie_unavailable)
+    return GpuMetrics(**values, unavailable=unavailable)
 
 
 _XGMI_STATUS = {"NO_ERRORS": "none", "ERROR": "error", "MULTIPLE_ERRORS": "multiple errors"}
 
 
-def _xgmi_error_status(metrics: GpuMetrics, raw: Any) -> None:
+def _xgmi_error_status(values: dict[str, Any], unavailable: dict[str, str], raw: Any) -> None:
     """``AMDSMI_XGMI_STATUS_NO_ERRORS`` (or ``NO_ERRORS``) -> ``none``; N/A and unknown words are unavailable."""
     if raw is ABSENT:
         return
     text = text_of(raw)
     status = _XGMI_STATUS.get((text or "").upper().removeprefix("AMDSMI_XGMI_STATUS_"))
     if status is None:
-        metrics.mark_unavailable("xgmi_error_status", na_reason(raw) or f"not an XGMI status: {str(raw)[:40]}")
+        unavailable["xgmi_error_status"] = na_reason(raw) or f"not an XGMI status: {str(raw)[:40]}"
     else:
-        metrics.xgmi_error_status = status
+        values["xgmi_error_status"] = status
 
 
 def _violation_section(entry: Entry) -> Any:
@@ -412,9 +421,10 @@ def ecc_of(entry: Entry) -> EccCounts | None:
     blocks = _ecc_blocks(entry)
     if not _present(entry, _ECC) and not blocks:
         return None
-    ecc = EccCounts(blocks=blocks)
-    _apply(ecc, entry, _ECC)
-    return ecc
+    values: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    _read(values, unavailable, entry, _ECC)
+    return EccCounts(blocks=blocks, **values, unavailable=unavailable)
 
 
 _FLAT_BLOCK_COUNT = re.compile(r"^([a-z0-9_]+?)_(correctable|uncorrectable|deferred)_count$")
@@ -557,14 +567,17 @@ def details_of(entry: Entry, identity: GpuIdentity) -> GpuStaticDetails | None:
     ras = lookup(entry, "ras")
     if not (_present(entry, _STATIC) or isinstance(ras, Mapping) or levels):
         return None
-    details = GpuStaticDetails(gpu_index=identity.index, bdf=identity.bdf, clock_levels=levels)
-    _apply(details, entry, _STATIC)
+    values: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    _read(values, unavailable, entry, _STATIC)
     if isinstance(ras, Mapping):
-        details.ras_schemas = {k: str(v) for k, v in ras.items() if k.endswith("_schema") and text_of(v)}
+        values["ras_schemas"] = {k: str(v) for k, v in ras.items() if k.endswith("_schema") and text_of(v)}
         states = ras.get("ecc_block_state")
         if isinstance(states, Mapping):
-            details.ecc_block_state = {k.upper(): str(v) for k, v in states.items() if text_of(v)}
-    return details
+            values["ecc_block_state"] = {k.upper(): str(v) for k, v in states.items() if text_of(v)}
+    return GpuStaticDetails(
+        gpu_index=identity.index, bdf=identity.bdf, clock_levels=levels, **values, unavailable=unavailable
+    )
 
 
 def clock_levels_of(entry: Entry) -> list[ClockLevels]:
