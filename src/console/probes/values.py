@@ -56,6 +56,8 @@ def na_reason(raw: Any) -> str | None:
     return None
 
 
+# Units amd-smi prints in its {"value", "unit"} objects: known not to be an N/A word, so not tested as one.
+_UNITS = frozenset({"W", "C", "%", "MB", "KB", "GB", "MHz", "mV", "J", "uJ", "GT/s", "Gb/s", "Mb/s", "GB/s", "B"})
 _PLAIN_NUMBERS = (int, float)  # exact types: bool, an int subclass, is not a number here
 
 
@@ -82,8 +84,8 @@ def parse_quantity(raw: Any) -> Quantity:
             inner = parse_quantity(value)
             number, inner_unit, inner_reason = inner.value, inner.unit, inner.reason
         unit = raw.get("unit")
-        unit_str = unit.strip() if isinstance(unit, str) and unit.strip() else inner_unit
-        if unit_str is not None and na_reason(unit_str) is not None:
+        unit_str = unit.strip() if isinstance(unit, str) else None
+        if not unit_str or (unit_str not in _UNITS and na_reason(unit_str) is not None):
             unit_str = inner_unit
         return Quantity(number, unit_str, inner_reason)
     reason = na_reason(raw)
@@ -106,9 +108,12 @@ def parse_quantity(raw: Any) -> Quantity:
     return Quantity(None, None, f"unexpected {type(raw).__name__}")
 
 
+_GROUPED = re.compile(r"\s*\d{1,3}(,\d{3})+(\.\d+)?\s*\S*\s*")
+
+
 def _looks_grouped(text: str) -> bool:
-    # "4,177,285" is a grouped number; "NPS1, SPX" is not.
-    return bool(re.fullmatch(r"\s*\d{1,3}(,\d{3})+(\.\d+)?\s*\S*\s*", text))
+    # "4,177,285" is a grouped number; "NPS1, SPX" is not. Most strings have no comma: no regex for them.
+    return "," in text and _GROUPED.fullmatch(text) is not None
 
 
 _TEMP_UNITS = {"c", "°c", "celsius", "degc", "c°", "\u2103"}

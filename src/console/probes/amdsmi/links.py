@@ -15,7 +15,16 @@ from typing import Any
 
 from console.model.amdsmi import XgmiPortStatus
 from console.model.gpu import TopologyLink, XgmiLink
-from console.probes.amdsmi.fields import ABSENT, assign_number, finite_int, number_field, pick, text_of, to_int
+from console.probes.amdsmi.fields import (
+    ABSENT,
+    assign_number,
+    finite_int,
+    is_mapping,
+    number_field,
+    pick,
+    text_of,
+    to_int,
+)
 from console.probes.amdsmi.tables import link_status
 from console.probes.values import Quantity, na_reason, normalise_bdf, parse_quantity, to_bytes
 
@@ -57,7 +66,7 @@ def xgmi_links(entries: Sequence[Entry], status_rows: list[Any]) -> list[XgmiLin
         src, src_bdf = _index(entry.get("gpu")), bdf_of(entry.get("bdf"))
         order.append((src, src_bdf))
         metrics = entry.get("link_metrics")
-        if not isinstance(metrics, Mapping):
+        if not is_mapping(metrics):
             continue
         rates: dict[str, Any] = {}
         rates_unavailable: dict[str, str] = {}
@@ -65,7 +74,7 @@ def xgmi_links(entries: Sequence[Entry], status_rows: list[Any]) -> list[XgmiLin
         number_field(rates, rates_unavailable, "max_bandwidth_gbps", metrics.get("max_bandwidth", ABSENT), _gbits)
         destinations = metrics.get("links")
         for dest in destinations if isinstance(destinations, list) else []:
-            if not isinstance(dest, Mapping):
+            if not is_mapping(dest):
                 continue
             dst = _index(dest.get("gpu"))
             if dst is not None and dst == src:
@@ -83,7 +92,7 @@ def xgmi_links(entries: Sequence[Entry], status_rows: list[Any]) -> list[XgmiLin
                 **values,
             }
     for row in status_rows:
-        if not isinstance(row, Mapping) or not isinstance(row.get("link_status"), list):
+        if not is_mapping(row) or not isinstance(row.get("link_status"), list):
             continue
         src, src_bdf = _index(row.get("gpu")), bdf_of(row.get("bdf"))
         targets = order or [(i, None) for i in range(len(row["link_status"]))]
@@ -101,7 +110,7 @@ def xgmi_ports(rows: list[Any]) -> list[XgmiPortStatus]:
     """Per-port U/D/X states (``link_port_status``)."""
     ports = []
     for row in rows:
-        if isinstance(row, Mapping) and isinstance(row.get("link_status"), list):
+        if is_mapping(row) and isinstance(row.get("link_status"), list):
             ports.append(
                 XgmiPortStatus(
                     gpu_index=_index(row.get("gpu")),
@@ -147,12 +156,12 @@ def topology_links(entries: Sequence[Entry]) -> list[TopologyLink]:
 def _destinations(entry: Entry) -> list[Mapping[str, Any]]:
     links = entry.get("links")
     if isinstance(links, list):
-        return [d for d in links if isinstance(d, Mapping)]
+        return [d for d in links if is_mapping(d)]
     # 6.x: {"weight": {"gpu_0": 0, "gpu_1": 15}, "hops": {...}} -> one dict per destination
     merged: dict[int, dict[str, Any]] = {}
     for key, field_name in _MATRIX_KEYS.items():
         matrix = entry.get(key)
-        if not isinstance(matrix, Mapping):
+        if not is_mapping(matrix):
             continue
         for label, value in matrix.items():
             match = re.fullmatch(r"gpu_?(\d+)", label)

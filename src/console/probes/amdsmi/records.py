@@ -28,6 +28,7 @@ from console.probes.amdsmi.fields import (
     Converter,
     assign_number,
     finite_int,
+    is_mapping,
     leaves,
     lookup,
     max_of,
@@ -67,17 +68,20 @@ class FieldTable:
         self._by_head: dict[str, list[int]] = {}
         for position, (_, paths, _, _) in enumerate(specs):
             for path in paths:
-                self._by_head.setdefault(path.split(".", 1)[0], []).append(position)
+                found = self._by_head.setdefault(path.split(".", 1)[0], [])
+                if position not in found:
+                    found.append(position)
 
     def relevant(self, entry: Entry) -> list[FieldSpec]:
         """The specs with a path under one of ``entry``'s keys, in declared order."""
-        positions: set[int] = set()
         by_head = self._by_head
-        for key in entry:
-            found = by_head.get(key)
-            if found:
-                positions.update(found)
-        return [self.specs[i] for i in sorted(positions)]
+        found = [positions for key in entry if (positions := by_head.get(key)) is not None]
+        if not found:
+            return []
+        # Most entries reach one head of a table: its positions are already in order, with no merge.
+        positions = found[0] if len(found) == 1 else sorted(set().union(*found))
+        specs = self.specs
+        return [specs[i] for i in positions]
 
 
 _IDENTITY = FieldTable(
@@ -355,7 +359,7 @@ def _violation_section(entry: Entry) -> Any:
 def violations_of(entry: Entry) -> list[Violation]:
     """PVIOL/TVIOL/... shares, active flags and accumulators (max over XCPs where per-partition)."""
     section = _violation_section(entry)
-    if not isinstance(section, Mapping):
+    if not is_mapping(section):
         return []
     grouped: dict[str, dict[str, Any]] = {}
     for key, value in section.items():
@@ -396,12 +400,12 @@ _XCP_KEY = re.compile(r"xcp_(\d+)")
 def engines_of(entry: Entry, gpu_index: int | None) -> list[EngineActivity]:
     """Per-engine busy lists of ``metric --usage``; per-XCP dicts give one list per partition."""
     usage = lookup(entry, "usage")
-    if not isinstance(usage, Mapping):
+    if not is_mapping(usage):
         return []
     found = []
     for key in _ENGINE_KEYS:
         value = usage.get(key)
-        if isinstance(value, Mapping) and not ("value" in value and "unit" in value):
+        if is_mapping(value) and not ("value" in value and "unit" in value):
             for xcp_key, per_xcp in value.items():
                 xcp = _XCP_KEY.fullmatch(xcp_key)
                 percents = [to_percent(leaf).value for leaf in leaves(per_xcp)]
@@ -433,18 +437,18 @@ _BLOCK_COUNTS = frozenset({"correctable_count", "uncorrectable_count", "deferred
 
 def _is_block_section(value: Any) -> bool:
     """``UMC: {CORRECTABLE_COUNT, UNCORRECTABLE_COUNT, DEFERRED_COUNT}``: one ECC block's counts."""
-    return isinstance(value, Mapping) and bool(value) and value.keys() <= _BLOCK_COUNTS
+    return is_mapping(value) and bool(value) and value.keys() <= _BLOCK_COUNTS
 
 
 def _ecc_blocks(entry: Entry) -> list[EccBlock]:
     section = lookup(entry, "ecc_blocks")
-    if not isinstance(section, Mapping):
+    if not is_mapping(section):
         # A grep-filtered copy (``grep -A3 UMC``) keeps a block's section without its ECC_BLOCKS line.
         section = {key: value for key, value in entry.items() if _is_block_section(value)} or None
     counts: dict[str, dict[str, Any]] = {}
-    if isinstance(section, Mapping):
+    if is_mapping(section):
         for block, values in section.items():
-            if isinstance(values, Mapping):
+            if is_mapping(values):
                 counts[block.upper()] = {k.removesuffix("_count"): v for k, v in values.items()}
     else:
         # --csv flattens ecc_blocks to umc_correctable_count, sdma_deferred_count, ...
@@ -466,10 +470,10 @@ def _ecc_blocks(entry: Entry) -> list[EccBlock]:
 def firmware_of(entry: Entry) -> dict[str, str]:
     """Firmware block -> version from ``fw_list`` (a list in JSON, ``FW n:`` sections in text)."""
     fw_list = pick(entry, ("fw_list", "firmware"))
-    items = fw_list.values() if isinstance(fw_list, Mapping) else fw_list if isinstance(fw_list, list) else []
+    items = fw_list.values() if is_mapping(fw_list) else fw_list if isinstance(fw_list, list) else []
     firmware: dict[str, str] = {}
     for item in items:
-        if not isinstance(item, Mapping):
+        if not is_mapping(item):
             continue
         name = text_of(pick(item, ("fw_id", "fw_name", "name")))
         version = text_of(pick(item, ("fw_version", "version")))
@@ -518,7 +522,7 @@ def _pages(value: Any, status: str) -> list[BadPage]:
     records = value if isinstance(value, list) else [value]
     pages = []
     for record in records:
-        if not isinstance(record, Mapping):
+        if not is_mapping(record):
             continue
         addresses = record.get("page_address")
         # Text output prints several pages as repeated keys at one level: zip them back.
@@ -542,8 +546,8 @@ def processes_of(entry: Entry, gpu_index: int | None, gpu_bdf: str | None) -> li
     items = raw if isinstance(raw, list) else [raw] if raw is not ABSENT else [entry] if "pid" in entry else []
     found = []
     for item in items:
-        info = item.get("process_info", item) if isinstance(item, Mapping) else item
-        if not isinstance(info, Mapping):
+        info = item.get("process_info", item) if is_mapping(item) else item
+        if not is_mapping(info):
             continue
         pid = finite_int(to_int(info.get("pid")))
         if pid is None:
@@ -565,35 +569,38 @@ def details_of(entry: Entry, identity: GpuIdentity) -> GpuStaticDetails | None:
     """amd-smi ``static`` facts beyond identity (limits, VRAM, driver, RAS, clock levels)."""
     levels = clock_levels_of(entry)
     ras = lookup(entry, "ras")
-    if not (_present(entry, _STATIC) or isinstance(ras, Mapping) or levels):
+    if not (_present(entry, _STATIC) or is_mapping(ras) or levels):
         return None
     values: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
     _read(values, unavailable, entry, _STATIC)
-    if isinstance(ras, Mapping):
+    if is_mapping(ras):
         values["ras_schemas"] = {k: str(v) for k, v in ras.items() if k.endswith("_schema") and text_of(v)}
         states = ras.get("ecc_block_state")
-        if isinstance(states, Mapping):
+        if is_mapping(states):
             values["ecc_block_state"] = {k.upper(): str(v) for k, v in states.items() if text_of(v)}
     return GpuStaticDetails(
         gpu_index=identity.index, bdf=identity.bdf, clock_levels=levels, **values, unavailable=unavailable
     )
 
 
+_LEVEL_KEY = re.compile(r"level_(\d+)")
+
+
 def clock_levels_of(entry: Entry) -> list[ClockLevels]:
     """DPM levels per clock domain from ``static --clock`` (``Level N`` keys, MHz strings or objects)."""
     clock = lookup(entry, "clock")
-    if not isinstance(clock, Mapping):
+    if not is_mapping(clock):
         return []
     domains = []
     for domain, spec in clock.items():
-        if not isinstance(spec, Mapping) or "frequency_levels" not in spec:
+        if not is_mapping(spec) or "frequency_levels" not in spec:
             continue
         levels = spec.get("frequency_levels")
         values: list[float | None] = []
-        if isinstance(levels, Mapping):
+        if is_mapping(levels):
             numbered = sorted(
-                ((int(m.group(1)), v) for k, v in levels.items() if (m := re.fullmatch(r"level_(\d+)", k))),
+                ((int(m.group(1)), v) for k, v in levels.items() if (m := _LEVEL_KEY.fullmatch(k))),
                 key=lambda item: item[0],
             )
             values = [to_mhz(v).value for _, v in numbered[:64]]
@@ -695,10 +702,10 @@ _SECTION_OF_LEAF = {
 def adopt_orphans(entry: Entry) -> dict[str, Any]:
     """A fragment's entry with each orphaned leaf (its section line filtered out: ``HOTSPOT: 43 °C`` right
     under ``GPU: 0``) moved under the one section that prints it; leaves of no known section stay."""
-    adopted = {key: dict(value) if isinstance(value, Mapping) else value for key, value in entry.items()}
+    adopted = {key: dict(value) if is_mapping(value) else value for key, value in entry.items()}
     for key, value in entry.items():
         section = _SECTION_OF_LEAF.get(key)
-        if section is None or isinstance(value, Mapping):
+        if section is None or is_mapping(value):
             continue
         holder = adopted.setdefault(section, {})
         if isinstance(holder, dict) and key not in holder:
