@@ -58,7 +58,6 @@ def na_reason(raw: Any) -> str | None:
 
 # Units amd-smi prints in its {"value", "unit"} objects: known not to be an N/A word, so not tested as one.
 _UNITS = frozenset({"W", "C", "%", "MB", "KB", "GB", "MHz", "mV", "J", "uJ", "GT/s", "Gb/s", "Mb/s", "GB/s", "B"})
-_PLAIN_NUMBERS = (int, float)  # exact types: bool, an int subclass, is not a number here
 
 
 def parse_quantity(raw: Any) -> Quantity:
@@ -68,9 +67,11 @@ def parse_quantity(raw: Any) -> Quantity:
     unit glued or spaced (``"32 GT/s"``, ``"44.0°C"``, ``"1400.0W"``, ``"2000Mhz"``), and the
     N/A family. Booleans are not numbers here.
     """
-    if type(raw) in _PLAIN_NUMBERS:  # the common case in JSON output, first: one parse reads thousands
-        reason = na_reason(raw)  # sentinels, NaN
-        return Quantity(None, None, reason) if reason is not None else Quantity(float(raw))
+    # The common cases in JSON output first, by exact type (a bool is no number): one parse reads thousands.
+    if type(raw) is int:
+        return Quantity(float(raw)) if raw not in _MAX_UINT_SENTINELS else Quantity(None, None, f"sentinel {raw}")
+    if type(raw) is float:
+        return Quantity(raw) if math.isfinite(raw) else Quantity(None, None, "not a number")
     if isinstance(raw, dict):
         if "value" not in raw:
             return Quantity(None, None, "object without value")
@@ -192,6 +193,8 @@ _HEX = re.compile(r"\s*0[xX][0-9a-fA-F]+\s*")
 
 def to_int(raw: Any) -> Quantity:
     """Whole count (error counters, indices); hex strings like 0x74a1 are accepted."""
+    if type(raw) is int:  # most counters: whole already
+        return parse_quantity(raw)
     if isinstance(raw, str) and _HEX.fullmatch(raw):
         return Quantity(float(int(raw.strip(), 16)), None, None)
     q = parse_quantity(raw)

@@ -39,7 +39,7 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
-_NOT_MAPPINGS = frozenset({str, int, float, bool, list, type(None)})
+_NOT_MAPPINGS = frozenset({str, int, float, bool, list, type(None), _Absent})
 
 
 def is_mapping(value: Any) -> TypeGuard[Mapping[Any, Any]]:
@@ -125,6 +125,8 @@ def text_of(raw: Any) -> str | None:
     if type(raw) is str:  # most leaves
         text = raw.strip()
         return None if na_reason(text) is not None else text
+    if raw is ABSENT:  # an alias not printed: most of those read
+        return None
     if is_mapping(raw):
         raw = raw.get("value", ABSENT)
     if raw is ABSENT or raw is None or is_mapping(raw) or isinstance(raw, list):
