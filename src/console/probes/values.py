@@ -5,6 +5,7 @@ Every helper here is total: any input gives a value or ``None`` with a reason, n
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -42,11 +43,7 @@ class Quantity:
 def na_reason(raw: Any) -> str | None:
     """Return the tool's own word if ``raw`` means 'no value', else None."""
     if isinstance(raw, str):  # the common case first
-        word = raw.strip()
-        lowered = word.lower()
-        if lowered in _NA_WORDS or lowered.startswith("not supported"):
-            return word or "empty"
-        return word if lowered.startswith("n/a") else None
+        return _text_na_reason(raw) if len(raw) <= _CACHED_TEXT else _text_na_reason.__wrapped__(raw)
     if raw is None:
         return "absent in output"
     if isinstance(raw, int) and not isinstance(raw, bool) and raw in _MAX_UINT_SENTINELS:
@@ -54,6 +51,20 @@ def na_reason(raw: Any) -> str | None:
     if isinstance(raw, float) and (math.isnan(raw) or math.isinf(raw)):
         return "not a number"
     return None
+
+
+# Longer texts are not kept by the caches below: a garbage or huge output must not stay in memory.
+_CACHED_TEXT = 64
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_na_reason(text: str) -> str | None:
+    # Cached: an 8-GPU output repeats the same few words (N/A, ENABLED, a unit) hundreds of times.
+    word = text.strip()
+    lowered = word.lower()
+    if lowered in _NA_WORDS or lowered.startswith("not supported"):
+        return word or "empty"
+    return word if lowered.startswith("n/a") else None
 
 
 # Units amd-smi prints in its {"value", "unit"} objects: known not to be an N/A word, so not tested as one.
@@ -89,6 +100,8 @@ def parse_quantity(raw: Any) -> Quantity:
         if not unit_str or (unit_str not in _UNITS and na_reason(unit_str) is not None):
             unit_str = inner_unit
         return Quantity(number, unit_str, inner_reason)
+    if isinstance(raw, str):
+        return _text_quantity(raw) if len(raw) <= _CACHED_TEXT else _text_quantity.__wrapped__(raw)
     reason = na_reason(raw)
     if reason is not None:
         return Quantity(None, None, reason)
@@ -96,17 +109,24 @@ def parse_quantity(raw: Any) -> Quantity:
         return Quantity(None, None, f"boolean {raw}")
     if isinstance(raw, int | float):
         return Quantity(float(raw), None, None)
-    if isinstance(raw, str):
-        text = raw.strip().replace(",", "") if _looks_grouped(raw) else raw.strip()
-        match = _NUM_UNIT.match(text)
-        if match is None:
-            return Quantity(None, None, f"not a number: {raw.strip()[:40]}")
-        value = float(match.group(1))
-        if math.isnan(value) or math.isinf(value):
-            return Quantity(None, None, "not a number")
-        unit = (match.group(2) or "").strip() or None
-        return Quantity(value, unit, None)
     return Quantity(None, None, f"unexpected {type(raw).__name__}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_quantity(raw: str) -> Quantity:
+    # Cached (a Quantity is immutable): the same strings ("500 MHz", "N/A", "16") recur on every GPU and sweep.
+    reason = na_reason(raw)
+    if reason is not None:
+        return Quantity(None, None, reason)
+    text = raw.strip().replace(",", "") if _looks_grouped(raw) else raw.strip()
+    match = _NUM_UNIT.match(text)
+    if match is None:
+        return Quantity(None, None, f"not a number: {raw.strip()[:40]}")
+    value = float(match.group(1))
+    if math.isnan(value) or math.isinf(value):
+        return Quantity(None, None, "not a number")
+    unit = (match.group(2) or "").strip() or None
+    return Quantity(value, unit, None)
 
 
 _GROUPED = re.compile(r"\s*\d{1,3}(,\d{3})+(\.\d+)?\s*\S*\s*")
