@@ -222,6 +222,12 @@ def leaves(value: Any) -> list[Any]:
 
 def max_of(value: Any, convert: Converter) -> Quantity:
     """The largest readable number under ``value`` (per-XCP and per-engine lists)."""
+    kind = type(value)
+    if kind is int or kind is float or (kind is dict and "value" in value and "unit" in value):
+        q = convert(value)  # one reading, as most are: no list of leaves
+        if q.value is not None:
+            return Quantity(q.value)
+        return Quantity(None, None, "N/A" if kind is dict else na_reason(value))
     numbers = [q.value for q in (convert(leaf) for leaf in leaves(value)) if q.value is not None]
     if not numbers:
         return Quantity(None, None, na_reason(value) if not (is_mapping(value) or isinstance(value, list)) else "N/A")

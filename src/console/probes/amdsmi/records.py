@@ -6,6 +6,7 @@ then the flattened leaf names of ``--csv`` and the column keys of ``monitor``/de
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -363,10 +364,9 @@ def violations_of(entry: Entry) -> list[Violation]:
         return []
     grouped: dict[str, dict[str, Any]] = {}
     for key, value in section.items():
-        for suffix, role in _VIOLATION_SUFFIXES.items():
-            if key.endswith(suffix):
-                grouped.setdefault(key[: -len(suffix)], {})[role] = value
-                break
+        split = _violation_role(key)
+        if split is not None:
+            grouped.setdefault(split[0], {})[split[1]] = value
     found = []
     for stem, roles in grouped.items():
         percent = max_of(roles.get("percent", ABSENT), to_percent).value if "percent" in roles else None
@@ -380,6 +380,18 @@ def violations_of(entry: Entry) -> list[Violation]:
             )
         )
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _violation_role(key: str) -> tuple[str, str] | None:
+    """``ppt_violation_activity`` -> (``ppt``, ``percent``); None for a key of no violation counter.
+
+    Cached: the same ~16 keys per GPU, every sweep, each tried against every suffix.
+    """
+    for suffix, role in _VIOLATION_SUFFIXES.items():
+        if key.endswith(suffix):
+            return key[: -len(suffix)], role
+    return None
 
 
 def _any_active(value: Any) -> bool | None:
