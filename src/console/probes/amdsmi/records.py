@@ -115,6 +115,7 @@ _PARTITION_PATHS = {
     ),
     "memory_partition": ("partition.memory_partition", "memory_partition", "memory"),
 }
+_PARTITION_HEADS = frozenset(path.split(".")[0] for paths in _PARTITION_PATHS.values() for path in paths)
 _PARTITION_NAME = re.compile(r"\b(NPS\d+|SPX|DPX|TPX|QPX|CPX)\b", re.IGNORECASE)
 
 _METRICS = FieldTable(
@@ -291,10 +292,6 @@ def _read(values: dict[str, Any], unavailable: dict[str, str], entry: Entry, tab
             number_field(values, unavailable, name, raw, convert, integer=integer)
 
 
-def _present(entry: Entry, table: FieldTable) -> bool:
-    return any(pick(entry, paths) is not ABSENT for _, paths, _, _ in table.relevant(entry))
-
-
 def identity_of(entry: Entry) -> GpuIdentity:
     """Who the entry is about: index, PCI address, ASIC/board/IFWI identity, partition."""
     values: dict[str, Any] = {}
@@ -308,7 +305,8 @@ def identity_of(entry: Entry) -> GpuIdentity:
         else:
             values["bdf"] = bdf
     _read(values, unavailable, entry, _IDENTITY)
-    for name, paths in _PARTITION_PATHS.items():
+    # Most entries print no partition at all: one test of their keys instead of eight absent aliases.
+    for name, paths in _PARTITION_PATHS.items() if not _PARTITION_HEADS.isdisjoint(entry) else ():
         raw = pick(entry, paths)
         text = text_of(raw)
         # A set result holds a sentence ("Successfully set memory partition to NPS4"), not a mode.
@@ -321,19 +319,21 @@ def identity_of(entry: Entry) -> GpuIdentity:
 
 def metrics_of(entry: Entry) -> GpuMetrics | None:
     """Live telemetry, when the entry carries any."""
-    has_pcie = _present(entry, _PCIE)
-    if not (has_pcie or _present(entry, _METRICS) or _violation_section(entry) is not ABSENT):
-        return None
+    # Read first, then judged present: a field read (or found N/A) is a field printed, and a test of
+    # presence alone cost as much as the read.
     values: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
     _read(values, unavailable, entry, _METRICS)
+    pcie: dict[str, Any] = {}
+    pcie_unavailable: dict[str, str] = {}
+    _read(pcie, pcie_unavailable, entry, _PCIE)
+    has_pcie = bool(pcie or pcie_unavailable)
+    if not (has_pcie or values or unavailable or _violation_section(entry) is not ABSENT):
+        return None
     text_field(values, unavailable, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
     _xgmi_error_status(values, unavailable, pick(entry, ("xgmi_err", "xgmi_err.status")))
     values["violations"] = violations_of(entry)
     if has_pcie:
-        pcie: dict[str, Any] = {}
-        pcie_unavailable: dict[str, str] = {}
-        _read(pcie, pcie_unavailable, entry, _PCIE)
         values["pcie"] = PcieLink(**pcie, unavailable=pcie_unavailable)
     return GpuMetrics(**values, unavailable=unavailable)
 
@@ -435,11 +435,11 @@ def engines_of(entry: Entry, gpu_index: int | None) -> list[EngineActivity]:
 def ecc_of(entry: Entry) -> EccCounts | None:
     """ECC totals and per-block counts, when printed."""
     blocks = _ecc_blocks(entry)
-    if not _present(entry, _ECC) and not blocks:
-        return None
     values: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
     _read(values, unavailable, entry, _ECC)
+    if not (values or unavailable or blocks):
+        return None
     return EccCounts(blocks=blocks, **values, unavailable=unavailable)
 
 
@@ -465,7 +465,7 @@ def _ecc_blocks(entry: Entry) -> list[EccBlock]:
     else:
         # --csv flattens ecc_blocks to umc_correctable_count, sdma_deferred_count, ...
         for key, value in entry.items():
-            match = _FLAT_BLOCK_COUNT.match(key)
+            match = _FLAT_BLOCK_COUNT.match(key) if key.endswith("_count") else None  # most keys: no regex
             if match and match.group(1) not in ("total", "cache"):
                 counts.setdefault(match.group(1).upper(), {})[match.group(2)] = value
     return [
@@ -581,11 +581,11 @@ def details_of(entry: Entry, identity: GpuIdentity) -> GpuStaticDetails | None:
     """amd-smi ``static`` facts beyond identity (limits, VRAM, driver, RAS, clock levels)."""
     levels = clock_levels_of(entry)
     ras = lookup(entry, "ras")
-    if not (_present(entry, _STATIC) or is_mapping(ras) or levels):
-        return None
     values: dict[str, Any] = {}
     unavailable: dict[str, str] = {}
     _read(values, unavailable, entry, _STATIC)
+    if not (values or unavailable or is_mapping(ras) or levels):
+        return None
     if is_mapping(ras):
         values["ras_schemas"] = {k: str(v) for k, v in ras.items() if k.endswith("_schema") and text_of(v)}
         states = ras.get("ecc_block_state")
@@ -624,7 +624,7 @@ def clock_levels_of(entry: Entry) -> list[ClockLevels]:
 def partition_of(entry: Entry, identity: GpuIdentity) -> PartitionState | None:
     """Partition modes, or the verbatim result of a ``set`` that changed them."""
     message = None
-    for paths in _PARTITION_PATHS.values():
+    for paths in _PARTITION_PATHS.values() if not _PARTITION_HEADS.isdisjoint(entry) else ():
         text = text_of(pick(entry, paths))
         if text and " " in text:
             message = text
