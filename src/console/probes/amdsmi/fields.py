@@ -58,7 +58,7 @@ def lookup(tree: Mapping[str, Any], path: str) -> Any:
         return tree.get(path, ABSENT) if is_mapping(tree) else ABSENT
     node: Any = tree
     for part in path.split("."):
-        if not is_mapping(node) or part not in node:
+        if not (type(node) is dict or is_mapping(node)) or part not in node:  # parsed JSON: plain dicts
             return ABSENT
         node = node[part]
     return node
@@ -66,7 +66,7 @@ def lookup(tree: Mapping[str, Any], path: str) -> Any:
 
 def pick(tree: Mapping[str, Any], paths: Iterable[str]) -> Any:
     """The first of ``paths`` present in ``tree`` (a present N/A counts), else ABSENT."""
-    if not is_mapping(tree):
+    if not (type(tree) is dict or is_mapping(tree)):
         return ABSENT
     for path in paths:
         # A one-key path is read here: ~30 aliases are tried per GPU entry, most of them absent.
