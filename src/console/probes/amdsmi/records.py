@@ -72,19 +72,27 @@ class FieldTable:
                 found = self._by_head.setdefault(path.split(".", 1)[0], [])
                 if position not in found:
                     found.append(position)
+        # The GPU entries of one output share their keys, and outputs their layouts: the specs for a set
+        # of keys are found once. Bounded, and only for entries of a usual size (garbage makes big ones).
+        self._for_keys = functools.lru_cache(maxsize=256)(self._relevant_to)
 
-    def relevant(self, entry: Entry) -> list[FieldSpec]:
+    def relevant(self, entry: Entry) -> tuple[FieldSpec, ...]:
         """The specs with a path under one of ``entry``'s keys, in declared order."""
+        keys = tuple(entry)
+        return self._for_keys(keys) if len(keys) <= _CACHED_KEYS else self._relevant_to(keys)
+
+    def _relevant_to(self, keys: tuple[str, ...]) -> tuple[FieldSpec, ...]:
         by_head = self._by_head
-        found = [positions for key in entry if (positions := by_head.get(key)) is not None]
+        found = [positions for key in keys if (positions := by_head.get(key)) is not None]
         if not found:
-            return []
+            return ()
         # Most entries reach one head of a table: its positions are already in order, with no merge.
         positions = found[0] if len(found) == 1 else sorted(set().union(*found))
         specs = self.specs
-        return [specs[i] for i in positions]
+        return tuple(specs[i] for i in positions)
 
 
+_CACHED_KEYS = 64
 _IDENTITY = FieldTable(
     [
         ("uuid", ("uuid", "gpu_uuid"), None, False),
