@@ -147,14 +147,6 @@ def text_field(values: dict[str, Any], unavailable: dict[str, str], name: str, r
     values[name] = text
 
 
-def assign_text(target: WithUnavailable, name: str, raw: Any) -> None:
-    """Set a string field verbatim (stripped); N/A is recorded in ``unavailable``."""
-    values: dict[str, Any] = {}
-    text_field(values, target.unavailable, name, raw)
-    if values:
-        setattr(target, name, values[name])
-
-
 def to_gts(raw: Any) -> Quantity:
     """PCIe link speed in GT/s (older releases print MT/s)."""
     q = parse_quantity(raw)
@@ -239,7 +231,6 @@ __all__ = [
     "ABSENT",
     "Converter",
     "assign_number",
-    "assign_text",
     "finite_int",
     "is_mapping",
     "leaves",
