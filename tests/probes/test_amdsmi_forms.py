@@ -15,6 +15,7 @@ from console.model.amdsmi import AmdSmiForm, AmdSmiResult
 from console.model.gpu import LinkStatus
 from console.probes import ParseError, Tool, parse_output
 from console.probes.amdsmi import detect, parse
+from console.probes.amdsmi.json_output import normalise
 
 
 def _result(text: str) -> AmdSmiResult:
@@ -536,3 +537,17 @@ def test_link_status_json_as_plain_gpu_list() -> None:
     result = parse_output(text, Tool.AMD_SMI, "xgmi")
     states = {(link.src_index, link.dst_index): link.status.value for link in result.data.xgmi_links}  # type: ignore[union-attr]
     assert states == {(0, 1): "up", (0, 2): "down", (1, 0): "up", (1, 2): "up", (2, 0): "down", (2, 1): "up"}
+
+
+def test_only_a_value_unit_object_is_kept_as_decoded() -> None:
+    # The key normaliser leaves {"value", "unit"} leaves as they are; any other two-key object is normalised.
+    decoded = {
+        "Power": {"Value": 1, "Unit": "W"},
+        "Limit": {"unit": "W", "Cap Key": 5},
+        "t": {"value": [{"Level 0": 2}], "unit": ""},
+    }
+    assert normalise(decoded) == {
+        "power": {"value": 1, "unit": "W"},
+        "limit": {"unit": "W", "cap_key": 5},
+        "t": {"value": [{"level_0": 2}], "unit": ""},
+    }

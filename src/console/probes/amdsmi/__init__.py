@@ -19,7 +19,7 @@ from console.probes.amdsmi.box import is_box_view, parse_box
 from console.probes.amdsmi.cper import CperRead, is_cper_json, is_header_dump, parse_cper_json, parse_header_dump
 from console.probes.amdsmi.csv_output import is_csv_header, parse_csv
 from console.probes.amdsmi.errors import Triage, is_message_line, triage
-from console.probes.amdsmi.fields import finite_int, text_of, to_int
+from console.probes.amdsmi.fields import finite_int, is_mapping, text_of, to_int
 from console.probes.amdsmi.json_output import JsonPayload, find_json_documents, is_amdsmi_json, read_payload
 from console.probes.amdsmi.links import topology_links, xgmi_links, xgmi_ports
 from console.probes.amdsmi.records import (
@@ -265,10 +265,10 @@ def _from_json(payload: JsonPayload) -> AmdSmiResult | None:
     result = _from_entries(entries, payload.form, watch=watch) if entries else None
     # `xgmi --link-status --json` may also come as a plain GPU list whose entries carry the U/D/X row.
     status_rows = tables.get("link_status", []) or [
-        e for e in entries if isinstance(e, Mapping) and isinstance(e.get("link_status"), list)
+        e for e in entries if is_mapping(e) and isinstance(e.get("link_status"), list)
     ]
     if "xgmi_metric" in tables or status_rows or (result is not None and result.kind == "xgmi"):
-        metric_entries = [e for e in tables.get("xgmi_metric", []) if isinstance(e, Mapping)] or entries
+        metric_entries = [e for e in tables.get("xgmi_metric", []) if is_mapping(e)] or entries
         result = result or _from_entries(metric_entries, payload.form, watch=False, kind="xgmi")
         if result is None:
             result = _identities_only(status_rows, payload.form, "xgmi")
@@ -278,7 +278,7 @@ def _from_json(payload: JsonPayload) -> AmdSmiResult | None:
     elif result is not None and result.kind == "topology":
         result.topology = topology_links(entries)
     if "current_partition" in tables:
-        partitions = [_partition_row(row) for row in tables["current_partition"] if isinstance(row, Mapping)]
+        partitions = [_partition_row(row) for row in tables["current_partition"] if is_mapping(row)]
         result = result or _from_partitions(partitions, payload.form)
         result.partitions = partitions
     if payload.version is not None:
@@ -291,7 +291,7 @@ def _from_json(payload: JsonPayload) -> AmdSmiResult | None:
 def _identities_only(rows: list[Any], form: AmdSmiForm, kind: str) -> AmdSmiResult:
     result = AmdSmiResult(kind=kind, form=form)
     for row in rows:
-        if isinstance(row, Mapping):
+        if is_mapping(row):
             result.gpus.append(GpuRecord(identity=record_of(row).identity))
     return result
 

@@ -92,6 +92,13 @@ def normalise(value: Any) -> Any:
     # Exact type tests and no call per leaf: a static output of 8 GPUs has ~1,000 keys and leaves.
     kind = type(value)
     if kind is dict:
+        if (
+            len(value) == 2
+            and "value" in value
+            and type(value.get("unit")) is str
+            and type(value["value"]) not in _NESTED
+        ):
+            return value  # a ``{"value", "unit"}`` leaf, most of the objects: its keys are normal already
         return {
             normalise_key(k if type(k) is str else str(k)): normalise(v) if type(v) in _NESTED else v
             for k, v in value.items()

@@ -15,7 +15,16 @@ from typing import Any
 
 from console.model.amdsmi import XgmiPortStatus
 from console.model.gpu import TopologyLink, XgmiLink
-from console.probes.amdsmi.fields import ABSENT, assign_number, finite_int, number_field, pick, text_of, to_int
+from console.probes.amdsmi.fields import (
+    ABSENT,
+    assign_number,
+    finite_int,
+    is_mapping,
+    number_field,
+    pick,
+    text_of,
+    to_int,
+)
 from console.probes.amdsmi.tables import link_status
 from console.probes.values import Quantity, na_reason, normalise_bdf, parse_quantity, to_bytes
 
@@ -39,59 +48,69 @@ def _kilobytes(raw: Any) -> Quantity:
 
 def xgmi_links(entries: Sequence[Entry], status_rows: list[Any]) -> list[XgmiLink]:
     """Directed links from ``link_metrics``, with U/D/X states from ``link_status`` rows if present."""
-    links: dict[tuple[int | None, int | None], XgmiLink] = {}
+    # Each link's fields are gathered first and its model built once, with its state: 56 links per node,
+    # and each assignment to a model is validated alone. A source's rate and bandwidth are read once, not
+    # per destination, and each of the node's few PCI addresses is normalised once.
+    links: dict[tuple[int | None, int | None], dict[str, Any]] = {}
     order: list[tuple[int | None, str | None]] = []
+    bdfs: dict[str, str | None] = {}
+
+    def bdf_of(raw: Any) -> str | None:
+        if not isinstance(raw, str):
+            return normalise_bdf(text_of(raw))
+        if raw not in bdfs:
+            bdfs[raw] = normalise_bdf(text_of(raw))
+        return bdfs[raw]
+
     for entry in entries:
-        src, src_bdf = _index(entry.get("gpu")), normalise_bdf(text_of(entry.get("bdf")))
+        src, src_bdf = _index(entry.get("gpu")), bdf_of(entry.get("bdf"))
         order.append((src, src_bdf))
         metrics = entry.get("link_metrics")
-        if not isinstance(metrics, Mapping):
+        if not is_mapping(metrics):
             continue
+        rates: dict[str, Any] = {}
+        rates_unavailable: dict[str, str] = {}
+        number_field(rates, rates_unavailable, "bit_rate_gbps", metrics.get("bit_rate", ABSENT), _gbits)
+        number_field(rates, rates_unavailable, "max_bandwidth_gbps", metrics.get("max_bandwidth", ABSENT), _gbits)
         destinations = metrics.get("links")
         for dest in destinations if isinstance(destinations, list) else []:
-            if not isinstance(dest, Mapping):
+            if not is_mapping(dest):
                 continue
             dst = _index(dest.get("gpu"))
             if dst is not None and dst == src:
                 continue
-            # Values gathered first and the model built once: 56 links per node, each assignment validated.
-            values: dict[str, Any] = {}
-            unavailable: dict[str, str] = {}
-            for name, raw, convert, integer in (
-                ("bit_rate_gbps", metrics.get("bit_rate", ABSENT), _gbits, False),
-                ("max_bandwidth_gbps", metrics.get("max_bandwidth", ABSENT), _gbits, False),
-                ("read_bytes", dest.get("read", ABSENT), _kilobytes, True),
-                ("write_bytes", dest.get("write", ABSENT), _kilobytes, True),
-            ):
-                number_field(values, unavailable, name, raw, convert, integer=integer)
-            links[(src, dst)] = XgmiLink(
-                src_index=src,
-                dst_index=dst,
-                src_bdf=src_bdf,
-                dst_bdf=normalise_bdf(text_of(dest.get("bdf"))),
-                unavailable=unavailable,
+            values = dict(rates)
+            unavailable = dict(rates_unavailable)
+            number_field(values, unavailable, "read_bytes", dest.get("read", ABSENT), _kilobytes, integer=True)
+            number_field(values, unavailable, "write_bytes", dest.get("write", ABSENT), _kilobytes, integer=True)
+            links[(src, dst)] = {
+                "src_index": src,
+                "dst_index": dst,
+                "src_bdf": src_bdf,
+                "dst_bdf": bdf_of(dest.get("bdf")),
+                "unavailable": unavailable,
                 **values,
-            )
+            }
     for row in status_rows:
-        if not isinstance(row, Mapping) or not isinstance(row.get("link_status"), list):
+        if not is_mapping(row) or not isinstance(row.get("link_status"), list):
             continue
-        src, src_bdf = _index(row.get("gpu")), normalise_bdf(text_of(row.get("bdf")))
+        src, src_bdf = _index(row.get("gpu")), bdf_of(row.get("bdf"))
         targets = order or [(i, None) for i in range(len(row["link_status"]))]
         for (dst, dst_bdf), word in zip(targets, row["link_status"], strict=False):
             if dst == src:
                 continue
             link = links.setdefault(
-                (src, dst), XgmiLink(src_index=src, dst_index=dst, src_bdf=src_bdf, dst_bdf=dst_bdf)
+                (src, dst), {"src_index": src, "dst_index": dst, "src_bdf": src_bdf, "dst_bdf": dst_bdf}
             )
-            link.status = link_status(str(word))
-    return list(links.values())
+            link["status"] = link_status(str(word))
+    return [XgmiLink(**fields) for fields in links.values()]
 
 
 def xgmi_ports(rows: list[Any]) -> list[XgmiPortStatus]:
     """Per-port U/D/X states (``link_port_status``)."""
     ports = []
     for row in rows:
-        if isinstance(row, Mapping) and isinstance(row.get("link_status"), list):
+        if is_mapping(row) and isinstance(row.get("link_status"), list):
             ports.append(
                 XgmiPortStatus(
                     gpu_index=_index(row.get("gpu")),
@@ -137,12 +156,12 @@ def topology_links(entries: Sequence[Entry]) -> list[TopologyLink]:
 def _destinations(entry: Entry) -> list[Mapping[str, Any]]:
     links = entry.get("links")
     if isinstance(links, list):
-        return [d for d in links if isinstance(d, Mapping)]
+        return [d for d in links if is_mapping(d)]
     # 6.x: {"weight": {"gpu_0": 0, "gpu_1": 15}, "hops": {...}} -> one dict per destination
     merged: dict[int, dict[str, Any]] = {}
     for key, field_name in _MATRIX_KEYS.items():
         matrix = entry.get(key)
-        if not isinstance(matrix, Mapping):
+        if not is_mapping(matrix):
             continue
         for label, value in matrix.items():
             match = re.fullmatch(r"gpu_?(\d+)", label)

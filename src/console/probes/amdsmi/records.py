@@ -6,12 +6,12 @@ then the flattened leaf names of ``--csv`` and the column keys of ``monitor``/de
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from console.model.amdsmi import ClockLevels, EngineActivity, GpuStaticDetails, PartitionState
-from console.model.base import WithUnavailable
 from console.model.gpu import (
     BadPage,
     BadPages,
@@ -28,12 +28,14 @@ from console.probes.amdsmi.fields import (
     ABSENT,
     Converter,
     assign_number,
-    assign_text,
     finite_int,
+    is_mapping,
     leaves,
     lookup,
     max_of,
+    number_field,
     pick,
+    text_field,
     text_of,
     to_bytes_default,
     to_celsius,
@@ -67,19 +69,30 @@ class FieldTable:
         self._by_head: dict[str, list[int]] = {}
         for position, (_, paths, _, _) in enumerate(specs):
             for path in paths:
-                self._by_head.setdefault(path.split(".", 1)[0], []).append(position)
+                found = self._by_head.setdefault(path.split(".", 1)[0], [])
+                if position not in found:
+                    found.append(position)
+        # The GPU entries of one output share their keys, and outputs their layouts: the specs for a set
+        # of keys are found once. Bounded, and only for entries of a usual size (garbage makes big ones).
+        self._for_keys = functools.lru_cache(maxsize=256)(self._relevant_to)
 
-    def relevant(self, entry: Entry) -> list[FieldSpec]:
+    def relevant(self, entry: Entry) -> tuple[FieldSpec, ...]:
         """The specs with a path under one of ``entry``'s keys, in declared order."""
-        positions: set[int] = set()
+        keys = tuple(entry)
+        return self._for_keys(keys) if len(keys) <= _CACHED_KEYS else self._relevant_to(keys)
+
+    def _relevant_to(self, keys: tuple[str, ...]) -> tuple[FieldSpec, ...]:
         by_head = self._by_head
-        for key in entry:
-            found = by_head.get(key)
-            if found:
-                positions.update(found)
-        return [self.specs[i] for i in sorted(positions)]
+        found = [positions for key in keys if (positions := by_head.get(key)) is not None]
+        if not found:
+            return ()
+        # Most entries reach one head of a table: its positions are already in order, with no merge.
+        positions = found[0] if len(found) == 1 else sorted(set().union(*found))
+        specs = self.specs
+        return tuple(specs[i] for i in positions)
 
 
+_CACHED_KEYS = 64
 _IDENTITY = FieldTable(
     [
         ("uuid", ("uuid", "gpu_uuid"), None, False),
@@ -110,6 +123,7 @@ _PARTITION_PATHS = {
     ),
     "memory_partition": ("partition.memory_partition", "memory_partition", "memory"),
 }
+_PARTITION_HEADS = frozenset(path.split(".")[0] for paths in _PARTITION_PATHS.values() for path in paths)
 _PARTITION_NAME = re.compile(r"\b(NPS\d+|SPX|DPX|TPX|QPX|CPX)\b", re.IGNORECASE)
 
 _METRICS = FieldTable(
@@ -272,71 +286,79 @@ _LIST_KEYS = {"bdf", "uuid", "kfd_id", "node_id", "gpu_bdf", "gpu_uuid", "hip_id
 _IGNORED_KEYS = {"gpu", "timestamp", "xcp"}
 
 
-def _apply(target: WithUnavailable, entry: Entry, table: FieldTable) -> None:
+def _read(values: dict[str, Any], unavailable: dict[str, str], entry: Entry, table: FieldTable) -> None:
+    """The table's fields found in ``entry``, into ``values`` (or why not into ``unavailable``).
+
+    Gathered, and the model built from them once: assigning each field to a model validated it alone,
+    ~1,000 validations per node.
+    """
     for name, paths, convert, integer in table.relevant(entry):
         raw = pick(entry, paths)
         if convert is None:
-            assign_text(target, name, raw)
+            text_field(values, unavailable, name, raw)
         else:
-            assign_number(target, name, raw, convert, integer=integer)
-
-
-def _present(entry: Entry, table: FieldTable) -> bool:
-    return any(pick(entry, paths) is not ABSENT for _, paths, _, _ in table.relevant(entry))
+            number_field(values, unavailable, name, raw, convert, integer=integer)
 
 
 def identity_of(entry: Entry) -> GpuIdentity:
     """Who the entry is about: index, PCI address, ASIC/board/IFWI identity, partition."""
-    identity = GpuIdentity()
-    assign_number(identity, "index", lookup(entry, "gpu"), to_int, integer=True)
+    values: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    number_field(values, unavailable, "index", lookup(entry, "gpu"), to_int, integer=True)
     raw_bdf = pick(entry, ("bus.bdf", "bdf", "gpu_bdf"))
     if raw_bdf is not ABSENT:
         bdf = normalise_bdf(text_of(raw_bdf))
         if bdf is None:
-            identity.mark_unavailable("bdf", na_reason(raw_bdf) or f"not a PCI address: {str(raw_bdf)[:40]}")
+            unavailable["bdf"] = na_reason(raw_bdf) or f"not a PCI address: {str(raw_bdf)[:40]}"
         else:
-            identity.bdf = bdf
-    _apply(identity, entry, _IDENTITY)
-    for name, paths in _PARTITION_PATHS.items():
+            values["bdf"] = bdf
+    _read(values, unavailable, entry, _IDENTITY)
+    # Most entries print no partition at all: one test of their keys instead of eight absent aliases.
+    for name, paths in _PARTITION_PATHS.items() if not _PARTITION_HEADS.isdisjoint(entry) else ():
         raw = pick(entry, paths)
         text = text_of(raw)
         # A set result holds a sentence ("Successfully set memory partition to NPS4"), not a mode.
         if text is not None and " " not in text and _PARTITION_NAME.fullmatch(text.split("/")[0]):
-            setattr(identity, name, text.upper())
+            values[name] = text.upper()
         elif raw is not ABSENT and text is None:
-            identity.mark_unavailable(name, na_reason(raw) or "N/A")
-    return identity
+            unavailable[name] = na_reason(raw) or "N/A"
+    return GpuIdentity(**values, unavailable=unavailable)
 
 
 def metrics_of(entry: Entry) -> GpuMetrics | None:
     """Live telemetry, when the entry carries any."""
-    if not (_present(entry, _METRICS) or _present(entry, _PCIE) or _violation_section(entry) is not ABSENT):
+    # Read first, then judged present: a field read (or found N/A) is a field printed, and a test of
+    # presence alone cost as much as the read.
+    values: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    _read(values, unavailable, entry, _METRICS)
+    pcie: dict[str, Any] = {}
+    pcie_unavailable: dict[str, str] = {}
+    _read(pcie, pcie_unavailable, entry, _PCIE)
+    has_pcie = bool(pcie or pcie_unavailable)
+    if not (has_pcie or values or unavailable or _violation_section(entry) is not ABSENT):
         return None
-    metrics = GpuMetrics()
-    _apply(metrics, entry, _METRICS)
-    assign_text(metrics, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
-    _xgmi_error_status(metrics, pick(entry, ("xgmi_err", "xgmi_err.status")))
-    metrics.violations = violations_of(entry)
-    if _present(entry, _PCIE):
-        pcie = PcieLink()
-        _apply(pcie, entry, _PCIE)
-        metrics.pcie = pcie
-    return metrics
+    text_field(values, unavailable, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
+    _xgmi_error_status(values, unavailable, pick(entry, ("xgmi_err", "xgmi_err.status")))
+    values["violations"] = violations_of(entry)
+    if has_pcie:
+        values["pcie"] = PcieLink(**pcie, unavailable=pcie_unavailable)
+    return GpuMetrics(**values, unavailable=unavailable)
 
 
 _XGMI_STATUS = {"NO_ERRORS": "none", "ERROR": "error", "MULTIPLE_ERRORS": "multiple errors"}
 
 
-def _xgmi_error_status(metrics: GpuMetrics, raw: Any) -> None:
+def _xgmi_error_status(values: dict[str, Any], unavailable: dict[str, str], raw: Any) -> None:
     """``AMDSMI_XGMI_STATUS_NO_ERRORS`` (or ``NO_ERRORS``) -> ``none``; N/A and unknown words are unavailable."""
     if raw is ABSENT:
         return
     text = text_of(raw)
     status = _XGMI_STATUS.get((text or "").upper().removeprefix("AMDSMI_XGMI_STATUS_"))
     if status is None:
-        metrics.mark_unavailable("xgmi_error_status", na_reason(raw) or f"not an XGMI status: {str(raw)[:40]}")
+        unavailable["xgmi_error_status"] = na_reason(raw) or f"not an XGMI status: {str(raw)[:40]}"
     else:
-        metrics.xgmi_error_status = status
+        values["xgmi_error_status"] = status
 
 
 def _violation_section(entry: Entry) -> Any:
@@ -346,14 +368,13 @@ def _violation_section(entry: Entry) -> Any:
 def violations_of(entry: Entry) -> list[Violation]:
     """PVIOL/TVIOL/... shares, active flags and accumulators (max over XCPs where per-partition)."""
     section = _violation_section(entry)
-    if not isinstance(section, Mapping):
+    if not is_mapping(section):
         return []
     grouped: dict[str, dict[str, Any]] = {}
     for key, value in section.items():
-        for suffix, role in _VIOLATION_SUFFIXES.items():
-            if key.endswith(suffix):
-                grouped.setdefault(key[: -len(suffix)], {})[role] = value
-                break
+        split = _violation_role(key)
+        if split is not None:
+            grouped.setdefault(split[0], {})[split[1]] = value
     found = []
     for stem, roles in grouped.items():
         percent = max_of(roles.get("percent", ABSENT), to_percent).value if "percent" in roles else None
@@ -367,6 +388,18 @@ def violations_of(entry: Entry) -> list[Violation]:
             )
         )
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _violation_role(key: str) -> tuple[str, str] | None:
+    """``ppt_violation_activity`` -> (``ppt``, ``percent``); None for a key of no violation counter.
+
+    Cached: the same ~16 keys per GPU, every sweep, each tried against every suffix.
+    """
+    for suffix, role in _VIOLATION_SUFFIXES.items():
+        if key.endswith(suffix):
+            return key[: -len(suffix)], role
+    return None
 
 
 def _any_active(value: Any) -> bool | None:
@@ -387,12 +420,12 @@ _XCP_KEY = re.compile(r"xcp_(\d+)")
 def engines_of(entry: Entry, gpu_index: int | None) -> list[EngineActivity]:
     """Per-engine busy lists of ``metric --usage``; per-XCP dicts give one list per partition."""
     usage = lookup(entry, "usage")
-    if not isinstance(usage, Mapping):
+    if not is_mapping(usage):
         return []
     found = []
     for key in _ENGINE_KEYS:
         value = usage.get(key)
-        if isinstance(value, Mapping) and not ("value" in value and "unit" in value):
+        if is_mapping(value) and not ("value" in value and "unit" in value):
             for xcp_key, per_xcp in value.items():
                 xcp = _XCP_KEY.fullmatch(xcp_key)
                 percents = [to_percent(leaf).value for leaf in leaves(per_xcp)]
@@ -410,11 +443,12 @@ def engines_of(entry: Entry, gpu_index: int | None) -> list[EngineActivity]:
 def ecc_of(entry: Entry) -> EccCounts | None:
     """ECC totals and per-block counts, when printed."""
     blocks = _ecc_blocks(entry)
-    if not _present(entry, _ECC) and not blocks:
+    values: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    _read(values, unavailable, entry, _ECC)
+    if not (values or unavailable or blocks):
         return None
-    ecc = EccCounts(blocks=blocks)
-    _apply(ecc, entry, _ECC)
-    return ecc
+    return EccCounts(blocks=blocks, **values, unavailable=unavailable)
 
 
 _FLAT_BLOCK_COUNT = re.compile(r"^([a-z0-9_]+?)_(correctable|uncorrectable|deferred)_count$")
@@ -423,23 +457,23 @@ _BLOCK_COUNTS = frozenset({"correctable_count", "uncorrectable_count", "deferred
 
 def _is_block_section(value: Any) -> bool:
     """``UMC: {CORRECTABLE_COUNT, UNCORRECTABLE_COUNT, DEFERRED_COUNT}``: one ECC block's counts."""
-    return isinstance(value, Mapping) and bool(value) and value.keys() <= _BLOCK_COUNTS
+    return is_mapping(value) and bool(value) and value.keys() <= _BLOCK_COUNTS
 
 
 def _ecc_blocks(entry: Entry) -> list[EccBlock]:
     section = lookup(entry, "ecc_blocks")
-    if not isinstance(section, Mapping):
+    if not is_mapping(section):
         # A grep-filtered copy (``grep -A3 UMC``) keeps a block's section without its ECC_BLOCKS line.
         section = {key: value for key, value in entry.items() if _is_block_section(value)} or None
     counts: dict[str, dict[str, Any]] = {}
-    if isinstance(section, Mapping):
+    if is_mapping(section):
         for block, values in section.items():
-            if isinstance(values, Mapping):
+            if is_mapping(values):
                 counts[block.upper()] = {k.removesuffix("_count"): v for k, v in values.items()}
     else:
         # --csv flattens ecc_blocks to umc_correctable_count, sdma_deferred_count, ...
         for key, value in entry.items():
-            match = _FLAT_BLOCK_COUNT.match(key)
+            match = _FLAT_BLOCK_COUNT.match(key) if key.endswith("_count") else None  # most keys: no regex
             if match and match.group(1) not in ("total", "cache"):
                 counts.setdefault(match.group(1).upper(), {})[match.group(2)] = value
     return [
@@ -456,10 +490,10 @@ def _ecc_blocks(entry: Entry) -> list[EccBlock]:
 def firmware_of(entry: Entry) -> dict[str, str]:
     """Firmware block -> version from ``fw_list`` (a list in JSON, ``FW n:`` sections in text)."""
     fw_list = pick(entry, ("fw_list", "firmware"))
-    items = fw_list.values() if isinstance(fw_list, Mapping) else fw_list if isinstance(fw_list, list) else []
+    items = fw_list.values() if is_mapping(fw_list) else fw_list if isinstance(fw_list, list) else []
     firmware: dict[str, str] = {}
     for item in items:
-        if not isinstance(item, Mapping):
+        if not is_mapping(item):
             continue
         name = text_of(pick(item, ("fw_id", "fw_name", "name")))
         version = text_of(pick(item, ("fw_version", "version")))
@@ -508,7 +542,7 @@ def _pages(value: Any, status: str) -> list[BadPage]:
     records = value if isinstance(value, list) else [value]
     pages = []
     for record in records:
-        if not isinstance(record, Mapping):
+        if not is_mapping(record):
             continue
         addresses = record.get("page_address")
         # Text output prints several pages as repeated keys at one level: zip them back.
@@ -532,8 +566,8 @@ def processes_of(entry: Entry, gpu_index: int | None, gpu_bdf: str | None) -> li
     items = raw if isinstance(raw, list) else [raw] if raw is not ABSENT else [entry] if "pid" in entry else []
     found = []
     for item in items:
-        info = item.get("process_info", item) if isinstance(item, Mapping) else item
-        if not isinstance(info, Mapping):
+        info = item.get("process_info", item) if is_mapping(item) else item
+        if not is_mapping(info):
             continue
         pid = finite_int(to_int(info.get("pid")))
         if pid is None:
@@ -555,32 +589,38 @@ def details_of(entry: Entry, identity: GpuIdentity) -> GpuStaticDetails | None:
     """amd-smi ``static`` facts beyond identity (limits, VRAM, driver, RAS, clock levels)."""
     levels = clock_levels_of(entry)
     ras = lookup(entry, "ras")
-    if not (_present(entry, _STATIC) or isinstance(ras, Mapping) or levels):
+    values: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
+    _read(values, unavailable, entry, _STATIC)
+    if not (values or unavailable or is_mapping(ras) or levels):
         return None
-    details = GpuStaticDetails(gpu_index=identity.index, bdf=identity.bdf, clock_levels=levels)
-    _apply(details, entry, _STATIC)
-    if isinstance(ras, Mapping):
-        details.ras_schemas = {k: str(v) for k, v in ras.items() if k.endswith("_schema") and text_of(v)}
+    if is_mapping(ras):
+        values["ras_schemas"] = {k: str(v) for k, v in ras.items() if k.endswith("_schema") and text_of(v)}
         states = ras.get("ecc_block_state")
-        if isinstance(states, Mapping):
-            details.ecc_block_state = {k.upper(): str(v) for k, v in states.items() if text_of(v)}
-    return details
+        if is_mapping(states):
+            values["ecc_block_state"] = {k.upper(): str(v) for k, v in states.items() if text_of(v)}
+    return GpuStaticDetails(
+        gpu_index=identity.index, bdf=identity.bdf, clock_levels=levels, **values, unavailable=unavailable
+    )
+
+
+_LEVEL_KEY = re.compile(r"level_(\d+)")
 
 
 def clock_levels_of(entry: Entry) -> list[ClockLevels]:
     """DPM levels per clock domain from ``static --clock`` (``Level N`` keys, MHz strings or objects)."""
     clock = lookup(entry, "clock")
-    if not isinstance(clock, Mapping):
+    if not is_mapping(clock):
         return []
     domains = []
     for domain, spec in clock.items():
-        if not isinstance(spec, Mapping) or "frequency_levels" not in spec:
+        if not is_mapping(spec) or "frequency_levels" not in spec:
             continue
         levels = spec.get("frequency_levels")
         values: list[float | None] = []
-        if isinstance(levels, Mapping):
+        if is_mapping(levels):
             numbered = sorted(
-                ((int(m.group(1)), v) for k, v in levels.items() if (m := re.fullmatch(r"level_(\d+)", k))),
+                ((int(m.group(1)), v) for k, v in levels.items() if (m := _LEVEL_KEY.fullmatch(k))),
                 key=lambda item: item[0],
             )
             values = [to_mhz(v).value for _, v in numbered[:64]]
@@ -592,7 +632,7 @@ def clock_levels_of(entry: Entry) -> list[ClockLevels]:
 def partition_of(entry: Entry, identity: GpuIdentity) -> PartitionState | None:
     """Partition modes, or the verbatim result of a ``set`` that changed them."""
     message = None
-    for paths in _PARTITION_PATHS.values():
+    for paths in _PARTITION_PATHS.values() if not _PARTITION_HEADS.isdisjoint(entry) else ():
         text = text_of(pick(entry, paths))
         if text and " " in text:
             message = text
@@ -682,10 +722,10 @@ _SECTION_OF_LEAF = {
 def adopt_orphans(entry: Entry) -> dict[str, Any]:
     """A fragment's entry with each orphaned leaf (its section line filtered out: ``HOTSPOT: 43 °C`` right
     under ``GPU: 0``) moved under the one section that prints it; leaves of no known section stay."""
-    adopted = {key: dict(value) if isinstance(value, Mapping) else value for key, value in entry.items()}
+    adopted = {key: dict(value) if is_mapping(value) else value for key, value in entry.items()}
     for key, value in entry.items():
         section = _SECTION_OF_LEAF.get(key)
-        if section is None or isinstance(value, Mapping):
+        if section is None or is_mapping(value):
             continue
         holder = adopted.setdefault(section, {})
         if isinstance(holder, dict) and key not in holder:

@@ -135,6 +135,8 @@ def is_xgmi_title(line: str) -> bool:
 
 def link_status(word: str) -> LinkStatus:
     """``U``/``D``/``X``/``SELF`` (or ``U/U`` for multi-link pairs) -> LinkStatus."""
+    if "/" not in word:  # one link per pair, as nearly always: its word says it all (112 words per node)
+        return _STATUS_WORDS.get(word.strip().upper(), LinkStatus.UNKNOWN)
     states = {_STATUS_WORDS.get(part.strip().upper(), LinkStatus.UNKNOWN) for part in word.split("/")}
     for status in (LinkStatus.DOWN, LinkStatus.DISABLED, LinkStatus.SELF, LinkStatus.UNKNOWN):
         if status in states:
