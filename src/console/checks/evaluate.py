@@ -134,9 +134,8 @@ def _is_bytes(check: CheckSpec, operand: Any) -> bool:
     return check.unit == "bytes" and isinstance(operand, int | float) and not isinstance(operand, bool)
 
 
-def _pin_value(facts: NodeFacts, check: CheckSpec, obs: Observation) -> str | None:
+def _pin_value(pinned: dict[str, str], check: CheckSpec, obs: Observation) -> str | None:
     field = check.pin_field or ""
-    pinned = facts.pin.pinned_fields()
     if field.endswith(".*"):
         return pinned.get(f"{field[:-2]}.{obs.key}") if obs.key else None
     return pinned.get(field)
@@ -178,6 +177,8 @@ def evaluate_check(
         return [_node_finding(check, facts, check.on_missing, said, run_ids)]
     findings: list[Finding] = []
     limits: Limits | None = None
+    # The pin's fields, read once for the check: one firmware pin check reads ~80 blocks of 8 GPUs.
+    pinned = facts.pin.pinned_fields() if check.compare == "pin" else {}
     for obs in observations:
         if obs.value is None:
             status = on_problem if probe_problem else check.on_missing
@@ -187,7 +188,7 @@ def evaluate_check(
             )
             continue
         if check.compare == "pin":
-            expected = _pin_value(facts, check, obs)
+            expected = _pin_value(pinned, check, obs)
             if expected is None:
                 continue
             status = Status.PASS if str(obs.value) == expected else check.on_mismatch
