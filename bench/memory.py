@@ -127,6 +127,7 @@ def child(inventory_path: str, store_path: str, trace: bool, sample: int) -> Non
     packs = load_packs()
     gc.collect()
     rss_start = _rss_mib()
+    sys._debugmallocstats()  # to stderr, as after the sweeps: pymalloc's arenas at the start
     if trace:
         tracemalloc.start(1)
     store = Store(Path(store_path))
@@ -135,17 +136,18 @@ def child(inventory_path: str, store_path: str, trace: bool, sample: int) -> Non
     async def sweeps() -> list[dict[str, Any]]:
         runs = []
         for _ in range(2):
-            t0 = time.monotonic()
+            t0, cpu0 = time.monotonic(), time.process_time()
             result = await engine.run()
-            runs.append(
-                {"wall_s": time.monotonic() - t0, "counts": {k.value: v for k, v in result.counts.items() if v}}
-            )
+            counts = {k.value: v for k, v in result.counts.items() if v}
+            runs.append({"wall_s": time.monotonic() - t0, "cpu_s": time.process_time() - cpu0, "counts": counts})
         return runs
 
     loop = asyncio.new_event_loop()
     runs = loop.run_until_complete(sweeps())
-    gc.collect()
+    rss_uncollected = _rss_mib()  # as the console holds it: full collections are rare (``tune_gc``)
+    unreachable = gc.collect()
     out: dict[str, Any] = {"nodes": len(inventory.nodes), "runs": runs, "rss_start_mib": rss_start}
+    out["rss_uncollected_mib"], out["unreachable"] = rss_uncollected, unreachable
     out["rss_after_mib"] = _rss_mib()
     sys._debugmallocstats()  # to stderr: how much of pymalloc's arenas is in use
     with contextlib.suppress(OSError, AttributeError):  # glibc only: what freed memory the allocator keeps
@@ -210,21 +212,26 @@ def main() -> None:
     if done.returncode != 0:
         sys.exit(done.stderr[-4000:])
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    arenas = dict(
-        re.findall(r"^# (arenas allocated current|bytes in allocated blocks) += +([\d,]+)", done.stderr, re.M)
-    )
+    # pymalloc's 1 MiB arenas held and the bytes in use in them: at the start, then after the sweeps
+    found = re.findall(r"^# (?:arenas allocated current|bytes in allocated blocks) += +([\d,]+)", done.stderr, re.M)
+    arenas = [int(value.replace(",", "")) for value in found]
     nodes = result["nodes"]
     grown = result["rss_after_mib"] - result["rss_start_mib"]
     for i, run in enumerate(result["runs"], 1):
         cpu_ms = run["cpu_s"] * 1000 / nodes
         print(f"sweep {i}: {run['wall_s']:.1f} s wall, engine CPU {cpu_ms:.1f} ms per node, {run['counts']}")
-    print(f"RSS at start {result['rss_start_mib']:.1f} MiB, after two sweeps {result['rss_after_mib']:.1f} MiB")
+    print(
+        f"RSS at start {result['rss_start_mib']:.1f} MiB, after two sweeps {result['rss_uncollected_mib']:.1f} MiB, "
+        f"after gc.collect() ({result['unreachable']} unreachable objects) {result['rss_after_mib']:.1f} MiB"
+    )
     per_node = result["rss_after_mib"] * 1024 / nodes
     print(f"over the start-up: {grown * 1024 / nodes:.0f} KiB per node; in all {per_node:.0f}")
-    if arenas:
-        held = int(arenas["arenas allocated current"].replace(",", ""))  # of 1 MiB each (Python 3.10+)
-        used = int(arenas["bytes in allocated blocks"].replace(",", "")) / 2**20
-        print(f"pymalloc: {held:.0f} arenas of 1 MiB held, {used:.1f} MiB in use in them")
+    if len(arenas) == 4:
+        held0, used0, held, used = arenas
+        print(
+            f"pymalloc arenas (1 MiB each) held / MiB in use in them: at the start {held0} / {used0 / 2**20:.1f}, "
+            f"after {held} / {used / 2**20:.1f}"
+        )
     if "rss_trimmed_mib" in result:
         trimmed = result["rss_trimmed_mib"]
         over = (trimmed - result["rss_start_mib"]) * 1024 / nodes

@@ -166,7 +166,7 @@ def test_an_engine_without_workers_keeps_its_nodes_packed_and_judges_them_again_
                         packed = {p for p, o in kept.items() if isinstance(o, PackedOutcome)}
                         assert {"amdsmi.static", "amdsmi.metric", "amdsmi.xgmi", "amdsmi.list"} <= packed
                         assert "amdsmi.firmware" not in packed and all(o.usable for o in kept.values())
-                        assert len(facts.gpus) == 8 and facts.xgmi
+                        assert len(facts.gpus) == 8 and facts.xgmi and facts.nic_rates
                         assert engine.add_findings(name, "test", []) == result.verdicts[name]
                         assert isinstance(engine._outcomes[name]["amdsmi.static"], PackedOutcome)
                 # A kept output with nothing in it reads as unanswered, never as a clean node.

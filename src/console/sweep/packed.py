@@ -41,7 +41,7 @@ def _screen(name: str) -> property:
 
 
 class PackedFacts(NodeFacts):
-    """A judged node's facts, its GPU records, XGMI links and NIC ports kept packed.
+    """A judged node's facts, its GPU records, XGMI links and NIC ports (and their rates) kept packed.
 
     The engine keeps every node's facts for the screens (the ``NodeDone`` snapshot), a re-judgement and
     the drift report. As objects those three were ~200 KiB per MI300X node; packed they are ~4 KiB,
@@ -66,15 +66,17 @@ class PackedFacts(NodeFacts):
         kept = {f.name: getattr(facts, f.name) for f in fields(facts) if f.name not in _NOT_COPIED}
         packed = cls(**kept, outcomes=outcomes)
         packed.keep_packed(pack_screen(facts.gpus), pack_screen(facts.xgmi), pack_screen(facts.nics))
+        packed.nic_rates = pack_screen(facts.nic_rates)  # type: ignore[assignment]
         return packed
 
 
-_NOT_COPIED = ("gpus", "xgmi", "nics", "_subjects", "outcomes")
+_NOT_COPIED = ("gpus", "xgmi", "nics", "nic_rates", "_subjects", "outcomes")
 
 # Data descriptors on the subclass: NodeFacts' own __init__ assigns the three through them.
 PackedFacts.gpus = _screen("gpus")  # type: ignore[assignment]
 PackedFacts.xgmi = _screen("xgmi")  # type: ignore[assignment]
 PackedFacts.nics = _screen("nics")  # type: ignore[assignment]
+PackedFacts.nic_rates = _screen("nic_rates")  # type: ignore[assignment]
 
 
 class PackedOutcome(ProbeOutcome):
