@@ -82,7 +82,7 @@ def _holders(engine: Any, node: str) -> dict[str, list[object]]:
         "outcomes: parsed outputs (_outcomes)": [outcomes],
         "facts.gpus": [facts.__dict__.get("gpus")] if facts else [],
         "facts.xgmi": [facts.__dict__.get("xgmi")] if facts else [],
-        "facts.nics + nic_rates": [facts.__dict__.get("nics"), facts.nic_rates] if facts else [],
+        "facts.nics + nic_rates": [facts.__dict__.get("nics"), facts.__dict__.get("nic_rates")] if facts else [],
         "facts: the rest (stack, readings, subjects, previous)": [
             facts.stack,
             facts.readings,
@@ -179,6 +179,12 @@ def child(inventory_path: str, store_path: str, trace: bool, sample: int) -> Non
         out["outcomes_facts_verdicts_caches_kib_per_node"] = deep_size(kept, shared) / len(inventory.nodes) / 1024
     loop.run_until_complete(engine.close())
     store.close()
+    # What the connections held (asyncssh's objects and OpenSSL's, which tracemalloc does not see).
+    engine.transport = None  # type: ignore[assignment]
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        out["rss_closed_trimmed_mib"] = _rss_mib()
     out["max_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
 
@@ -213,8 +219,8 @@ def main() -> None:
         sys.exit(done.stderr[-4000:])
     result = json.loads(done.stdout.strip().splitlines()[-1])
     # pymalloc's 1 MiB arenas held and the bytes in use in them: at the start, then after the sweeps
-    found = re.findall(r"^# (?:arenas allocated current|bytes in allocated blocks) += +([\d,]+)", done.stderr, re.M)
-    arenas = [int(value.replace(",", "")) for value in found]
+    stat = r"^# (?:arenas highwater mark|arenas allocated current|bytes in allocated blocks) += +([\d,]+)"
+    arenas = [int(value.replace(",", "")) for value in re.findall(stat, done.stderr, re.M)]
     nodes = result["nodes"]
     grown = result["rss_after_mib"] - result["rss_start_mib"]
     for i, run in enumerate(result["runs"], 1):
@@ -226,16 +232,19 @@ def main() -> None:
     )
     per_node = result["rss_after_mib"] * 1024 / nodes
     print(f"over the start-up: {grown * 1024 / nodes:.0f} KiB per node; in all {per_node:.0f}")
-    if len(arenas) == 4:
-        held0, used0, held, used = arenas
+    if len(arenas) == 6:
+        _, held0, used0, most, held, used = arenas
         print(
             f"pymalloc arenas (1 MiB each) held / MiB in use in them: at the start {held0} / {used0 / 2**20:.1f}, "
-            f"after {held} / {used / 2**20:.1f}"
+            f"after {held} / {used / 2**20:.1f} (at most {most} held at once)"
         )
     if "rss_trimmed_mib" in result:
         trimmed = result["rss_trimmed_mib"]
         over = (trimmed - result["rss_start_mib"]) * 1024 / nodes
         print(f"after malloc_trim(0): {trimmed:.1f} MiB, {over:.0f} KiB per node over the start-up")
+    if "rss_closed_trimmed_mib" in result:
+        closed = result["rss_closed_trimmed_mib"]
+        print(f"after engine.close(), no transport, malloc_trim(0): {closed:.1f} MiB")
     print(f"target <= {TARGET_KIB} KiB per node after two sweeps: {'pass' if per_node <= TARGET_KIB else 'miss'}")
     if args.trace:
         print(f"traced {result['traced_mib']:.1f} MiB ({result['traced_mib'] * 1024 / nodes:.0f} KiB per node)")
