@@ -859,21 +859,21 @@ class SweepEngine:
         self._publish(node, roll_up(node.name, everything, passed, passed_families), facts)
 
     def _judge(self, node: Node, extra: list[Finding] | None = None) -> None:
-        """Judge ``node`` (again) on what this engine keeps of it, then keep that packed.
+        """Judge ``node`` (again) on what this engine keeps of it, then keep its facts and outputs packed.
 
-        Its outcomes are loaded once for the judging (the checks read some of them many times), and the
-        node's facts and parsed outputs are packed again afterwards (``console.sweep.packed``).
+        Its outcomes are loaded once for the judging (the checks read some of them many times); those kept
+        packed stay as they were, and those that came in this sweep are packed (``console.sweep.packed``).
         """
         kept = self._outcomes.get(node.name)
         if kept is not None:
             self._outcomes[node.name] = {p: o.loaded() if isinstance(o, PackedOutcome) else o for p, o in kept.items()}
         self._evaluate_node(node, extra)
+        if kept is not None:
+            kept = self._outcomes[node.name] = {p: _packed(o) for p, o in kept.items()}
         facts = self.facts.get(node.name)
         if node.name in self._judged or facts is None or isinstance(facts, PackedFacts):
             return  # a node-judged node is kept as its report and packed facts already
-        kept = {p: _packed(o) for p, o in self._outcomes.get(node.name, {}).items()}
-        self._outcomes[node.name] = kept
-        self.facts[node.name] = PackedFacts.of(facts, dict(kept))
+        self.facts[node.name] = PackedFacts.of(facts, dict(kept or {}))
 
     def _evaluate_node(self, node: Node, extra: list[Finding] | None = None) -> None:
         if node.name in self._judged and (pack := self._pack_for(node)) is not None:
@@ -1062,11 +1062,10 @@ def _packed(outcome: ProbeOutcome) -> ProbeOutcome:
     """``outcome`` as the engine keeps it between sweeps: a parsed output kept packed, unless it is a short
     text or figure, or a slow-changing probe's, reused under an unchanged stamp and read at every sweep
     (and identical on most nodes, one object for all through the parse cache)."""
-    spec = PROBES_BY_ID.get(outcome.probe)
-    small = isinstance(outcome.parsed, str | int | float | type(None))
-    if small or isinstance(outcome, PackedOutcome) or (spec is not None and spec.slow_changing):
+    if isinstance(outcome, PackedOutcome) or isinstance(outcome.parsed, str | int | float | type(None)):
         return outcome
-    return PackedOutcome.of(outcome)
+    spec = PROBES_BY_ID.get(outcome.probe)
+    return outcome if spec is not None and spec.slow_changing else PackedOutcome.of(outcome)
 
 
 def _wants_parse(run: _ProbeRun) -> bool:

@@ -3,8 +3,8 @@
 A parsed output or a node's GPU records are ~10x their pickled and compressed size as Python objects, and
 the engine keeps every node's for the screens, a re-judgement (the fleet pass, an added multi-node finding,
 a vanished GPU), the drift report and the slow-changing probes reused under an unchanged stack stamp.
-Kept as objects that was ~0.7 MiB per MI300X node after two sweeps (bench/README.md, "Engine memory");
-packed, a few KiB, loaded again (a fraction of a millisecond each) only where they are read.
+Kept as objects that was ~0.3 MiB per MI300X node besides its findings (bench/README.md, "Engine memory
+without workers"); packed, ~20 KiB, loaded again (a fraction of a millisecond each) only where read.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class PackedFacts(NodeFacts):
     """A judged node's facts, its GPU records, XGMI links and NIC ports (and their rates) kept packed.
 
     The engine keeps every node's facts for the screens (the ``NodeDone`` snapshot), a re-judgement and
-    the drift report. As objects those three were ~200 KiB per MI300X node; packed they are ~4 KiB,
+    the drift report. As objects those were ~200 KiB per MI300X node; packed they are ~4 KiB,
     loaded again (~0.6 ms) each time they are read. Assigned objects are kept as they are, so a copy
     (``dataclasses.replace``) reads them once and then holds them while it is used.
     """
@@ -72,7 +72,7 @@ class PackedFacts(NodeFacts):
 
 _NOT_COPIED = ("gpus", "xgmi", "nics", "nic_rates", "_subjects", "outcomes")
 
-# Data descriptors on the subclass: NodeFacts' own __init__ assigns the three through them.
+# Data descriptors on the subclass: NodeFacts' own __init__ assigns the four through them.
 PackedFacts.gpus = _screen("gpus")  # type: ignore[assignment]
 PackedFacts.xgmi = _screen("xgmi")  # type: ignore[assignment]
 PackedFacts.nics = _screen("nics")  # type: ignore[assignment]
