@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -13,9 +15,11 @@ from console.inventory.model import Node, StackPin
 from console.model.findings import Evidence, Finding, SourceKind, Status, Subject, roll_up
 from console.probes import ParseError
 from console.sim.commands import context_for, run_program
+from console.sim.faults import FaultKind
 from console.sim.models import example_cluster
 from console.sim.specs import GpuModel
 from console.sweep.catalog import ProbeSet, probes_for
+from tests.multinode.simcluster import engine_for, start_cluster
 
 
 def _evidence() -> Evidence:
@@ -113,7 +117,7 @@ def test_an_engine_keeps_a_workers_gpu_records_packed_and_reads_them_as_they_wer
 
     from console.actions.pin import drift_rows
     from console.sweep.engine import snapshot_of
-    from console.sweep.node_report import PackedFacts, pack_screen
+    from console.sweep.packed import PackedFacts, pack_screen
 
     cluster = example_cluster(nodes_per_model={GpuModel.MI300X: 1}, with_faults=False)
     spec = cluster.nodes[0]
@@ -139,3 +143,38 @@ def test_an_engine_keeps_a_workers_gpu_records_packed_and_reads_them_as_they_wer
     assert drift_rows(packed, pin, pack) == rows
     # ~4 KiB packed, against ~200 KiB of objects (bench/README.md, "Engine memory with workers").
     assert sum(len(s) for s in screens) < 16 * 1024, [len(s) for s in screens]
+
+
+def test_an_engine_without_workers_keeps_its_nodes_packed_and_judges_them_again_as_before(tmp_path: Path) -> None:
+    """Without workers the engine keeps each node's facts packed and its parsed outputs packed but for the
+    slow-changing ones (reused under an unchanged stamp). A re-judgement (an added multi-node finding, the
+    fleet pass) must give the verdict the node had; an output kept with nothing to read must stay UNKNOWN."""
+    from console.sweep.packed import PackedFacts, PackedOutcome
+
+    with start_cluster(2, GpuModel.MI300X, FaultKind.XGMI_LINK_DEGRADED) as sim:
+        fault = sim.cluster().faults[0]
+        engine = engine_for(sim, tmp_path / "h.db")
+
+        async def sweeps() -> None:
+            try:
+                for _ in range(2):  # the second reuses the slow-changing outcomes kept by the first
+                    result = await engine.run()
+                    assert result.counts[Status.PASS] == 1 and result.verdicts[fault.node].status is not Status.PASS
+                    for name in result.verdicts:
+                        facts, kept = engine.facts[name], engine._outcomes[name]
+                        assert isinstance(facts, PackedFacts) and facts.packed_screens() is not None
+                        packed = {p for p, o in kept.items() if isinstance(o, PackedOutcome)}
+                        assert {"amdsmi.static", "amdsmi.metric", "amdsmi.xgmi", "amdsmi.list"} <= packed
+                        assert "amdsmi.firmware" not in packed and all(o.usable for o in kept.values())
+                        assert len(facts.gpus) == 8 and facts.xgmi and facts.nic_rates
+                        assert engine.add_findings(name, "test", []) == result.verdicts[name]
+                        assert isinstance(engine._outcomes[name]["amdsmi.static"], PackedOutcome)
+                # A kept output with nothing in it reads as unanswered, never as a clean node.
+                healthy = next(n for n in result.verdicts if n != fault.node)
+                engine._outcomes[healthy]["amdsmi.static"] = PackedOutcome.of(ProbeOutcome("amdsmi.static", None))
+                assert not engine._outcomes[healthy]["amdsmi.static"].usable
+                assert engine.add_findings(healthy, "test", []).status is Status.UNKNOWN
+            finally:
+                await engine.close()
+
+        asyncio.run(sweeps())

@@ -14,7 +14,8 @@ from console.store import ProbeRunRecord
 from console.sweep.bundle import Section
 from console.sweep.catalog import ProbeSpec
 from console.sweep.engine import SweepEngine
-from console.sweep.node_report import WorkerJudged, build_report, pack_screen
+from console.sweep.node_report import WorkerJudged, build_report
+from console.sweep.packed import PackedFacts, pack_screen
 from console.sweep.vanished import PROBE as LISTED
 
 
@@ -68,7 +69,10 @@ class NodeJudge:
         # Outputs leave compressed as the store keeps them: ~8x fewer bytes through the pipe, and the
         # compression on this core instead of the console's (0.26 s of its 1.2 s for 256 nodes).
         packed = [run.packed() for run in runs]
-        screens = (pack_screen(facts.gpus), pack_screen(facts.xgmi), pack_screen(facts.nics))
+        # The engine keeps them packed already: sent as they are, not loaded and packed again.
+        screens = facts.packed_screens() if isinstance(facts, PackedFacts) else None
+        if screens is None:
+            screens = (pack_screen(facts.gpus), pack_screen(facts.xgmi), pack_screen(facts.nics))
         return WorkerJudged(report, None, *screens, listed, packed)
 
 

@@ -52,12 +52,12 @@ from console.sweep.node_report import (
     JudgedByWorkers,
     JudgedOnNodes,
     LocalCheckReport,
-    PackedFacts,
     WorkerJudged,
     admit,
     console_checks,
     judged_with,
 )
+from console.sweep.packed import PackedFacts, PackedOutcome
 from console.sweep.steady import DEFAULT_MAX_AGE_S, SteadyCache, stamp_of
 from console.sweep.vanished import vanished_gpus
 from console.transport import ErrorKind, Transport, TransportError
@@ -588,7 +588,7 @@ class SweepEngine:
             return
         merged = self._outcomes.setdefault(node.name, {})
         merged.update({o.probe: o for o in outcomes})
-        self._evaluate_node(node)
+        self._judge(node)
 
     async def _run_probes(self, node: Node, probes: list[ProbeSpec], deadline: float | None) -> list[ProbeOutcome]:
         probes = [self._timed_for(node, self._form_for(node, spec)) for spec in probes]
@@ -869,6 +869,23 @@ class SweepEngine:
         passed_families = {families[c] for c in passed if c in families}
         self._publish(node, roll_up(node.name, everything, dict(passed), passed_families), facts)
 
+    def _judge(self, node: Node, extra: list[Finding] | None = None) -> None:
+        """Judge ``node`` (again) on what this engine keeps of it, then keep its facts and outputs packed.
+
+        Its outcomes are loaded once for the judging (the checks read some of them many times); those kept
+        packed stay as they were, and those that came in this sweep are packed (``console.sweep.packed``).
+        """
+        kept = self._outcomes.get(node.name)
+        if kept is not None:
+            self._outcomes[node.name] = {p: o.loaded() if isinstance(o, PackedOutcome) else o for p, o in kept.items()}
+        self._evaluate_node(node, extra)
+        if kept is not None:
+            kept = self._outcomes[node.name] = {p: _packed(o) for p, o in kept.items()}
+        facts = self.facts.get(node.name)
+        if node.name in self._judged or facts is None or isinstance(facts, PackedFacts):
+            return  # a node-judged node is kept as its report and packed facts already
+        self.facts[node.name] = PackedFacts.of(facts, dict(kept or {}))
+
     def _evaluate_node(self, node: Node, extra: list[Finding] | None = None) -> None:
         if node.name in self._judged and (pack := self._pack_for(node)) is not None:
             self._evaluate_judged(node, pack, self.facts[node.name], extra)
@@ -916,7 +933,7 @@ class SweepEngine:
         node = self.inventory.node(node_name)
         self._external.setdefault(node_name, {})[source] = list(findings)
         if node_name in self._outcomes or node_name in self._judged:
-            self._evaluate_node(node)
+            self._judge(node)
         else:
             self._publish(node, roll_up(node_name, list(findings)), self.facts.get(node_name) or NodeFacts(node=node))
         return self.verdicts[node_name]
@@ -957,7 +974,7 @@ class SweepEngine:
                 extra.setdefault(finding.subject.node, []).append(finding)
             for node in members:
                 if node.name in extra:
-                    self._evaluate_node(node, extra[node.name])
+                    self._judge(node, extra[node.name])
 
     def _counts(self, targets: list[Node]) -> dict[Status, int]:
         counts = {status: 0 for status in Status}
@@ -1050,6 +1067,16 @@ def _dropped(outcomes: dict[str, ProbeOutcome]) -> ProbeOutcome | None:
     """A probe whose connection dropped under it: the node's reachability is in doubt, whatever answered."""
     signs = (f"{ErrorKind.DISCONNECTED.value}:", "connection lost")
     return next((o for o in outcomes.values() if (o.problem or "").startswith(signs)), None)
+
+
+def _packed(outcome: ProbeOutcome) -> ProbeOutcome:
+    """``outcome`` as the engine keeps it between sweeps: a parsed output kept packed, unless it is a short
+    text or figure, or a slow-changing probe's, reused under an unchanged stamp and read at every sweep
+    (and identical on most nodes, one object for all through the parse cache)."""
+    if isinstance(outcome, PackedOutcome) or isinstance(outcome.parsed, str | int | float | type(None)):
+        return outcome
+    spec = PROBES_BY_ID.get(outcome.probe)
+    return outcome if spec is not None and spec.slow_changing else PackedOutcome.of(outcome)
 
 
 def _wants_parse(run: _ProbeRun) -> bool:

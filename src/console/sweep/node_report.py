@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 import re
 import time
-import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import Field, ValidationError
 
@@ -113,47 +111,6 @@ class JudgedOnNodes(Protocol):
 
     def judged(self, node: str) -> LocalCheckReport | None:
         """``node``'s report to take as it is, or None to judge the node from its outputs."""
-
-
-def pack_screen(value: object) -> bytes:
-    """``value`` (a node's GPU records, XGMI links or NIC ports) as ``PackedFacts`` keeps it."""
-    return zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), 1)
-
-
-def _unpack_screen(packed: bytes) -> Any:
-    return pickle.loads(zlib.decompress(packed))  # made by this package's own worker (``pack_screen``)
-
-
-class PackedFacts(NodeFacts):
-    """The facts of a node an engine worker judged, its GPU records, XGMI links and NIC ports kept packed.
-
-    The engine keeps every node's facts for the screens (the ``NodeDone`` snapshot), a re-judgement (the
-    fleet pass, an added multi-node finding, a vanished GPU) and the drift report. As objects those three
-    were ~200 KiB per MI300X node, three quarters of the engine's memory with workers; packed they are
-    ~4 KiB, loaded again (~0.6 ms) each time they are read. Assigned objects are kept as they are, so a
-    copy (``dataclasses.replace``) reads them once and then holds them while it is used.
-    """
-
-    def keep_packed(self, gpus: bytes, xgmi: bytes, nics: bytes) -> None:
-        """Hold the three as ``pack_screen`` made them, instead of their objects."""
-        self.__dict__.update(gpus=gpus, xgmi=xgmi, nics=nics)
-
-
-def _screen(name: str) -> property:
-    def read(facts: PackedFacts) -> Any:
-        value = facts.__dict__[name]
-        return _unpack_screen(value) if isinstance(value, bytes) else value
-
-    def write(facts: PackedFacts, value: Any) -> None:
-        facts.__dict__[name] = value
-
-    return property(read, write)
-
-
-# Data descriptors on the subclass: NodeFacts' own __init__ assigns the three through them.
-PackedFacts.gpus = _screen("gpus")  # type: ignore[assignment]
-PackedFacts.xgmi = _screen("xgmi")  # type: ignore[assignment]
-PackedFacts.nics = _screen("nics")  # type: ignore[assignment]
 
 
 @dataclass
