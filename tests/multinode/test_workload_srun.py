@@ -120,7 +120,9 @@ def _workload_findings(inventory: Inventory, store: Store, hosts: LabNodes | Non
     return asyncio.run(sweep())
 
 
-def _wait_no_job(lab: Any, timeout_s: float = 60.0) -> None:
+def _wait_no_job(lab: Any, timeout_s: float = 180.0) -> None:
+    # Ending a step is Slurm's SIGTERM, KillWait (30 s) and SIGKILL, with message exchanges between that a
+    # busy box slows: a job seen running at 1:05 on a loaded CI box ended after the old 60 s bound.
     deadline = time.monotonic() + timeout_s
     while lab.run("squeue", "-h", "-o", "%i").stdout.strip():
         if time.monotonic() > deadline:
