@@ -44,32 +44,22 @@ def _rss_mib() -> float:
 _SKIPPED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.CodeType, types.MethodType)
 
 
-def _reachable(roots: Iterable[object], skip: set[int]) -> set[int]:
-    """Ids of the objects reachable from ``roots``, not through ``skip`` nor code."""
-    seen: set[int] = set()
+def _reachable(roots: Iterable[object], skip: set[int]) -> dict[int, object]:
+    """The objects reachable from ``roots`` by id, not through ``skip`` nor code."""
+    seen: dict[int, object] = {}
     stack = list(roots)
     while stack:
         obj = stack.pop()
         if id(obj) in seen or id(obj) in skip or isinstance(obj, _SKIPPED):
             continue
-        seen.add(id(obj))
+        seen[id(obj)] = obj
         stack.extend(gc.get_referents(obj))
     return seen
 
 
 def deep_size(roots: Iterable[object], skip: set[int]) -> int:
     """Bytes of the objects reachable from ``roots`` (each once), not through ``skip`` nor code."""
-    size = 0
-    seen: set[int] = set()
-    stack = list(roots)
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen or id(obj) in skip or isinstance(obj, _SKIPPED):
-            continue
-        seen.add(id(obj))
-        size += sys.getsizeof(obj)
-        stack.extend(gc.get_referents(obj))
-    return size
+    return sum(sys.getsizeof(obj) for obj in _reachable(roots, skip).values())
 
 
 def _holders(engine: Any, node: str) -> dict[str, list[object]]:
@@ -159,7 +149,7 @@ def child(inventory_path: str, store_path: str, trace: bool, sample: int) -> Non
         out["traced_mib"] = traced / 2**20
         out["top"] = [[str(stat.traceback[0]), stat.size / 2**20] for stat in snapshot.statistics("lineno")[:25]]
         tracemalloc.stop()
-        shared = _reachable([packs, inventory, store], set())
+        shared = set(_reachable([packs, inventory, store], set()))
         names = [n.name for n in inventory.nodes][:: max(1, len(inventory.nodes) // sample)][:sample]
         sizes: dict[str, float] = {}
         union = 0
