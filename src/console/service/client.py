@@ -118,10 +118,14 @@ class ProcessBridge:
         try:
             self._write(("call", call_id, command))
         except OSError as exc:
-            self._pending.pop(call_id, None)
-            future.set_exception(EngineGone(f"the engine process cannot be reached: {exc}"))
+            reader = self._reader
+            if reader is None or not reader.is_alive():
+                self._pending.pop(call_id, None)
+                _fail(future, self._gone or f"the engine process cannot be reached: {exc}")
+            # Else the engine closed its end because it is ending: its reader fails every pending call with
+            # why (the engine's own words when it could not start), which a broken pipe does not say.
         if self._gone is not None and self._pending.pop(call_id, None) is not None:
-            future.set_exception(EngineGone(self._gone))  # it ended while the command was on its way
+            _fail(future, self._gone)  # it ended while the command was on its way
         return future
 
     async def ask(self, command: Command) -> Any:
@@ -227,8 +231,7 @@ class ProcessBridge:
             text = self._startup_problem
         self._gone = text
         for future in list(self._pending.values()):
-            if not future.done():
-                future.set_exception(EngineGone(text))
+            _fail(future, text)
         self._pending.clear()
         if not self._stopping and self._on_problem is not None:
             self._on_problem(text)
@@ -253,3 +256,10 @@ def describe_error(error: BaseException) -> str:
     if isinstance(error, (EngineError, EngineGone)):
         return str(error)
     return f"{type(error).__name__}: {error}"
+
+
+def _fail(future: concurrent.futures.Future[Any], text: str) -> None:
+    """Fail ``future`` with EngineGone(``text``) unless it is done: the reader thread and a caller may both
+    find a call pending when the engine ends."""
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        future.set_exception(EngineGone(text))
