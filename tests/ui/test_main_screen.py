@@ -14,6 +14,7 @@ from console.sweep.catalog import ProbeSet, probes_for
 from console.ui.app import ConsoleApp
 from console.ui.messages import FleetChanged
 from console.ui.screens.help import HelpScreen
+from console.ui.widgets.filter_line import FilterLine
 from console.ui.widgets.link_panel import LinkPanel
 from tests.ui.helpers import cell_text, feed, main_screen, type_text
 from tests.ui.synthetic import SyntheticFleet
@@ -301,6 +302,27 @@ async def test_keys_typed_right_after_slash_reach_the_filter(
         screen = main_screen(pilot)
         assert screen.spec.text == "sim003" and screen.grid.order == ["sim003"]
         assert screen.grid.has_focus
+
+
+async def test_a_filter_longer_than_its_line_scrolls_to_the_cursor(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    """The filter line repaints without a screen layout as it is typed (``FilterLine``): its text still
+    scrolls so the end being typed stays in view, and the rows follow each key."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed(pilot, fleet.events)
+        screen = main_screen(pilot)
+        field = screen.query_one("#filter", FilterLine)
+        text = "!rack=r09 " * 9 + "sim00"
+        await pilot.press("slash")
+        await type_text(pilot, text)
+        await pilot.pause()
+        assert field.value == text and len(text) > field.content_size.width
+        assert field.scroll_x > 0
+        shown = field.render_line(0).text  # its content line
+        assert shown.rstrip().endswith("sim00") and not shown.startswith("!rack")
+        assert screen.grid.order == [n.name for n in fleet.inventory.nodes if "sim00" in n.name]
 
 
 async def test_at_80_columns_the_reason_stays_on_screen(

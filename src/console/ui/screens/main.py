@@ -33,6 +33,7 @@ from console.ui.screens.help import HelpScreen
 from console.ui.state import FAMILIES
 from console.ui.text import safe
 from console.ui.view import Arranger, SortKey, ViewSpec, filter_hint
+from console.ui.widgets.filter_line import FilterLine
 from console.ui.widgets.key_bar import KeyBar
 from console.ui.widgets.link_panel import LinkPanel
 from console.ui.widgets.row_grid import Cell, RowGrid
@@ -72,7 +73,7 @@ class MainScreen(Screen[None]):
         yield SummaryBar(id="summary")
         yield self._grid
         yield LinkPanel(self.console_app.packs, id="links")
-        yield Input(
+        yield FilterLine(
             placeholder="filter: text, gpu[01-08], pool=…, verdict=FAIL, !term   (enter: keep, esc: clear)", id="filter"
         )
         yield KeyBar(self.read_only, "main")
