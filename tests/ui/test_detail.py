@@ -179,3 +179,29 @@ async def test_detail_screen_is_built_unseen_after_start_and_shows_the_node_aske
         screen = app.screen
         assert isinstance(screen, DetailScreen) and screen.node_name == node
         assert str(screen.query_one("#detail-head", Static).render()).startswith(node)
+
+
+async def test_the_head_takes_the_height_of_what_it_says_for_each_node_shown(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet
+) -> None:
+    """The head is laid out again only when its height changes (``update_auto_height``): going from a
+    node with a reason to one without and back must still resize it, and the tab line follows it."""
+    failing, _gpu = fault_of(fleet, FaultKind.XGMI_LINK_DOWN)
+    healthy = next(n.name for n in fleet.inventory.nodes if fleet.verdicts[n.name].status is Status.PASS)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        heights = []
+        for node in (healthy, failing, healthy, failing):
+            main_screen(pilot).grid.move_cursor_to(node)
+            await pilot.press("enter")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, DetailScreen) and screen.node_name == node
+            head, tabbar = screen.query_one("#detail-head", Static), screen.query_one("#detail-tabbar", Static)
+            said = str(head.render()).rstrip("\n").count("\n") + 1
+            assert head.size.height == said, (node, said, head.size)
+            assert tabbar.region.y == head.region.bottom
+            heights.append(head.size.height)
+            await pilot.press("escape")
+        assert heights[0] == heights[2] < heights[1] == heights[3]
