@@ -317,3 +317,48 @@ def test_history_and_audit_are_not_cut_at_80_columns_in_a_pipe(
     assert main(["audit", "--store", str(store_path)]) == 0
     out = capsys.readouterr().out
     assert "mi300x-a, mi355x-a" in out and "mi[300,355]x-a" not in out
+
+
+def test_diff_a_check_skipped_in_the_baseline_that_passes_now_is_no_regression(tmp_path: Path) -> None:
+    """Against a first-sweep baseline (history checks SKIP: no history yet) every node "regressed"
+    SKIP -> PASS and ``diff`` exited 1; the same after an upgrade that lets a check run (CPER on a newer
+    amd-smi). A check that ran before and is skipped now is shown; a SKIP that turns FAIL regresses."""
+    store = Store(tmp_path / "h.sqlite")
+    stack = {"rocm": "6.4.1"}
+    first = _finding("n1", Status.SKIP, "ecc.correctable_increase", None).model_copy(update={"family": "ecc"})
+    base = store.start_sweep("quick", "", "")
+    for node in ("n1", "n2", "n3"):
+        skipped = first.model_copy(update={"subject": Subject(node=node, gpu=None)})
+        store.record_node(base, "p", roll_up(node, [skipped, _finding(node, Status.PASS, observed=32)]), stack)
+    ran = first.model_copy(update={"subject": Subject(node="n4", gpu=None), "status": Status.PASS})
+    store.record_node(base, "p", roll_up("n4", [ran, _finding("n4", Status.PASS, observed=32)]), stack)
+    new = store.start_sweep("quick", "", "")
+    # n1: the check passes, counted; n2: kept whole; n3: it fails now; n4: it ran before, skipped now
+    store.record_node(new, "p", roll_up("n1", [], {"ecc.correctable_increase": 1, "pcie.speed": 1}, {"ecc"}), stack)
+    passed = first.model_copy(update={"subject": Subject(node="n2", gpu=None), "status": Status.PASS})
+    store.record_node(new, "p", roll_up("n2", [passed, _finding("n2", Status.PASS, observed=32)]), stack)
+    failed = first.model_copy(update={"subject": Subject(node="n3", gpu=None), "status": Status.FAIL})
+    store.record_node(new, "p", roll_up("n3", [failed, _finding("n3", Status.PASS, observed=32)]), stack)
+    skipped = first.model_copy(update={"subject": Subject(node="n4", gpu=None)})
+    store.record_node(new, "p", roll_up("n4", [skipped, _finding("n4", Status.PASS, observed=32)]), stack)
+    diffs = {d.node: d for d in diff_sweeps(store, base, new)}
+    assert "n1" not in diffs and "n2" not in diffs  # nothing to act on: no change listed
+    assert diffs["n3"].regressed and [f[1:3] for f in diffs["n3"].findings] == [("SKIP", "FAIL")]
+    assert not diffs["n4"].regressed and [f[1:3] for f in diffs["n4"].findings] == [("PASS", "SKIP")]
+
+
+def test_diff_leaves_out_stack_fields_only_one_of_two_levels_reads(tmp_path: Path) -> None:
+    """A quick baseline against a full sweep listed RCCL's and TransferBench's versions as changed from
+    nothing; only fields both sweeps read are compared then (a same-level sweep losing one still shows)."""
+    store = Store(tmp_path / "h.sqlite")
+    base = store.start_sweep("quick", "", "")
+    store.record_node(base, "p", roll_up("n1", [_finding("n1", Status.PASS, observed=32)]), {"rocm": "6.4.1"})
+    full = store.start_sweep("full", "", "")
+    rvs = Finding(check_id="rvs.fail_count", family="rvs", status=Status.PASS, subject=Subject(node="n1"),
+                  message="a check the quick baseline never ran")  # fmt: skip
+    stack = {"rocm": "7.0.2", "rccl": "develop:448c4c7", "transferbench": "1.59.00"}
+    store.record_node(full, "p", roll_up("n1", [_finding("n1", Status.PASS, observed=32), rvs]), stack)
+    assert diff_sweeps(store, base, full)[0].stack == {"rocm": ("6.4.1", "7.0.2")}
+    again = store.start_sweep("quick", "", "")
+    store.record_node(again, "p", roll_up("n1", [_finding("n1", Status.PASS, observed=32)]), {"kernel": "6.8"})
+    assert diff_sweeps(store, base, again)[0].stack == {"rocm": ("6.4.1", None), "kernel": (None, "6.8")}

@@ -47,18 +47,23 @@ class NodeDiff:
     def regressed(self) -> bool:
         """True when the verdict or a finding got worse: what a pipeline gating on ``diff`` stops for."""
         before, after = self.verdict
-        if before is not None and after is not None and _worse(before, after):
+        if before is not None and after is not None and _worse(before, after):  # not a node new to the pool
             return True
-        for _key, old, new, _message in self.findings:
-            if new is not None and (_worse(old, new) if old is not None else new in _BAD):
-                return True
-        return False
+        return any(new is not None and _worse(old, new) for _key, old, new, _message in self.findings)
 
 
 _BAD = frozenset({Status.FAIL.value, Status.UNKNOWN.value})
 
 
-def _worse(before: str, after: str) -> bool:
+def _worse(before: str | None, after: str) -> bool:
+    """Whether ``after`` is a regression from ``before``.
+
+    A check that was not judged before (absent, or SKIP: no history on a first sweep, a tool too old to
+    ask) regresses only to FAIL or UNKNOWN: a SKIP that becomes PASS is the check now running, not a
+    node getting worse (ranked by severity alone, every node regressed against a first-sweep baseline).
+    """
+    if before is None or before == Status.SKIP.value:
+        return after in _BAD
     return Status(after).severity > Status(before).severity
 
 
@@ -112,6 +117,8 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
         new_stack = json.loads(new["stack"]) if new else {}
         compared = sorted(set(old_stack) | set(new_stack)) if old_stack and new_stack else []
         for key in compared:
+            if not same_checks and (old_stack.get(key) is None or new_stack.get(key) is None):
+                continue  # read by one level only (RCCL's version in a full sweep, not a quick one): not a change
             if old_stack.get(key) != new_stack.get(key):
                 diff.stack[key] = (old_stack.get(key), new_stack.get(key))
         old_all, new_all = store.findings(base_id, name), store.findings(new_id, name)
@@ -128,7 +135,7 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
             ]
         for key in sorted(set(old_findings) | set(new_findings)):
             before, after = old_findings.get(key), new_findings.get(key)
-            if after is None and before is not None and before.status is not Status.PASS:
+            if after is None and before is not None and before.status not in (Status.PASS, Status.SKIP):
                 if before.check_id in new_passed:  # it passes now, counted: a problem that went away
                     diff.findings.append(
                         (
@@ -142,7 +149,8 @@ def diff_sweeps(store: Store, base_id: int, new_id: int, nodes: list[str] | None
             if after is None or before is None:
                 continue
             if before.status != after.status:
-                diff.findings.append((key, before.status.value, after.status.value, after.message))
+                if before.status is not Status.SKIP or after.status is not Status.PASS:  # SKIP -> PASS: it runs now
+                    diff.findings.append((key, before.status.value, after.status.value, after.message))
                 continue
             a, b = _numeric(before.evidence.observed), _numeric(after.evidence.observed)
             if a is None or b is None:
