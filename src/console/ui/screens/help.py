@@ -36,6 +36,7 @@ STATUS_MEANING = {
 def help_content(read_only: bool) -> Content:
     """Keys per group from the registry, then colours, glyphs, columns and the filter grammar."""
     parts: list[Part] = []
+    width = max(len(a.title) for a in ACTIONS) + 2  # the longest title still ends before its description
     for group, title in GROUP_TITLES.items():
         actions = [a for a in ACTIONS if a.group == group]
         if not actions:
@@ -44,7 +45,7 @@ def help_content(read_only: bool) -> Content:
         for action in actions:
             hidden = read_only and action.dangerous
             style = "$muted" if hidden else ""
-            parts += [(f"  {action.key_display:>7}  ", style or "bold"), (f"{action.title:<18}", style)]
+            parts += [(f"  {action.key_display:>7}  ", style or "bold"), (action.title.ljust(width), style)]
             parts += [(action.description, "$muted")]
             if action.dangerous:
                 parts += [
