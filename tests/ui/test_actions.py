@@ -66,6 +66,8 @@ async def test_bindings_footer_help_and_palette_come_from_the_registry(make_app:
         help_text = help_content(False).plain
         for action in ACTIONS:
             assert action.description in help_text
+            # its title ends before its description starts (a long title ran into it)
+            assert f"{action.title}  " in help_text.split(action.description)[0].splitlines()[-1]
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
 
@@ -123,6 +125,9 @@ async def test_drain_confirm_freezes_targets_defaults_to_no_and_cancels(
         assert dialog.targets == (names[1], names[2])
         assert app.focused is dialog.query_one("#confirm-reason", Input)  # what is typed at once is the reason
         assert dialog.query_one("#confirm-yes", Button).disabled
+        # enter lands on No: the dialog says so, and how Yes is reached
+        keys = str(dialog.query_one("#confirm-keys", Static).render())
+        assert "enter next field (never confirms)" in keys and "tab to Yes, then enter to confirm" in keys
         await pilot.press("tab")  # from the reason to No (Yes is disabled)
         assert app.focused is dialog.query_one("#confirm-no", Button)
         await pilot.press("shift+tab")

@@ -186,7 +186,10 @@ async def test_drain_and_resume_through_the_action_service(
         # and the dialog offers the override (audited) instead of a Yes that would do nothing.
         await wait_for(lambda: bool(dialog.query("#confirm-override")), 30)
         assert dialog.preview is not None and dialog.preview.held == (node,)
-        assert "case #1 is revalidating" in str(dialog.query_one("#confirm-plan", Static).render())
+        plan = str(dialog.query_one("#confirm-plan", Static).render())
+        assert "case #1 is revalidating" in plan
+        # It speaks the dialog's words: the override is typed here; --force is the command line's.
+        assert 'typing "override" returns it anyway' in plan and "--force" not in plan
         dialog.query_one("#confirm-override", Input).focus()
         await pilot.press(*"override")
         yes = dialog.query_one("#confirm-yes", Button)

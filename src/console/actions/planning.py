@@ -90,7 +90,7 @@ def finish(
                 decisions = {t: Decision(False, f"{CAPPED}{left[t]}") if t in left else d for t, d in decisions.items()}
                 acting = fit
             else:  # none fits: every one of them is held back
-                why = "; ".join(violations) + "; use --force to override"
+                why = "; ".join(violations) + "; --force overrides it"
     skipped = [f"{t}: {d.note}" for t, d in decisions.items() if not d.act and not d.no_op]
     if not acting and skipped and why is None:
         why = f"nothing to {request.kind.value}: " + "; ".join(skipped)

@@ -45,6 +45,21 @@ class TargetList(VerticalScroll, can_focus=False):
 
 
 REPLAN_DELAY_S = 0.2
+# Enter never confirms (it moves on, and lands on No): without this line an operator pressed enter twice
+# and cancelled, not knowing that Yes is reached with tab.
+KEYS_HINT = Content.assemble(
+    ("enter", "bold $accent"),
+    (" next field (never confirms)   ", "$muted"),
+    ("tab", "bold $accent"),
+    (" to Yes, then ", "$muted"),
+    ("enter", "bold $accent"),
+    (" to confirm   ", "$muted"),
+    ("esc", "bold $accent"),
+    (" cancel", "$muted"),
+)
+# The planner's words are the command line's (``--force``); in this dialog the override is typed.
+CLI_OVERRIDE = "--force"
+DIALOG_OVERRIDE = f'typing "{OVERRIDE_WORD}"'
 
 
 class ConfirmScreen(ModalScreen[PlanPreview | None]):
@@ -88,6 +103,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
             with Horizontal(id="confirm-buttons"):
                 yield Button("No", id="confirm-no", variant="primary")
                 yield Button(f"Yes, {self.action_spec.title.lower()}", id="confirm-yes", variant="error", disabled=True)
+            yield Static(KEYS_HINT, id="confirm-keys")
 
     def _targets_content(self) -> Content:
         folded = fold(self.targets) if self.target_noun == "node" else ", ".join(self.targets)
@@ -234,7 +250,7 @@ def plan_content(preview: PlanPreview) -> Content:
         parts += [("waiting for a reason: ", "bold $health-warn"), (safe(preview.refused), "$muted")]
         return Content.assemble(*parts)
     if preview.refused:
-        parts += [("refused: ", "bold $health-crit"), (safe(preview.refused), "$health-crit")]
+        parts += [("refused: ", "bold $health-crit"), (safe(_dialog_words(preview.refused)), "$health-crit")]
         return Content.assemble(*parts)
     parts += [("will run", "bold"), (f" {safe(preview.where)}" if preview.where else "", "$muted")]
     lines = preview.command_lines()
@@ -243,7 +259,12 @@ def plan_content(preview: PlanPreview) -> Content:
     for line in lines:
         parts += ["\n  ", (safe(line), "bold")]
     for target, decision in preview.decisions:
-        parts += ["\n", (f"  {safe(target)}: ", "$muted"), safe(decision)]
+        parts += ["\n", (f"  {safe(target)}: ", "$muted"), safe(_dialog_words(decision))]
     for note in preview.notes:
-        parts += ["\n", ("  note: ", "$muted"), safe(note)]
+        parts += ["\n", ("  note: ", "$muted"), safe(_dialog_words(note))]
     return Content.assemble(*parts)
+
+
+def _dialog_words(text: str) -> str:
+    """``text`` with the command line's override (``--force``) named as this dialog takes it."""
+    return text.replace(CLI_OVERRIDE, DIALOG_OVERRIDE)
