@@ -38,6 +38,9 @@ async def test_counted_passes_show_one_line_per_check_and_the_list_is_complete(
         verdict = event.verdict
         if event is judged:  # as it comes back from the node: ECC figures whole, the rest counted
             kept = [f for f in verdict.findings if f.status is not Status.PASS or f.check_id == "ecc.correctable"]
+            # and one GPU check kept whole on two GPUs only (a counter not 0 there), counted on the others
+            split = sorted({f.check_id for f in verdict.findings if f.subject.gpu is not None and f not in kept})[0]
+            kept += [f for f in verdict.findings if f.check_id == split][:2]
             passed = Counter(f.check_id for f in verdict.findings if f not in kept)
             families = {f.family for f in verdict.findings if f not in kept}
             verdict = roll_up(verdict.node, kept, dict(passed), families)
@@ -67,3 +70,8 @@ async def test_counted_passes_show_one_line_per_check_and_the_list_is_complete(
         evidence = str(screen.query_one("#evidence", Static).render())
         assert "passed on" in evidence and "(counted: a PASS is kept whole only for a figure" in evidence
         assert PARTIAL_NOTE.strip() not in evidence  # nothing is missing: the rest are counted
+        # A check both kept whole (2 GPUs) and counted: the counted line says it is the others, not "node".
+        others = passed[split]
+        assert grid.cell(f"PASS|{split}", "subject")[0] == "2 gpus"
+        assert grid.cell(f"PASS|{split}|counted", "subject")[0] == f"{others} gpus"
+        assert grid.cell(f"PASS|{split}|counted", "message")[0].startswith(f"passed on {others} more (counted")

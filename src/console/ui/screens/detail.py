@@ -101,6 +101,7 @@ class FindingRow:
 
     key: str
     findings: tuple[Finding, ...]
+    where: str | None = None  # the subject column when the findings do not say it (passes kept as a count)
 
     @property
     def lead(self) -> Finding:
@@ -130,23 +131,29 @@ def finding_rows(findings: list[Finding]) -> list[FindingRow]:
     return rows
 
 
-def counted_rows(node: str, passed: dict[str, int], family_of: dict[str, str]) -> list[FindingRow]:
-    """A line per check the node passed whose PASS findings the sweep kept as a count (console.model.kept)."""
-    return [
-        FindingRow(
-            f"PASS|{check}|counted",
-            (
-                Finding.trusted(
-                    check_id=check,
-                    family=family_of.get(check, ""),
-                    status=Status.PASS,
-                    subject=Subject(node=node),
-                    message=f"passed on {count} (counted: a PASS is kept whole only for a figure read later)",
-                ),
-            ),
+def counted_rows(
+    node: str, passed: dict[str, int], family_of: dict[str, str], whole: dict[str, str] | None = None
+) -> list[FindingRow]:
+    """A line per check the node passed whose PASS findings the sweep kept as a count (console.model.kept).
+
+    ``whole`` maps a check to the scope of its PASS findings kept whole on other lines (a counter that is
+    not 0 on 5 GPUs): this line then says it counts the others ("3 gpus", "passed on 3 more"), not "node".
+    """
+    whole = whole or {}
+    rows = []
+    for check, count in sorted(passed.items()):
+        scope = whole.get(check)
+        where = f"{count} {scope}{'' if count == 1 else 's'}" if scope else f"{count} counted"
+        more = " more" if scope else ""
+        finding = Finding.trusted(
+            check_id=check,
+            family=family_of.get(check, ""),
+            status=Status.PASS,
+            subject=Subject(node=node),
+            message=f"passed on {count}{more} (counted: a PASS is kept whole only for a figure read later)",
         )
-        for check, count in sorted(passed.items())
-    ]
+        rows.append(FindingRow(f"PASS|{check}|counted", (finding,), where))
+    return rows
 
 
 def gpu_series(history: list[MetricSample], index: int, field: str) -> list[float | None]:
@@ -383,7 +390,9 @@ class DetailScreen(Screen[None]):
         if row.verdict is not None and row.verdict.passed:
             pack = app.packs.get(row.node.gpu_model)
             family_of = {c.id: c.family for c in pack.checks} if pack is not None else {}
-            lines += counted_rows(row.name, row.verdict.passed, family_of)
+            passing = (line.lead for line in lines if line.lead.status is Status.PASS)
+            whole = {lead.check_id: lead.subject.scope.value for lead in passing}
+            lines += counted_rows(row.name, row.verdict.passed, family_of, whole)
         self._findings = {line.key: line for line in lines}
         grid.replace_rows([(line.key, self._line_cells(line)) for line in lines])
         if preselect and lines:
@@ -398,7 +407,7 @@ class DetailScreen(Screen[None]):
     def _line_cells(self, line: FindingRow) -> list[Cell]:
         finding = line.lead
         count = len(line.findings)
-        where = self.where(finding) if count == 1 else f"{count} {finding.subject.scope.value}s"
+        where = line.where or (self.where(finding) if count == 1 else f"{count} {finding.subject.scope.value}s")
         verb = "passed on all" if finding.status is Status.PASS else "does not apply to"
         message = finding.message if count == 1 else f"{verb} {count} (select to see each figure)"
         style = STATUS_STYLE[finding.status]
