@@ -51,4 +51,4 @@ EXIT_CODE_HELP = """exit codes:
   3    nodes that could not be checked exceed the allowed fraction
   4    the sweep deadline was exceeded
   130  interrupted (Ctrl-C or SIGTERM)
-  141  stdout was closed by its reader (--json | head), as for a tool killed by SIGPIPE"""
+  141  stdout was closed by its reader (| head), as for a tool killed by SIGPIPE"""
