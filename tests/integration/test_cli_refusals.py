@@ -63,6 +63,8 @@ SWEEP = ["sweep", "-i", "cluster.toml", "--store", "h.db"]
         ([*SWEEP, "--deadline", "-1"], ["--deadline", "-1"]),
         ([*SWEEP, "--deadline", "nan"], ["--deadline", "nan"]),
         (["check-local", "--model", "mi300x", "--node", "n1", "--deadline", "0"], ["--deadline", "0"]),
+        (["check-local", "--model", "mi300x", "--node", "n1", "--max-age", "0m"], ["--max-age", "0m"]),
+        (["check-local", "--node", "n1", "--from-cache", "n1.json"], ["-i FILE", "--from-cache", "pool"]),
         (["tui", "-i", "cluster.toml", "--probe-timeout", "-2"], ["--probe-timeout", "-2"]),
         (["drain", "n1", "--reason", "x", "--dry-run", "--store", "h.db", "--cap", "-3"], ["--cap", "-3"]),
         (["drain", "n1", "--reason", "x", "--dry-run", "--store", "h.db", "--cap-fraction", "2"], ["--cap-fraction"]),
