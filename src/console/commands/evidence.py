@@ -47,10 +47,22 @@ _IPV6 = re.compile(
 )
 _GPU_PROBES = (ProbeId.AMDSMI_STATIC, ProbeId.AMDSMI_FIRMWARE)
 
+BUNDLE_EXIT_HELP = """exit codes:
+  0    the archive is written (its path and what it holds on stdout)
+  2    usage error: no history database, no sweep of the node, or a sweep that did not judge it"""
+
 
 def register(sub: Any) -> None:
     """Add ``bundle``."""
-    b = sub.add_parser("bundle", help="write one archive of a node's evidence (raw outputs, CPER, findings, audit)")
+    said = "write one archive of a node's evidence (raw outputs, CPER, findings, audit)"
+    b = sub.add_parser(
+        "bundle",
+        help=said,
+        description=f"{said[0].upper()}{said[1:]}\n"
+        "from the history database, to attach to a vendor case (RMA); --redact before it leaves the site.",
+        epilog=BUNDLE_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_store(b)
     b.add_argument("node", help="the node, as the history database names it")
     b.add_argument(

@@ -81,7 +81,11 @@ def register(sub: Any) -> None:
         change.add_argument("--state-dir", type=Path, default=None, help="the running simulator's state directory")
         change.set_defaults(func=change_command)
     shown = actions.add_parser(
-        "faults", help="what a running simulator injects now", description="Print <state-dir>/injected.json."
+        "faults",
+        help="what a running simulator injects now",
+        description="Print <state-dir>/injected.json.",
+        epilog="exit codes:\n  0  printed (generation 0, no faults, where no simulator has written yet)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     shown.add_argument("--state-dir", type=Path, default=None, help="the running simulator's state directory")
     shown.set_defaults(func=faults_command)
