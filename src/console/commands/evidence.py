@@ -49,7 +49,8 @@ _GPU_PROBES = (ProbeId.AMDSMI_STATIC, ProbeId.AMDSMI_FIRMWARE)
 
 BUNDLE_EXIT_HELP = """exit codes:
   0    the archive is written (its path and what it holds on stdout)
-  2    usage error: no history database, no sweep of the node, or a sweep that did not judge it"""
+  2    usage error: no history database, no sweep of the node, a sweep that did not judge it, or an
+       archive path that cannot be written"""
 
 
 def register(sub: Any) -> None:
@@ -84,7 +85,11 @@ def run_bundle(args: argparse.Namespace) -> int:
         redactor = Redactor(_known_hosts(store)) if args.redact else None
         name = redactor.text(args.node) if redactor else args.node
         output = Path(args.output or f"{name}-evidence-{sweep_id}.tar.gz")
-        write_archive(output, files, node=name, sweep_id=sweep_id, redactor=redactor)
+        try:
+            write_archive(output, files, node=name, sweep_id=sweep_id, redactor=redactor)
+        except OSError as exc:  # a missing directory or a full disk is the operator's to fix: one line, exit 2
+            output.with_name(output.name + ".partial").unlink(missing_ok=True)
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
     finally:
         store.close()
     console = plain_console()
