@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from console.cli import main
+from console.cli import build_parser, main
 from console.commands import sweep
 from console.commands.arguments import options_of
 
@@ -55,3 +57,29 @@ def test_options_of_gives_the_command_lines_defaults() -> None:
     )
     with pytest.raises(TypeError, match="no such option: colour"):
         options_of(sweep.add_arguments, colour="red")
+
+
+def _commands(parser: argparse.ArgumentParser, prog: str = "") -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every command an operator can run, ``sim serve`` included, with its parser."""
+    for action in parser._actions:  # argparse keeps its subcommands there and nowhere public
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, f"{prog} {name}".strip())
+                if not any(isinstance(a, argparse._SubParsersAction) for a in sub._actions):
+                    yield f"{prog} {name}".strip(), sub
+
+
+HELPED = list(_commands(build_parser()))
+
+
+@pytest.mark.parametrize(("name", "parser"), HELPED, ids=[name for name, _ in HELPED])
+def test_every_commands_help_says_what_it_does_its_options_and_its_exit_codes(
+    name: str, parser: argparse.ArgumentParser
+) -> None:
+    """A new operator reads ``--help`` first: a command with no description, an option with no help or no
+    exit codes leaves them to guess what a gate will see."""
+    text = parser.format_help()
+    assert parser.description, f"{name}: no description"
+    assert "exit codes" in text, f"{name}: no exit codes"
+    unexplained = [a.option_strings or [a.dest] for a in parser._actions if not a.help]
+    assert not unexplained, f"{name}: options without help: {unexplained}"

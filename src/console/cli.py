@@ -43,7 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="instinct-console",
         description="Health console for AMD Instinct GPU clusters.",
-        epilog=EXIT_CODE_HELP,
+        # The sweep's codes, which most gates read; every other command's --help gives its own.
+        epilog=EXIT_CODE_HELP.replace(
+            "exit codes:",
+            "exit codes of sweep, check-local and demo --headless (each command's --help gives its own):",
+            1,
+        ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -45,10 +45,10 @@ def exit_code_for(
 
 EXIT_CODE_HELP = """exit codes:
   0    no checked node failed: WARN findings (stack drift, soft limits) do not change it unless
-       sweep --fail-on-warn (parse: parsed and ok)
-  1    a node failed a check, or warned with --fail-on-warn (parse: parsed, tool reported failure)
-  2    usage or configuration error (parse: not recognised or unreadable)
+       --fail-on-warn
+  1    a node failed a check, or warned with --fail-on-warn
+  2    usage or configuration error
   3    nodes that could not be checked exceed the allowed fraction
   4    the sweep deadline was exceeded
   130  interrupted (Ctrl-C or SIGTERM)
-  141  stdout was closed by its reader (--json | head), as for a tool killed by SIGPIPE"""
+  141  stdout was closed by its reader (| head), as for a tool killed by SIGPIPE"""

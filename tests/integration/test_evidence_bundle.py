@@ -42,6 +42,8 @@ def test_a_bundle_holds_the_raw_outputs_the_decoded_cper_the_serials_and_the_fin
         assert main(["sweep", "-i", str(sim.inventory_path), "--store", str(db)]) == 1  # sim002 FAILs
         address = next(line for line in sim.inventory_path.read_text().splitlines() if "127." in line)
     archive = tmp_path / "sim002.tar.gz"
+    # Where it cannot be written: a usage error naming the path, not a traceback.
+    assert main(["bundle", "sim002", "--store", str(db), "-o", str(tmp_path / "no" / "a.tar.gz")]) == 2
     assert main(["bundle", "sim002", "--store", str(db), "-o", str(archive)]) == 0
     files = _members(archive)
     manifest = json.loads(files.pop("manifest.json"))

@@ -10,6 +10,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,13 +99,39 @@ def test_sigint_ends_the_sweep_with_130_and_a_report(one_hung: SimCluster, tmp_p
 
 def test_warn_passes_the_gate_unless_asked_to_fail_it(one_refused: SimCluster, tmp_path: Path) -> None:
     # Pin the pool to a ROCm release its nodes do not run: every reachable node drifts (WARN).
-    inventory = tmp_path / "drifted.toml"
-    text = one_refused.inventory_path.read_text()
-    assert 'rocm = "' in text
-    inventory.write_text(re.sub(r'rocm = "[^"]*"', 'rocm = "9.9.9"', text))
+    assert 'rocm = "' in one_refused.inventory_path.read_text()
+    inventory = _drifted(one_refused, tmp_path)
     swept = [tmp_path / "a.json", tmp_path / "b.json"]
     base = ["sweep", "-i", str(inventory), "--store", str(tmp_path / "h.db"), "--allow-unknown", "0.25"]
     assert main([*base, "--json", str(swept[0])]) == ExitCode.OK
     assert main([*base, "--json", str(swept[1]), "--fail-on-warn"]) == ExitCode.FAILED
     for path in swept:
         assert json.loads(path.read_text())["counts"]["WARN"] == 3
+
+
+def _drifted(sim: SimCluster, tmp_path: Path) -> Path:
+    """The cluster's inventory with its pool pinned to a ROCm release no node runs: reachable nodes WARN."""
+    inventory = tmp_path / "drifted.toml"
+    inventory.write_text(re.sub(r'rocm = "[^"]*"', 'rocm = "9.9.9"', sim.inventory_path.read_text()))
+    return inventory
+
+
+@pytest.mark.parametrize("output", [[], ["--json", "-"]], ids=["summary", "json"])
+def test_a_reader_that_went_away_ends_the_sweep_with_141_not_1(
+    one_refused: SimCluster, tmp_path: Path, output: list[str]
+) -> None:
+    """`sweep | true` on WARN nodes: a gate must not read the closed pipe as 1, "a node failed"."""
+    argv = ["sweep", "-i", str(_drifted(one_refused, tmp_path)), "--store", str(tmp_path / "h.db")]
+    argv += ["--allow-unknown", "0.25", *output]  # exit 0 when the summary is read
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the sweep prints anything
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "console", *argv],
+            stdout=write, stderr=subprocess.PIPE, env=env, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 128 + signal.SIGPIPE, done.stderr
+    assert "Traceback" not in done.stderr

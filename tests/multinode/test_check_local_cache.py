@@ -90,3 +90,13 @@ def test_no_report_to_trust_is_unknown(
     assert answer(cached, "gpu001", report=make(cached, tmp_path)) == ExitCode.UNKNOWN_EXCEEDED
     out = capsys.readouterr().out
     assert out.startswith("gpu001: UNKNOWN") and reason in out
+
+
+def test_max_age_takes_a_duration_as_sweep_does(
+    cached: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    two_hours_old = _rewritten(cached, tmp_path, finished_at=time.time() - 7200)
+    assert answer(cached, "gpu001", "--max-age", "3h", report=two_hours_old) == ExitCode.OK
+    assert answer(cached, "gpu001", "--max-age", "30m", report=two_hours_old) == ExitCode.UNKNOWN_EXCEEDED
+    out = capsys.readouterr().out
+    assert "gpu001: PASS" in out and "older than 1800 s" in out

@@ -97,6 +97,9 @@ def test_faults_injected_and_repaired_between_sweeps_show_in_the_next_sweep(tmp_
             "sim", "inject", "sim[001-002]", "--kind", "ecc_correctable_storm", "--gpu", "4", "--state-dir", state
         )
         assert added.returncode == 0, added.stderr
+        assert added.stdout == (  # said, not silent: what went on which node
+            "injected ecc_correctable_storm on sim001 GPU 4\ninjected ecc_correctable_storm on sim002 GPU 4\n"
+        )
         assert {(f.node, f.kind, f.gpu) for f in sim.wait_for_generation(2)} == {
             ("sim001", FaultKind.ECC_CORRECTABLE_STORM, 4),
             ("sim002", FaultKind.ECC_CORRECTABLE_STORM, 4),
@@ -120,7 +123,8 @@ def test_faults_injected_and_repaired_between_sweeps_show_in_the_next_sweep(tmp_
         # A repair cannot remove a scenario's fault, and says so rather than nothing.
         kept = _cli("sim", "repair", "sim002", "--state-dir", state)
         assert kept.returncode == 0 and kept.stdout.startswith("removed 0 live faults\n")
-        assert "still served: ignores_sigterm on sim002" in kept.stdout and "scenario file" in kept.stdout
+        assert "still served: ignores_sigterm on sim002" in kept.stdout
+        assert f"from the scenario file {scenario.resolve()}; edit it" in kept.stdout
         unknown = _cli("sim", "inject", "sim009", "--kind", "gpu_missing", "--gpu", "1", "--state-dir", state)
         assert unknown.returncode == 2 and "sim009" in unknown.stderr
         # A GPU fault's slot is --gpu, not a parameter: the refusal says so and names the fault.
@@ -132,6 +136,19 @@ def test_faults_injected_and_repaired_between_sweeps_show_in_the_next_sweep(tmp_
         peerless = _cli("sim", "inject", "sim001", "--kind", "xgmi_link_down", "--gpu", "1", "--state-dir", state)
         assert peerless.returncode == 2 and "xgmi_link_down is a link fault" in peerless.stderr
         assert "--peer N" in peerless.stderr
+
+
+def test_a_repair_names_the_faults_option_a_fault_came_from_when_there_is_no_scenario() -> None:
+    """`sim serve` with its default `--faults demo`: no scenario file to edit, so the repair says which
+    option planned the fault it cannot remove, and how to serve without it."""
+    with start_sim_cluster(2, faults="demo", seed=3, time_factor=400) as sim:
+        _, planned = sim.injected()
+        node = planned[0].node
+        kept = _cli("sim", "repair", node, "--state-dir", str(sim.state_dir))
+    assert kept.returncode == 0 and kept.stdout.startswith("removed 0 live faults\n"), kept.stderr
+    assert f"still served: {planned[0].describe()}" in kept.stdout
+    assert "from sim serve --faults demo (seed 3), not from sim inject" in kept.stdout
+    assert "--faults none" in kept.stdout and "come from the scenario file" not in kept.stdout
 
 
 def test_the_scenario_names_the_cluster_unless_the_option_is_given(tmp_path: Path) -> None:

@@ -145,28 +145,29 @@ class RoundReport:
     def line(self) -> str:
         """The round in one line, for the log."""
         fresh = sum(1 for why in self.plan.skipped.values() if why.startswith("fresh"))
-        parts = [f"round {self.number}:"]
         if self.plan.sweep and self.dry_run:  # a dry run sweeps nothing: it says what it would
-            parts.append(f"would sweep {fold(self.plan.sweep)}")
+            swept = f"would sweep {fold(self.plan.sweep)}"
         elif self.plan.sweep and self.sweep_id is None:  # the maintenance reservation could not be made
-            parts.append(f"did not sweep {fold(self.plan.sweep)}")
+            swept = f"did not sweep {fold(self.plan.sweep)}"
         elif self.plan.sweep:
             judged = ", ".join(f"{n} {s.value}" for n, s in self.statuses.items())
-            parts.append(f"swept {fold(self.plan.sweep)}" + (f" (sweep {self.sweep_id}: {judged})" if judged else ""))
+            swept = f"swept {fold(self.plan.sweep)}" + (f" (sweep {self.sweep_id}: {judged})" if judged else "")
         else:
-            parts.append("swept nothing")
-        parts.append(f"{fresh} fresh, {len(self.plan.skipped) - fresh} left alone")
+            swept = "swept nothing"
         if self.outcome != "done":
-            parts.append(f"[{self.outcome}]")
+            swept += f" [{self.outcome}]"
         if self.notes:
-            parts.append("(" + "; ".join(self.notes) + ")")
+            swept += " (" + "; ".join(self.notes) + ")"
+        # One clause per thing the round did, "; " between them: joined by spaces they ran together
+        # ("2 left alone BREAKER TRIPPED").
+        clauses = [swept, f"{fresh} fresh, {len(self.plan.skipped) - fresh} left alone"]
         if self.breaker:
-            parts.append(f"BREAKER TRIPPED ({self.breaker}): automation paused until 'watch --clear-breaker'")
+            clauses.append(f"BREAKER TRIPPED ({self.breaker}): automation paused until 'watch --clear-breaker'")
         if self.done:
-            parts.append("done: " + "; ".join(self.done))
+            clauses.append("done: " + "; ".join(self.done))
         if self.proposed:
-            parts.append("proposed: " + "; ".join(self.proposed))
-        return " ".join(parts)
+            clauses.append("proposed: " + "; ".join(self.proposed))
+        return f"round {self.number}: " + "; ".join(clauses)
 
 
 class Watch:

@@ -71,6 +71,10 @@ DRIFT_EXIT_HELP = """exit codes:
   2    usage or configuration error
   3    no drift seen, but some fields could not be checked (UNKNOWN)
   130  interrupted (Ctrl-C or SIGTERM)"""
+AUDIT_EXIT_HELP = """exit codes:
+  0    listed (an empty log too)
+  2    usage error (no history database at --store, or not one)
+  141  stdout was closed by its reader (| head)"""
 _COLOURS = {Status.FAIL: "red", Status.WARN: "yellow", Status.UNKNOWN: "magenta", Status.PASS: "green"}
 
 
@@ -141,9 +145,16 @@ def register(sub: Any) -> None:
     add_probe_timeout(p)
     p.set_defaults(func=run_drift)
 
-    p = sub.add_parser("audit", help="list the audit log of operator actions")
+    p = sub.add_parser(
+        "audit",
+        help="list the audit log of operator actions",
+        description="List the audit log of operator actions, newest first: who, what, on which targets, the\n"
+        "commands run and their outcome (an action still running, or that never recorded one, says so).",
+        epilog=AUDIT_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_store(p)
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="show the newest N entries (default 50)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run_audit)
 

@@ -15,8 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from console.commands.arguments import UsageError, add_store, options_of
+from console.exitcodes import EXIT_CODE_HELP
 
 DEMO_MODELS = "mi300x,mi300x,mi300x,mi355x"
+
+# The headless sweep's codes are the sweep's; the TUI returns what the console returns on quit.
+DEMO_EXIT_HELP = (
+    "In the TUI: 0 when the operator quits, 2 when the simulator cannot start (one line on stderr).\n"
+    "With --headless, or when stdout is not a terminal, the headless sweep's:\n\n" + EXIT_CODE_HELP
+)
 
 
 def register(sub: Any) -> None:
@@ -25,11 +32,14 @@ def register(sub: Any) -> None:
         "demo",
         help="start a simulated cluster with faults and open the console on it",
         description=__doc__.replace("``", "") if __doc__ else None,  # rST quotes read as noise in --help
+        epilog=DEMO_EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--nodes", type=int, default=32, help="simulated nodes (default 32)")
     p.add_argument("--seed", type=int, default=7, help="seed of the fault set and node state (default 7)")
-    p.add_argument("--probes", choices=["quick", "standard", "full"], default="standard")
+    p.add_argument(
+        "--probes", choices=["quick", "standard", "full"], default="standard", help="probe set (default standard)"
+    )
     p.add_argument("--time-factor", type=float, default=50.0, help="simulated tool durations divided by this")
     p.add_argument("--headless", action="store_true", help="run the headless sweep instead of the TUI")
     add_store(p, help="history database (default: inside the demo's temporary state)")

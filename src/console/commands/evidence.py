@@ -47,10 +47,23 @@ _IPV6 = re.compile(
 )
 _GPU_PROBES = (ProbeId.AMDSMI_STATIC, ProbeId.AMDSMI_FIRMWARE)
 
+BUNDLE_EXIT_HELP = """exit codes:
+  0    the archive is written (its path and what it holds on stdout)
+  2    usage error: no history database, no sweep of the node, a sweep that did not judge it, or an
+       archive path that cannot be written"""
+
 
 def register(sub: Any) -> None:
     """Add ``bundle``."""
-    b = sub.add_parser("bundle", help="write one archive of a node's evidence (raw outputs, CPER, findings, audit)")
+    said = "write one archive of a node's evidence (raw outputs, CPER, findings, audit)"
+    b = sub.add_parser(
+        "bundle",
+        help=said,
+        description=f"{said[0].upper()}{said[1:]}\n"
+        "from the history database, to attach to a vendor case (RMA); --redact before it leaves the site.",
+        epilog=BUNDLE_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_store(b)
     b.add_argument("node", help="the node, as the history database names it")
     b.add_argument(
@@ -72,7 +85,11 @@ def run_bundle(args: argparse.Namespace) -> int:
         redactor = Redactor(_known_hosts(store)) if args.redact else None
         name = redactor.text(args.node) if redactor else args.node
         output = Path(args.output or f"{name}-evidence-{sweep_id}.tar.gz")
-        write_archive(output, files, node=name, sweep_id=sweep_id, redactor=redactor)
+        try:
+            write_archive(output, files, node=name, sweep_id=sweep_id, redactor=redactor)
+        except OSError as exc:  # a missing directory or a full disk is the operator's to fix: one line, exit 2
+            output.with_name(output.name + ".partial").unlink(missing_ok=True)
+            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
     finally:
         store.close()
     console = plain_console()

@@ -26,17 +26,41 @@ exit codes:
   1    a node's verdict or a finding got worse (regressed), or a new subject FAILs or is UNKNOWN
   2    usage error (no history database, no such pool)"""
 
+HISTORY_EXIT_HELP = """exit codes:
+  0    listed (an empty history too)
+  2    usage error (no history database at --store, or not one)
+  141  stdout was closed by its reader (| head)"""
+
+ACCEPT_EXIT_HELP = """exit codes:
+  0    accepted (and audited)
+  2    nothing accepted: usage error, no such sweep, or a sweep that cannot be a baseline (interrupted,
+       cancelled, cut by its deadline, still running), or with --workload no passing run or no
+       --reason; the reason is on stderr"""
+
 
 def register(sub: Any) -> None:
     """Add ``history``, ``accept`` and ``diff``."""
-    h = sub.add_parser("history", help="list recent sweeps, or one node's verdicts over time")
+    said = "list recent sweeps, or one node's verdicts over time"
+    h = sub.add_parser(
+        "history",
+        help=said,
+        description=f"{said[0].upper()}{said[1:]}, newest first.",
+        epilog=HISTORY_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_store(h)
     h.add_argument("--node", help="show this node's verdict history")
-    h.add_argument("--limit", type=int, default=20)
+    h.add_argument("--limit", type=int, default=20, metavar="N", help="show the newest N (default 20)")
     h.add_argument("--json", action="store_true", help="print JSON")
     h.set_defaults(func=run_history)
 
-    a = sub.add_parser("accept", help="mark a sweep as the accepted baseline of its pools")
+    a = sub.add_parser(
+        "accept",
+        help="mark a sweep as the accepted baseline of its pools",
+        description="Mark a sweep as the accepted baseline of its pools: diff compares later sweeps with it.",
+        epilog=ACCEPT_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_store(a)
     add_inventory(a, required=True, help="cluster file (to know the pools)")
     a.add_argument("--sweep", type=int, help="sweep id (default: the newest sweep, not a drift check or rerun)")
@@ -52,6 +76,8 @@ def register(sub: Any) -> None:
     d = sub.add_parser(
         "diff",
         help="what changed since a pool's accepted baseline",
+        description="Show what changed since a pool's accepted baseline (accept): verdicts and findings that\n"
+        "got worse, and new subjects that FAIL or are UNKNOWN.",
         epilog=DIFF_EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -40,6 +40,11 @@ from console.store.lifecycle import Case, Stage
 from console.sweep import ProbeSet, SweepEngine
 from console.sweep.revalidation import Revalidation
 
+CASES_EXIT_HELP = """exit codes:
+  0    listed (no open case too), or --policy printed
+  2    usage or configuration error (no history database at --store, a bad cluster file)
+  141  stdout was closed by its reader (| head)"""
+
 REVALIDATE_EXIT_HELP = """exit codes:
   0    every revalidated node passed
   1    a node failed its revalidation (FAIL or WARN: a strike), or none was ready to revalidate
@@ -52,7 +57,13 @@ REVALIDATE_EXIT_HELP = """exit codes:
 def register(sub: Any) -> None:
     """Add ``cases`` and ``revalidate``."""
     said = "list drained nodes' remediation cases: stage, action, passes, strikes, next step"
-    c = sub.add_parser("cases", help=said, description=said)
+    c = sub.add_parser(
+        "cases",
+        help=said,
+        description=said,
+        epilog=CASES_EXIT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_store(c)
     c.add_argument("-i", "--inventory", help="cluster file (its [lifecycle] policy; default policy without one)")
     c.add_argument("--node", help="only this node's cases, with their steps")

@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from console.checks import CheckPack, load_packs
-from console.commands.arguments import UsageError, add_checks, add_inventory, seconds
+from console.commands.arguments import UsageError, add_checks, add_inventory, duration, seconds
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
@@ -81,14 +81,17 @@ def register(sub: Any) -> None:
         "--from-cache",
         type=Path,
         metavar="FILE",
-        help="answer at once from the report a periodic 'check-local --json FILE' keeps there (HealthCheckProgram)",
+        help="answer at once from the report a periodic 'check-local --json FILE' keeps there (HealthCheckProgram);"
+        " it needs -i too (or --model, as the periodic check ran): a report judged in another pool than the"
+        " node's is no answer",
     )
     p.add_argument(
         "--max-age",
-        type=seconds,
+        type=duration,
         default=DEFAULT_MAX_AGE_S,
-        metavar="SECONDS",
-        help=f"with --from-cache: an older report is no answer, UNKNOWN (default {DEFAULT_MAX_AGE_S:g})",
+        metavar="DURATION",
+        help="with --from-cache: an older report is no answer, UNKNOWN (90, 30m, 12h, 1d;"
+        f" default {DEFAULT_MAX_AGE_S:g} s)",
     )
     p.add_argument(
         "--gpus",
@@ -153,6 +156,11 @@ def _inventory(args: argparse.Namespace, name: str) -> Inventory:
     if args.inventory:
         return load_inventory(args.inventory)
     if not args.model:
+        if args.from_cache is not None:  # the report is read, but the node's pool is needed to trust it
+            raise InventoryError(
+                "give -i FILE (the cluster file naming this node) with --from-cache: the cached report answers"
+                " only if it was judged in the node's pool (or --model, if the periodic check ran with --model)"
+            )
         raise InventoryError("give -i FILE (a cluster file naming this node) or --model")
     pool = {"name": "local", "gpu_model": args.model, "gpu_count": args.gpu_count, "nodes": name}
     return from_mapping({"name": "local", "pools": [pool]}, source="--model")

@@ -81,7 +81,11 @@ def register(sub: Any) -> None:
         change.add_argument("--state-dir", type=Path, default=None, help="the running simulator's state directory")
         change.set_defaults(func=change_command)
     shown = actions.add_parser(
-        "faults", help="what a running simulator injects now", description="Print <state-dir>/injected.json."
+        "faults",
+        help="what a running simulator injects now",
+        description="Print <state-dir>/injected.json.",
+        epilog="exit codes:\n  0  printed (generation 0, no faults, where no simulator has written yet)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     shown.add_argument("--state-dir", type=Path, default=None, help="the running simulator's state directory")
     shown.set_defaults(func=faults_command)
@@ -135,7 +139,7 @@ def change_command(args: argparse.Namespace) -> int:
     from console.inventory.hostlist import expand
     from console.sim.faults import Fault, FaultKind
     from console.sim.models import ClusterSpec
-    from console.sim.scenario import read_injected, read_live_faults, write_live_faults
+    from console.sim.scenario import read_injected, read_live_faults, read_planned_from, write_live_faults
     from console.sim.serve import CLUSTER_FILE, default_state_dir
 
     command = f"instinct-console sim {args.sim_command}"
@@ -151,27 +155,51 @@ def change_command(args: argparse.Namespace) -> int:
             params = dict(_param(text) for text in args.param)
             kind = FaultKind(args.kind)
             _check_targets(kind, args.gpu, args.peer, params)
-            live += [Fault(kind=kind, node=n, gpu=args.gpu, peer=args.peer, params=params) for n in nodes]
+            added = [Fault(kind=kind, node=n, gpu=args.gpu, peer=args.peer, params=params) for n in nodes]
+            live += added
+            said = [f"injected {fault.describe()}" for fault in added]
         else:
             kinds = {FaultKind(args.kind)} if args.kind else set(FaultKind)
             kept = [f for f in live if not (f.node in nodes and f.kind in kinds)]
-            _say_repaired(len(live) - len(kept), read_injected(state_dir)[1], live, nodes, kinds)
+            _, serving = read_injected(state_dir)
+            said = _repaired(
+                len(live) - len(kept), serving, live, nodes, kinds, planned_from=read_planned_from(state_dir)
+            )
             live = kept
         write_live_faults(state_dir, live)
+        # Said once written: a refusal above leaves nothing said but the reason.
+        print("\n".join(said))
     except (OSError, ValueError, ValidationError) as exc:
         print(f"{command}: {_one_line(exc)}", file=sys.stderr)
         return 2
     return 0
 
 
-def _say_repaired(removed: int, served: list[Any], live: list[Any], nodes: list[str], kinds: set[Any]) -> None:
-    """How many live faults a repair removed, and the scenario's faults it cannot remove (a silent no-op
-    misled an operator into revalidating a node that was still faulty)."""
-    print(f"removed {removed} live fault{'' if removed == 1 else 's'}")
+def _repaired(
+    removed: int, served: list[Any], live: list[Any], nodes: list[str], kinds: set[Any], *, planned_from: str
+) -> list[str]:
+    """How many live faults a repair removed, and the planned faults it cannot remove, with where they come
+    from (a silent no-op misled an operator into revalidating a node that was still faulty)."""
+    said = [f"removed {removed} live fault{'' if removed == 1 else 's'}"]
     stays = [f for f in served if f.node in nodes and f.kind in kinds and f not in live]
     if stays:
         listed = ", ".join(f.describe() for f in stays[:5]) + (" ..." if len(stays) > 5 else "")
-        print(f"still served: {listed}: these come from the scenario file; edit it (the simulator applies it)")
+        said.append(f"still served: {listed}: {_where_planned(planned_from)}")
+    return said
+
+
+def _where_planned(planned_from: str) -> str:
+    """Where a fault `sim repair` cannot remove comes from, and how to change it there."""
+    what, _, given = planned_from.partition(" ")
+    if what == "scenario":
+        return f"these come from the scenario file {given}; edit it (the simulator applies it)"
+    if what == "faults":
+        faults, _, seed = given.partition(" seed ")
+        return (
+            f"these come from sim serve --faults {faults} (seed {seed}), not from sim inject; restart sim serve"
+            " with --faults none, or with a --scenario file you can edit while it runs"
+        )
+    return "these were planned when sim serve started (its scenario or --faults), not injected live"
 
 
 def faults_command(args: argparse.Namespace) -> int:

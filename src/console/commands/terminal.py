@@ -20,9 +20,19 @@ from console.store.pins import pin_overrides
 PIPE_WIDTH = 1000
 
 
+class _CommandConsole(Console):
+    """Rich's console, except that a reader who went away ends the command as ``console.cli`` says."""
+
+    def on_broken_pipe(self) -> None:
+        # Rich's own answer is SystemExit(1), which a prolog or gate reads as "a node failed" and which
+        # skips the CLI's BrokenPipeError handler (exit 141, as for a tool killed by SIGPIPE).
+        self.quiet = True  # nothing more is written to a pipe nobody reads
+        raise BrokenPipeError
+
+
 def plain_console(*, stderr: bool = False) -> Console:
     """A console for command output (``stderr`` for errors and progress)."""
-    console = Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=True)
+    console = _CommandConsole(stderr=stderr, highlight=False, emoji=False, soft_wrap=True)
     if not console.is_terminal:
         console.width = PIPE_WIDTH
     return console

@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "watch",
         help="every --every seconds: sweep idle nodes not checked lately, drain FAIL nodes, revalidate and resume",
+        description="Every --every seconds: sweep the idle nodes not checked lately, drain FAIL nodes (as\n"
+        "proposals, or itself with --auto), revalidate repaired nodes and resume those that pass. A circuit\n"
+        "breaker stops its automation when too many of a pool's nodes are out at once.",
         epilog=WATCH_EXIT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

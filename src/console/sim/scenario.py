@@ -180,11 +180,15 @@ def write_live_faults(state_dir: Path, faults: list[Fault]) -> None:
     _atomic_write(state_dir / LIVE_FAULTS_FILE, json.dumps([f.model_dump(mode="json") for f in faults], indent=2))
 
 
-def record_injected(state_dir: Path, generation: int, faults: list[Fault]) -> None:
-    """What the simulator serves now: the truth a test compares the console's verdicts with."""
+def record_injected(state_dir: Path, generation: int, faults: list[Fault], planned_from: str = "") -> None:
+    """What the simulator serves now: the truth a test compares the console's verdicts with.
+
+    ``planned_from`` says where the faults it started with came from (its scenario file, or ``--faults``),
+    so ``sim repair``, which removes live faults only, can say where the others can be changed."""
     document = {
         "generation": generation,
         "changed_at": time.time(),
+        "planned_from": planned_from,
         "faults": [fault.model_dump(mode="json") for fault in faults],
     }
     _atomic_write(state_dir / INJECTED_FILE, json.dumps(document, indent=2))
@@ -197,6 +201,14 @@ def read_injected(state_dir: Path) -> tuple[int, list[Fault]]:
         return 0, []
     document = json.loads(path.read_text(encoding="utf-8"))
     return int(document["generation"]), [Fault.model_validate(item) for item in document["faults"]]
+
+
+def read_planned_from(state_dir: Path) -> str:
+    """Where the running simulator's planned faults came from (``record_injected``); "" when not recorded."""
+    path = state_dir / INJECTED_FILE
+    if not path.exists():
+        return ""
+    return str(json.loads(path.read_text(encoding="utf-8")).get("planned_from", ""))
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -359,10 +359,14 @@ class _FaultWatcher:
         self.server = server
         self.planned_faults = list(cluster.faults)  # what the plan gave, before any live change
         self.generation = 1
+        if options.scenario is not None:
+            self.planned_from = f"scenario {options.scenario.resolve()}"
+        else:
+            self.planned_from = f"faults {options.faults} seed {options.seed}"
         # A new run starts from its plan: live changes of an earlier run of this state dir are dropped.
         (state_dir / LIVE_FAULTS_FILE).unlink(missing_ok=True)
         self._seen = self._stamps()
-        record_injected(state_dir, self.generation, cluster.faults)
+        record_injected(state_dir, self.generation, cluster.faults, self.planned_from)
 
     def _stamps(self) -> tuple[float | None, float | None]:
         def mtime(path: Path | None) -> float | None:
@@ -395,7 +399,7 @@ class _FaultWatcher:
         self.server.apply(updated)
         updated.save(self.state_dir / CLUSTER_FILE)
         self.generation += 1
-        record_injected(self.state_dir, self.generation, updated.faults)
+        record_injected(self.state_dir, self.generation, updated.faults, self.planned_from)
 
     def _read(self) -> ClusterSpec:
         """The served cluster with the scenario's current nodes' stacks and faults, plus the live overlay."""
