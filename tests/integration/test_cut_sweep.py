@@ -1,0 +1,114 @@
+"""A sweep cut short by its deadline or a cancel judges each node on the probes that finished.
+
+A FAIL already found stays a FAIL (it was thrown away: ``--exclude-out`` kept a node with uncorrectable
+ECC in service), every check whose probe did not finish is UNKNOWN with what cut it, and a node is at
+best UNKNOWN, never PASS. Over real SSH against the simulator, with the real store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from console.checks import load_packs
+from console.inventory import load_inventory
+from console.model.findings import NodeVerdict, Status
+from console.sim.launcher import start_sim_cluster
+from console.store import Store
+from console.sweep import SweepEngine
+from console.sweep.bundle import group_probes
+from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.events import Event, NodeDone, ProbeFinished
+from console.transport.connect import transport_for
+
+# sim001 has uncorrectable ECC (read by amdsmi.metric) and a bad-pages probe that never ends; sim002 is
+# healthy with the same hung probe; sim003 is healthy.
+SCENARIO = """time_factor = 400
+
+[[nodes]]
+names = "sim[001-003]"
+
+[[faults]]
+nodes = "sim001"
+kind = "ecc_uncorrectable"
+gpu = 3
+
+[[faults]]
+nodes = "sim[001-002]"
+kind = "command_hang"
+args = "bad-pages"
+"""
+HUNG = "amdsmi.bad_pages"
+
+
+def _sweep(tmp_path: Path, *, deadline_s: float | None, cancel: bool) -> tuple[str, dict[str, NodeVerdict], Path]:
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text(SCENARIO)
+    db = tmp_path / "history.db"
+    quick = probes_for(ProbeSet.QUICK)
+    with start_sim_cluster(scenario=scenario) as sim:
+        inventory = load_inventory(sim.inventory_path)
+
+        async def sweep() -> tuple[str, dict[str, NodeVerdict]]:
+            store = Store(db)
+            engine = SweepEngine(inventory, transport_for(inventory), load_packs(), store)
+            finished: dict[str, set[str]] = {}
+            judged: set[str] = set()
+            all_but_hung = asyncio.Event()
+            # A bundle's probes are announced when it ends: the hung probe's bundle never does.
+            held = next(g for g in group_probes(quick, engine.bundles_per_node) if HUNG in {p.id for p in g})
+            rest = {p.id for p in quick} - {p.id for p in held}
+
+            def watch(event: Event) -> None:
+                if isinstance(event, ProbeFinished):
+                    finished.setdefault(event.node, set()).add(event.probe)
+                elif isinstance(event, NodeDone):
+                    judged.add(event.verdict.node)
+                # The state a cancel is tested in: every bundle but the hung one answered on both nodes,
+                # and the healthy node judged (one still in its check when cancelled is not PASS).
+                if "sim003" in judged and all(finished.get(n, set()) >= rest for n in ("sim001", "sim002")):
+                    all_but_hung.set()
+
+            engine.subscribe(watch)
+            run = asyncio.ensure_future(engine.run(level=ProbeSet.QUICK, deadline_s=deadline_s))
+            if cancel:
+                await all_but_hung.wait()
+                engine.cancel()
+            result = await run
+            await engine.close()
+            store.close()
+            return result.outcome, result.verdicts
+
+        outcome, verdicts = asyncio.run(sweep())
+    return outcome, verdicts, db
+
+
+def _assert_judged_on_what_finished(verdicts: dict[str, NodeVerdict], reason: str, *, exact: bool) -> None:
+    ecc, healthy, whole = verdicts["sim001"], verdicts["sim002"], verdicts["sim003"]
+    assert ecc.status is Status.FAIL, ecc.reason
+    assert any(f.check_id == "ecc.uncorrectable" and f.status is Status.FAIL for f in ecc.findings)
+    for verdict in (ecc, healthy):
+        hung = [f for f in verdict.findings if f.check_id == f"probe.{HUNG}"]
+        assert [f.status for f in hung] == [Status.UNKNOWN] and reason in hung[0].message, hung
+        assert not any(f.evidence.probe == HUNG and f.status is Status.PASS for f in verdict.findings)
+    assert healthy.status is Status.UNKNOWN
+    # The probes ahead of the hung one in its bundle printed their answers in time for a 4 s deadline;
+    # a cancel may come before they have.
+    cut = f"check cut short: {reason}: {'1 of ' if exact else ''}"
+    assert healthy.reason.startswith(cut) and HUNG in healthy.reason, healthy.reason
+    assert healthy.passed, "the probes that finished are judged: their PASS findings are kept"
+    assert whole.status is Status.PASS, whole.reason
+
+
+def test_a_deadline_keeps_the_fail_found_and_leaves_the_hung_probes_checks_unknown(tmp_path: Path) -> None:
+    """`sweep --deadline 3` said UNKNOWN "deadline exceeded" for a node whose quick probes had found a FAIL."""
+    outcome, verdicts, _ = _sweep(tmp_path, deadline_s=4.0, cancel=False)
+    assert outcome == "deadline"
+    _assert_judged_on_what_finished(verdicts, "deadline exceeded", exact=True)
+
+
+def test_a_cancel_keeps_the_fail_found_and_leaves_the_hung_probes_checks_unknown(tmp_path: Path) -> None:
+    """`K` in the console blanked every node to UNKNOWN "sweep cancelled" with 21 of 23 probes done."""
+    outcome, verdicts, _ = _sweep(tmp_path, deadline_s=None, cancel=True)
+    assert outcome == "cancelled"
+    _assert_judged_on_what_finished(verdicts, "sweep cancelled", exact=False)
