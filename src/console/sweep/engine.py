@@ -1018,8 +1018,9 @@ class SweepEngine:
         """
         asked, so_far = self._asked.get(node.name), self._so_far.get(node.name)
         self._cut[node.name] = reason
-        if asked is None or so_far is None:
-            self._node_unreachable(node, reason)  # its check had not started
+        if asked is None or so_far is None or not (self._in_flight.get(node.name) or so_far):
+            # Its check had not started, was connecting, or is an engine worker's: nothing to judge here.
+            self._node_unreachable(node, reason)
             return
         runs = []
         for group, output, started in self._in_flight.get(node.name, []):
