@@ -2,7 +2,9 @@
 
 A FAIL already found stays a FAIL (it was thrown away: ``--exclude-out`` kept a node with uncorrectable
 ECC in service), every check whose probe did not finish is UNKNOWN with what cut it, and a node is at
-best UNKNOWN, never PASS. Over real SSH against the simulator, with the real store.
+best UNKNOWN, never PASS. The cut check is stored as cut, so it is never the node's last active check:
+``watch`` sweeps the node again, and a gate still reads its UNKNOWN or FAIL. Over real SSH against the
+simulator, with the real store.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from console.sweep import SweepEngine
 from console.sweep.bundle import group_probes
 from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.events import Event, NodeDone, ProbeFinished
+from console.sweep.freshness import judged_from_history, last_active_check
 from console.transport.connect import transport_for
 
 # sim001 has uncorrectable ECC (read by amdsmi.metric) and a bad-pages probe that never ends; sim002 is
@@ -102,13 +105,33 @@ def _assert_judged_on_what_finished(verdicts: dict[str, NodeVerdict], reason: st
 
 def test_a_deadline_keeps_the_fail_found_and_leaves_the_hung_probes_checks_unknown(tmp_path: Path) -> None:
     """`sweep --deadline 3` said UNKNOWN "deadline exceeded" for a node whose quick probes had found a FAIL."""
-    outcome, verdicts, _ = _sweep(tmp_path, deadline_s=4.0, cancel=False)
+    outcome, verdicts, db = _sweep(tmp_path, deadline_s=4.0, cancel=False)
     assert outcome == "deadline"
     _assert_judged_on_what_finished(verdicts, "deadline exceeded", exact=True)
+    _assert_cut_check_is_not_fresh(db, "deadline exceeded")
 
 
 def test_a_cancel_keeps_the_fail_found_and_leaves_the_hung_probes_checks_unknown(tmp_path: Path) -> None:
     """`K` in the console blanked every node to UNKNOWN "sweep cancelled" with 21 of 23 probes done."""
-    outcome, verdicts, _ = _sweep(tmp_path, deadline_s=None, cancel=True)
+    outcome, verdicts, db = _sweep(tmp_path, deadline_s=None, cancel=True)
     assert outcome == "cancelled"
     _assert_judged_on_what_finished(verdicts, "sweep cancelled", exact=False)
+    _assert_cut_check_is_not_fresh(db, "sweep cancelled")
+
+
+def _assert_cut_check_is_not_fresh(db: Path, reason: str) -> None:
+    """A cut check is no active check (``watch`` sweeps the node again), but a gate still reads it."""
+    store = Store(db)
+    now = store.node_history("sim003", limit=1)[0]["started_at"] + 1.0
+    assert last_active_check(store, "sim003", "quick") is not None, "a node checked to its end is checked"
+    for node in ("sim001", "sim002"):
+        assert last_active_check(store, node, "quick") is None, node
+        assert last_active_check(store, node) is None, node
+    gated = {n: judged_from_history(store, n, "quick", 3600.0, now) for n in ("sim001", "sim002", "sim003")}
+    # No active check at all is UNKNOWN to a gate, as before: never PASS.
+    assert gated["sim001"].status is Status.UNKNOWN and gated["sim002"].status is Status.UNKNOWN
+    assert gated["sim003"].status is Status.PASS
+    rows = {n: store.node_history(n, limit=1)[0] for n in ("sim001", "sim002", "sim003")}
+    assert rows["sim001"]["cut"].startswith(reason) and rows["sim002"]["cut"].startswith(reason)
+    assert rows["sim003"]["cut"] == ""
+    store.close()

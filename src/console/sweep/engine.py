@@ -285,7 +285,8 @@ class SweepEngine:
         self._asked: dict[str, list[ProbeSpec]] = {}
         self._so_far: dict[str, dict[str, ProbeOutcome]] = {}
         self._in_flight: dict[str, list[tuple[list[ProbeSpec], BundleOutput, float]]] = {}
-        # Nodes of this sweep whose check a deadline or a cancel cut short: node -> what was cut.
+        # Nodes of this sweep whose check a deadline or a cancel cut short: node -> what was cut. Stored
+        # with the verdict, so that the cut check does not count as the node's last active check.
         self._cut: dict[str, str] = {}
 
     # events -----------------------------------------------------------------------------------
@@ -995,7 +996,7 @@ class SweepEngine:
         if self._first_verdict is not None:
             self._first_verdict.set()
         if self.store is not None:
-            self.store.record_node(self._sweep_id, node.pool, verdict, facts.stack)
+            self.store.record_node(self._sweep_id, node.pool, verdict, facts.stack, cut=self._cut.get(node.name, ""))
         self._emit(NodeDone(sweep_id=self._sweep_id, pool=node.pool, verdict=verdict, snapshot=snapshot_of(facts)))
 
     def _mark_unfinished(self, targets: list[Node], reason: str) -> None:
