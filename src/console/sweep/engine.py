@@ -327,6 +327,7 @@ class SweepEngine:
         recorded = f"{level.value}:{','.join(sorted(families))}" if families else level.value
         self._sweep_id = self._start_record(recorded, targets)
         self._published, self._cut = set(), {}
+        self._asked, self._so_far, self._in_flight = {}, {}, {}
         self._running, self._cancelling = True, False
         self._emit(
             SweepStarted(
@@ -424,6 +425,8 @@ class SweepEngine:
             await asyncio.gather(*(self._spawn(self._sweep_node(node, probes, refresh)) for node in targets))
         finally:
             self._running = False
+            # A standalone rerun is not judged in part when cancelled (``close``): what it kept goes.
+            self._asked, self._so_far, self._in_flight = {}, {}, {}
         self._fleet_pass({n.pool for n in targets})
         duration = time.monotonic() - started
         counts = self._counts(targets)
@@ -515,7 +518,9 @@ class SweepEngine:
             await self._check_node(node, probes, refresh, deadline)
         except asyncio.CancelledError:
             if node.name not in self._given_up:
-                cut = True  # the sweep's deadline or cancel: ``_mark_unfinished`` judges what came back
+                # The sweep's deadline or cancel: ``_mark_unfinished`` judges what came back. Outside a
+                # sweep (an engine worker's node, a standalone rerun) nothing will: it is not kept.
+                cut = self._running
                 raise
             # The operator's call, not the sweep's end: the node is not judged, the others go on.
             waited = asyncio.get_running_loop().time() - started
