@@ -12,24 +12,27 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from console.checks import load_packs
 from console.inventory import load_inventory
 from console.model.findings import NodeVerdict, Status
+from console.service.assembly import EngineSpec, build_engine
+from console.service.workers import WorkerPool
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
-from console.sweep import SweepEngine
 from console.sweep.bundle import group_probes
 from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.engine import FIRST_WAVE
 from console.sweep.events import Event, NodeDone, ProbeFinished
 from console.sweep.freshness import judged_from_history, last_active_check
-from console.transport.connect import transport_for
 
 # sim001 has uncorrectable ECC (read by amdsmi.metric) and a bad-pages probe that never ends; sim002 is
 # healthy with the same hung probe; sim003 is healthy.
 SCENARIO = """time_factor = 400
 
 [[nodes]]
-names = "sim[001-003]"
+names = "sim[001-{last:03d}]"
 
 [[faults]]
 nodes = "sim001"
@@ -44,9 +47,11 @@ args = "bad-pages"
 HUNG = "amdsmi.bad_pages"
 
 
-def _sweep(tmp_path: Path, *, deadline_s: float | None, cancel: bool) -> tuple[str, dict[str, NodeVerdict], Path]:
+def _sweep(
+    tmp_path: Path, *, deadline_s: float | None, cancel: bool, workers: int, nodes: int
+) -> tuple[str, dict[str, NodeVerdict], Path]:
     scenario = tmp_path / "scenario.toml"
-    scenario.write_text(SCENARIO)
+    scenario.write_text(SCENARIO.format(last=nodes))
     db = tmp_path / "history.db"
     quick = probes_for(ProbeSet.QUICK)
     with start_sim_cluster(scenario=scenario) as sim:
@@ -54,7 +59,9 @@ def _sweep(tmp_path: Path, *, deadline_s: float | None, cancel: bool) -> tuple[s
 
         async def sweep() -> tuple[str, dict[str, NodeVerdict]]:
             store = Store(db)
-            engine = SweepEngine(inventory, transport_for(inventory), load_packs(), store)
+            # As every entry point builds it: with ``workers``, the nodes are checked in engine worker processes.
+            engine = build_engine(EngineSpec(inventory, load_packs(), db, workers=workers), store)
+            assert isinstance(engine.transport, WorkerPool) == (workers > 0)
             finished: dict[str, set[str]] = {}
             judged: set[str] = set()
             all_but_hung = asyncio.Event()
@@ -103,17 +110,31 @@ def _assert_judged_on_what_finished(verdicts: dict[str, NodeVerdict], reason: st
     assert whole.status is Status.PASS, whole.reason
 
 
-def test_a_deadline_keeps_the_fail_found_and_leaves_the_hung_probes_checks_unknown(tmp_path: Path) -> None:
+# (workers, nodes): a sweep of more nodes than the first wave (8) checks that wave in the engine's own
+# process while its workers start, judged as a worker judges; sim001-003 are in it.
+MODES = pytest.mark.parametrize(
+    ("workers", "nodes"), [(0, 3), (1, 3), (1, FIRST_WAVE + 1)], ids=["in-process", "one-worker", "first-wave-here"]
+)
+
+
+@MODES
+def test_a_deadline_keeps_the_fail_found_and_leaves_the_hung_probes_checks_unknown(
+    tmp_path: Path, workers: int, nodes: int
+) -> None:
     """`sweep --deadline 3` said UNKNOWN "deadline exceeded" for a node whose quick probes had found a FAIL."""
-    outcome, verdicts, db = _sweep(tmp_path, deadline_s=4.0, cancel=False)
+    # A worker takes a second or two of CPU to start on a busy machine before its nodes' probes begin.
+    outcome, verdicts, db = _sweep(tmp_path, deadline_s=4.0 + 4.0 * workers, cancel=False, workers=workers, nodes=nodes)
     assert outcome == "deadline"
     _assert_judged_on_what_finished(verdicts, "deadline exceeded", exact=True)
     _assert_cut_check_is_not_fresh(db, "deadline exceeded")
 
 
-def test_a_cancel_keeps_the_fail_found_and_leaves_the_hung_probes_checks_unknown(tmp_path: Path) -> None:
+@MODES
+def test_a_cancel_keeps_the_fail_found_and_leaves_the_hung_probes_checks_unknown(
+    tmp_path: Path, workers: int, nodes: int
+) -> None:
     """`K` in the console blanked every node to UNKNOWN "sweep cancelled" with 21 of 23 probes done."""
-    outcome, verdicts, db = _sweep(tmp_path, deadline_s=None, cancel=True)
+    outcome, verdicts, db = _sweep(tmp_path, deadline_s=None, cancel=True, workers=workers, nodes=nodes)
     assert outcome == "cancelled"
     _assert_judged_on_what_finished(verdicts, "sweep cancelled", exact=False)
     _assert_cut_check_is_not_fresh(db, "sweep cancelled")

@@ -338,6 +338,8 @@ class SweepEngine:
             )
         )
         outcome: Literal["done", "cancelled", "deadline"] = "done"
+        if self._workers is not None:
+            self._workers.cutting(None)
         try:
             async with asyncio.timeout(deadline_s):
                 await self._sweep_in_waves(targets, probes)
@@ -347,13 +349,17 @@ class SweepEngine:
         except asyncio.CancelledError:
             outcome = "cancelled"
         finally:
+            if self._workers is not None and outcome != "done":
+                # Nodes stopped in engine workers are judged there on what came back, and sent back.
+                self._workers.cutting(_CUT_REASON[outcome])
             await self._stop_nodes()
             self._running = False
         if outcome == "done" and self._cancelling:
             # ``cancel`` ended the nodes' tasks, not this one: the waves ended without every verdict.
             outcome = "cancelled"
         if outcome != "done":
-            self._mark_unfinished(targets, "deadline exceeded" if outcome == "deadline" else "sweep cancelled")
+            cut = await self._workers.cut_reports(CUT_REPLY_S) if self._workers is not None else {}
+            self._mark_unfinished(targets, _CUT_REASON[outcome], cut)
         self._fleet_pass({n.pool for n in targets})
         duration = time.monotonic() - started
         counts = self._counts(targets)
@@ -374,6 +380,8 @@ class SweepEngine:
     def cancel(self) -> None:
         """Stop the running sweep: in-flight probes are killed on the nodes by the transport."""
         self._cancelling = self._running
+        if self._running and self._workers is not None:
+            self._workers.cutting(_CUT_REASON["cancelled"])
         for task in list(self._tasks):
             task.cancel()
 
@@ -911,9 +919,10 @@ class SweepEngine:
                 families = self._families[node.gpu_model] = {c.id: c.family for c in pack.checks}
         external = [f for group in self._external.get(node.name, {}).values() for f in group]
         everything = findings + external + (extra or [])
-        if (cut := self._cut.get(node.name)) is not None:
-            # First, so that it is the reason of a node that is UNKNOWN (a FAIL found still heads it).
-            everything.insert(0, unreachable_finding(node.name, cut, lead="check cut short"))
+        if (cut := self._cut.get(node.name)) is not None and node.name not in self._judged:
+            # First, so that it is the reason of a node that is UNKNOWN (a FAIL found still heads it). A
+            # node an engine worker judged has it in its report already.
+            everything.insert(0, unreachable_finding(node.name, cut, lead=_CUT_LEAD.removesuffix(": ")))
         passed_families = {families[c] for c in passed if c in families}
         self._publish(node, roll_up(node.name, everything, dict(passed), passed_families), facts)
 
@@ -1004,10 +1013,10 @@ class SweepEngine:
             self.store.record_node(self._sweep_id, node.pool, verdict, facts.stack, cut=self._cut.get(node.name, ""))
         self._emit(NodeDone(sweep_id=self._sweep_id, pool=node.pool, verdict=verdict, snapshot=snapshot_of(facts)))
 
-    def _mark_unfinished(self, targets: list[Node], reason: str) -> None:
+    def _mark_unfinished(self, targets: list[Node], reason: str, cut: dict[str, WorkerJudged]) -> None:
         for node in targets:
             if node.name not in self._published:
-                self._judge_cut(node, reason)
+                self._judge_cut(node, reason, cut.get(node.name))
         self._asked, self._so_far, self._in_flight = {}, {}, {}
 
     def _forget_progress(self, node: str) -> None:
@@ -1015,7 +1024,16 @@ class SweepEngine:
         self._so_far.pop(node, None)
         self._in_flight.pop(node, None)
 
-    def _judge_cut(self, node: Node, reason: str) -> None:
+    def cut_short(self, node: Node, reason: str) -> NodeVerdict | None:
+        """Judge now, on what came back, a node whose check (``check``: an engine worker's) is being stopped
+        by its sweep's ``reason``; None when it is not being checked. Its task is to be cancelled next."""
+        if node.name not in self._so_far:
+            return None
+        self._judge_cut(node, reason)
+        self._forget_progress(node.name)
+        return self.verdicts[node.name]
+
+    def _judge_cut(self, node: Node, reason: str, worker: WorkerJudged | None = None) -> None:
         """Judge a node whose check ``reason`` (deadline exceeded, sweep cancelled) cut short, on what came back.
 
         The same path as a bundle that timed out on the node: the probes that finished keep their
@@ -1024,6 +1042,15 @@ class SweepEngine:
         """
         asked, so_far = self._asked.get(node.name), self._so_far.get(node.name)
         self._cut[node.name] = reason
+        if worker is not None and worker.report is not None:
+            # Judged in its engine worker on what came back there (``cut_short``), as here.
+            said = next((f.message for f in worker.report.findings if f.message.startswith(_CUT_LEAD)), None)
+            if said is None:
+                del self._cut[node.name]  # every probe had answered there: nothing was cut
+            else:
+                self._cut[node.name] = said.removeprefix(_CUT_LEAD)
+            self._take_report(node, worker.report, asked or [], worker)
+            return
         if asked is None or so_far is None or not (self._in_flight.get(node.name) or so_far):
             # Its check had not started, was connecting, or is an engine worker's: nothing to judge here.
             self._node_unreachable(node, reason)
@@ -1090,6 +1117,12 @@ async def _all_of(tasks: list[asyncio.Task[None]], *, raise_first: bool = True) 
 
 
 _UNPARSED = object()
+# What stopped the nodes of a sweep that did not end "done", as their checks and findings say it.
+_CUT_REASON = {"deadline": "deadline exceeded", "cancelled": "sweep cancelled"}
+_CUT_LEAD = "check cut short: "  # how the finding of a node whose check was cut short begins
+# How long a sweep cut short waits for its engine workers to send the nodes they judged on what came back
+# (beyond the nodes' own stop, DEADLINE_MARGIN_S); a node whose report is later is UNKNOWN whole.
+CUT_REPLY_S = 0.5
 
 
 def _judged(run: _ProbeRun, result: Any) -> tuple[Any, str | None]:
