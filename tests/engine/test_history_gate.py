@@ -4,6 +4,7 @@ deeper) counts only when it is young enough; older, missing or followed by a wor
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -19,15 +20,16 @@ from console.sweep.freshness import covers, judged_from_history, last_active_che
 HOUR = 3600.0
 
 
-def _record(store: Store, node: str, level: str, status: Status, age_s: float, *, now: float) -> int:
-    """A finished sweep of ``node`` at ``level`` that started ``age_s`` before ``now``, judging it ``status``."""
+def _record(store: Store, node: str, level: str, status: Status, age_s: float, *, now: float, cut: str = "") -> int:
+    """A finished sweep of ``node`` at ``level`` that started ``age_s`` before ``now``, judging it ``status``
+    (on a check that ``cut`` cut short, when given: the sweep ended at its deadline)."""
     sweep_id = store.start_sweep(level, "cluster.toml", node)
     said = "0 uncorrectable" if status is Status.PASS else f"{status.value.lower()} on GPU 3"
     finding = Finding(
         check_id="ecc.uncorrectable", family="ecc", status=status, subject=Subject(node=node), message=said
     )
-    store.record_node(sweep_id, "p", roll_up(node, [finding]), {})
-    store.finish_sweep(sweep_id, "done", {})
+    store.record_node(sweep_id, "p", roll_up(node, [finding]), {}, cut=cut)
+    store.finish_sweep(sweep_id, "deadline" if cut else "done", {})
     store.conn.execute("UPDATE sweeps SET started_at = ? WHERE id = ?", (now - age_s, sweep_id))
     return sweep_id
 
@@ -111,7 +113,7 @@ NODE_STATUSES = [Status.PASS, Status.WARN, Status.FAIL, Status.UNKNOWN]
 @settings(max_examples=60, deadline=None)
 @given(
     history=st.lists(
-        st.tuples(st.sampled_from(LEVELS), st.sampled_from(NODE_STATUSES), st.floats(0, 10 * 24 * HOUR)),
+        st.tuples(st.sampled_from(LEVELS), st.sampled_from(NODE_STATUSES), st.floats(0, 10 * 24 * HOUR), st.booleans()),
         max_size=6,
     ),
     wanted=st.sampled_from(["quick", "standard", "full", "framework", "workload"]),
@@ -119,7 +121,7 @@ NODE_STATUSES = [Status.PASS, Status.WARN, Status.FAIL, Status.UNKNOWN]
 )
 def test_never_false_pass_from_history(
     tmp_path_factory: pytest.TempPathFactory,
-    history: list[tuple[str, Status, float]],
+    history: list[tuple[str, Status, float, bool]],
     wanted: str,
     max_age: float,
 ) -> None:
@@ -127,14 +129,69 @@ def test_never_false_pass_from_history(
     store = Store(tmp_path_factory.mktemp("nfp") / "h.sqlite")
     now = time.time()
     # Sweeps are recorded in the order they ran: oldest first (ids grow with time, as in the store).
-    for level, status, age in sorted(history, key=lambda h: -h[2]):
-        _record(store, "n1", level, status, age, now=now)
+    cut_ids = set()
+    for level, status, age, cut in sorted(history, key=lambda h: -h[2]):
+        sweep_id = _record(store, "n1", level, status, age, now=now, cut="deadline exceeded" if cut else "")
+        if cut:
+            cut_ids.add(sweep_id)
     judged = judged_from_history(store, "n1", wanted, max_age, now)
     check = last_active_check(store, "n1", wanted)
     store.close()
+    assert check is None or check.sweep_id not in cut_ids, "a check cut short is no active check"
     if judged.status is Status.PASS:
         assert check is not None and check.status is Status.PASS and now - check.at <= max_age
-        since = [h for h in history if h[2] < now - check.at]
-        assert all(status is Status.PASS for _, status, _ in since), (history, judged)
+        since = [h for h in history if h[2] < now - check.at]  # cut short or not
+        assert all(status is Status.PASS for _, status, _, _ in since), (history, judged)
     if check is None or now - check.at > max_age:
         assert judged.status is Status.UNKNOWN
+
+
+def test_a_check_cut_short_is_not_fresh_but_a_gate_still_reads_it(
+    tmp_path: Path, cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After Ctrl-C on a standard sweep, ``watch`` called the node fresh ("swept nothing, 6 fresh") and
+    ``watch --freshness`` named the cancelled sweep as its last active check."""
+    db = tmp_path / "h.db"
+    store = Store(db)
+    now = time.time()
+    whole = _record(store, "n1", "standard", Status.PASS, 2 * HOUR, now=now)
+    cut = _record(store, "n1", "full", Status.UNKNOWN, 10.0, now=now, cut="sweep cancelled: 2 of 23 probes unfinished")
+    for level in ("quick", "standard", None):
+        check = last_active_check(store, "n1", level)
+        assert check is not None and check.sweep_id == whole, level
+    assert last_active_check(store, "n1", "full") is None, "the full check was cut short: none at full"
+    gate = judged_from_history(store, "n1", "standard", 24 * HOUR, now)
+    assert gate.status is Status.UNKNOWN and f"a later full sweep {cut}" in gate.reason, gate.reason
+    store.close()
+    assert main(["watch", "-i", cluster, "--store", str(db), "--freshness"]) == 0
+    said = capsys.readouterr().out
+    assert f"PASS, last active check 2 h ago (sweep {whole}, standard)" in said, said
+
+
+def test_an_older_history_marks_the_checks_its_deadlines_and_cancels_left_undone(tmp_path: Path) -> None:
+    """Before the ``cut`` column, such a node had one verdict: UNKNOWN "could not check: <what cut it>"."""
+    path = tmp_path / "h.db"
+    store = Store(path)
+    ended = {}
+    for outcome, reason in (("deadline", "deadline exceeded"), ("cancelled", "sweep cancelled"), ("done", "")):
+        sweep_id = store.start_sweep("standard", "cluster.toml", "n1")
+        finding = Finding(
+            check_id="node.reachable",
+            family="reachability",
+            status=Status.UNKNOWN,
+            subject=Subject(node="n1"),
+            message=f"could not check: {reason or 'auth-failed: Permission denied'}",
+        )
+        store.record_node(sweep_id, "p", roll_up("n1", [finding]), {})
+        store.finish_sweep(sweep_id, outcome, {})
+        ended[sweep_id] = reason
+    store.close()
+    with sqlite3.connect(path) as conn:  # as a console of schema version 6 left it
+        conn.execute("ALTER TABLE node_verdicts DROP COLUMN cut")
+        conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    store = Store(path)
+    cuts = {r["sweep_id"]: r["cut"] for r in store.node_history("n1")}
+    assert cuts == ended
+    check = last_active_check(store, "n1", "standard")
+    assert check is not None and ended[check.sweep_id] == "", "an unreachable node was checked: it is no cut"
+    store.close()

@@ -235,6 +235,56 @@ def test_a_probe_fault_is_blamed_on_its_probe(verdicts: dict[str, NodeVerdict]) 
     assert not unattributed, "\n".join(unattributed)
 
 
+# -- a sweep cut short by its deadline ----------------------------------------------------------------------
+# Each quick probe hangs on a node of its own, healthy otherwise, and on another that also has uncorrectable
+# ECC; the sweep's deadline ends them all. Each is judged on the probes that finished: never PASS, the hung
+# probe UNKNOWN, and FAIL wherever the ECC probe had answered.
+CUT_DEADLINE_S = 10.0
+ECC_PROBE = "amdsmi.metric"
+
+
+def test_a_sweep_cut_by_its_deadline_is_never_pass_and_keeps_the_fail_found(tmp_path: Path) -> None:
+    quick = probes_for(ProbeSet.QUICK)
+    cases = [Case("sim001", ProbeSet.QUICK, None)]
+    for probe in quick:
+        for _ in ("healthy", "ecc"):
+            cases.append(Case(f"sim{len(cases) + 1:03d}", ProbeSet.QUICK, FaultKind.COMMAND_HANG, probe))
+    ecc = {c.node for c in cases[2::2]}
+    scenario = _scenario(cases) + "".join(
+        f'\n[[faults]]\nnodes = "{node}"\nkind = "ecc_uncorrectable"\ngpu = 3\n' for node in sorted(ecc)
+    )
+    path = tmp_path / "cut.toml"
+    path.write_text(scenario, encoding="utf-8")
+    with start_sim_cluster(scenario=path, time_factor=400) as sim:
+        inventory = load_inventory(sim.inventory_path)
+
+        async def sweep() -> tuple[str, dict[str, NodeVerdict]]:
+            engine = SweepEngine(inventory, transport_for(inventory), load_packs(), steady_max_age_s=0)
+            try:
+                result = await engine.run(level=ProbeSet.QUICK, deadline_s=CUT_DEADLINE_S)
+            finally:
+                await engine.close()
+            return result.outcome, result.verdicts
+
+        outcome, verdicts = asyncio.run(sweep())
+    assert outcome == "deadline"
+    assert verdicts["sim001"].status is Status.PASS, verdicts["sim001"].reason
+    wrong, failed = [], 0
+    for case in cases[1:]:
+        verdict = verdicts[case.node]
+        assert case.probe is not None
+        hung = [f for f in verdict.findings if f.check_id == f"probe.{case.probe.id}"]
+        if verdict.status is Status.PASS or [f.status for f in hung] != [Status.UNKNOWN]:
+            wrong.append(f"{case.node} hang on {case.probe.id}: {verdict.status.value} {verdict.reason}")
+        answered = not any(f.check_id == f"probe.{ECC_PROBE}" for f in verdict.findings)
+        failed += case.node in ecc and verdict.status is Status.FAIL
+        if case.node in ecc and answered and verdict.status is not Status.FAIL:
+            wrong.append(f"{case.node} ECC and a hang on {case.probe.id}: {verdict.status.value} {verdict.reason}")
+    assert not wrong, "\n".join(wrong)
+    # Only a hang ahead of the ECC probe in its bundle keeps it from answering: most of these nodes FAIL.
+    assert failed >= len(ecc) // 2, f"only {failed} of {len(ecc)} nodes with uncorrectable ECC read FAIL"
+
+
 # -- faults of the fabric between nodes -------------------------------------------------------------------
 # Only a multi-node run sees them: the multinode level (the nodes' standard probes, then rccl-tests over
 # node pairs, as `sweep --probes multinode` and the console's `m` run it) on one pool with three racks.

@@ -50,6 +50,12 @@ class NodeJudge:
         verdict = await self.engine.check(node, specs, refresh, deadline)
         return self._judged(node, verdict)
 
+    def cut(self, node: Node, reason: str) -> WorkerJudged | None:
+        """What a worker answers of ``node`` judged now on what came back, its check stopped by the sweep's
+        ``reason``; None when it is not being checked here."""
+        verdict = self.engine.cut_short(node, reason)
+        return None if verdict is None else self._judged(node, verdict)
+
     def _judged(self, node: Node, verdict: Any) -> WorkerJudged:
         engine = self.engine
         facts = engine.facts.get(node.name)

@@ -5,8 +5,10 @@ It reads an ``EngineSpec`` (``workers=0``, no store) on stdin, builds its engine
 timeout)], refresh, pin, deadline, pool)`` (the console's pin and pool now) it checks the node with
 that engine (connect, probes, parse, judge) by the console's deadline and answers ``("judged", node,
 WorkerJudged)``, after the node's probe events ``("event", node, event)``. ``("cancel", node)`` stops
-a node (its commands are killed on the node); ``("stop",)`` or the end of stdin cancels every node,
-waits for the kills and closes the connections. Frames are those of ``console.service.wire``.
+a node (its commands are killed on the node); ``("cut", node, reason)`` stops it the same way after
+judging it on what came back (its sweep's deadline or cancel) and answering that; ``("stop",)`` or
+the end of stdin cancels every node, waits for the kills and closes the connections. Frames are
+those of ``console.service.wire``.
 """
 
 from __future__ import annotations
@@ -78,6 +80,16 @@ class WorkerServer:
         self._tasks[name] = task
         task.add_done_callback(lambda t: self._tasks.pop(name, None) if self._tasks.get(name) is t else None)
 
+    def cut(self, name: str, reason: str) -> None:
+        """Stop checking ``name`` as its sweep's ``reason`` does (deadline, cancel): judged on what came back,
+        answered, then cancelled as ``cancel`` does."""
+        judged = self._node_judge.cut(self.engine.inventory.node(name), reason) if name in self._tasks else None
+        self.cancel(name)
+        if judged is not None:
+            self._queue(("judged", name, judged), now=True)
+        else:  # nothing in flight here: the console does not wait for it
+            self._queue(("failed", name, f"not being checked: {reason}"), now=True)
+
     def cancel(self, name: str) -> None:
         """Stop checking ``name``: its commands are killed on the node by the engine's transport."""
         task = self._tasks.pop(name, None)
@@ -134,6 +146,8 @@ async def serve(commands: BinaryIO, wire: BinaryIO) -> int:
                 server.judge(*message[1:])
             elif message[0] == "cancel":
                 server.cancel(message[1])
+            elif message[0] == "cut":
+                server.cut(message[1], message[2])
             else:
                 raise WireError(f"not a request: {message!r:.80}")
     except WireError as exc:

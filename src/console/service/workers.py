@@ -14,7 +14,9 @@ stay there.
 
 The probe events of a node come back through the same pipe, ahead of its report: one stream, in the
 same order per node. A node cancelled, given up or past its budget is cancelled in its worker, whose
-transport kills its commands on the node. A worker that dies fails its nodes in flight (UNKNOWN, with
+transport kills its commands on the node. One the sweep cuts short (its deadline, a cancel: ``cutting``)
+is first judged there on the probes that finished, as the engine judges such a node in process, and
+that report sent back (``cut_reports``). A worker that dies fails its nodes in flight (UNKNOWN, with
 its exit status and the end of its stderr); the next node sent to it starts a new one.
 
 Commands that are not a node's probes (multi-node tests, actions, workloads) go to ``inner``, the
@@ -130,6 +132,9 @@ class WorkerPool(WrappedTransport):
         self._relays_here: dict[str, Callable[[Event], None]] = {}
         self._tasks_here: dict[str, asyncio.Task[WorkerJudged]] = {}
         self._warming: set[asyncio.Task[_Worker]] = set()
+        # While the sweep is cut short (``cutting``): its reason, and the nodes cut whose answers are awaited.
+        self._cut_reason: str | None = None
+        self._cut: dict[str, asyncio.Future[WorkerJudged]] = {}
 
     @property
     def pids(self) -> list[int]:
@@ -196,9 +201,16 @@ class WorkerPool(WrappedTransport):
             return await asyncio.shield(pending.done)
         except asyncio.CancelledError:
             # Cancelled, given up or out of time here: the worker stops it and kills its commands on the node
-            # (unless a rerun replaced it: then the worker already checks the node again).
-            if worker.pending.get(node.name) is pending:
-                self._forget(worker, node.name)
+            # (unless a rerun replaced it: then the worker already checks the node again). Cut short by the
+            # sweep, it is judged there first on what came back, and its answer awaited (``cut_reports``).
+            if self._cut_reason is not None and pending.done.done() and not pending.done.cancelled():
+                self._cut[node.name] = pending.done  # answered as the sweep was cut: its answer stands
+            elif worker.pending.get(node.name) is pending:
+                if self._cut_reason is not None and worker.ended is None:
+                    worker.send(("cut", node.name, self._cut_reason))
+                    self._cut[node.name] = pending.done
+                else:
+                    self._forget(worker, node.name)
             raise
 
     async def _judged_here(  # noqa: PLR0917
@@ -227,8 +239,17 @@ class WorkerPool(WrappedTransport):
         self._tasks_here[node.name] = task
         self._relays_here[node.name] = relay
         try:
-            return await task
+            # Shielded: a cancel here must find the node's check still running, to judge what came back.
+            return await asyncio.shield(task)
         except (asyncio.CancelledError, TransportError):
+            if self._cut_reason is not None and task.done() and not task.cancelled():
+                self._cut[node.name] = task  # it ended as the sweep was cut: its whole answer stands
+            elif self._cut_reason is not None:
+                # Cut short by the sweep: judged on what came back, as a worker does (``cut_reports``).
+                judged = self._judge_here.cut(node, self._cut_reason)
+                if judged is not None:
+                    self._cut[node.name] = asyncio.get_running_loop().create_future()
+                    self._cut[node.name].set_result(judged)
             task.cancel()  # cancelled here: its commands are killed on the node, as a worker's are
             raise
         except Exception as exc:  # what a worker says as "failed": the node is UNKNOWN with it
@@ -237,6 +258,25 @@ class WorkerPool(WrappedTransport):
             if self._tasks_here.get(node.name) is task:
                 del self._tasks_here[node.name]
                 del self._relays_here[node.name]
+
+    def cutting(self, reason: str | None) -> None:
+        """From now on a node whose ``judge`` is cancelled is cut short by the sweep's ``reason`` (None: plain
+        cancels again): judged on what came back, in its worker or here, and kept for ``cut_reports``."""
+        self._cut_reason = reason
+
+    async def cut_reports(self, wait_s: float) -> dict[str, WorkerJudged]:
+        """The nodes cut short since ``cutting`` as their workers judged them, waiting at most ``wait_s``;
+        one not back by then is cancelled in its worker. Ends the cutting."""
+        awaited, self._cut, self._cut_reason = self._cut, {}, None
+        if awaited:
+            await asyncio.wait(awaited.values(), timeout=wait_s)
+        judged = {}
+        for node, done in awaited.items():
+            if done.done() and not done.cancelled() and done.exception() is None:
+                judged[node] = done.result()
+            elif (worker := self._running(node)) is not None and worker.pending.get(node) is not None:
+                self._forget(worker, node)
+        return judged
 
     def _relay_here(self, event: Event) -> None:
         if isinstance(event, ProbeStarted | ProbeFinished) and (relay := self._relays_here.get(event.node)):

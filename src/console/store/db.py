@@ -362,8 +362,11 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
 
     # verdicts ---------------------------------------------------------------------------------
 
-    def record_node(self, sweep_id: int, pool: str, verdict: NodeVerdict, stack: dict[str, str]) -> None:
-        """Replace a node's findings and verdict in this sweep, in one transaction."""
+    def record_node(
+        self, sweep_id: int, pool: str, verdict: NodeVerdict, stack: dict[str, str], *, cut: str = ""
+    ) -> None:
+        """Replace a node's findings and verdict in this sweep, in one transaction; ``cut`` says what cut the
+        node's check short (its sweep's deadline, a cancel), empty when it ran to its end."""
         now = time.time()
         # Findings share their subjects (~70 per node for ~285 findings): each is serialised once.
         subjects: dict[int, str] = {}
@@ -396,7 +399,7 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
             )
             conn.execute(
                 "INSERT OR REPLACE INTO node_verdicts (sweep_id, node, pool, status, families, reason, stack,"
-                " updated_at, passed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " updated_at, passed, cut) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     sweep_id,
                     verdict.node,
@@ -407,6 +410,7 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
                     json.dumps(stack),
                     now,
                     json.dumps(verdict.passed),
+                    cut,
                 ),
             )
 
@@ -460,9 +464,13 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
             for r in self.conn.execute(query + " ORDER BY id", args)
         ]
 
-    def node_history(self, node: str, limit: int = 20, *, levels: Sequence[str] | None = None) -> list[sqlite3.Row]:
-        """A node's verdicts across sweeps, newest first (only of sweeps at one of ``levels`` when given)."""
+    def node_history(
+        self, node: str, limit: int = 20, *, levels: Sequence[str] | None = None, whole: bool = False
+    ) -> list[sqlite3.Row]:
+        """A node's verdicts across sweeps, newest first (only of sweeps at one of ``levels`` when given; only
+        those of checks that ran to their end, not cut short by a deadline or a cancel, when ``whole``)."""
         only = f" AND s.level IN ({', '.join('?' * len(levels))})" if levels is not None else ""
+        only += " AND v.cut = ''" if whole else ""
         return list(
             self.conn.execute(
                 "SELECT v.*, s.started_at, s.level FROM node_verdicts v JOIN sweeps s ON s.id = v.sweep_id"

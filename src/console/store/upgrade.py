@@ -1,4 +1,4 @@
-"""Schema versions 2 to 6, and the clean-up every opening of the history database does.
+"""Schema versions 2 to 7, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
@@ -10,7 +10,11 @@ and image overrides (``console.store.acceptance``). Version 5 adds ``sweeps.orig
 the sweep (``sweep``, ``watch``, ``revalidate``, ``console``...), so a console following the history
 database says where a verdict it did not make came from (``console.store.follow``), and an index of
 each node's verdicts by sweep. Version 6 adds ``acceptances.nodes``: the nodes each run was on, with
-each one's stack (JSON ``{node: stack}``; ``{}`` in the records written before). An older database is
+each one's stack (JSON ``{node: stack}``; ``{}`` in the records written before). Version 7 adds
+``node_verdicts.cut``: what cut the node's check short ("deadline exceeded", "sweep cancelled"; empty when
+it ran to its end), so that a cut check is never a node's last active check (``console.sweep.freshness``);
+the verdicts an older console wrote for a node its sweep's deadline or cancel left unchecked get theirs
+from their reason. An older database is
 upgraded in place the first time a newer console opens it; audit rows of version 1 were all written
 after the fact, so each is finished when it was written. Fresh databases take the same path.
 
@@ -26,7 +30,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -134,7 +138,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 6: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 7: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -158,6 +162,13 @@ def upgrade(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
         if "nodes" not in _columns(conn, "acceptances"):
             conn.execute("ALTER TABLE acceptances ADD COLUMN nodes TEXT NOT NULL DEFAULT '{}'")
+        if "cut" not in _columns(conn, "node_verdicts"):
+            conn.execute("ALTER TABLE node_verdicts ADD COLUMN cut TEXT NOT NULL DEFAULT ''")
+            # Before version 7 a node its sweep's deadline or cancel left unchecked had this one reason.
+            conn.execute(
+                "UPDATE node_verdicts SET cut = substr(reason, length('could not check: ') + 1)"
+                " WHERE reason IN ('could not check: deadline exceeded', 'could not check: sweep cancelled')"
+            )
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     except BaseException:
         conn.execute("ROLLBACK")

@@ -279,6 +279,15 @@ class SweepEngine:
         self._judged_with: dict[str, str] = {}  # pool -> what its nodes must have been judged with
         self._families: dict[str, dict[str, str]] = {}  # GPU model -> check id -> family
         self._worker_runs: dict[str, dict[str, int]] = {}  # node -> probe -> its latest stored run
+        # A node's check in flight, kept until it ends so that a deadline or a cancel judges the node on
+        # what had come back (a FAIL found stays a FAIL): the probes it asks for, the outcomes of those
+        # that finished, and the bundles stopped mid-way with the output they had printed.
+        self._asked: dict[str, list[ProbeSpec]] = {}
+        self._so_far: dict[str, dict[str, ProbeOutcome]] = {}
+        self._in_flight: dict[str, list[tuple[list[ProbeSpec], BundleOutput, float]]] = {}
+        # Nodes of this sweep whose check a deadline or a cancel cut short: node -> what was cut. Stored
+        # with the verdict, so that the cut check does not count as the node's last active check.
+        self._cut: dict[str, str] = {}
 
     # events -----------------------------------------------------------------------------------
 
@@ -317,7 +326,8 @@ class SweepEngine:
         # A sweep of some families only (drift: stack and firmware) is recorded as such: "quick:firmware,stack".
         recorded = f"{level.value}:{','.join(sorted(families))}" if families else level.value
         self._sweep_id = self._start_record(recorded, targets)
-        self._published = set()
+        self._published, self._cut = set(), {}
+        self._asked, self._so_far, self._in_flight = {}, {}, {}
         self._running, self._cancelling = True, False
         self._emit(
             SweepStarted(
@@ -328,6 +338,8 @@ class SweepEngine:
             )
         )
         outcome: Literal["done", "cancelled", "deadline"] = "done"
+        if self._workers is not None:
+            self._workers.cutting(None)
         try:
             async with asyncio.timeout(deadline_s):
                 await self._sweep_in_waves(targets, probes)
@@ -337,13 +349,17 @@ class SweepEngine:
         except asyncio.CancelledError:
             outcome = "cancelled"
         finally:
+            if self._workers is not None and outcome != "done":
+                # Nodes stopped in engine workers are judged there on what came back, and sent back.
+                self._workers.cutting(_CUT_REASON[outcome])
             await self._stop_nodes()
             self._running = False
         if outcome == "done" and self._cancelling:
             # ``cancel`` ended the nodes' tasks, not this one: the waves ended without every verdict.
             outcome = "cancelled"
         if outcome != "done":
-            self._mark_unfinished(targets, "deadline exceeded" if outcome == "deadline" else "sweep cancelled")
+            cut = await self._workers.cut_reports(CUT_REPLY_S) if self._workers is not None else {}
+            self._mark_unfinished(targets, _CUT_REASON[outcome], cut)
         self._fleet_pass({n.pool for n in targets})
         duration = time.monotonic() - started
         counts = self._counts(targets)
@@ -364,6 +380,8 @@ class SweepEngine:
     def cancel(self) -> None:
         """Stop the running sweep: in-flight probes are killed on the nodes by the transport."""
         self._cancelling = self._running
+        if self._running and self._workers is not None:
+            self._workers.cutting(_CUT_REASON["cancelled"])
         for task in list(self._tasks):
             task.cancel()
 
@@ -415,6 +433,8 @@ class SweepEngine:
             await asyncio.gather(*(self._spawn(self._sweep_node(node, probes, refresh)) for node in targets))
         finally:
             self._running = False
+            # A standalone rerun is not judged in part when cancelled (``close``): what it kept goes.
+            self._asked, self._so_far, self._in_flight = {}, {}, {}
         self._fleet_pass({n.pool for n in targets})
         duration = time.monotonic() - started
         counts = self._counts(targets)
@@ -498,15 +518,24 @@ class SweepEngine:
         if task is not None:
             self._node_tasks[node.name] = task
         started = asyncio.get_running_loop().time()
+        self._asked[node.name], self._so_far[node.name] = list(probes), {}
+        self._in_flight.pop(node.name, None)
+        self._cut.pop(node.name, None)  # checked again: what cut its earlier check no longer says anything
+        cut = False
         try:
             await self._check_node(node, probes, refresh, deadline)
         except asyncio.CancelledError:
             if node.name not in self._given_up:
+                # The sweep's deadline or cancel: ``_mark_unfinished`` judges what came back. Outside a
+                # sweep (an engine worker's node, a standalone rerun) nothing will: it is not kept.
+                cut = self._running
                 raise
             # The operator's call, not the sweep's end: the node is not judged, the others go on.
             waited = asyncio.get_running_loop().time() - started
             self._node_unreachable(node, f"given up by the operator after {waited:.0f} s (killed on the node)")
         finally:
+            if not cut:
+                self._forget_progress(node.name)
             self._given_up.discard(node.name)
             if self._node_tasks.get(node.name) is task:
                 del self._node_tasks[node.name]
@@ -623,6 +652,8 @@ class SweepEngine:
 
     def _reused(self, node: Node, spec: ProbeSpec) -> None:
         kept = self._outcomes[node.name][spec.id]
+        if (so_far := self._so_far.get(node.name)) is not None:
+            so_far[spec.id] = kept
         self._emit(
             ProbeFinished(
                 sweep_id=self._sweep_id,
@@ -637,6 +668,27 @@ class SweepEngine:
 
     async def _run_bundle(self, node: Node, group: list[ProbeSpec], deadline: float | None) -> list[ProbeOutcome]:
         started = time.time()
+        output = BundleOutput(self.max_probe_output_bytes)
+        # Kept while it runs: stopped by the sweep's deadline or a cancel, what it printed (the probes ahead
+        # of a hung one) is judged by ``_mark_unfinished``, as a bundle that timed out is judged here. Kept
+        # before it is awaited: a cancelled node may still be killing its commands when the sweep ends.
+        flight = (group, output, started)
+        in_flight = self._in_flight.setdefault(node.name, []) if node.name in self._so_far else None
+        if in_flight is not None:
+            in_flight.append(flight)
+        cancelled = False
+        try:
+            return await self._bundle(node, group, deadline, output, started)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+        finally:
+            if in_flight is not None and not cancelled:
+                in_flight[:] = [f for f in in_flight if f is not flight]
+
+    async def _bundle(
+        self, node: Node, group: list[ProbeSpec], deadline: float | None, output: BundleOutput, started: float
+    ) -> list[ProbeOutcome]:
         script = bundle_script(group)
         timeout_s, capped = bundle_timeout(group), False
         if deadline is not None:
@@ -647,7 +699,6 @@ class SweepEngine:
                 timeout_s, capped = max(left, 0.1), True
         for spec in group:
             self._emit(ProbeStarted(sweep_id=self._sweep_id, node=node.name, probe=spec.id, timeout_s=timeout_s))
-        output = BundleOutput(self.max_probe_output_bytes)
         run = self.transport.run_script(node.name, script, timeout_s=timeout_s, sink=output)
         try:
             result = await self._by(deadline, run)
@@ -733,6 +784,8 @@ class SweepEngine:
                 )
             )
             outcomes.append(ProbeOutcome(run.spec.id, parsed, problem, run_id, run.duration_s))
+        if (so_far := self._so_far.get(node.name)) is not None:
+            so_far.update({o.probe: o for o in outcomes})
         return outcomes
 
     def _record_runs(self, node: Node, runs: list[tuple[_ProbeRun, str | None]]) -> list[int | None]:
@@ -866,6 +919,10 @@ class SweepEngine:
                 families = self._families[node.gpu_model] = {c.id: c.family for c in pack.checks}
         external = [f for group in self._external.get(node.name, {}).values() for f in group]
         everything = findings + external + (extra or [])
+        if (cut := self._cut.get(node.name)) is not None and node.name not in self._judged:
+            # First, so that it is the reason of a node that is UNKNOWN (a FAIL found still heads it). A
+            # node an engine worker judged has it in its report already.
+            everything.insert(0, unreachable_finding(node.name, cut, lead=_CUT_LEAD.removesuffix(": ")))
         passed_families = {families[c] for c in passed if c in families}
         self._publish(node, roll_up(node.name, everything, dict(passed), passed_families), facts)
 
@@ -953,13 +1010,72 @@ class SweepEngine:
         if self._first_verdict is not None:
             self._first_verdict.set()
         if self.store is not None:
-            self.store.record_node(self._sweep_id, node.pool, verdict, facts.stack)
+            self.store.record_node(self._sweep_id, node.pool, verdict, facts.stack, cut=self._cut.get(node.name, ""))
         self._emit(NodeDone(sweep_id=self._sweep_id, pool=node.pool, verdict=verdict, snapshot=snapshot_of(facts)))
 
-    def _mark_unfinished(self, targets: list[Node], reason: str) -> None:
+    def _mark_unfinished(self, targets: list[Node], reason: str, cut: dict[str, WorkerJudged]) -> None:
         for node in targets:
             if node.name not in self._published:
-                self._node_unreachable(node, reason)
+                self._judge_cut(node, reason, cut.get(node.name))
+        self._asked, self._so_far, self._in_flight = {}, {}, {}
+
+    def _forget_progress(self, node: str) -> None:
+        self._asked.pop(node, None)
+        self._so_far.pop(node, None)
+        self._in_flight.pop(node, None)
+
+    def cut_short(self, node: Node, reason: str) -> NodeVerdict | None:
+        """Judge now, on what came back, a node whose check (``check``: an engine worker's) is being stopped
+        by its sweep's ``reason``; None when it is not being checked. Its task is to be cancelled next."""
+        if node.name not in self._so_far:
+            return None
+        self._judge_cut(node, reason)
+        self._forget_progress(node.name)
+        return self.verdicts[node.name]
+
+    def _judge_cut(self, node: Node, reason: str, worker: WorkerJudged | None = None) -> None:
+        """Judge a node whose check ``reason`` (deadline exceeded, sweep cancelled) cut short, on what came back.
+
+        The same path as a bundle that timed out on the node: the probes that finished keep their
+        answers (a FAIL found stays a FAIL), each probe that did not finish is UNKNOWN with ``reason``,
+        and a finding says what was cut, so the node is at best UNKNOWN, never PASS.
+        """
+        asked, so_far = self._asked.get(node.name), self._so_far.get(node.name)
+        self._cut[node.name] = reason
+        if worker is not None and worker.report is not None:
+            # Judged in its engine worker on what came back there (``cut_short``), as here.
+            said = next((f.message for f in worker.report.findings if f.message.startswith(_CUT_LEAD)), None)
+            if said is None:
+                del self._cut[node.name]  # every probe had answered there: nothing was cut
+            else:
+                self._cut[node.name] = said.removeprefix(_CUT_LEAD)
+            self._take_report(node, worker.report, asked or [], worker)
+            return
+        if asked is None or so_far is None or not (self._in_flight.get(node.name) or so_far):
+            # Its check had not started, was connecting, or is an engine worker's: nothing to judge here.
+            self._node_unreachable(node, reason)
+            return
+        runs = []
+        for group, output, started in self._in_flight.get(node.name, []):
+            left = [spec for spec in group if spec.id not in so_far]
+            sections = split_bundle(output.value(), left, output.dropped)
+            runs += _runs_of(left, sections, started, 0.0, reason)
+        outcomes = self._finish_probes(node, runs, _parse_runs(runs))
+        sent = {o.probe for o in outcomes} | set(so_far)
+        never = [_ProbeRun(spec, None, None, reason, time.time(), 0.0) for spec in asked]
+        never = [run for run in never if run.spec.id not in sent]
+        self._finish_probes(node, never, [_UNPARSED] * len(never))
+        finished = dict(so_far)
+        if not any(o.usable for o in finished.values()):
+            self._node_unreachable(node, reason)  # nothing came back to judge: one reason, not one per probe
+            return
+        cut = sorted(p.id for p in asked if finished[p.id].problem == reason)
+        if cut:
+            self._cut[node.name] = f"{reason}: {len(cut)} of {len(asked)} probes unfinished ({', '.join(cut)})"
+        else:  # every probe had answered, only the node's judging was to come: nothing was cut
+            del self._cut[node.name]
+        self._outcomes.setdefault(node.name, {}).update(finished)
+        self._judge(node)
 
     def _fleet_pass(self, pools: set[str]) -> None:
         for pool in sorted(pools):
@@ -1001,6 +1117,12 @@ async def _all_of(tasks: list[asyncio.Task[None]], *, raise_first: bool = True) 
 
 
 _UNPARSED = object()
+# What stopped the nodes of a sweep that did not end "done", as their checks and findings say it.
+_CUT_REASON = {"deadline": "deadline exceeded", "cancelled": "sweep cancelled"}
+_CUT_LEAD = "check cut short: "  # how the finding of a node whose check was cut short begins
+# How long a sweep cut short waits for its engine workers to send the nodes they judged on what came back
+# (beyond the nodes' own stop, DEADLINE_MARGIN_S); a node whose report is later is UNKNOWN whole.
+CUT_REPLY_S = 0.5
 
 
 def _judged(run: _ProbeRun, result: Any) -> tuple[Any, str | None]:

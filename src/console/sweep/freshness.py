@@ -2,13 +2,15 @@
 
 The last active check of a node *for a level* is its newest stored verdict of a sweep whose probes
 include every probe that level runs (``covers``): a ``full`` sweep is a check at ``standard`` too, a
-``quick`` one is not. ``watch --freshness``, ``watch`` rounds and ``sweep --max-age`` all read it here,
-so "fresh" means one thing.
+``quick`` one is not. A node's check that its sweep's deadline or a cancel cut short is no active check
+(its probes did not all run), whatever it found: ``watch`` checks the node again. ``watch --freshness``,
+``watch`` rounds and ``sweep --max-age`` all read it here, so "fresh" means one thing.
 
 ``judged_from_history`` never turns a stale or missing check into PASS: older than the limit, or no
 check at all, is UNKNOWN with the age in its reason. A check that is fresh enough is taken with the
-verdicts of every later sweep of the node (any level): a later FAIL or UNKNOWN, from a lighter sweep
-that does not cover the level, still says the node is not known healthy now, so the worst one wins.
+verdicts of every later sweep of the node (any level, cut short or not): a later FAIL or UNKNOWN, from a
+lighter sweep that does not cover the level or a check cut short, still says the node is not known
+healthy now, so the worst one wins.
 """
 
 from __future__ import annotations
@@ -77,9 +79,10 @@ LATER_LIMIT = 200
 
 
 def last_active_check(store: Store, node: str, level: str | None = None) -> LastCheck | None:
-    """The node's newest stored verdict of a sweep covering ``level`` (of any level when None)."""
+    """The node's newest stored verdict of a sweep covering ``level`` (of any level when None) whose check ran
+    to its end: one cut short by the sweep's deadline or a cancel did not run every probe of its level."""
     levels = covering_levels(level) if level is not None else None
-    rows = store.node_history(node, limit=1, levels=levels)
+    rows = store.node_history(node, limit=1, levels=levels, whole=True)
     if not rows:
         return None
     row = rows[0]

@@ -158,6 +158,14 @@ class JudgedByWorkers(Protocol):
         Raises TransportError when the node could not be reached, or its worker died or would not start.
         """
 
+    def cutting(self, reason: str | None) -> None:
+        """From now on, a node whose ``judge`` is cancelled is cut short by the sweep's ``reason``: its
+        worker judges it on what came back and sends that (``cut_reports``). None: plain cancels again."""
+
+    async def cut_reports(self, wait_s: float) -> dict[str, WorkerJudged]:
+        """What the workers judged of the nodes cut short since ``cutting``, waiting at most ``wait_s`` for
+        them; a node not back by then is cancelled in its worker. Ends the cutting."""
+
 
 def judged_with(pack: CheckPack | None, pin: StackPin, node: Node) -> str:
     """What the node's verdict depends on besides its outputs, as a digest both ends compute alike."""
