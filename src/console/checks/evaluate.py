@@ -7,7 +7,9 @@ Rules that keep "could not check" from reading as healthy:
 * a probe the node's tool does not know (an older amd-smi) makes the check UNKNOWN with the tool's own
   words, or SKIP when ``when_unsupported`` names a probe that answered and judges the same thing;
 * a value the tool reported as N/A gives the check's ``on_missing`` status (UNKNOWN by default), and
-  so does a check whose probe answered but reported nothing for it at all;
+  so does a check whose probe answered but reported nothing for it at all; a reading lost (``unread``:
+  printed and not read, NaN, N/A on one GPU while the others report it, a GPU the probe left out) is
+  UNKNOWN whatever ``on_missing`` says;
 * a comparison that cannot be made (unset variable, text where a number was expected) is UNKNOWN.
 A check whose probes were not part of this sweep gives no finding at all.
 """
@@ -181,11 +183,13 @@ def evaluate_check(
     pinned = facts.pin.pinned_fields() if check.compare == "pin" else {}
     for obs in observations:
         if obs.value is None:
-            status = on_problem if probe_problem else check.on_missing
+            # ``on_missing`` (SKIP for a counter some models or releases lack) never covers a reading lost.
+            status = on_problem if probe_problem else Status.UNKNOWN if obs.unread else check.on_missing
             reason = probe_problem or obs.missing or "not reported"
-            findings.append(
-                _finding(check, obs, status, f"{check.title}: {reason}", _evidence(check, obs, None, run_ids))
-            )
+            evidence = _evidence(check, obs, None, run_ids)
+            if obs.unread and not probe_problem:
+                evidence.observed = reason  # what was printed instead of a value, for whoever reruns it
+            findings.append(_finding(check, obs, status, f"{check.title}: {reason}", evidence))
             continue
         if check.compare == "pin":
             expected = _pin_value(pinned, check, obs)

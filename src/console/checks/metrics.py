@@ -19,6 +19,7 @@ from console.model.findings import Remedy, Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
 from console.probes.base import ParsedOutput
 from console.probes.ids import ProbeId
+from console.probes.values import said_no_value
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,16 @@ class Observation:
     always_detail: bool = False  # said in a PASS message too (CPER records a check ignored)
     action: Remedy | None = None  # what this subject calls for, when it is not the check's (a CPER record's AFID)
     action_source: str | None = None
+    # The tool printed something for this value that was not read (garbled, NaN, a word of no known meaning),
+    # or left the subject out while reporting it for the others: UNKNOWN whatever the check's ``on_missing``,
+    # which stands only for a value the tool does not report here at all (docs/verdicts.md).
+    unread: bool = False
+
+
+class Unread(str):
+    """The reason a value is missing when it is a reading lost, not one the tool does not give (``unread``)."""
+
+    __slots__ = ()
 
 
 Metric = Callable[[NodeFacts], list[Observation]]
@@ -59,11 +70,32 @@ def _gpu_subject(facts: NodeFacts, gpu: GpuRecord) -> Subject:
 
 
 def _per_gpu(facts: NodeFacts, probe: str, read: Callable[[GpuRecord], tuple[Any, str | None]]) -> list[Observation]:
+    """One observation per GPU of the node, read by ``read`` from its record.
+
+    A GPU that ``probe`` answered for the others and left out is unread, whatever ``read`` finds elsewhere (the
+    static record's empty page lists read as 0 retired pages for a GPU the bad-pages listing did not name); so
+    is a value missing on one GPU while others of the node report it: the same tool on the same model cannot
+    lack the counter on one GPU only, so that GPU's reading was lost, not unsupported.
+    """
     observations = []
     for gpu in facts.gpus:
-        value, missing = read(gpu)
-        observations.append(Observation(_gpu_subject(facts, gpu), value, missing, probe))
-    return observations
+        left_out = facts.left_out(probe, gpu)
+        value: Any = None
+        missing: str | None = Unread(left_out) if left_out is not None else None
+        if left_out is None:
+            value, missing = read(gpu)
+        unread = isinstance(missing, Unread)
+        observations.append(Observation(_gpu_subject(facts, gpu), value, missing, probe, unread=unread))
+    read_on = [o.subject.gpu for o in observations if o.value is not None]
+    if not read_on:
+        return observations
+    others = ", ".join(str(index) for index in read_on[:8]) + (", ..." if len(read_on) > 8 else "")
+    return [
+        o
+        if o.value is not None or o.unread
+        else Observation(o.subject, None, Unread(f"{o.missing}, while GPU {others} report it"), probe, unread=True)
+        for o in observations
+    ]
 
 
 def _field(obj: Any, name: str, absent: str) -> tuple[Any, str | None]:
@@ -72,7 +104,11 @@ def _field(obj: Any, name: str, absent: str) -> tuple[Any, str | None]:
     value = getattr(obj, name, None)
     if value is None:
         reasons = getattr(obj, "unavailable", {}) or {}
-        return None, reasons.get(name, "not reported")
+        if name not in reasons:
+            return None, "not reported"
+        # What the parser could not read is no "not supported" (``values.said_no_value``).
+        reason = reasons[name]
+        return None, reason if said_no_value(reason) else Unread(reason)
     return value, None
 
 
@@ -155,24 +191,27 @@ def amdsmi_ok(facts: NodeFacts) -> list[Observation]:
     return [Observation(_node(facts), True, None, ProbeId.AMDSMI_LIST)]
 
 
+def _page_count(gpu: GpuRecord, status: str) -> tuple[Any, str | None]:
+    """How many pages of ``status`` the GPU's listing holds; a listing printed N/A or unread is no count at all
+    (its empty list read as 0 retired pages and passed the GPU)."""
+    pages = gpu.bad_pages
+    if pages is None:
+        return None, "no bad-pages data"
+    if status in pages.unavailable:
+        return None, Unread(f"{status} pages: {pages.unavailable[status]}")
+    return len(getattr(pages, status)), None
+
+
 @metric("gpu.bad_pages_retired")
 def bad_pages_retired(facts: NodeFacts) -> list[Observation]:
     """Retired VRAM pages per GPU."""
-    return _per_gpu(
-        facts,
-        ProbeId.AMDSMI_BAD_PAGES,
-        lambda g: (len(g.bad_pages.retired), None) if g.bad_pages is not None else (None, "no bad-pages data"),
-    )
+    return _per_gpu(facts, ProbeId.AMDSMI_BAD_PAGES, lambda g: _page_count(g, "retired"))
 
 
 @metric("gpu.bad_pages_pending")
 def bad_pages_pending(facts: NodeFacts) -> list[Observation]:
     """Pages pending retirement per GPU."""
-    return _per_gpu(
-        facts,
-        ProbeId.AMDSMI_BAD_PAGES,
-        lambda g: (len(g.bad_pages.pending), None) if g.bad_pages is not None else (None, "no bad-pages data"),
-    )
+    return _per_gpu(facts, ProbeId.AMDSMI_BAD_PAGES, lambda g: _page_count(g, "pending"))
 
 
 @metric("gpu.bad_pages_fraction")
@@ -185,7 +224,8 @@ def bad_pages_fraction(facts: NodeFacts) -> list[Observation]:
             return None, "no bad-pages data"
         if not pages.threshold:
             return None, pages.unavailable.get("threshold", "threshold not reported")
-        return len(pages.retired) / pages.threshold, None
+        retired, missing = _page_count(gpu, "retired")
+        return (retired / pages.threshold if retired is not None else None), missing
 
     return _per_gpu(facts, ProbeId.AMDSMI_BAD_PAGES, read)
 
@@ -198,6 +238,14 @@ def _violation(gpu: GpuRecord, names: Iterable[str]) -> tuple[Any, str | None]:
     if gpu.metrics is None:
         return None, "no metric data"
     wanted = {n.upper() for n in names}
+    lost = [
+        f"{key.removeprefix('violation.')}: {why}"
+        for key, why in gpu.metrics.unavailable.items()
+        if key.startswith("violation.") and key.removeprefix("violation.").upper() in wanted and not said_no_value(why)
+    ]
+    if lost:
+        # One counter garbled is a share unknown: the highest of the others is no maximum.
+        return None, Unread("; ".join(lost))
     values = [v.percent for v in gpu.metrics.violations if v.name.upper() in wanted and v.percent is not None]
     if not values:
         return None, gpu.metrics.unavailable.get("violations", "violation counters not reported")
