@@ -24,7 +24,7 @@ from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.engine import probe_problem
 
 
-def _findings(faults: list[Fault]) -> list[Finding]:
+def _findings(faults: list[Fault], pin: StackPin | None = None) -> list[Finding]:
     """Every finding of one simulated MI300X node with ``faults``, from its quick amd-smi outputs."""
     spec = NodeSpec(name="n1", gpu_model=GpuModel.MI300X, pool="p", stack=stack_preset("6.4.1"))
     cluster = ClusterSpec(name="c", seed=7, nodes=[spec], faults=faults)
@@ -41,7 +41,7 @@ def _findings(faults: list[Fault]) -> list[Finding]:
         except ParseError as exc:  # as the engine keeps it
             outcomes[probe.id] = ProbeOutcome(probe.id, None, f"unreadable output: {exc.reason}", 1)
     node = Node(name=spec.name, pool=spec.pool, gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
-    return evaluate_node(load_packs()["MI300X"], build_facts(node, StackPin(), outcomes))
+    return evaluate_node(load_packs()["MI300X"], build_facts(node, pin or StackPin(), outcomes))
 
 
 def _not_passed(findings: list[Finding]) -> dict[tuple[str, int | None], Finding]:
@@ -118,4 +118,38 @@ def test_a_counter_na_on_every_gpu_is_still_a_skip() -> None:
     found = _not_passed(_findings(faults))
     assert set(found) == {("pcie.replay", gpu) for gpu in range(8)}
     assert {f.status for f in found.values()} == {Status.SKIP}
+
+
+PSP_PIN = StackPin(firmware={"PSP_SOSDRV": "36.02.4C"})  # the simulated MI300X's own version: a healthy GPU passes
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "said"),
+    [
+        (FaultKind.AMDSMI_GPU_LEFT_OUT, {"args": "firmware"}, "amdsmi.firmware: GPU 3 not in its output"),
+        (
+            FaultKind.AMDSMI_VALUE_UNREAD,
+            {"field": "firmware:fw_list.*.fw_version"},
+            "PSP_SOSDRV: no version read, while GPU 0, 1, 2, 4, 5, 6, 7 report one",
+        ),
+        (FaultKind.AMDSMI_VALUE_UNREAD, {"field": "firmware:fw_list.*.fw_id", "text": ""}, "PSP_SOSDRV: no version"),
+    ],
+)
+def test_a_gpu_whose_firmware_is_unread_is_unknown_for_the_pin_and_the_consistency(
+    kind: FaultKind, params: dict[str, Any], said: str
+) -> None:
+    # Left out of ``amd-smi firmware``, its versions printed N/A, its blocks unnamed: the pinned block and the
+    # node's consistency were judged on the seven GPUs read, and passed.
+    found = _not_passed(_findings([Fault(kind=kind, node="n1", gpu=3, params=params)], PSP_PIN))
+    assert set(found) == {("firmware.pin", 3), ("firmware.consistent", None)}
+    assert {f.status for f in found.values()} == {Status.UNKNOWN}
+    assert said in found["firmware.pin", 3].message
+
+
+def test_a_pinned_firmware_block_passes_on_every_gpu_read() -> None:
+    findings = _findings([], PSP_PIN)
+    assert {f.subject.gpu for f in findings if f.check_id == "firmware.pin" and f.status is Status.PASS} == set(
+        range(8)
+    )
+    assert _not_passed(findings) == {}
 

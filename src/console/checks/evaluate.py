@@ -143,6 +143,14 @@ def _pin_value(pinned: dict[str, str], check: CheckSpec, obs: Observation) -> st
     return pinned.get(field)
 
 
+def _pinned(pinned: dict[str, str], check: CheckSpec, obs: Observation) -> bool:
+    """Whether the pool pins what ``obs`` reads: its block, or (``obs.key`` None: a GPU unread whole) any block."""
+    field = check.pin_field or ""
+    if obs.key is None and field.endswith(".*"):
+        return any(name.startswith(field[:-1]) for name in pinned)
+    return _pin_value(pinned, check, obs) is not None
+
+
 def evaluate_check(
     check: CheckSpec,
     facts: NodeFacts,
@@ -182,6 +190,8 @@ def evaluate_check(
     # The pin's fields, read once for the check: one firmware pin check reads ~80 blocks of 8 GPUs.
     pinned = facts.pin.pinned_fields() if check.compare == "pin" else {}
     for obs in observations:
+        if obs.value is None and check.compare == "pin" and not probe_problem and not _pinned(pinned, check, obs):
+            continue  # a block no pin names has nothing to be compared with (the consistency check reads it)
         if obs.value is None:
             # ``on_missing`` (SKIP for a counter some models or releases lack) never covers a reading lost.
             status = on_problem if probe_problem else Status.UNKNOWN if obs.unread else check.on_missing

@@ -275,15 +275,48 @@ def device_id(facts: NodeFacts) -> list[Observation]:
     return _per_gpu(facts, ProbeId.AMDSMI_STATIC, read)
 
 
+def _firmware_unread(facts: NodeFacts) -> dict[int, dict[str | None, str]]:
+    """Per GPU (by position in ``facts.gpus``), the firmware blocks it has no version of and why: the whole GPU
+    (key None) when ``amd-smi firmware`` left it out, else each block another GPU reports or the pool pins.
+
+    A GPU whose list was empty, printed N/A versions or lost a block was otherwise no observation at all: the
+    pin and the consistency checks passed the node without reading it.
+    """
+    pinned = {field.removeprefix("firmware.") for field in facts.pin.pinned_fields() if field.startswith("firmware.")}
+    seen: dict[str, list[int]] = {}
+    for gpu in facts.gpus:
+        for block in gpu.firmware:
+            seen.setdefault(block, []).append(gpu.identity.index if gpu.identity.index is not None else -1)
+    wanted = set(seen) | pinned
+    unread: dict[int, dict[str | None, str]] = {}
+    if not facts.answered([ProbeId.AMDSMI_FIRMWARE]):
+        return unread
+    for position, gpu in enumerate(facts.gpus):
+        left_out = facts.left_out(ProbeId.AMDSMI_FIRMWARE, gpu)
+        if left_out is not None:
+            unread[position] = {None: left_out}
+            continue
+        lost: dict[str | None, str] = {}
+        for block in sorted(wanted - set(gpu.firmware)):
+            others = ", ".join(str(index) for index in seen.get(block, [])[:8])
+            lost[block] = f"{block}: no version read" + (f", while GPU {others} report one" if others else "")
+        if lost:
+            unread[position] = lost
+    return unread
+
+
 @metric("gpu.firmware")
 def firmware(facts: NodeFacts) -> list[Observation]:
-    """One observation per GPU and firmware block (compare with ``pin_field = 'firmware.*'``)."""
+    """One observation per GPU and firmware block (compare with ``pin_field = 'firmware.*'``); a block, or a
+    whole GPU, with no version read is an unread observation (``_firmware_unread``)."""
     observations = []
-    for gpu in facts.gpus:
+    unread = _firmware_unread(facts)
+    for position, gpu in enumerate(facts.gpus):
+        subject = _gpu_subject(facts, gpu)
         for block, version in sorted(gpu.firmware.items()):
-            observations.append(
-                Observation(_gpu_subject(facts, gpu), version, None, ProbeId.AMDSMI_FIRMWARE, key=block)
-            )
+            observations.append(Observation(subject, version, None, ProbeId.AMDSMI_FIRMWARE, key=block))
+        for key, why in unread.get(position, {}).items():
+            observations.append(Observation(subject, None, why, ProbeId.AMDSMI_FIRMWARE, key=key, unread=True))
     return observations
 
 
@@ -299,6 +332,16 @@ def firmware_mismatches(facts: NodeFacts) -> list[Observation]:
         return [Observation(_node(facts), None, missing, ProbeId.AMDSMI_FIRMWARE)]
     odd = sorted(block for block, seen in versions.items() if len(seen) > 1)
     detail = ", ".join(f"{block} {'/'.join(sorted(versions[block]))}" for block in odd) or None
+    unread = _firmware_unread(facts)
+    if unread and not odd:
+        # No difference among the GPUs read is no proof of none with one GPU, or one block, not read.
+        first = next(iter(unread))
+        reasons = list(unread[first].values())
+        said = "; ".join(reasons[:2]) + (f" (+{len(reasons) - 2} more blocks)" if len(reasons) > 2 else "")
+        index = facts.gpus[first].identity.index
+        more = f" (+{len(unread) - 1} more GPUs)" if len(unread) > 1 else ""
+        why = Unread(f"GPU {index}: {said}{more}" if not said.startswith(ProbeId.AMDSMI_FIRMWARE) else said + more)
+        return [Observation(_node(facts), None, why, ProbeId.AMDSMI_FIRMWARE, unread=True)]
     return [Observation(_node(facts), len(odd), None, ProbeId.AMDSMI_FIRMWARE, detail=detail)]
 
 
