@@ -153,3 +153,22 @@ def test_a_pinned_firmware_block_passes_on_every_gpu_read() -> None:
     )
     assert _not_passed(findings) == {}
 
+
+def test_a_gpu_the_cper_listing_has_no_section_for_is_unknown_for_every_cper_check() -> None:
+    # amd-smi 6.4.1 titles each GPU's part of the listing: a GPU with no title had no record read, not none.
+    spec = NodeSpec(name="n1", gpu_model=GpuModel.MI300X, pool="p", stack=stack_preset("6.4.1"))
+    faults = [Fault(kind=FaultKind.AMDSMI_GPU_LEFT_OUT, node="n1", gpu=7, params={"args": "ras"})]
+    cluster = ClusterSpec(name="c", seed=7, nodes=[spec], faults=faults)
+    probes = {probe.id: probe for probe in probes_for(ProbeSet.QUICK)}
+    outcomes = {}
+    for probe_id in ("amdsmi.list", "amdsmi.cper", "amdsmi.bad_pages"):
+        probe = probes[probe_id]
+        reply = run_program(context_for(cluster, spec.name), list(probe.argv))
+        outcomes[probe_id] = ProbeOutcome(probe_id, getattr(probe.parse, "fresh", probe.parse)(reply.stdout), None, 1)
+    node = Node(name="n1", pool="p", gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
+    findings = evaluate_node(load_packs()["MI300X"], build_facts(node, StackPin(), outcomes))
+    cper = {(f.check_id, f.subject.gpu): f.status for f in findings if f.check_id.startswith("ras.cper_")}
+    checks = ("ras.cper_fatal", "ras.cper_uncorrected", "ras.cper_unrecognised")
+    assert {key for key, status in cper.items() if status is not Status.PASS} == {(check, 7) for check in checks}
+    assert {cper[check, 7] for check in checks} == {Status.UNKNOWN}
+    assert len(cper) == 24

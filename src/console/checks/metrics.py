@@ -699,8 +699,14 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
         subjects.append((None, _node(facts)))
     pages_read = facts.answered([ProbeId.AMDSMI_BAD_PAGES])
     skipped = unread_cper_lines(parsed.warnings)
+    # A listing with a section per GPU (6.4.1) that has none for a GPU did not read that GPU's records at all.
+    sections = getattr(parsed.data, "cper_gpus", None)
     observations = []
     for index, subject in subjects:
+        if sections is not None and index is not None and index not in sections:
+            said = f"amdsmi.cper: the listing has no section for GPU {index} (it lists GPU {_indices(sections)})"
+            observations.append(Observation(subject, None, Unread(said), ProbeId.AMDSMI_CPER, unread=True))
+            continue
         mine = by_gpu.get(index, []) if index is not None else [r for i in strays for r in by_gpu[i]]
         counted = tally(mine, now=now, booted=booted, max_age_h=max_age_h)
         action, action_why = counted.action()
@@ -743,6 +749,11 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
             )
         )
     return observations
+
+
+def _indices(indices: Iterable[int]) -> str:
+    shown = sorted(indices)
+    return ", ".join(str(i) for i in shown[:8]) + (", ..." if len(shown) > 8 else "") if shown else "none"
 
 
 # How a CPER parser says a line of the listing was no record it could read (``tables.parse_cper`` and the
