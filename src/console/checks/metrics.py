@@ -703,7 +703,8 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
     sections = getattr(parsed.data, "cper_gpus", None)
     observations = []
     for index, subject in subjects:
-        if sections is not None and index is not None and index not in sections:
+        if sections is not None and index is not None and index not in sections and not skipped:
+            # (With lines not read as records, the GPU is UNKNOWN below, for a reason that covers every GPU.)
             said = f"amdsmi.cper: the listing has no section for GPU {index} (it lists GPU {_indices(sections)})"
             observations.append(Observation(subject, None, Unread(said), ProbeId.AMDSMI_CPER, unread=True))
             continue
