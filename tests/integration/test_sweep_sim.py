@@ -23,6 +23,9 @@ EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.XGMI_LINK_DEGRADED: (Status.FAIL, "xgmi"),
     FaultKind.XGMI_LINK_STATE_NA: (Status.UNKNOWN, "xgmi"),
     FaultKind.XGMI_STATUS_ROW_MISSING: (Status.UNKNOWN, "xgmi"),
+    FaultKind.AMDSMI_VALUE_UNREAD: (Status.UNKNOWN, "ecc"),
+    FaultKind.BAD_PAGES_UNREAD: (Status.UNKNOWN, "ras"),
+    FaultKind.AMDSMI_GPU_LEFT_OUT: (Status.UNKNOWN, "ras"),
     FaultKind.ECC_UNCORRECTABLE: (Status.FAIL, "ecc"),
     FaultKind.ECC_CORRECTABLE_STORM: (Status.WARN, "ecc"),
     FaultKind.BAD_PAGES_OVER_THRESHOLD: (Status.FAIL, "ras"),
@@ -89,8 +92,8 @@ REASON_WORDS: dict[FaultKind, tuple[str, ...]] = {
 
 @pytest.fixture(scope="module")
 def demo_cluster() -> Iterator[SimCluster]:
-    # 80 nodes give the demo fault set room for every kind in the catalogue, one per node.
-    with start_sim_cluster(nodes=80, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
+    # 84 nodes give the demo fault set room for every kind in the catalogue, one per node.
+    with start_sim_cluster(nodes=84, models="mi300x,mi355x", pools=2, faults="demo", time_factor=400) as sim:
         yield sim
 
 

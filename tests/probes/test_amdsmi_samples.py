@@ -312,3 +312,24 @@ def test_a_table_row_cut_short_is_an_error_not_a_missing_gpu() -> None:
     csv = "gpu,power_usage,hotspot_temperature\n0,250 W,55 C\n1,251 W\n"
     parsed = parse_output(csv, tool=Tool.AMD_SMI)
     assert parsed.ok is False and parsed.errors == ["CSV row does not fit its header: 1,251 W"]
+
+
+@pytest.mark.parametrize(
+    ("printed", "reason"),
+    [
+        ("N/A", "N/A"),
+        ("Error reading bad pages", "not a bad-page listing: Error reading bad pages"),
+        ("Bad page info not supported", "not a bad-page listing: Bad page info not supported"),
+    ],
+)
+def test_a_bad_page_listing_other_than_none_found_is_unavailable_never_empty(printed: str, reason: str) -> None:
+    # The real listing with GPU 1's RETIRED sentence replaced: only "No bad pages found." means no page.
+    text = (AMD / "bad-pages-mi300x-none.txt").read_text()
+    head, gpu1 = text.split("GPU: 1")
+    parsed = parse_output(
+        (head + "GPU: 1" + gpu1.replace("RETIRED: No bad pages found.", f"RETIRED: {printed}")).encode()
+    )
+    assert isinstance(parsed.data, AmdSmiResult)
+    gpu0, gpu1_pages = (gpu.bad_pages for gpu in parsed.data.gpus)
+    assert gpu0 is not None and gpu0.unavailable == {}
+    assert gpu1_pages is not None and gpu1_pages.retired == [] and gpu1_pages.unavailable == {"retired": reason}

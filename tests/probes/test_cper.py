@@ -214,3 +214,15 @@ def test_any_header_dump_gives_one_record_per_entry(entries: list[dict[str, str]
         lines += [f'"{number}": {{', *(f"   {json.dumps(k)}: {json.dumps(v)}," for k, v in fields.items()), "}"]
     parsed = parse_amdsmi("\n".join(lines) + "\n")
     assert parsed.kind == "ras" and len(parsed.data.cper) == len(entries)  # type: ignore[union-attr]
+
+
+def test_the_641_dump_names_the_gpus_it_has_a_section_for() -> None:
+    # AMD's 6.4.1 excerpt (GPU 0, its record closed) with an empty section for GPU 2 after it: the GPUs the
+    # listing covers are those titled, with or without records; a GPU with no title had no record read.
+    whole = (FIXTURES / "ras-cper-rocm641.txt").read_text() + '   "record_id": "5:1"\n}\n'
+    parsed = parse_amdsmi(whole + "Dumping CPER file header entries for GPU 2:\n")
+    assert parsed.ok and parsed.data.cper_gpus == [0, 2]  # type: ignore[union-attr]
+    assert [record.gpu_index for record in parsed.data.cper] == [0]  # type: ignore[union-attr]
+    # The table form names a GPU only in its records: it says nothing of the others.
+    table = parse_amdsmi((FIXTURES / "ras-cper-folder-rocm71.txt").read_text())
+    assert table.data.cper_gpus is None  # type: ignore[union-attr]

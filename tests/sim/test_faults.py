@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 57
+    assert len(FaultKind) == 60
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -120,6 +120,24 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
         None,
         {},
         lambda n: [gpu.slot for gpu in n.gpus if not gpu.xgmi_status_row] == [3],
+    ),
+    FaultKind.AMDSMI_VALUE_UNREAD: (
+        3,
+        None,
+        {},
+        lambda n: n.gpus[3].unread == {"metric:ecc.total_deferred_count": "N/A"} and not n.gpus[2].unread,
+    ),
+    FaultKind.BAD_PAGES_UNREAD: (
+        3,
+        None,
+        {"text": "Error reading bad pages"},
+        lambda n: set(n.gpus[3].unread.values()) == {"Error reading bad pages"} and len(n.gpus[3].unread) == 2,
+    ),
+    FaultKind.AMDSMI_GPU_LEFT_OUT: (
+        3,
+        None,
+        {"args": "static"},
+        lambda n: [(gpu.slot, gpu.left_out_of) for gpu in n.gpus if gpu.left_out_of] == [(3, ["static"])],
     ),
     FaultKind.ECC_UNCORRECTABLE: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].uncorrectable == 2),
     FaultKind.ECC_CORRECTABLE_STORM: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].correctable >= 2400),

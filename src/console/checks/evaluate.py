@@ -7,7 +7,9 @@ Rules that keep "could not check" from reading as healthy:
 * a probe the node's tool does not know (an older amd-smi) makes the check UNKNOWN with the tool's own
   words, or SKIP when ``when_unsupported`` names a probe that answered and judges the same thing;
 * a value the tool reported as N/A gives the check's ``on_missing`` status (UNKNOWN by default), and
-  so does a check whose probe answered but reported nothing for it at all;
+  so does a check whose probe answered but reported nothing for it at all; a reading lost (``unread``:
+  printed and not read, NaN, N/A on one GPU while the others report it, a GPU the probe left out) is
+  UNKNOWN whatever ``on_missing`` says;
 * a comparison that cannot be made (unset variable, text where a number was expected) is UNKNOWN.
 A check whose probes were not part of this sweep gives no finding at all.
 """
@@ -141,6 +143,14 @@ def _pin_value(pinned: dict[str, str], check: CheckSpec, obs: Observation) -> st
     return pinned.get(field)
 
 
+def _pinned(pinned: dict[str, str], check: CheckSpec, obs: Observation) -> bool:
+    """Whether the pool pins what ``obs`` reads: its block, or (``obs.key`` None: a GPU unread whole) any block."""
+    field = check.pin_field or ""
+    if obs.key is None and field.endswith(".*"):
+        return any(name.startswith(field[:-1]) for name in pinned)
+    return _pin_value(pinned, check, obs) is not None
+
+
 def evaluate_check(
     check: CheckSpec,
     facts: NodeFacts,
@@ -180,12 +190,16 @@ def evaluate_check(
     # The pin's fields, read once for the check: one firmware pin check reads ~80 blocks of 8 GPUs.
     pinned = facts.pin.pinned_fields() if check.compare == "pin" else {}
     for obs in observations:
+        if obs.value is None and check.compare == "pin" and not probe_problem and not _pinned(pinned, check, obs):
+            continue  # a block no pin names has nothing to be compared with (the consistency check reads it)
         if obs.value is None:
-            status = on_problem if probe_problem else check.on_missing
+            # ``on_missing`` (SKIP for a counter some models or releases lack) never covers a reading lost.
+            status = on_problem if probe_problem else Status.UNKNOWN if obs.unread else check.on_missing
             reason = probe_problem or obs.missing or "not reported"
-            findings.append(
-                _finding(check, obs, status, f"{check.title}: {reason}", _evidence(check, obs, None, run_ids))
-            )
+            evidence = _evidence(check, obs, None, run_ids)
+            if obs.unread and not probe_problem:
+                evidence.observed = reason  # what was printed instead of a value, for whoever reruns it
+            findings.append(_finding(check, obs, status, f"{check.title}: {reason}", evidence))
             continue
         if check.compare == "pin":
             expected = _pin_value(pinned, check, obs)

@@ -76,6 +76,9 @@ class NodeFacts:
     # Readings already made, by metric name, read instead of the metric: a node judged on the node sends
     # the figures the console's own checks (pool medians, changes since the last sweep) still compare.
     readings: dict[str, list[Observation]] = field(default_factory=dict)
+    # The GPUs each amd-smi probe named in its answer, (indices, PCI addresses): a GPU one subcommand leaves
+    # out has no reading of it, whatever the others say (``left_out``).
+    named: dict[str, tuple[frozenset[int], frozenset[str]]] = field(default_factory=dict)
     # One Subject per GPU, link or port, shared by every finding naming it (findings never modify
     # their subject): a node's ~280 findings otherwise carry ~280 copies of ~70 subjects.
     _subjects: dict[tuple[Any, ...], Subject] = field(default_factory=dict, repr=False, compare=False)
@@ -106,6 +109,22 @@ class NodeFacts:
         """True when one of ``probes`` ran and gave output to read."""
         return any((o := self.outcomes.get(p)) is not None and o.usable for p in probes)
 
+    def left_out(self, probe: str, gpu: GpuRecord) -> str | None:
+        """Why ``gpu`` has no reading of ``probe``: the probe answered and named other GPUs, not this one.
+
+        None when it named this GPU, or named none at all (a probe that did not answer says so itself).
+        """
+        named = self.named.get(probe)
+        if named is None or not (named[0] or named[1]):
+            return None
+        indices, bdfs = named
+        bdf, index = gpu.identity.bdf, gpu.identity.index
+        if (bdf is not None and bdf in bdfs) or (index is not None and index in indices):
+            return None
+        if bdf is not None and bdfs and index is None:
+            return f"{probe}: not in its output"
+        return f"{probe}: GPU {index if index is not None else bdf} not in its output"
+
     def ran(self, probes: Sequence[str]) -> bool:
         """True when every probe in ``probes`` was attempted in this sweep."""
         return all(p in self.outcomes for p in probes)
@@ -127,7 +146,12 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
     for probe in _AMDSMI_GPU_PROBES:
         parsed = facts.parsed(probe)
         if isinstance(parsed, ParsedOutput) and parsed.data is not None:
-            records.extend(getattr(parsed.data, "gpus", []) or [])
+            named = getattr(parsed.data, "gpus", []) or []
+            records.extend(named)
+            facts.named[probe] = (
+                frozenset(g.identity.index for g in named if g.identity.index is not None),
+                frozenset(g.identity.bdf for g in named if g.identity.bdf is not None),
+            )
     facts.gpus = _with_static_power_caps(
         facts,
         sorted(

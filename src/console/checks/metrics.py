@@ -19,6 +19,7 @@ from console.model.findings import Remedy, Scope, Subject
 from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
 from console.probes.base import ParsedOutput
 from console.probes.ids import ProbeId
+from console.probes.values import said_no_value
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,16 @@ class Observation:
     always_detail: bool = False  # said in a PASS message too (CPER records a check ignored)
     action: Remedy | None = None  # what this subject calls for, when it is not the check's (a CPER record's AFID)
     action_source: str | None = None
+    # The tool printed something for this value that was not read (garbled, NaN, a word of no known meaning),
+    # or left the subject out while reporting it for the others: UNKNOWN whatever the check's ``on_missing``,
+    # which stands only for a value the tool does not report here at all (docs/verdicts.md).
+    unread: bool = False
+
+
+class Unread(str):
+    """The reason a value is missing when it is a reading lost, not one the tool does not give (``unread``)."""
+
+    __slots__ = ()
 
 
 Metric = Callable[[NodeFacts], list[Observation]]
@@ -59,11 +70,32 @@ def _gpu_subject(facts: NodeFacts, gpu: GpuRecord) -> Subject:
 
 
 def _per_gpu(facts: NodeFacts, probe: str, read: Callable[[GpuRecord], tuple[Any, str | None]]) -> list[Observation]:
+    """One observation per GPU of the node, read by ``read`` from its record.
+
+    A GPU that ``probe`` answered for the others and left out is unread, whatever ``read`` finds elsewhere (the
+    static record's empty page lists read as 0 retired pages for a GPU the bad-pages listing did not name); so
+    is a value missing on one GPU while others of the node report it: the same tool on the same model cannot
+    lack the counter on one GPU only, so that GPU's reading was lost, not unsupported.
+    """
     observations = []
     for gpu in facts.gpus:
-        value, missing = read(gpu)
-        observations.append(Observation(_gpu_subject(facts, gpu), value, missing, probe))
-    return observations
+        left_out = facts.left_out(probe, gpu)
+        value: Any = None
+        missing: str | None = Unread(left_out) if left_out is not None else None
+        if left_out is None:
+            value, missing = read(gpu)
+        unread = isinstance(missing, Unread)
+        observations.append(Observation(_gpu_subject(facts, gpu), value, missing, probe, unread=unread))
+    read_on = [o.subject.gpu for o in observations if o.value is not None]
+    if not read_on:
+        return observations
+    others = ", ".join(str(index) for index in read_on[:8]) + (", ..." if len(read_on) > 8 else "")
+    return [
+        o
+        if o.value is not None or o.unread
+        else Observation(o.subject, None, Unread(f"{o.missing}, while GPU {others} report it"), probe, unread=True)
+        for o in observations
+    ]
 
 
 def _field(obj: Any, name: str, absent: str) -> tuple[Any, str | None]:
@@ -72,7 +104,11 @@ def _field(obj: Any, name: str, absent: str) -> tuple[Any, str | None]:
     value = getattr(obj, name, None)
     if value is None:
         reasons = getattr(obj, "unavailable", {}) or {}
-        return None, reasons.get(name, "not reported")
+        if name not in reasons:
+            return None, "not reported"
+        # What the parser could not read is no "not supported" (``values.said_no_value``).
+        reason = reasons[name]
+        return None, reason if said_no_value(reason) else Unread(reason)
     return value, None
 
 
@@ -155,24 +191,27 @@ def amdsmi_ok(facts: NodeFacts) -> list[Observation]:
     return [Observation(_node(facts), True, None, ProbeId.AMDSMI_LIST)]
 
 
+def _page_count(gpu: GpuRecord, status: str) -> tuple[Any, str | None]:
+    """How many pages of ``status`` the GPU's listing holds; a listing printed N/A or unread is no count at all
+    (its empty list read as 0 retired pages and passed the GPU)."""
+    pages = gpu.bad_pages
+    if pages is None:
+        return None, "no bad-pages data"
+    if status in pages.unavailable:
+        return None, Unread(f"{status} pages: {pages.unavailable[status]}")
+    return len(getattr(pages, status)), None
+
+
 @metric("gpu.bad_pages_retired")
 def bad_pages_retired(facts: NodeFacts) -> list[Observation]:
     """Retired VRAM pages per GPU."""
-    return _per_gpu(
-        facts,
-        ProbeId.AMDSMI_BAD_PAGES,
-        lambda g: (len(g.bad_pages.retired), None) if g.bad_pages is not None else (None, "no bad-pages data"),
-    )
+    return _per_gpu(facts, ProbeId.AMDSMI_BAD_PAGES, lambda g: _page_count(g, "retired"))
 
 
 @metric("gpu.bad_pages_pending")
 def bad_pages_pending(facts: NodeFacts) -> list[Observation]:
     """Pages pending retirement per GPU."""
-    return _per_gpu(
-        facts,
-        ProbeId.AMDSMI_BAD_PAGES,
-        lambda g: (len(g.bad_pages.pending), None) if g.bad_pages is not None else (None, "no bad-pages data"),
-    )
+    return _per_gpu(facts, ProbeId.AMDSMI_BAD_PAGES, lambda g: _page_count(g, "pending"))
 
 
 @metric("gpu.bad_pages_fraction")
@@ -185,7 +224,8 @@ def bad_pages_fraction(facts: NodeFacts) -> list[Observation]:
             return None, "no bad-pages data"
         if not pages.threshold:
             return None, pages.unavailable.get("threshold", "threshold not reported")
-        return len(pages.retired) / pages.threshold, None
+        retired, missing = _page_count(gpu, "retired")
+        return (retired / pages.threshold if retired is not None else None), missing
 
     return _per_gpu(facts, ProbeId.AMDSMI_BAD_PAGES, read)
 
@@ -198,6 +238,14 @@ def _violation(gpu: GpuRecord, names: Iterable[str]) -> tuple[Any, str | None]:
     if gpu.metrics is None:
         return None, "no metric data"
     wanted = {n.upper() for n in names}
+    lost = [
+        f"{key.removeprefix('violation.')}: {why}"
+        for key, why in gpu.metrics.unavailable.items()
+        if key.startswith("violation.") and key.removeprefix("violation.").upper() in wanted and not said_no_value(why)
+    ]
+    if lost:
+        # One counter garbled is a share unknown: the highest of the others is no maximum.
+        return None, Unread("; ".join(lost))
     values = [v.percent for v in gpu.metrics.violations if v.name.upper() in wanted and v.percent is not None]
     if not values:
         return None, gpu.metrics.unavailable.get("violations", "violation counters not reported")
@@ -227,15 +275,48 @@ def device_id(facts: NodeFacts) -> list[Observation]:
     return _per_gpu(facts, ProbeId.AMDSMI_STATIC, read)
 
 
+def _firmware_unread(facts: NodeFacts) -> dict[int, dict[str | None, str]]:
+    """Per GPU (by position in ``facts.gpus``), the firmware blocks it has no version of and why: the whole GPU
+    (key None) when ``amd-smi firmware`` left it out, else each block another GPU reports or the pool pins.
+
+    A GPU whose list was empty, printed N/A versions or lost a block was otherwise no observation at all: the
+    pin and the consistency checks passed the node without reading it.
+    """
+    pinned = {field.removeprefix("firmware.") for field in facts.pin.pinned_fields() if field.startswith("firmware.")}
+    seen: dict[str, list[int]] = {}
+    for gpu in facts.gpus:
+        for block in gpu.firmware:
+            seen.setdefault(block, []).append(gpu.identity.index if gpu.identity.index is not None else -1)
+    wanted = set(seen) | pinned
+    unread: dict[int, dict[str | None, str]] = {}
+    if not facts.answered([ProbeId.AMDSMI_FIRMWARE]):
+        return unread
+    for position, gpu in enumerate(facts.gpus):
+        left_out = facts.left_out(ProbeId.AMDSMI_FIRMWARE, gpu)
+        if left_out is not None:
+            unread[position] = {None: left_out}
+            continue
+        lost: dict[str | None, str] = {}
+        for block in sorted(wanted - set(gpu.firmware)):
+            others = ", ".join(str(index) for index in seen.get(block, [])[:8])
+            lost[block] = f"{block}: no version read" + (f", while GPU {others} report one" if others else "")
+        if lost:
+            unread[position] = lost
+    return unread
+
+
 @metric("gpu.firmware")
 def firmware(facts: NodeFacts) -> list[Observation]:
-    """One observation per GPU and firmware block (compare with ``pin_field = 'firmware.*'``)."""
+    """One observation per GPU and firmware block (compare with ``pin_field = 'firmware.*'``); a block, or a
+    whole GPU, with no version read is an unread observation (``_firmware_unread``)."""
     observations = []
-    for gpu in facts.gpus:
+    unread = _firmware_unread(facts)
+    for position, gpu in enumerate(facts.gpus):
+        subject = _gpu_subject(facts, gpu)
         for block, version in sorted(gpu.firmware.items()):
-            observations.append(
-                Observation(_gpu_subject(facts, gpu), version, None, ProbeId.AMDSMI_FIRMWARE, key=block)
-            )
+            observations.append(Observation(subject, version, None, ProbeId.AMDSMI_FIRMWARE, key=block))
+        for key, why in unread.get(position, {}).items():
+            observations.append(Observation(subject, None, why, ProbeId.AMDSMI_FIRMWARE, key=key, unread=True))
     return observations
 
 
@@ -251,6 +332,16 @@ def firmware_mismatches(facts: NodeFacts) -> list[Observation]:
         return [Observation(_node(facts), None, missing, ProbeId.AMDSMI_FIRMWARE)]
     odd = sorted(block for block, seen in versions.items() if len(seen) > 1)
     detail = ", ".join(f"{block} {'/'.join(sorted(versions[block]))}" for block in odd) or None
+    unread = _firmware_unread(facts)
+    if unread and not odd:
+        # No difference among the GPUs read is no proof of none with one GPU, or one block, not read.
+        first = next(iter(unread))
+        reasons = list(unread[first].values())
+        said = "; ".join(reasons[:2]) + (f" (+{len(reasons) - 2} more blocks)" if len(reasons) > 2 else "")
+        index = facts.gpus[first].identity.index
+        more = f" (+{len(unread) - 1} more GPUs)" if len(unread) > 1 else ""
+        why = Unread(f"GPU {index}: {said}{more}" if not said.startswith(ProbeId.AMDSMI_FIRMWARE) else said + more)
+        return [Observation(_node(facts), None, why, ProbeId.AMDSMI_FIRMWARE, unread=True)]
     return [Observation(_node(facts), len(odd), None, ProbeId.AMDSMI_FIRMWARE, detail=detail)]
 
 
@@ -608,8 +699,15 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
         subjects.append((None, _node(facts)))
     pages_read = facts.answered([ProbeId.AMDSMI_BAD_PAGES])
     skipped = unread_cper_lines(parsed.warnings)
+    # A listing with a section per GPU (6.4.1) that has none for a GPU did not read that GPU's records at all.
+    sections = getattr(parsed.data, "cper_gpus", None)
     observations = []
     for index, subject in subjects:
+        if sections is not None and index is not None and index not in sections and not skipped:
+            # (With lines not read as records, the GPU is UNKNOWN below, for a reason that covers every GPU.)
+            said = f"amdsmi.cper: the listing has no section for GPU {index} (it lists GPU {_indices(sections)})"
+            observations.append(Observation(subject, None, Unread(said), ProbeId.AMDSMI_CPER, unread=True))
+            continue
         mine = by_gpu.get(index, []) if index is not None else [r for i in strays for r in by_gpu[i]]
         counted = tally(mine, now=now, booted=booted, max_age_h=max_age_h)
         action, action_why = counted.action()
@@ -652,6 +750,11 @@ def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
             )
         )
     return observations
+
+
+def _indices(indices: Iterable[int]) -> str:
+    shown = sorted(indices)
+    return ", ".join(str(i) for i in shown[:8]) + (", ..." if len(shown) > 8 else "") if shown else "none"
 
 
 # How a CPER parser says a line of the listing was no record it could read (``tables.parse_cper`` and the

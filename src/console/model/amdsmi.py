@@ -8,8 +8,9 @@ limits, clock levels, partitions, CPER records, watch samples) are kept here.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from console.model.base import Model, Numerous, WithUnavailable
 from console.model.gpu import GpuMetrics, GpuProcess, GpuRecord, LinkStatus, StackVersions, TopologyLink, XgmiLink
@@ -144,6 +145,17 @@ class AmdSmiResult(Model):
     )
     partitions: list[PartitionState] = Field(default_factory=list)
     cper: list[CperRecord] = Field(default_factory=list)
+    cper_gpus: list[int] | None = Field(
+        None, description="GPUs the CPER listing has a section for (6.4.1 dump); None: a form naming GPUs by record"
+    )
     engines: list[EngineActivity] = Field(default_factory=list)
     samples: list[MetricSample] = Field(default_factory=list)
     platform: str | None = Field(None, description="'Linux Baremetal', 'Linux Guest', ... from the box view")
+
+    @model_serializer(mode="wrap")
+    def _without_unset_sections(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # ``cper_gpus`` only where a CPER listing set it: every other output dumps as it did before it came.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("cper_gpus", ()) is None:
+            del data["cper_gpus"]
+        return data

@@ -69,6 +69,21 @@ def _text_na_reason(text: str) -> str | None:
     return word if lowered.startswith("n/a") else None
 
 
+def said_no_value(reason: str) -> bool:
+    """Whether ``reason`` (a ``Quantity.reason`` or an ``unavailable`` entry) is the tool's own word for "no value"
+    (``N/A``, ``Not supported``, a max-uint sentinel) or the field's absence, rather than something it printed
+    that could not be read (``not a number: #@!``, NaN, a boolean, a unit or word of no known meaning).
+
+    The first may be a model or release without the counter; the second is a reading lost, which a check can
+    never take for "not supported" (``console.checks.evaluate``: UNKNOWN, not the check's ``on_missing``).
+    NaN is a reading lost too, whether printed as a JSON ``NaN`` or as the word.
+    """
+    if reason in ("absent in output", "empty") or reason.startswith("sentinel "):
+        return True
+    word = _text_na_reason(reason) if len(reason) <= _CACHED_TEXT else _text_na_reason.__wrapped__(reason)
+    return word is not None and word.lower() != "nan"
+
+
 # Units amd-smi prints in its {"value", "unit"} objects: known not to be an N/A word, so not tested as one.
 _UNITS = frozenset({"W", "C", "%", "MB", "KB", "GB", "MHz", "mV", "J", "uJ", "GT/s", "Gb/s", "Mb/s", "GB/s", "B"})
 

@@ -92,6 +92,29 @@ def _xgmi_status_row_missing(node: SimNode, fault: Fault, rng: random.Random) ->
         gpu.xgmi_status_row = False
 
 
+def _value_unread(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # Default: the deferred ECC count (how MI300 reports uncorrectable errors) printed N/A on this GPU alone.
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        where = _str(fault, "field", "metric:ecc.total_deferred_count")
+        gpu.unread[where] = _str(fault, "text", "N/A")
+
+
+def _bad_pages_unread(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # The GPU's retired and pending listings printed as ``text`` (N/A, "Error reading bad pages") instead.
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        for listing in ("retired", "pending"):
+            gpu.unread[f"bad-pages:{listing}"] = _str(fault, "text", "N/A")
+
+
+def _left_out(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # ``args``: the subcommand that leaves the GPU out (bad-pages, static, metric, firmware).
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.left_out_of.append(_str(fault, "args", "bad-pages"))
+
+
 def _pair_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     for gpu, peer in _links(node, fault):
         gpu.xgmi[peer].bw_factor = _float(fault, "bw_factor", 0.6)
@@ -389,6 +412,9 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.XGMI_LINK_DEGRADED: _xgmi_degraded,
     FaultKind.XGMI_LINK_STATE_NA: _xgmi_state_na,
     FaultKind.XGMI_STATUS_ROW_MISSING: _xgmi_status_row_missing,
+    FaultKind.AMDSMI_VALUE_UNREAD: _value_unread,
+    FaultKind.BAD_PAGES_UNREAD: _bad_pages_unread,
+    FaultKind.AMDSMI_GPU_LEFT_OUT: _left_out,
     FaultKind.ECC_UNCORRECTABLE: _ecc_uncorrectable,
     FaultKind.ECC_CORRECTABLE_STORM: _ecc_storm,
     FaultKind.BAD_PAGES_OVER_THRESHOLD: _bad_pages,

@@ -25,6 +25,11 @@ class FaultKind(StrEnum):
     # amd-smi cannot say what it knows: a healthy link's state printed N/A, a GPU's link-status row left out.
     XGMI_LINK_STATE_NA = "xgmi_link_state_na"
     XGMI_STATUS_ROW_MISSING = "xgmi_status_row_missing"
+    # amd-smi loses one GPU's reading: a value printed as N/A or garbled, a listing printed N/A, a GPU left out
+    # of one subcommand's output while the others name it.
+    AMDSMI_VALUE_UNREAD = "amdsmi_value_unread"
+    BAD_PAGES_UNREAD = "bad_pages_unread"
+    AMDSMI_GPU_LEFT_OUT = "amdsmi_gpu_left_out"
     ECC_UNCORRECTABLE = "ecc_uncorrectable"
     ECC_CORRECTABLE_STORM = "ecc_correctable_storm"
     BAD_PAGES_OVER_THRESHOLD = "bad_pages_over_threshold"
@@ -131,6 +136,9 @@ _GPU_KINDS = {
     FaultKind.TORCH_GEMM_SLOW,
     FaultKind.TORCH_GEMM_NAN,
     FaultKind.XGMI_STATUS_ROW_MISSING,
+    FaultKind.AMDSMI_VALUE_UNREAD,
+    FaultKind.BAD_PAGES_UNREAD,
+    FaultKind.AMDSMI_GPU_LEFT_OUT,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
@@ -226,6 +234,9 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.SUDO_DENIED,
     FaultKind.XGMI_LINK_STATE_NA,
     FaultKind.XGMI_STATUS_ROW_MISSING,
+    FaultKind.BAD_PAGES_UNREAD,
+    FaultKind.AMDSMI_VALUE_UNREAD,
+    FaultKind.AMDSMI_GPU_LEFT_OUT,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

@@ -194,6 +194,13 @@ class SimGpu(Model):
     vbios_version: str
     xgmi: dict[int, SimXgmiLink] = Field(default_factory=dict, description="peer slot -> connection")
     xgmi_status_row: bool = Field(True, description="False: amd-smi's link-status table leaves this GPU's row out")
+    left_out_of: list[str] = Field(
+        default_factory=list, description="amd-smi subcommands whose output leaves this GPU out (bad-pages, static)"
+    )
+    unread: dict[str, str] = Field(
+        default_factory=dict,
+        description="'<subcommand>:<dotted key>' -> what amd-smi prints there instead of the value (N/A, '#@!', NaN)",
+    )
     gst_factor: float = Field(1.0, description="scales RVS GST GFLOPS")
     hbm_factor: float = Field(1.0, description="scales HBM bandwidth (RVS mem, babel, TransferBench HBM)")
 

@@ -206,7 +206,7 @@ def _read_payload(lines: list[str], found: Triage) -> AmdSmiResult | None:
 def _from_cper(read: CperRead, found: Triage, form: AmdSmiForm) -> AmdSmiResult:
     found.warnings.extend(read.warnings)
     found.errors.extend(read.errors)
-    return AmdSmiResult(kind="ras", form=form, cper=read.records)
+    return AmdSmiResult(kind="ras", form=form, cper=read.records, cper_gpus=read.listed)
 
 
 def _from_entries(

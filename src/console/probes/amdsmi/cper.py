@@ -69,6 +69,9 @@ class CperRead:
     records: list[CperRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # The GPUs the listing has a section for (the 6.4.1 dump titles each GPU, with or without records);
+    # None for a form that names a GPU only in its records.
+    listed: list[int] | None = None
 
 
 def afid_values(values: Iterable[object]) -> tuple[list[str], str | None, bool]:
@@ -97,7 +100,7 @@ def is_header_dump(lines: list[str]) -> bool:
 
 def parse_header_dump(lines: list[str]) -> CperRead:
     """Read the 6.4.1 form: per GPU title, per record a block of ``"key": value`` header fields."""
-    read = CperRead()
+    read = CperRead(listed=[])
     gpu: int | None = None
     entry: dict[str, str] | None = None
     name = ""
@@ -112,6 +115,8 @@ def parse_header_dump(lines: list[str]) -> CperRead:
                 entry = None
             word = title.group(1)
             gpu = int(word) if word.isascii() and word.isdigit() and len(word) <= 3 else None
+            if gpu is not None and read.listed is not None:
+                read.listed.append(gpu)
             continue
         if entry is None and (opened := _ENTRY_OPEN.match(line)):
             entry, name = {}, opened.group(1)

@@ -17,6 +17,7 @@ from console.probes.values import (
     Quantity,
     na_reason,
     parse_quantity,
+    said_no_value,
     to_bytes,
     to_celsius,
     to_gbps,
@@ -219,10 +220,15 @@ def max_of(value: Any, convert: Converter) -> Quantity:
         q = convert(value)  # one reading, as most are: no list of leaves
         if q.value is not None:
             return Quantity(q.value)
-        return Quantity(None, None, "N/A" if kind is dict else na_reason(value))
+        # The reading's own reason: "not a number: lots" is no "N/A" (``values.said_no_value``).
+        return Quantity(None, None, q.reason or ("N/A" if kind is dict else na_reason(value)))
     numbers = [q.value for q in (convert(leaf) for leaf in leaves(value)) if q.value is not None]
     if not numbers:
-        return Quantity(None, None, na_reason(value) if not (is_mapping(value) or isinstance(value, list)) else "N/A")
+        if not (is_mapping(value) or isinstance(value, list)):
+            return Quantity(None, None, convert(value).reason or na_reason(value))
+        # A leaf printed and not read says so, before the N/A of the others.
+        reasons = [reason for leaf in leaves(value) if (reason := convert(leaf).reason) is not None]
+        return Quantity(None, None, next((r for r in reasons if not said_no_value(r)), "N/A"))
     return Quantity(max(numbers))
 
 

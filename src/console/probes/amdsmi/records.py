@@ -340,7 +340,7 @@ def metrics_of(entry: Entry) -> GpuMetrics | None:
         return None
     text_field(values, unavailable, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
     _xgmi_error_status(values, unavailable, pick(entry, ("xgmi_err", "xgmi_err.status")))
-    values["violations"] = violations_of(entry)
+    values["violations"] = violations_of(entry, unavailable)
     if has_pcie:
         values["pcie"] = PcieLink(**pcie, unavailable=pcie_unavailable)
     return GpuMetrics(**values, unavailable=unavailable)
@@ -365,8 +365,13 @@ def _violation_section(entry: Entry) -> Any:
     return pick(entry, ("throttle", "violation"))
 
 
-def violations_of(entry: Entry) -> list[Violation]:
-    """PVIOL/TVIOL/... shares, active flags and accumulators (max over XCPs where per-partition)."""
+def violations_of(entry: Entry, unavailable: dict[str, str] | None = None) -> list[Violation]:
+    """PVIOL/TVIOL/... shares, active flags and accumulators (max over XCPs where per-partition).
+
+    A share printed and not read as a number goes to ``unavailable`` as ``violation.<NAME>`` with why: a
+    counter left out of the list would read as one never printed ("not supported"), and a garbled or NaN
+    share is a reading lost.
+    """
     section = _violation_section(entry)
     if not is_mapping(section):
         return []
@@ -377,16 +382,18 @@ def violations_of(entry: Entry) -> list[Violation]:
             grouped.setdefault(split[0], {})[split[1]] = value
     found = []
     for stem, roles in grouped.items():
-        percent = max_of(roles.get("percent", ABSENT), to_percent).value if "percent" in roles else None
+        name = _VIOLATION_NAMES.get(stem, stem.upper())
+        percent = None
+        if "percent" in roles:
+            share = max_of(roles["percent"], to_percent)
+            percent = share.value
+            if percent is None and unavailable is not None:
+                unavailable[f"violation.{name}"] = share.reason or "N/A"
         accumulated = finite_int(max_of(roles["accumulated"], to_int)) if "accumulated" in roles else None
         active = _any_active(roles["active"]) if "active" in roles else None
         if percent is None and accumulated is None and active is None:
             continue
-        found.append(
-            Violation(
-                name=_VIOLATION_NAMES.get(stem, stem.upper()), percent=percent, active=active, accumulated=accumulated
-            )
-        )
+        found.append(Violation(name=name, percent=percent, active=active, accumulated=accumulated))
     return found
 
 
@@ -522,13 +529,21 @@ def bad_pages_of(entry: Entry) -> BadPages | None:
         return None
     pages = BadPages()
     assign_number(pages, "threshold", threshold, to_int, integer=True)
-    exceeded = text_of(pick(entry, ("ras.bad_page_threshold_exceeded", "bad_page_threshold_exceeded")))
+    raw_exceeded = pick(entry, ("ras.bad_page_threshold_exceeded", "bad_page_threshold_exceeded"))
+    exceeded = text_of(raw_exceeded)
     if exceeded is not None and exceeded.lower() in ("true", "false"):
         pages.threshold_exceeded = exceeded.lower() == "true"
+    elif raw_exceeded is not ABSENT:
+        # Printed, and neither True nor False ("YES"): not the threshold left unexceeded.
+        reason = na_reason(raw_exceeded) if exceeded is None else None
+        pages.mark_unavailable("threshold_exceeded", reason or f"not true or false: {str(raw_exceeded)[:40]}")
     for key in present:
         status = _BAD_PAGE_SECTIONS[key]
         value = entry[key]
         reason = na_reason(value) if isinstance(value, str | type(None)) else None
+        if reason is None and isinstance(value, str) and not _no_bad_pages(value):
+            # Any other sentence ("Error reading bad pages") is no listing: read as none, it passed the GPU.
+            reason = f"not a bad-page listing: {value.strip()[:60]}"
         if reason is not None:
             pages.mark_unavailable(status, reason)
             continue
@@ -536,8 +551,13 @@ def bad_pages_of(entry: Entry) -> BadPages | None:
     return pages
 
 
+def _no_bad_pages(text: str) -> bool:
+    """amd-smi's sentence for an empty listing, ``No bad pages found.``, the only text that means none."""
+    return " ".join(text.lower().split()).rstrip(".") == "no bad pages found"
+
+
 def _pages(value: Any, status: str) -> list[BadPage]:
-    if isinstance(value, str):  # "No bad pages found."
+    if isinstance(value, str):  # "No bad pages found." (any other sentence is unavailable, above)
         return []
     records = value if isinstance(value, list) else [value]
     pages = []

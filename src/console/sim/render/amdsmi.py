@@ -193,21 +193,50 @@ def _per_gpu(gpus: list[SimGpu], build: Callable[[SimGpu], dict[str, Any]], fmt:
     return text_blocks([(index, resolve(tree, Fmt.TEXT)) for index, tree in trees], gen.folds_text)
 
 
+def _unread(sub: str, gpu: SimGpu, tree: dict[str, Any]) -> dict[str, Any]:
+    """``tree`` with what a fault makes amd-smi print instead of a value (``SimGpu.unread``) put in its place."""
+    for where, text in gpu.unread.items():
+        command, _, path = where.partition(":")
+        if command == sub:
+            # A NaN is printed as amd-smi's JSON prints a float NaN; anything else verbatim.
+            _put(tree, path.split("."), float("nan") if text == "NaN" else text)
+    return tree
+
+
+def _put(holder: Any, path: list[str], value: Any) -> None:
+    """Set the leaf at ``path`` (``*`` stands for every item of a list or dict: ``fw_list.*.fw_version``)."""
+    key, rest = path[0], path[1:]
+    items = (holder.values() if isinstance(holder, dict) else holder) if key == "*" else None
+    if items is None:
+        if not isinstance(holder, dict) or key not in holder:
+            return
+        if not rest:
+            holder[key] = value
+            return
+        items = [holder[key]]
+    for item in list(items):
+        if not rest:
+            continue
+        _put(item, rest, value)
+
+
 def _render(ctx: SimContext, sub: str, options: Options, gen: Gen) -> str:
     node, rng, fmt = ctx.node, ctx.rng, options.fmt
-    gpus = _select(node, options.gpus)
+    # A fault may leave a GPU out of one subcommand's output while the others name it.
+    gpus = [gpu for gpu in _select(node, options.gpus) if sub not in gpu.left_out_of]
     flags = options.flags
     if sub == "static":
         sections = list(flags or STATIC_SECTIONS)
-        return _per_gpu(gpus, lambda gpu: static_section(node, gpu, sections, gen), fmt, gen, wrap=True)
+        return _per_gpu(gpus, lambda gpu: _unread(sub, gpu, static_section(node, gpu, sections, gen)), fmt, gen, True)
     if sub == "metric":
         sections = list(flags or METRIC_SECTIONS)
-        return _per_gpu(gpus, lambda gpu: metric_section(node, gpu, sections, gen, rng), fmt, gen, wrap=True)
+        build = metric_section
+        return _per_gpu(gpus, lambda gpu: _unread(sub, gpu, build(node, gpu, sections, gen, rng)), fmt, gen, True)
     if sub == "firmware":
-        return _per_gpu(gpus, lambda gpu: firmware_section(gpu, fmt), fmt, gen, wrap=True)
+        return _per_gpu(gpus, lambda gpu: _unread(sub, gpu, firmware_section(gpu, fmt)), fmt, gen, wrap=True)
     if sub == "bad-pages":
         kinds = list(flags or ("retired", "pending", "un_res"))
-        return _per_gpu(gpus, lambda gpu: bad_pages_section(gpu, kinds), fmt, gen, wrap=False)
+        return _per_gpu(gpus, lambda gpu: _unread(sub, gpu, bad_pages_section(gpu, kinds)), fmt, gen, wrap=False)
     if sub == "list":
         return _per_gpu(gpus, lambda gpu: list_section(gpu, fmt), fmt, gen, wrap=False)
     if sub == "process":

@@ -98,7 +98,8 @@ def ras(ctx: SimContext, args: list[str], duration: float, rocm: tuple[int, ...]
     listed = [
         (gpu, records)
         for gpu in node.gpus
-        if gpus is None or gpu.index in gpus
+        # A fault may leave a GPU out of the listing (``amdsmi_gpu_left_out`` with ``args = "ras"``).
+        if (gpus is None or gpu.index in gpus) and "ras" not in gpu.left_out_of
         for records in [_listed(gpu, wanted or _SELECT["all"], rocm)]
     ]
     if rocm < AFIDS_FROM:
