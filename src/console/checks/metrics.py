@@ -230,7 +230,18 @@ def bad_pages_fraction(facts: NodeFacts) -> list[Observation]:
     return _per_gpu(facts, ProbeId.AMDSMI_BAD_PAGES, read)
 
 
-_THERMAL = ("TVIOL", "HBM_TVIOL", "VR_TVIOL", "PROCHOT", "THERMAL", "SOCKET_THERMAL", "HBM_THERMAL", "VR_THERMAL")
+# PHOT_TVIOL is PROCHOT as the parser names it (``amd-smi monitor --violation``'s name, from ``prochot_*``).
+_THERMAL = (
+    "TVIOL",
+    "HBM_TVIOL",
+    "VR_TVIOL",
+    "PHOT_TVIOL",
+    "PROCHOT",
+    "THERMAL",
+    "SOCKET_THERMAL",
+    "HBM_THERMAL",
+    "VR_THERMAL",
+)
 _POWER = ("PVIOL", "PPT", "POWER", "SOCKET_POWER")
 
 
