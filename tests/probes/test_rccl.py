@@ -206,6 +206,27 @@ def test_wrong_elements_fail_the_run() -> None:
     assert changed.out_of_place is not None and changed.out_of_place.wrong == 12
 
 
+def _wrong_cells_na(text: str, halves: tuple[int, ...]) -> str:
+    """The table with the #wrong cell of the given halves (0 out-of-place, 1 in-place) printed N/A."""
+    lines = []
+    for line in text.splitlines():
+        cells = line.split()
+        if cells and cells[0].isdigit() and len(cells) == 13:
+            for half in halves:
+                cells[8 + 4 * half] = "N/A"
+        lines.append("  ".join(cells) if cells and cells[0].isdigit() and len(cells) == 13 else line)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("halves", [(0, 1), (1,)])
+def test_wrong_printed_na_is_no_count(halves: tuple[int, ...]) -> None:
+    # As printed when validation did not run: no cell was compared, so 0 wrong would be a false PASS.
+    result, data = parsed(_wrong_cells_na(MI300X_1NODE.read_text(), halves))
+    assert len(data.rows) == 31 and all(row.in_place and row.in_place.wrong is None for row in data.rows)
+    assert result.summary["wrong_total"] is None
+    assert result.summary["wrong_total_unread"].startswith(f"#wrong not read in {31 * len(halves)} result cell(s)")
+
+
 def test_wrong_printed_in_g_format() -> None:
     text = MI300X_1NODE.read_text().replace("315.91      0", "315.91  1e+06")
     result, _ = parsed(text)

@@ -384,9 +384,12 @@ def _summary(result: RcclResult) -> dict[str, object]:
         for measurement in (row.out_of_place, row.in_place)
         if measurement is not None
     )
+    unread = _wrong_unread(result)
     return {
         "avg_busbw_gbps": result.footer.avg_busbw_gbps,
-        "wrong_total": wrong_total,
+        # A #wrong cell printed N/A is a half nobody validated: the total of the others is no verdict.
+        "wrong_total": None if unread else wrong_total,
+        **({"wrong_total_unread": unread} if unread else {}),
         "gpu_count": _gpu_count(result),
         "max_size_bytes": largest.size_bytes if largest else None,
         "inplace_busbw_at_max_size_gbps": largest.in_place.busbw_gbps if largest and largest.in_place else None,
@@ -399,6 +402,26 @@ def _summary(result: RcclResult) -> dict[str, object]:
         "rows": len(result.rows),
         "complete": result.footer.complete,
     }
+
+
+# alltoall(v) never validates its in-place half: its #wrong there is N/A on a healthy run.
+_IN_PLACE_UNCHECKED = ("alltoall_perf", "alltoallv_perf")
+
+
+def _wrong_unread(result: RcclResult) -> str | None:
+    """Why the #wrong count cannot be trusted: cells it was not printed in (``N/A`` when validation is off)."""
+    unread = [
+        f"{row.size_bytes} bytes {half} ({measurement.unavailable['wrong']})"
+        for row in result.rows
+        for half, measurement in (("out-of-place", row.out_of_place), ("in-place", row.in_place))
+        if measurement is not None
+        and "wrong" in measurement.unavailable
+        and not (half == "in-place" and result.collective in _IN_PLACE_UNCHECKED)
+    ]
+    if not unread:
+        return None
+    more = f" and {len(unread) - 2} more" if len(unread) > 2 else ""
+    return f"#wrong not read in {len(unread)} result cell(s) (validation did not run?): {', '.join(unread[:2])}{more}"
 
 
 def _gpu_count(result: RcclResult) -> int | None:
