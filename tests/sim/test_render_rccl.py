@@ -310,3 +310,20 @@ _WORDS = st.sampled_from(["-b", "-e", "-f", "-g", "-c", "-n", "-w", "-d", "-o", 
 def test_any_command_line_gives_a_reply(args: list[str]) -> None:
     reply = run(cluster(), "all_gather_perf", *args)
     assert isinstance(reply.stdout, str) and reply.exit_status in (0, 1)
+
+
+def test_rccl_unvalidated_prints_validation_0_and_every_wrong_na() -> None:
+    argv = ("all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8", "-c", "1")
+    reply = run(cluster(faults=[fault(FaultKind.RCCL_UNVALIDATED)]), *argv)
+    assert "validation: 0" in reply.stdout and reply.exit_status == 0
+    parsed = _parse(reply.stdout)
+    assert parsed.ok and parsed.summary["wrong_total"] is None and parsed.summary["rows"] == 31
+
+
+def test_rccl_fewer_ranks_runs_on_half_the_node_and_says_so() -> None:
+    reply = run(
+        cluster(faults=[fault(FaultKind.RCCL_FEWER_RANKS)]), "all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8"
+    )
+    assert "nGpus 4" in reply.stdout and reply.exit_status == 0
+    parsed = _parse(reply.stdout)
+    assert parsed.ok and parsed.summary["gpu_count"] == 4

@@ -231,8 +231,31 @@ def _gst_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
         gpu.gst_factor = _float(fault, "factor", 0.8)
 
 
+def _rvs_peqt_word(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rvs_peqt_word = _str(fault, "word", "FAILED")
+
+
+def _rvs_gpu_unseen(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        node.rvs_unseen_slots.append(gpu.slot)
+
+
+def _rvs_stops_early(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rvs_stop_after = max(1, _int(fault, "actions", 1))
+
+
 def _rccl_wrong(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_wrong = True
+
+
+def _rccl_unvalidated(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rccl_unvalidated = True
+
+
+def _rccl_fewer_ranks(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A wrapper or a leftover HIP_VISIBLE_DEVICES: the test runs, and passes, on half the node's GPUs.
+    node.rccl_gpus = max(1, _int(fault, "gpus", len(node.gpus) // 2))
 
 
 def _rccl_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
@@ -403,7 +426,12 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.FIRMWARE_DRIFT: _firmware_drift,
     FaultKind.RVS_GST_LOW: _gst_low,
     FaultKind.RCCL_WRONG: _rccl_wrong,
+    FaultKind.RVS_PEQT_WORD: _rvs_peqt_word,
+    FaultKind.RVS_GPU_UNSEEN: _rvs_gpu_unseen,
+    FaultKind.RVS_STOPS_EARLY: _rvs_stops_early,
     FaultKind.RCCL_LOW_BUSBW: _rccl_low,
+    FaultKind.RCCL_UNVALIDATED: _rccl_unvalidated,
+    FaultKind.RCCL_FEWER_RANKS: _rccl_fewer_ranks,
     FaultKind.RCCL_HANG: _rccl_hang,
     FaultKind.RCCL_LATENCY_HIGH: _rccl_latency,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,

@@ -82,6 +82,13 @@ class FaultKind(StrEnum):
     # The node's container runtime, as a containerised framework probe or workload meets it.
     CONTAINER_IMAGE_MISSING = "container_image_missing"
     CONTAINER_NO_GPU = "container_no_gpu"
+    # Outputs of RVS, rccl-tests and the framework probe that look complete and are not a full verdict:
+    # #wrong never checked, a run on fewer GPUs than the node has, a log that stops between actions.
+    RCCL_UNVALIDATED = "rccl_unvalidated"
+    RCCL_FEWER_RANKS = "rccl_fewer_ranks"
+    RVS_PEQT_WORD = "rvs_peqt_word"
+    RVS_GPU_UNSEEN = "rvs_gpu_unseen"
+    RVS_STOPS_EARLY = "rvs_stops_early"
 
 
 # Faults that act on how one program (optionally only some of its subcommands) answers, not on the
@@ -131,6 +138,7 @@ _GPU_KINDS = {
     FaultKind.TORCH_GEMM_SLOW,
     FaultKind.TORCH_GEMM_NAN,
     FaultKind.XGMI_STATUS_ROW_MISSING,
+    FaultKind.RVS_GPU_UNSEEN,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
@@ -226,6 +234,11 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.SUDO_DENIED,
     FaultKind.XGMI_LINK_STATE_NA,
     FaultKind.XGMI_STATUS_ROW_MISSING,
+    FaultKind.RCCL_UNVALIDATED,
+    FaultKind.RCCL_FEWER_RANKS,
+    FaultKind.RVS_PEQT_WORD,
+    FaultKind.RVS_GPU_UNSEEN,
+    FaultKind.RVS_STOPS_EARLY,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

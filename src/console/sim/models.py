@@ -278,6 +278,19 @@ class SimNode(Model):
     host_key_changed: bool = False
     rccl_wrong: bool = False
     rccl_hang: bool = False
+    rvs_peqt_word: str | None = Field(None, description="the word this node's RVS prints as every peqt verdict")
+    rvs_unseen_slots: list[int] = Field(
+        default_factory=list, description="GPU slots RVS does not enumerate (every module skips them)"
+    )
+    rvs_stop_after: int | None = Field(
+        None, description="RVS stops after this many actions of a run and still exits 0 (a crashed child)"
+    )
+    rccl_unvalidated: bool = Field(
+        False, description="the node's rccl-tests ignore -c 1: no #wrong is checked (every cell N/A)"
+    )
+    rccl_gpus: int | None = Field(
+        None, description="the node's all_reduce_perf (a site wrapper) drives only this many GPUs per process"
+    )
     rccl_busbw_factor: float = 1.0
     rccl_latency_us: float = Field(0.0, description="added to every collective's time: small messages show it")
     torch: SimTorch = Field(default_factory=SimTorch)

@@ -5,10 +5,12 @@ is the node model's expected bus bandwidth (MI300X ~316 GB/s in-place at 8 GB, M
 for the collective, for the NIC fabric when the run spans nodes, and by the faults of every node in
 the run: ``rccl_low_busbw`` and XGMI link faults lower the curve, ``rccl_wrong`` puts non-zero
 ``#wrong`` counts in the table (and ``N FAILED`` in the footer), ``rccl_hang`` stops the output before
-the footer and never finishes (``Delivery.HANG``). Across nodes the fabric counts too: the slowest NIC
-of any node gates every rail (``nic_slow``), a run between nodes behind a slow switch uplink and nodes
-outside it crosses that uplink (``uplink_slow``), and a flaky link (``rccl_flaky``) breaks every third
-multi-node run of its node with a network error, counted in the state directory so it is reproducible.
+the footer and never finishes (``Delivery.HANG``), ``rccl_unvalidated`` runs without validation (every
+``#wrong`` N/A) and ``rccl_fewer_ranks`` on fewer GPUs than the command asks for. Across nodes the
+fabric counts too: the slowest NIC of any node gates every rail (``nic_slow``), a run between nodes
+behind a slow switch uplink and nodes outside it crosses that uplink (``uplink_slow``), and a flaky link
+(``rccl_flaky``) breaks every third multi-node run of its node with a network error, counted in the
+state directory so it is reproducible.
 Layout follows the RCCL line of the node: the rank lines, the version banner and the ``# Collective
 test starting`` framing changed across releases.
 
@@ -600,6 +602,12 @@ def _run_test(ctx: SimContext, name: str, args: list[str], launch: _Launch) -> S
     if isinstance(parsed, str):
         return SimReply(stdout="", stderr=f"{name}: {parsed}\n", exit_status=1)
     nodes = [ctx.node if host == ctx.node.name else build_node(ctx.cluster, host) for host in launch.hosts]
+    # The node's own build or wrapper overrides the command line, and prints what it actually did.
+    if any(node.rccl_unvalidated for node in nodes):
+        parsed.check = 0
+    wrapped = [node.rccl_gpus for node in nodes if node.rccl_gpus is not None]
+    if wrapped:
+        parsed.ngpus = min(parsed.ngpus, *wrapped)
     rng = ctx.rng
     base_pid = rng.randrange(2000, 3_000_000)
     pids = [base_pid + k for k in range(launch.ranks)]
