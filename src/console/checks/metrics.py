@@ -529,22 +529,46 @@ def _summary_metric(probe: str, key: str) -> Metric:
             return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
         value = parsed.summary.get(key)
         detail = _tool_errors(facts, parsed, 2)
-        # Without the figure, the tool's own complaint says why (a crash, no table); else that it is absent.
-        missing = None if value is not None else (detail or f"not in the {probe} output")
+        # Without the figure, the parser's reason (``<key>_unread``) or the tool's own complaint says why
+        # (a crash, no table); else that it is absent.
+        unread = parsed.summary.get(f"{key}_unread")
+        missing = None if value is not None else (unread or detail or f"not in the {probe} output")
         return [Observation(_node(facts), value, missing, probe, detail=detail)]
 
     return extract
 
 
-def _ok_metric(probe: str) -> Metric:
+def _ok_metric(probe: str, covers_gpus: bool = False) -> Metric:
+    """The run's own verdict. With ``covers_gpus``, a passing run is a verdict on the node only when it
+    tested every GPU amd-smi lists: a run on fewer (a rank missing, a GPU RVS skipped) judged the rest
+    of them not at all, so it is no value, with why, rather than a PASS."""
+
     def extract(facts: NodeFacts) -> list[Observation]:
         parsed = facts.parsed(probe)
         if not isinstance(parsed, ParsedOutput):
             return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
         detail = _tool_errors(facts, parsed, 3)
+        untested = _gpus_untested(facts, parsed, probe) if covers_gpus and parsed.ok else None
+        if untested is not None:
+            return [Observation(_node(facts), None, untested, probe, detail=detail)]
         return [Observation(_node(facts), parsed.ok, None, probe, detail=detail)]
 
     return extract
+
+
+def _gpus_untested(facts: NodeFacts, parsed: ParsedOutput, probe: str) -> str | None:
+    """Why ``parsed`` does not cover the node's GPUs, or None when it tested as many as amd-smi lists.
+
+    Without amd-smi's count there is nothing to compare with; the checks that read amd-smi say so."""
+    listed = next((o.value for o in gpu_count(facts) if isinstance(o.value, int)), None)
+    if listed is None:
+        return None
+    tested = parsed.summary.get("gpu_count")
+    if not isinstance(tested, int) or isinstance(tested, bool):
+        return f"{probe} names no GPU it tested; amd-smi lists {listed}"
+    if tested < listed:
+        return f"{probe} tested {tested} of the {listed} GPUs amd-smi lists: the other {listed - tested} not judged"
+    return None
 
 
 @metric("tb.healthcheck_ok")
@@ -573,12 +597,13 @@ for _name, _probe, _key in (
     METRICS[_name] = _summary_metric(_probe, _key)
 
 for _name, _probe in (
-    ("rccl.ok", ProbeId.RCCL_ALL_REDUCE),
     ("tb.a2a_ok", ProbeId.TB_A2A),
     ("tb.p2p_ok", ProbeId.TB_P2P),
-    ("rvs.ok", ProbeId.RVS_LEVEL3),
 ):
     METRICS[_name] = _ok_metric(_probe)
+# Tests that drive every GPU of the node: a run on fewer is no verdict on the others.
+METRICS["rccl.ok"] = _ok_metric(ProbeId.RCCL_ALL_REDUCE, covers_gpus=True)
+METRICS["rvs.ok"] = _ok_metric(ProbeId.RVS_LEVEL3, covers_gpus=True)
 
 
 def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
