@@ -882,6 +882,12 @@ def torch_all_reduce(facts: NodeFacts) -> list[Observation]:
         if stage.max_abs_error is not None
         else None
     )
+    count = data.torch.device_count
+    if stage.correct and count is not None and stage.world_size != count:
+        # A correct sum over fewer ranks than devices said nothing of the others.
+        ranks = "an unreported number of" if stage.world_size is None else str(stage.world_size)
+        why = f"all-reduce ran on {ranks} ranks of the {count} devices torch counts"
+        return [Observation(_node(facts), None, why, ProbeId.FRAMEWORK_TORCH, detail=detail)]
     return [Observation(_node(facts), stage.correct, None, ProbeId.FRAMEWORK_TORCH, detail=detail)]
 
 
@@ -895,4 +901,31 @@ def torch_stages(facts: NodeFacts) -> list[Observation]:
         return [Observation(_node(facts), None, why, ProbeId.FRAMEWORK_TORCH)]
     errors = data.stage_errors()
     detail = "; ".join(errors[:3]) or None
+    if not errors and (unrun := _torch_unrun(data)):
+        # Nothing raised, but not every device torch counts ran every stage: no verdict on those.
+        return [Observation(_node(facts), None, "; ".join(unrun[:3]), ProbeId.FRAMEWORK_TORCH)]
     return [Observation(_node(facts), not errors, None, ProbeId.FRAMEWORK_TORCH, detail=detail)]
+
+
+def _torch_unrun(data: Any) -> list[str]:
+    """What the probe left out on the devices torch counts: a device without its entry, one reported twice,
+    a GEMM stage skipped or absent with no error (``unsupported`` is a reason, said by the fp8 check)."""
+    said = []
+    indexes = [device.index for device in data.devices]
+    count = data.torch.device_count
+    if count is not None:
+        absent = [i for i in range(count) if i not in indexes]
+        if absent:
+            said.append(
+                f"torch counts {count} devices, the probe reported none for gpu{', gpu'.join(map(str, absent))}"
+            )
+    twice = sorted({i for i in indexes if indexes.count(i) > 1})
+    if twice:
+        said.append(f"device entries repeated for gpu{', gpu'.join(map(str, twice))}")
+    for device in data.devices:
+        for name in ("bf16", "fp8"):
+            stage = getattr(device, name)
+            if stage.status.value in ("skipped", "missing"):
+                reason = f": {stage.error}" if stage.error else ""
+                said.append(f"gpu{device.index} {name} GEMM {stage.status.value}{reason}")
+    return said

@@ -245,6 +245,21 @@ def _rvs_stops_early(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rvs_stop_after = max(1, _int(fault, "actions", 1))
 
 
+def _torch_entry_lost(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.torch.entry_lost = "repeat" if fault.params.get("repeat") else "drop"
+
+
+def _torch_few_ranks(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A WORLD_SIZE left in the environment: the all-reduce is correct, over half the devices.
+    node.torch.all_reduce_world = max(1, _int(fault, "world", len(node.gpus) // 2))
+
+
+def _torch_fp8_skipped(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        node.torch.fp8_skipped.append(gpu.slot)
+
+
 def _rccl_wrong(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_wrong = True
 
@@ -429,6 +444,9 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.RVS_PEQT_WORD: _rvs_peqt_word,
     FaultKind.RVS_GPU_UNSEEN: _rvs_gpu_unseen,
     FaultKind.RVS_STOPS_EARLY: _rvs_stops_early,
+    FaultKind.TORCH_DEVICE_ENTRY_LOST: _torch_entry_lost,
+    FaultKind.TORCH_ALLREDUCE_FEW_RANKS: _torch_few_ranks,
+    FaultKind.TORCH_FP8_SKIPPED: _torch_fp8_skipped,
     FaultKind.RCCL_LOW_BUSBW: _rccl_low,
     FaultKind.RCCL_UNVALIDATED: _rccl_unvalidated,
     FaultKind.RCCL_FEWER_RANKS: _rccl_fewer_ranks,

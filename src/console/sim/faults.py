@@ -89,6 +89,9 @@ class FaultKind(StrEnum):
     RVS_PEQT_WORD = "rvs_peqt_word"
     RVS_GPU_UNSEEN = "rvs_gpu_unseen"
     RVS_STOPS_EARLY = "rvs_stops_early"
+    TORCH_DEVICE_ENTRY_LOST = "torch_device_entry_lost"
+    TORCH_ALLREDUCE_FEW_RANKS = "torch_allreduce_few_ranks"
+    TORCH_FP8_SKIPPED = "torch_fp8_skipped"
 
 
 # Faults that act on how one program (optionally only some of its subcommands) answers, not on the
@@ -139,6 +142,7 @@ _GPU_KINDS = {
     FaultKind.TORCH_GEMM_NAN,
     FaultKind.XGMI_STATUS_ROW_MISSING,
     FaultKind.RVS_GPU_UNSEEN,
+    FaultKind.TORCH_FP8_SKIPPED,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
@@ -247,6 +251,9 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.TORCH_GEMM_NAN,
     FaultKind.TORCH_ALLREDUCE_WRONG,
     FaultKind.TORCH_ALLREDUCE_HANG,
+    FaultKind.TORCH_DEVICE_ENTRY_LOST,
+    FaultKind.TORCH_ALLREDUCE_FEW_RANKS,
+    FaultKind.TORCH_FP8_SKIPPED,
 )
 
 

@@ -228,6 +228,11 @@ class SimTorch(Model):
     gemm_image: str | None = Field(None, description="the container image the slow GEMM is in; None: every run")
     nonfinite: dict[int, int] = Field(default_factory=dict, description="GPU slot -> NaN/Inf in its GEMM results")
     all_reduce: str = Field("ok", description="ok, wrong (a rank's sum is off) or hang (a rank never finishes)")
+    entry_lost: str | None = Field(
+        None, description="the last device's entry is dropped ('drop') or replaced by the one before ('repeat')"
+    )
+    all_reduce_world: int | None = Field(None, description="ranks the all-reduce runs on; None: every device")
+    fp8_skipped: list[int] = Field(default_factory=list, description="GPU slots whose FP8 stage says skipped")
 
 
 class SimContainer(Model):
