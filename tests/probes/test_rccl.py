@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -513,3 +514,41 @@ def test_any_input_parses_or_raises_parse_error(data: bytes) -> None:
     text = to_text(data)
     assert_total(rccl.parse, text)
     rccl.detect(text)
+
+
+def _with_second_row(text: str, size: str, change: Callable[[list[str]], None]) -> str:
+    """The table with the ``size`` row printed once more after itself, its cells changed by ``change``."""
+    lines = []
+    for line in text.splitlines():
+        lines.append(line)
+        cells = line.split()
+        if cells and cells[0] == size:
+            change(cells)
+            lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def test_a_size_printed_twice_with_other_figures_is_judged_by_the_worse() -> None:
+    # Not a per-rank copy (those repeat the figures): the same size measured twice, the second slow.
+    def slow(cells: list[str]) -> None:
+        cells[10], cells[11] = "6.00", "12.00"
+
+    result, data = parsed(_with_second_row(MI300X_1NODE.read_text(), "8589934592", slow))
+    assert len(data.rows) == 31
+    assert result.summary["inplace_busbw_at_max_size_gbps"] == 12.0
+    assert "8589934592 bytes printed twice with different figures (busbw 315.91 and 12 GB/s)" in result.warnings[-1]
+
+
+def test_wrong_elements_in_a_repeated_row_are_not_lost() -> None:
+    def corrupt(cells: list[str]) -> None:
+        cells[8] = "7"
+
+    result, _ = parsed(_with_second_row(MI300X_1NODE.read_text(), "8589934592", corrupt))
+    assert result.ok is False
+    assert "#wrong 7 at 8589934592 bytes (out-of-place, float sum)" in result.errors
+
+
+def test_an_identical_repeated_row_is_a_copy() -> None:
+    result, data = parsed(_with_second_row(MI300X_1NODE.read_text(), "8589934592", lambda cells: None))
+    assert len(data.rows) == 31 and result.ok
+    assert result.summary["inplace_busbw_at_max_size_gbps"] == 315.91

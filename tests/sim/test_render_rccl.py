@@ -327,3 +327,12 @@ def test_rccl_fewer_ranks_runs_on_half_the_node_and_says_so() -> None:
     assert "nGpus 4" in reply.stdout and reply.exit_status == 0
     parsed = _parse(reply.stdout)
     assert parsed.ok and parsed.summary["gpu_count"] == 4
+
+
+def test_rccl_row_repeated_prints_the_largest_size_again_slower() -> None:
+    spec = cluster(faults=[fault(FaultKind.RCCL_ROW_REPEATED)])
+    reply = run(spec, "all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8")
+    rows = [line.split() for line in reply.stdout.splitlines() if line.strip().startswith("8589934592 ")]
+    assert len(rows) == 2 and float(rows[1][11]) < float(rows[0][11]) / 10
+    parsed = _parse(reply.stdout)
+    assert parsed.summary["inplace_busbw_at_max_size_gbps"] == float(rows[1][11])

@@ -171,8 +171,10 @@ class _State:
         self.layout: _Layout | None = None
         self.half_titles: list[str] = []
         self.cycle = 1
-        self.seen_rows: set[tuple[object, ...]] = set()
+        self.seen_rows: dict[tuple[object, ...], int] = {}  # row key -> its place in rows
         self.duplicates = 0
+        self.conflicts: list[str] = []
+        self.set_aside: list[RcclRow] = []  # rows repeated with other figures, not kept as the size's figures
         self.unreadable_rows = 0
         self.rank_conflicts: set[int] = set()
         self.later_runs: list[_State] = []  # further test runs in the same log, each judged on its own
@@ -285,11 +287,23 @@ class _State:
             self.unreadable_rows += len(tokens) > 3 and tokens[1].isdigit()
             return
         key = (row.cycle, row.size_bytes, row.count, row.type, row.redop, row.root)
-        if key in self.seen_rows:
+        place = self.seen_rows.get(key)
+        if place is None:
+            self.seen_rows[key] = len(self.rows)
+            self.rows.append(row)
+        elif (self.rows[place].out_of_place, self.rows[place].in_place) == (row.out_of_place, row.in_place):
             self.duplicates += 1
-            return
-        self.seen_rows.add(key)
-        self.rows.append(row)
+        else:
+            # The same size measured twice with other figures is no per-rank copy: the worse is judged,
+            # and both are checked for #wrong.
+            kept = self.rows[place]
+            worse, other = (row, kept) if _busbw(row) < _busbw(kept) else (kept, row)
+            self.rows[place] = worse
+            self.set_aside.append(other)
+            self.conflicts.append(
+                f"{row.size_bytes} bytes printed twice with different figures (busbw {_busbw(kept):g} and "
+                f"{_busbw(row):g} GB/s): the lower is judged"
+            )
 
     def result(self, kind: str | None) -> RcclResult:
         collective = kind or self.collective or _infer_collective(self.rows) or "unknown"
@@ -304,6 +318,7 @@ class _State:
         )
         if self.duplicates:
             result.warnings.append(f"{self.duplicates} repeated table rows ignored (per-rank copies of the output?)")
+        result.warnings.extend(self.conflicts)
         if self.unreadable_rows:
             result.warnings.append(f"{self.unreadable_rows} table rows could not be read and were skipped")
         if self.rank_conflicts:
@@ -312,6 +327,9 @@ class _State:
                 "(rccl-tests built without MPI support but started by mpirun/srun?)"
             )
         result.errors = [*self.failures, *_judgement(result)]
+        if self.set_aside:
+            aside = result.model_copy(update={"rows": self.set_aside, "footer": RcclFooter(complete=True)})
+            result.errors += [error for error in _judgement(aside) if error not in result.errors]
         if self.later_runs:
             count = len(self.later_runs) + 1
             result.warnings.append(f"the output holds {count} test runs: figures of the first, every run judged")
@@ -319,6 +337,14 @@ class _State:
                 run = later.result(None)
                 result.errors += [f"run {number} ({run.collective}): {error}" for error in run.errors]
         return result
+
+
+def _busbw(row: RcclRow) -> float:
+    """The row's bus bandwidth, in-place else out-of-place; unmeasured counts as no worse than any."""
+    for half in (row.in_place, row.out_of_place):
+        if half is not None and half.busbw_gbps is not None:
+            return half.busbw_gbps
+    return math.inf
 
 
 def _judgement(result: RcclResult) -> Iterable[str]:

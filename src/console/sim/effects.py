@@ -273,6 +273,11 @@ def _rccl_fewer_ranks(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_gpus = max(1, _int(fault, "gpus", len(node.gpus) // 2))
 
 
+def _rccl_row_repeated(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A site wrapper that retries the largest size and appends its row to the same table: the retry is slow.
+    node.rccl_repeat_factor = _float(fault, "factor", 0.04)
+
+
 def _rccl_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_busbw_factor = _float(fault, "factor", 0.72)
 
@@ -450,6 +455,7 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.RCCL_LOW_BUSBW: _rccl_low,
     FaultKind.RCCL_UNVALIDATED: _rccl_unvalidated,
     FaultKind.RCCL_FEWER_RANKS: _rccl_fewer_ranks,
+    FaultKind.RCCL_ROW_REPEATED: _rccl_row_repeated,
     FaultKind.RCCL_HANG: _rccl_hang,
     FaultKind.RCCL_LATENCY_HIGH: _rccl_latency,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,

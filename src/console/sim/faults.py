@@ -92,6 +92,7 @@ class FaultKind(StrEnum):
     TORCH_DEVICE_ENTRY_LOST = "torch_device_entry_lost"
     TORCH_ALLREDUCE_FEW_RANKS = "torch_allreduce_few_ranks"
     TORCH_FP8_SKIPPED = "torch_fp8_skipped"
+    RCCL_ROW_REPEATED = "rccl_row_repeated"
 
 
 # Faults that act on how one program (optionally only some of its subcommands) answers, not on the
@@ -243,6 +244,7 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.RVS_PEQT_WORD,
     FaultKind.RVS_GPU_UNSEEN,
     FaultKind.RVS_STOPS_EARLY,
+    FaultKind.RCCL_ROW_REPEATED,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

@@ -293,6 +293,9 @@ class SimNode(Model):
     rccl_unvalidated: bool = Field(
         False, description="the node's rccl-tests ignore -c 1: no #wrong is checked (every cell N/A)"
     )
+    rccl_repeat_factor: float | None = Field(
+        None, description="the largest size is measured and printed again, at this share of its busbw"
+    )
     rccl_gpus: int | None = Field(
         None, description="the node's all_reduce_perf (a site wrapper) drives only this many GPUs per process"
     )

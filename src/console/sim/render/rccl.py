@@ -6,7 +6,8 @@ for the collective, for the NIC fabric when the run spans nodes, and by the faul
 the run: ``rccl_low_busbw`` and XGMI link faults lower the curve, ``rccl_wrong`` puts non-zero
 ``#wrong`` counts in the table (and ``N FAILED`` in the footer), ``rccl_hang`` stops the output before
 the footer and never finishes (``Delivery.HANG``), ``rccl_unvalidated`` runs without validation (every
-``#wrong`` N/A) and ``rccl_fewer_ranks`` on fewer GPUs than the command asks for. Across nodes the
+``#wrong`` N/A), ``rccl_fewer_ranks`` on fewer GPUs than the command asks for and ``rccl_row_repeated``
+prints the largest size twice, the second slow. Across nodes the
 fabric counts too: the slowest NIC of any node gates every rail (``nic_slow``), a run between nodes
 behind a slow switch uplink and nodes outside it crosses that uplink (``uplink_slow``), and a flaky link
 (``rccl_flaky``) breaks every third multi-node run of its node with a network error, counted in the
@@ -625,6 +626,12 @@ def _run_test(ctx: SimContext, name: str, args: list[str], launch: _Launch) -> S
         )
     header = _header_lines(run)
     rows = _rows(run)
+    factor = next((node.rccl_repeat_factor for node in nodes if node.rccl_repeat_factor is not None), None)
+    if factor is not None and rows:
+        # The largest size once more, slower: the same row key with other figures.
+        last = rows[-1]
+        halves = [(t / factor, algbw * factor, busbw * factor, wrong) for t, algbw, busbw, wrong in last.halves]
+        rows.append(_Row(last.size, last.count, halves))
     lines = header + [_row_text(run, row) for row in rows]
     seconds = 2.5 + sum((parsed.warmup + parsed.iters) * (row.halves[0][0] + row.halves[1][0]) for row in rows) / 1e6
     if any(node.rccl_hang for node in nodes):
