@@ -1,6 +1,7 @@
-"""RVS and rccl-tests judge the node only as far as they tested its GPUs: on simulated nodes (the renderers'
-real output), a run that passes on fewer GPUs than amd-smi lists, ends after its first action, or prints
-a verdict or a #wrong count the parser cannot read, leaves its check UNKNOWN, with why, never PASS."""
+"""A check judges only what was measured and read: on simulated nodes (the renderers' real output), an
+RVS or rccl-tests run that passes on fewer GPUs than amd-smi lists, ends after its first action, or prints
+a verdict or a #wrong count the parser cannot read, and an amd-smi reading printed as an impossible value,
+leave their check UNKNOWN, with why, never PASS (nor SKIP)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from console.sim.specs import GpuModel
 from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.engine import probe_problem
 
-_WANTED = ("amdsmi.list", "amdsmi.static", "rccl.all_reduce", "rvs.level3")
+_WANTED = ("amdsmi.list", "amdsmi.static", "amdsmi.metric", "rccl.all_reduce", "rvs.level3")
 
 
 def _facts(*faults: Fault) -> NodeFacts:
@@ -61,3 +62,19 @@ def test_a_run_that_did_not_judge_every_gpu_is_unknown(fault: Fault, check_id: s
     [finding] = _findings(_facts(fault), check_id)
     assert finding.status is Status.UNKNOWN
     assert why in finding.message
+
+
+@pytest.mark.parametrize(
+    ("field", "check_id", "why"),
+    [
+        ("ecc", "ecc.uncorrectable", "negative count: -1"),
+        ("throttle", "throttle.thermal", "printed, but no reading: TVIOL not a percentage: -3"),
+    ],
+)
+def test_an_impossible_amdsmi_reading_is_unknown_on_its_gpu(field: str, check_id: str, why: str) -> None:
+    # -1 errors or -3 % throttled is a failed read printed as a value: not 0, and not a counter the GPU lacks.
+    fault = Fault(kind=FaultKind.AMDSMI_IMPOSSIBLE_READING, node="x", gpu=3, params={"field": field})
+    findings = _findings(_facts(fault), check_id)
+    assert {f.subject.gpu for f in findings if f.status is not Status.PASS} == {3}
+    [finding] = [f for f in findings if f.subject.gpu == 3]
+    assert finding.status is Status.UNKNOWN and why in finding.message

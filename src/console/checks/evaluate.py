@@ -7,7 +7,8 @@ Rules that keep "could not check" from reading as healthy:
 * a probe the node's tool does not know (an older amd-smi) makes the check UNKNOWN with the tool's own
   words, or SKIP when ``when_unsupported`` names a probe that answered and judges the same thing;
 * a value the tool reported as N/A gives the check's ``on_missing`` status (UNKNOWN by default), and
-  so does a check whose probe answered but reported nothing for it at all;
+  so does a check whose probe answered but reported nothing for it at all; a value printed that is no
+  reading (``Observation.unreadable``: -3 %) is UNKNOWN whatever ``on_missing`` says;
 * a comparison that cannot be made (unset variable, text where a number was expected) is UNKNOWN.
 A check whose probes were not part of this sweep gives no finding at all.
 """
@@ -181,7 +182,7 @@ def evaluate_check(
     pinned = facts.pin.pinned_fields() if check.compare == "pin" else {}
     for obs in observations:
         if obs.value is None:
-            status = on_problem if probe_problem else check.on_missing
+            status = on_problem if probe_problem else Status.UNKNOWN if obs.unreadable else check.on_missing
             reason = probe_problem or obs.missing or "not reported"
             findings.append(
                 _finding(check, obs, status, f"{check.title}: {reason}", _evidence(check, obs, None, run_ids))

@@ -34,6 +34,8 @@ class Observation:
     always_detail: bool = False  # said in a PASS message too (CPER records a check ignored)
     action: Remedy | None = None  # what this subject calls for, when it is not the check's (a CPER record's AFID)
     action_source: str | None = None
+    # The value was printed but is no reading (-3 %): UNKNOWN even where the check SKIPs a value not reported.
+    unreadable: bool = False
 
 
 Metric = Callable[[NodeFacts], list[Observation]]
@@ -58,11 +60,16 @@ def _gpu_subject(facts: NodeFacts, gpu: GpuRecord) -> Subject:
     return facts.subject(Scope.GPU, gpu=gpu.identity.index, gpu_bdf=gpu.identity.bdf)
 
 
+# Begins the reason of a value that was printed and could not be read (see ``Observation.unreadable``).
+UNREADABLE = "printed, but no reading: "
+
+
 def _per_gpu(facts: NodeFacts, probe: str, read: Callable[[GpuRecord], tuple[Any, str | None]]) -> list[Observation]:
     observations = []
     for gpu in facts.gpus:
         value, missing = read(gpu)
-        observations.append(Observation(_gpu_subject(facts, gpu), value, missing, probe))
+        unreadable = bool(missing and missing.startswith(UNREADABLE))
+        observations.append(Observation(_gpu_subject(facts, gpu), value, missing, probe, unreadable=unreadable))
     return observations
 
 
@@ -198,6 +205,14 @@ def _violation(gpu: GpuRecord, names: Iterable[str]) -> tuple[Any, str | None]:
     if gpu.metrics is None:
         return None, "no metric data"
     wanted = {n.upper() for n in names}
+    unread = [
+        f"{key.removeprefix('violation ')} {why}"
+        for key, why in gpu.metrics.unavailable.items()
+        if key.startswith("violation ") and key.removeprefix("violation ").upper() in wanted
+    ]
+    if unread:
+        # A counter that printed an impossible share: the others' maximum would hide it.
+        return None, UNREADABLE + "; ".join(unread)
     values = [v.percent for v in gpu.metrics.violations if v.name.upper() in wanted and v.percent is not None]
     if not values:
         return None, gpu.metrics.unavailable.get("violations", "violation counters not reported")

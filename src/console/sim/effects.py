@@ -260,6 +260,12 @@ def _torch_fp8_skipped(node: SimNode, fault: Fault, rng: random.Random) -> None:
         node.torch.fp8_skipped.append(gpu.slot)
 
 
+def _impossible_reading(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.impossible = _str(fault, "field", "ecc")
+
+
 def _rccl_wrong(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_wrong = True
 
@@ -456,6 +462,7 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.RCCL_UNVALIDATED: _rccl_unvalidated,
     FaultKind.RCCL_FEWER_RANKS: _rccl_fewer_ranks,
     FaultKind.RCCL_ROW_REPEATED: _rccl_row_repeated,
+    FaultKind.AMDSMI_IMPOSSIBLE_READING: _impossible_reading,
     FaultKind.RCCL_HANG: _rccl_hang,
     FaultKind.RCCL_LATENCY_HIGH: _rccl_latency,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,

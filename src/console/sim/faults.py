@@ -93,6 +93,7 @@ class FaultKind(StrEnum):
     TORCH_ALLREDUCE_FEW_RANKS = "torch_allreduce_few_ranks"
     TORCH_FP8_SKIPPED = "torch_fp8_skipped"
     RCCL_ROW_REPEATED = "rccl_row_repeated"
+    AMDSMI_IMPOSSIBLE_READING = "amdsmi_impossible_reading"
 
 
 # Faults that act on how one program (optionally only some of its subcommands) answers, not on the
@@ -144,6 +145,7 @@ _GPU_KINDS = {
     FaultKind.XGMI_STATUS_ROW_MISSING,
     FaultKind.RVS_GPU_UNSEEN,
     FaultKind.TORCH_FP8_SKIPPED,
+    FaultKind.AMDSMI_IMPOSSIBLE_READING,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
@@ -245,6 +247,7 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.RVS_GPU_UNSEEN,
     FaultKind.RVS_STOPS_EARLY,
     FaultKind.RCCL_ROW_REPEATED,
+    FaultKind.AMDSMI_IMPOSSIBLE_READING,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

@@ -195,6 +195,9 @@ class SimGpu(Model):
     xgmi: dict[int, SimXgmiLink] = Field(default_factory=dict, description="peer slot -> connection")
     xgmi_status_row: bool = Field(True, description="False: amd-smi's link-status table leaves this GPU's row out")
     gst_factor: float = Field(1.0, description="scales RVS GST GFLOPS")
+    impossible: str | None = Field(
+        None, description="amd-smi metric prints a failed read as a value: 'ecc' (-1 errors) or 'throttle' (-3 %)"
+    )
     hbm_factor: float = Field(1.0, description="scales HBM bandwidth (RVS mem, babel, TransferBench HBM)")
 
     def ecc_total(self, field: str) -> int:

@@ -19,6 +19,7 @@ from console.probes.values import (
     parse_quantity,
     to_bytes,
     to_celsius,
+    to_count,
     to_gbps,
     to_int,
     to_mhz,
@@ -219,7 +220,7 @@ def max_of(value: Any, convert: Converter) -> Quantity:
         q = convert(value)  # one reading, as most are: no list of leaves
         if q.value is not None:
             return Quantity(q.value)
-        return Quantity(None, None, "N/A" if kind is dict else na_reason(value))
+        return Quantity(None, None, q.reason or ("N/A" if kind is dict else na_reason(value)))
     numbers = [q.value for q in (convert(leaf) for leaf in leaves(value)) if q.value is not None]
     if not numbers:
         return Quantity(None, None, na_reason(value) if not (is_mapping(value) or isinstance(value, list)) else "N/A")
@@ -242,6 +243,7 @@ __all__ = [
     "text_of",
     "to_bytes_default",
     "to_celsius",
+    "to_count",
     "to_gbps",
     "to_gts",
     "to_int",

@@ -39,6 +39,7 @@ from console.probes.amdsmi.fields import (
     text_of,
     to_bytes_default,
     to_celsius,
+    to_count,
     to_gbps,
     to_gts,
     to_int,
@@ -50,7 +51,7 @@ from console.probes.amdsmi.fields import (
     to_percent,
     to_watts,
 )
-from console.probes.values import na_reason, normalise_bdf
+from console.probes.values import na_reason, normalise_bdf, parse_quantity
 
 Entry = Mapping[str, Any]
 # (field, where it may be printed, converter or None for verbatim text, integer?)
@@ -169,11 +170,11 @@ _PCIE = FieldTable(
         ("width", ("pcie.width", "pcie_width"), to_int, True),
         ("speed_gts", ("pcie.speed", "pcie_speed"), to_gts, False),
         ("bandwidth_mbps", ("pcie.bandwidth", "pcie_bw", "pcie_bandwidth"), to_mbps, False),
-        ("replay_count", ("pcie.replay_count", "replay_count", "pcie_replay"), to_int, True),
-        ("replay_rollover_count", ("pcie.replay_roll_over_count", "replay_roll_over_count"), to_int, True),
-        ("l0_to_recovery_count", ("pcie.l0_to_recovery_count", "l0_to_recovery_count"), to_int, True),
-        ("nak_sent_count", ("pcie.nak_sent_count", "nak_sent_count"), to_int, True),
-        ("nak_received_count", ("pcie.nak_received_count", "nak_received_count"), to_int, True),
+        ("replay_count", ("pcie.replay_count", "replay_count", "pcie_replay"), to_count, True),
+        ("replay_rollover_count", ("pcie.replay_roll_over_count", "replay_roll_over_count"), to_count, True),
+        ("l0_to_recovery_count", ("pcie.l0_to_recovery_count", "l0_to_recovery_count"), to_count, True),
+        ("nak_sent_count", ("pcie.nak_sent_count", "nak_sent_count"), to_count, True),
+        ("nak_received_count", ("pcie.nak_received_count", "nak_received_count"), to_count, True),
     ]
 )
 _ECC = FieldTable(
@@ -181,7 +182,7 @@ _ECC = FieldTable(
         (
             "correctable",
             ("ecc.total_correctable_count", "ecc.correctable_count", "total_correctable_count", "single_bit_ecc"),
-            to_int,
+            to_count,
             True,
         ),
         (
@@ -193,12 +194,12 @@ _ECC = FieldTable(
                 "double_bit_ecc",
                 "uec",
             ),
-            to_int,
+            to_count,
             True,
         ),
-        ("deferred", ("ecc.total_deferred_count", "ecc.deferred_count", "total_deferred_count"), to_int, True),
-        ("cache_correctable", ("ecc.cache_correctable_count", "cache_correctable_count"), to_int, True),
-        ("cache_uncorrectable", ("ecc.cache_uncorrectable_count", "cache_uncorrectable_count"), to_int, True),
+        ("deferred", ("ecc.total_deferred_count", "ecc.deferred_count", "total_deferred_count"), to_count, True),
+        ("cache_correctable", ("ecc.cache_correctable_count", "cache_correctable_count"), to_count, True),
+        ("cache_uncorrectable", ("ecc.cache_uncorrectable_count", "cache_uncorrectable_count"), to_count, True),
     ]
 )
 _STATIC = FieldTable(
@@ -340,7 +341,7 @@ def metrics_of(entry: Entry) -> GpuMetrics | None:
         return None
     text_field(values, unavailable, "throttle_status", pick(entry, ("power.throttle_status", "throttle_status")))
     _xgmi_error_status(values, unavailable, pick(entry, ("xgmi_err", "xgmi_err.status")))
-    values["violations"] = violations_of(entry)
+    values["violations"] = violations_of(entry, unavailable)
     if has_pcie:
         values["pcie"] = PcieLink(**pcie, unavailable=pcie_unavailable)
     return GpuMetrics(**values, unavailable=unavailable)
@@ -365,8 +366,11 @@ def _violation_section(entry: Entry) -> Any:
     return pick(entry, ("throttle", "violation"))
 
 
-def violations_of(entry: Entry) -> list[Violation]:
-    """PVIOL/TVIOL/... shares, active flags and accumulators (max over XCPs where per-partition)."""
+def violations_of(entry: Entry, unavailable: dict[str, str] | None = None) -> list[Violation]:
+    """PVIOL/TVIOL/... shares, active flags and accumulators (max over XCPs where per-partition).
+
+    A share printed as a number that is no share (-3 %, 250 %) is said in ``unavailable`` under
+    ``violation <NAME>``: unlike N/A (a counter this GPU does not have), it is a reading that failed."""
     section = _violation_section(entry)
     if not is_mapping(section):
         return []
@@ -377,8 +381,14 @@ def violations_of(entry: Entry) -> list[Violation]:
             grouped.setdefault(split[0], {})[split[1]] = value
     found = []
     for stem, roles in grouped.items():
-        percent = max_of(roles.get("percent", ABSENT), to_percent).value if "percent" in roles else None
-        accumulated = finite_int(max_of(roles["accumulated"], to_int)) if "accumulated" in roles else None
+        percent = None
+        if "percent" in roles:
+            percent = max_of(roles["percent"], to_percent).value
+            unread = _unreadable(roles["percent"], to_percent)
+            if unread and unavailable is not None:
+                # One XCP's impossible share would vanish under the others' maximum: said, for the checks.
+                unavailable[f"violation {_VIOLATION_NAMES.get(stem, stem.upper())}"] = unread
+        accumulated = finite_int(max_of(roles["accumulated"], to_count)) if "accumulated" in roles else None
         active = _any_active(roles["active"]) if "active" in roles else None
         if percent is None and accumulated is None and active is None:
             continue
@@ -388,6 +398,17 @@ def violations_of(entry: Entry) -> list[Violation]:
             )
         )
     return found
+
+
+def _unreadable(value: Any, convert: Converter) -> str | None:
+    """Why a number printed under ``value`` is no reading (``convert`` refused it), or None. N/A and other
+    no-value words are not counted: they say the counter is not there, not that its read failed."""
+    for leaf in leaves(value):
+        if na_reason(leaf) is None and parse_quantity(leaf).value is not None:
+            q = convert(leaf)
+            if q.value is None:
+                return q.reason or "unreadable"
+    return None
 
 
 @functools.lru_cache(maxsize=1024)
