@@ -56,6 +56,7 @@ def test_a_healthy_node_passes_the_rvs_and_rccl_checks() -> None:
         (Fault(kind=FaultKind.RVS_STOPS_EARLY, node="x"), "rvs.ok", "names no GPU it tested"),
         (Fault(kind=FaultKind.RVS_PEQT_WORD, node="x"), "rvs.failures", "peqt verdict 'FAILED' is neither"),
         (Fault(kind=FaultKind.RCCL_UNVALIDATED, node="x"), "rccl.wrong", "#wrong not read in 62 result cell(s)"),
+        (Fault(kind=FaultKind.RCCL_HEADER_LINE_LOST, node="x"), "rccl.complete", "units header line(s) missing"),
     ],
 )
 def test_a_run_that_did_not_judge_every_gpu_is_unknown(fault: Fault, check_id: str, why: str) -> None:

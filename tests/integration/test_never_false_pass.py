@@ -79,6 +79,7 @@ HARDWARE_LEVEL: dict[FaultKind, ProbeSet] = {
     FaultKind.RCCL_UNVALIDATED: ProbeSet.STANDARD,
     FaultKind.RCCL_FEWER_RANKS: ProbeSet.STANDARD,
     FaultKind.RCCL_ROW_REPEATED: ProbeSet.STANDARD,
+    FaultKind.RCCL_HEADER_LINE_LOST: ProbeSet.STANDARD,
     FaultKind.RVS_PEQT_WORD: ProbeSet.FULL,
     FaultKind.RVS_GPU_UNSEEN: ProbeSet.FULL,
     FaultKind.RVS_STOPS_EARLY: ProbeSet.FULL,

@@ -552,3 +552,17 @@ def test_an_identical_repeated_row_is_a_copy() -> None:
     result, data = parsed(_with_second_row(MI300X_1NODE.read_text(), "8589934592", lambda cells: None))
     assert len(data.rows) == 31 and result.ok
     assert result.summary["inplace_busbw_at_max_size_gbps"] == 315.91
+
+
+@pytest.mark.parametrize(("marker", "name"), [("out-of-place", "placement"), ("redop", "columns"), ("(B)", "units")])
+def test_a_full_log_without_a_table_header_line_is_no_verdict(marker: str, name: str) -> None:
+    # The tool prints all three before its table: a log from its first line without one was altered.
+    text = "\n".join(line for line in MI300X_1NODE.read_text().splitlines() if marker not in line)
+    result, data = parsed(text)
+    assert len(data.rows) == 31 and result.ok
+    assert result.summary["ok_unread"] == f"the table's {name} header line(s) missing: the output was altered"
+
+
+def test_complete_logs_and_table_tails_are_taken_as_printed() -> None:
+    for sample in (MI300X_1NODE, RCCL2223, ALLTOALL, MI250X_SRUN):
+        assert "ok_unread" not in parsed(sample.read_text())[0].summary, sample.name

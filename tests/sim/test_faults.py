@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 67
+    assert len(FaultKind) == 68
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -211,6 +211,7 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.TORCH_FP8_SKIPPED: (3, None, {}, lambda n: n.torch.fp8_skipped == [3]),
     FaultKind.RCCL_ROW_REPEATED: (None, None, {}, lambda n: n.rccl_repeat_factor == 0.04),
     FaultKind.AMDSMI_IMPOSSIBLE_READING: (3, None, {}, lambda n: n.gpus[3].impossible == "ecc"),
+    FaultKind.RCCL_HEADER_LINE_LOST: (None, None, {}, lambda n: n.rccl_header_lost == 3),
 }
 
 

@@ -336,3 +336,13 @@ def test_rccl_row_repeated_prints_the_largest_size_again_slower() -> None:
     assert len(rows) == 2 and float(rows[1][11]) < float(rows[0][11]) / 10
     parsed = _parse(reply.stdout)
     assert parsed.summary["inplace_busbw_at_max_size_gbps"] == float(rows[1][11])
+
+
+@pytest.mark.parametrize(("line", "lost"), [(1, "out-of-place"), (2, "redop"), (3, "(elements)")])
+def test_rccl_header_line_lost_drops_that_line_of_the_table_header(line: int, lost: str) -> None:
+    spec = cluster(faults=[fault(FaultKind.RCCL_HEADER_LINE_LOST, line=line)])
+    reply = run(spec, "all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8")
+    healthy = run(cluster(), "all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8")
+    assert lost in healthy.stdout and lost not in reply.stdout
+    assert "header line(s) missing" in _parse(reply.stdout).summary["ok_unread"]
+    assert "ok_unread" not in _parse(healthy.stdout).summary

@@ -563,6 +563,10 @@ def _ok_metric(probe: str, covers_gpus: bool = False) -> Metric:
         if not isinstance(parsed, ParsedOutput):
             return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
         detail = _tool_errors(facts, parsed, 3)
+        # A passing run whose output the parser could not take as the tool's own (``ok_unread``) is no verdict.
+        unread = parsed.summary.get("ok_unread") if parsed.ok else None
+        if isinstance(unread, str):
+            return [Observation(_node(facts), None, unread, probe, detail=detail)]
         untested = _gpus_untested(facts, parsed, probe) if covers_gpus and parsed.ok else None
         if untested is not None:
             return [Observation(_node(facts), None, untested, probe, detail=detail)]

@@ -69,6 +69,8 @@ _FAILURE = re.compile(
 _SRUN_LABEL = re.compile(r"^\s*(\d+): ")
 _MPI_LABEL = re.compile(r"^\[\d+,(\d+)\]<(?:stdout|stderr)>:")
 _HALF_TITLE = re.compile(r"\b(out-of-place|in-place)\b")
+# The third header line: the columns' units, "#        (B)    (elements)   (us)  (GB/s) ...".
+_UNITS_LINE = re.compile(r"^#\s*\(B\)\s+\(elements\)")
 
 
 def detect(text: str) -> Detection | None:
@@ -116,13 +118,17 @@ def parse(text: str, kind: str | None = None) -> ParsedOutput:
     if not state.recognised():
         raise ParseError("no rccl-tests parameter header, results table, footer or test failure line found", raw=text)
     result = state.result(kind if kind and kind != "unknown" else None)
+    summary = _summary(result)
+    if state.unread is not None:
+        # Not a failure of the run: no verdict on it (the check reading ``ok`` says UNKNOWN, with this).
+        summary["ok_unread"] = state.unread
     return ParsedOutput(
         tool=Tool.RCCL_TESTS,
         kind=result.collective,
         ok=not result.errors,
         errors=list(result.errors),
-        warnings=list(result.warnings),
-        summary=_summary(result),
+        warnings=[*result.warnings, *([state.unread] if state.unread else [])],
+        summary=summary,
         tool_version=result.versions.tests,
         data=result,
     )
@@ -179,6 +185,8 @@ class _State:
         self.rank_conflicts: set[int] = set()
         self.later_runs: list[_State] = []  # further test runs in the same log, each judged on its own
         self.recognised_lines = 0
+        self.header_lines: set[str] = set()  # which of the table's three header lines were printed
+        self.unread: str | None = None  # why the run's output cannot be taken as the tool's own
 
     def recognised(self) -> bool:
         return bool(self.recognised_lines or self.rows or self.failures)
@@ -237,8 +245,12 @@ class _State:
             self._tests_version(match.group("version"))
         elif titles := _HALF_TITLE.findall(line):
             self.half_titles = [title.replace("-", "_") for title in titles]
+            self.header_lines.add("placement")
         elif (layout := _layout_from_header(line, self.half_titles)) is not None:
             self.layout = layout
+            self.header_lines.add("columns")
+        elif _UNITS_LINE.match(line):
+            self.header_lines.add("units")
         else:
             handled = False
         self.recognised_lines += handled
@@ -327,6 +339,11 @@ class _State:
                 "(rccl-tests built without MPI support but started by mpirun/srun?)"
             )
         result.errors = [*self.failures, *_judgement(result)]
+        missing = [name for name in ("placement", "columns", "units") if name not in self.header_lines]
+        if self.header is not None and self.rows and missing:
+            # The tool prints all three before its table; a run from its first line without them was
+            # altered on the way (lines lost or rewritten): its figures were read on a guessed layout.
+            self.unread = f"the table's {', '.join(missing)} header line(s) missing: the output was altered"
         if self.set_aside:
             aside = result.model_copy(update={"rows": self.set_aside, "footer": RcclFooter(complete=True)})
             result.errors += [error for error in _judgement(aside) if error not in result.errors]

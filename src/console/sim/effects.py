@@ -284,6 +284,11 @@ def _rccl_row_repeated(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_repeat_factor = _float(fault, "factor", 0.04)
 
 
+def _rccl_header_lost(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A log shipper that drops or rewrites a line: the run is clean, its output is not the tool's.
+    node.rccl_header_lost = min(3, max(1, _int(fault, "line", 3)))
+
+
 def _rccl_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_busbw_factor = _float(fault, "factor", 0.72)
 
@@ -462,6 +467,7 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.RCCL_UNVALIDATED: _rccl_unvalidated,
     FaultKind.RCCL_FEWER_RANKS: _rccl_fewer_ranks,
     FaultKind.RCCL_ROW_REPEATED: _rccl_row_repeated,
+    FaultKind.RCCL_HEADER_LINE_LOST: _rccl_header_lost,
     FaultKind.AMDSMI_IMPOSSIBLE_READING: _impossible_reading,
     FaultKind.RCCL_HANG: _rccl_hang,
     FaultKind.RCCL_LATENCY_HIGH: _rccl_latency,

@@ -94,6 +94,7 @@ class FaultKind(StrEnum):
     TORCH_FP8_SKIPPED = "torch_fp8_skipped"
     RCCL_ROW_REPEATED = "rccl_row_repeated"
     AMDSMI_IMPOSSIBLE_READING = "amdsmi_impossible_reading"
+    RCCL_HEADER_LINE_LOST = "rccl_header_line_lost"
 
 
 # Faults that act on how one program (optionally only some of its subcommands) answers, not on the
@@ -248,6 +249,7 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.RVS_STOPS_EARLY,
     FaultKind.RCCL_ROW_REPEATED,
     FaultKind.AMDSMI_IMPOSSIBLE_READING,
+    FaultKind.RCCL_HEADER_LINE_LOST,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

@@ -299,6 +299,9 @@ class SimNode(Model):
     rccl_repeat_factor: float | None = Field(
         None, description="the largest size is measured and printed again, at this share of its busbw"
     )
+    rccl_header_lost: int | None = Field(
+        None, description="the table header line (1 placement, 2 columns, 3 units) the node's log collector drops"
+    )
     rccl_gpus: int | None = Field(
         None, description="the node's all_reduce_perf (a site wrapper) drives only this many GPUs per process"
     )

@@ -7,7 +7,8 @@ the run: ``rccl_low_busbw`` and XGMI link faults lower the curve, ``rccl_wrong``
 ``#wrong`` counts in the table (and ``N FAILED`` in the footer), ``rccl_hang`` stops the output before
 the footer and never finishes (``Delivery.HANG``), ``rccl_unvalidated`` runs without validation (every
 ``#wrong`` N/A), ``rccl_fewer_ranks`` on fewer GPUs than the command asks for and ``rccl_row_repeated``
-prints the largest size twice, the second slow. Across nodes the
+prints the largest size twice, the second slow; ``rccl_header_line_lost`` drops one line of the table's
+header. Across nodes the
 fabric counts too: the slowest NIC of any node gates every rail (``nic_slow``), a run between nodes
 behind a slow switch uplink and nodes outside it crosses that uplink (``uplink_slow``), and a flaky link
 (``rccl_flaky``) breaks every third multi-node run of its node with a network error, counted in the
@@ -625,6 +626,10 @@ def _run_test(ctx: SimContext, name: str, args: list[str], launch: _Launch) -> S
             duration_s=ctx.duration(3),
         )
     header = _header_lines(run)
+    lost = next((node.rccl_header_lost for node in nodes if node.rccl_header_lost is not None), None)
+    if lost is not None:
+        # The table's header is the last three lines of the header block: 1 placement, 2 columns, 3 units.
+        del header[len(header) - 4 + lost]
     rows = _rows(run)
     factor = next((node.rccl_repeat_factor for node in nodes if node.rccl_repeat_factor is not None), None)
     if factor is not None and rows:
