@@ -226,3 +226,10 @@ def test_a_document_that_is_no_verdict_on_every_device_is_unknown(fault: Fault, 
     assert not [f.message for f in findings if f.status in (Status.FAIL, Status.WARN)]
     [finding] = [f for f in findings if f.check_id == check_id]
     assert finding.status is Status.UNKNOWN and why in finding.message
+
+
+def test_an_fp8_stage_skipped_without_reason_is_unknown_on_its_gpu_not_skip() -> None:
+    # The MI300X pack holds the FP8 check (gfx942 has FP8 matrix cores): only 'unsupported' is its SKIP.
+    findings = _framework("MI300X", _facts("MI300X", _fault(FaultKind.TORCH_FP8_SKIPPED, gpu=3)))
+    fp8 = [f for f in findings if f.check_id == "framework.fp8_tflops"]
+    assert {f.subject.gpu: f.status for f in fp8 if f.status is not Status.PASS} == {3: Status.UNKNOWN}

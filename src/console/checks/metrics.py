@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from console.checks.cper import bad_page_doubt, severity_class, tally, truncation_doubt
@@ -862,11 +862,19 @@ def _gemm_metric(stage_name: str) -> Metric:
         return None, f"{stage_name} GEMM {stage.status.value}{said}", None
 
     def extract(facts: NodeFacts) -> list[Observation]:
-        return _per_torch_device(facts, read)
+        observations = _per_torch_device(facts, read)
+        data, _ = _torch_result(facts)
+        # A stage skipped or absent with no reason is not a GPU that cannot run it (``unsupported``, the
+        # check's SKIP): UNKNOWN on that GPU.
+        unrun = {
+            d.index for d in (data.devices if data is not None else []) if getattr(d, stage_name).status.value in _UNRUN
+        }
+        return [replace(o, unreadable=True) if o.value is None and o.subject.gpu in unrun else o for o in observations]
 
     return extract
 
 
+_UNRUN = ("skipped", "missing")
 METRICS["framework.bf16_tflops"] = _gemm_metric("bf16")
 METRICS["framework.fp8_tflops"] = _gemm_metric("fp8")
 
@@ -944,7 +952,7 @@ def _torch_unrun(data: Any) -> list[str]:
     for device in data.devices:
         for name in ("bf16", "fp8"):
             stage = getattr(device, name)
-            if stage.status.value in ("skipped", "missing"):
+            if stage.status.value in _UNRUN:
                 reason = f": {stage.error}" if stage.error else ""
                 said.append(f"gpu{device.index} {name} GEMM {stage.status.value}{reason}")
     return said
