@@ -205,3 +205,31 @@ def test_a_pinned_torch_release_warns_when_the_node_imports_another() -> None:
     assert "(pool pin 2.6.0+rocm6.3)" in finding.message
     quick = replace(facts, outcomes={k: v for k, v in facts.outcomes.items() if k != ProbeId.FRAMEWORK_TORCH})
     assert [f for f in evaluate_node(pack, quick) if f.check_id == "stack.torch"] == []
+
+
+@pytest.mark.parametrize(
+    ("fault", "check_id", "why"),
+    [
+        (_fault(FaultKind.TORCH_DEVICE_ENTRY_LOST), "framework.stages", "the probe reported none for gpu7"),
+        (
+            _fault(FaultKind.TORCH_DEVICE_ENTRY_LOST, repeat=True),
+            "framework.stages",
+            "device entries repeated for gpu6",
+        ),
+        (_fault(FaultKind.TORCH_ALLREDUCE_FEW_RANKS), "framework.all_reduce", "ran on 4 ranks of the 8 devices"),
+        (_fault(FaultKind.TORCH_FP8_SKIPPED, gpu=3), "framework.stages", "gpu3 fp8 GEMM skipped"),
+    ],
+)
+def test_a_document_that_is_no_verdict_on_every_device_is_unknown(fault: Fault, check_id: str, why: str) -> None:
+    # Nothing failed and nothing raised, but some device was not tested: never PASS, with what is missing.
+    findings = _framework("MI300X", _facts("MI300X", fault))
+    assert not [f.message for f in findings if f.status in (Status.FAIL, Status.WARN)]
+    [finding] = [f for f in findings if f.check_id == check_id]
+    assert finding.status is Status.UNKNOWN and why in finding.message
+
+
+def test_an_fp8_stage_skipped_without_reason_is_unknown_on_its_gpu_not_skip() -> None:
+    # The MI300X pack holds the FP8 check (gfx942 has FP8 matrix cores): only 'unsupported' is its SKIP.
+    findings = _framework("MI300X", _facts("MI300X", _fault(FaultKind.TORCH_FP8_SKIPPED, gpu=3)))
+    fp8 = [f for f in findings if f.check_id == "framework.fp8_tflops"]
+    assert {f.subject.gpu: f.status for f in fp8 if f.status is not Status.PASS} == {3: Status.UNKNOWN}

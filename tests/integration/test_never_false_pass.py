@@ -76,6 +76,13 @@ HARDWARE_LEVEL: dict[FaultKind, ProbeSet] = {
     FaultKind.RCCL_HANG: ProbeSet.STANDARD,
     FaultKind.RCCL_LATENCY_HIGH: ProbeSet.STANDARD,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: ProbeSet.STANDARD,
+    FaultKind.RCCL_UNVALIDATED: ProbeSet.STANDARD,
+    FaultKind.RCCL_FEWER_RANKS: ProbeSet.STANDARD,
+    FaultKind.RCCL_ROW_REPEATED: ProbeSet.STANDARD,
+    FaultKind.RCCL_HEADER_LINE_LOST: ProbeSet.STANDARD,
+    FaultKind.RVS_PEQT_WORD: ProbeSet.FULL,
+    FaultKind.RVS_GPU_UNSEEN: ProbeSet.FULL,
+    FaultKind.RVS_STOPS_EARLY: ProbeSet.FULL,
     **{kind: ProbeSet.FRAMEWORK for kind in FaultKind if kind.value.startswith("torch_")},
 }
 # (fault kind, probe id) cases where PASS is the true answer, and why.

@@ -7,15 +7,19 @@ for lists of dicts) and table headers.
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from console.model.amdsmi import AmdSmiForm, AmdSmiResult
 from console.model.gpu import LinkStatus
 from console.probes import ParseError, Tool, parse_output
 from console.probes.amdsmi import detect, parse
 from console.probes.amdsmi.json_output import normalise
+from console.probes.values import to_count, to_percent
 
 
 def _result(text: str) -> AmdSmiResult:
@@ -551,3 +555,34 @@ def test_only_a_value_unit_object_is_kept_as_decoded() -> None:
         "limit": {"unit": "W", "cap_key": 5},
         "t": {"value": [{"level_0": 2}], "unit": ""},
     }
+
+
+def test_impossible_counts_and_shares_are_no_readings_with_why() -> None:
+    # A failed read printed as a value (-1 errors, -3 % or 250 % throttled) is neither 0 nor a number to judge.
+    document = copy.deepcopy(METRIC_7X)
+    entry = document["gpu_data"][0]
+    entry["ecc"]["total_uncorrectable_count"] = -1
+    entry["pcie"]["replay_count"] = -2
+    entry["throttle"]["ppt_violation_activity"] = _vu(250, "%")
+    entry["throttle"]["low_utilization_violation_activity"] = {"xcp_0": [_vu(-3, "%")], "xcp_1": [_vu(7, "%")]}
+    result = _result(json.dumps(document))
+    ecc, metrics = result.gpus[0].ecc, result.gpus[0].metrics
+    assert ecc is not None and metrics is not None and metrics.pcie is not None
+    assert (ecc.uncorrectable, ecc.unavailable["uncorrectable"]) == (None, "negative count: -1")
+    assert (metrics.pcie.replay_count, metrics.pcie.unavailable["replay_count"]) == (None, "negative count: -2")
+    assert metrics.unavailable["violation.PVIOL"] == "not a percentage: 250"
+    assert metrics.unavailable["violation.LOW_UTILVIOL"] == "not a percentage: -3"
+    assert "violation TVIOL" not in metrics.unavailable  # N/A: a counter this GPU lacks, not a failed read
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12))
+def test_a_share_is_read_only_within_0_to_100(value: float) -> None:
+    q = to_percent(_vu(value, "%"))
+    assert (q.value is not None) == (0 <= value <= 100)
+    assert q.value is not None or q.reason == f"not a percentage: {value:g}"
+
+
+@given(st.integers(min_value=-(2**40), max_value=2**40).filter(lambda v: v not in (2**16 - 1, 2**32 - 1)))
+def test_a_count_is_read_only_when_not_negative(value: int) -> None:
+    q = to_count(value)
+    assert (q.value, q.reason) == ((value, None) if value >= 0 else (None, f"negative count: {value:g}"))

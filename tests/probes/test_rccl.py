@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -204,6 +205,27 @@ def test_wrong_elements_fail_the_run() -> None:
     assert result.errors == ["#wrong 12 at 1048576 bytes (out-of-place, float sum)"]
     changed = next(row for row in data.rows if row.size_bytes == 1048576)
     assert changed.out_of_place is not None and changed.out_of_place.wrong == 12
+
+
+def _wrong_cells_na(text: str, halves: tuple[int, ...]) -> str:
+    """The table with the #wrong cell of the given halves (0 out-of-place, 1 in-place) printed N/A."""
+    lines = []
+    for line in text.splitlines():
+        cells = line.split()
+        if cells and cells[0].isdigit() and len(cells) == 13:
+            for half in halves:
+                cells[8 + 4 * half] = "N/A"
+        lines.append("  ".join(cells) if cells and cells[0].isdigit() and len(cells) == 13 else line)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("halves", [(0, 1), (1,)])
+def test_wrong_printed_na_is_no_count(halves: tuple[int, ...]) -> None:
+    # As printed when validation did not run: no cell was compared, so 0 wrong would be a false PASS.
+    result, data = parsed(_wrong_cells_na(MI300X_1NODE.read_text(), halves))
+    assert len(data.rows) == 31 and all(row.in_place and row.in_place.wrong is None for row in data.rows)
+    assert result.summary["wrong_total"] is None
+    assert result.summary["wrong_total_unread"].startswith(f"#wrong not read in {31 * len(halves)} result cell(s)")
 
 
 def test_wrong_printed_in_g_format() -> None:
@@ -492,3 +514,55 @@ def test_any_input_parses_or_raises_parse_error(data: bytes) -> None:
     text = to_text(data)
     assert_total(rccl.parse, text)
     rccl.detect(text)
+
+
+def _with_second_row(text: str, size: str, change: Callable[[list[str]], None]) -> str:
+    """The table with the ``size`` row printed once more after itself, its cells changed by ``change``."""
+    lines = []
+    for line in text.splitlines():
+        lines.append(line)
+        cells = line.split()
+        if cells and cells[0] == size:
+            change(cells)
+            lines.append("  ".join(cells))
+    return "\n".join(lines)
+
+
+def test_a_size_printed_twice_with_other_figures_is_judged_by_the_worse() -> None:
+    # Not a per-rank copy (those repeat the figures): the same size measured twice, the second slow.
+    def slow(cells: list[str]) -> None:
+        cells[10], cells[11] = "6.00", "12.00"
+
+    result, data = parsed(_with_second_row(MI300X_1NODE.read_text(), "8589934592", slow))
+    assert len(data.rows) == 31
+    assert result.summary["inplace_busbw_at_max_size_gbps"] == 12.0
+    assert "8589934592 bytes printed twice with different figures (busbw 315.91 and 12 GB/s)" in result.warnings[-1]
+
+
+def test_wrong_elements_in_a_repeated_row_are_not_lost() -> None:
+    def corrupt(cells: list[str]) -> None:
+        cells[8] = "7"
+
+    result, _ = parsed(_with_second_row(MI300X_1NODE.read_text(), "8589934592", corrupt))
+    assert result.ok is False
+    assert "#wrong 7 at 8589934592 bytes (out-of-place, float sum)" in result.errors
+
+
+def test_an_identical_repeated_row_is_a_copy() -> None:
+    result, data = parsed(_with_second_row(MI300X_1NODE.read_text(), "8589934592", lambda cells: None))
+    assert len(data.rows) == 31 and result.ok
+    assert result.summary["inplace_busbw_at_max_size_gbps"] == 315.91
+
+
+@pytest.mark.parametrize(("marker", "name"), [("out-of-place", "placement"), ("redop", "columns"), ("(B)", "units")])
+def test_a_full_log_without_a_table_header_line_is_no_verdict(marker: str, name: str) -> None:
+    # The tool prints all three before its table: a log from its first line without one was altered.
+    text = "\n".join(line for line in MI300X_1NODE.read_text().splitlines() if marker not in line)
+    result, data = parsed(text)
+    assert len(data.rows) == 31 and result.ok
+    assert result.summary["ok_unread"] == f"the table's {name} header line(s) missing: the output was altered"
+
+
+def test_complete_logs_and_table_tails_are_taken_as_printed() -> None:
+    for sample in (MI300X_1NODE, RCCL2223, ALLTOALL, MI250X_SRUN):
+        assert "ok_unread" not in parsed(sample.read_text())[0].summary, sample.name

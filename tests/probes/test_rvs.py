@@ -306,3 +306,23 @@ def test_cli_kind_override(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unknown_kind_is_a_parse_error() -> None:
     with pytest.raises(probes.ParseError, match="unknown rvs kind"):
         rvs_probe.parse((RVS_DIR / "gm-single-mi300x-excerpt.txt").read_text(), "nonsense")
+
+
+@pytest.mark.parametrize("word", ["FAILED", "N/A", "unknown"])
+def test_a_peqt_verdict_word_not_understood_leaves_no_failure_count(word: str) -> None:
+    # A word other than true/false may well be a failure: counting it as neither would read as 0 failed.
+    text = (RVS_DIR / "peqt-single-mi300x-excerpt.txt").read_text()
+    result = parse_output(text.replace("[pcie_act_17] peqt true", f"[pcie_act_17] peqt {word}"), tool=Tool.RVS)
+    assert result.summary["pass_count"] == 1
+    assert result.summary["fail_count"] is None
+    assert f"peqt verdict {word!r} is neither true nor false" in result.summary["fail_count_unread"]
+    assert any("[pcie_act_17] peqt" in warning for warning in result.warnings)
+
+
+def test_a_failed_peqt_verdict_still_counts_beside_one_not_understood() -> None:
+    text = (RVS_DIR / "peqt-single-mi300x-excerpt.txt").read_text()
+    text = text.replace("[pcie_act_1] peqt true", "[pcie_act_1] peqt false").replace(
+        "[pcie_act_17] peqt true", "[pcie_act_17] peqt FAILED"
+    )
+    result = parse_output(text, tool=Tool.RVS)
+    assert (result.ok, result.summary["fail_count"]) == (False, 1)

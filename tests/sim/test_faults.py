@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 60
+    assert len(FaultKind) == 71
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -219,6 +219,17 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.TORCH_ALLREDUCE_HANG: (None, None, {}, lambda n: n.torch.all_reduce == "hang"),
     FaultKind.CONTAINER_IMAGE_MISSING: (None, None, {}, lambda n: n.container.image_missing),
     FaultKind.CONTAINER_NO_GPU: (None, None, {}, lambda n: n.container.no_gpu),
+    FaultKind.RCCL_UNVALIDATED: (None, None, {}, lambda n: n.rccl_unvalidated),
+    FaultKind.RCCL_FEWER_RANKS: (None, None, {}, lambda n: n.rccl_gpus == 4),
+    FaultKind.RVS_PEQT_WORD: (None, None, {}, lambda n: n.rvs_peqt_word == "FAILED"),
+    FaultKind.RVS_GPU_UNSEEN: (3, None, {}, lambda n: n.rvs_unseen_slots == [3]),
+    FaultKind.RVS_STOPS_EARLY: (None, None, {}, lambda n: n.rvs_stop_after == 1),
+    FaultKind.TORCH_DEVICE_ENTRY_LOST: (None, None, {}, lambda n: n.torch.entry_lost == "drop"),
+    FaultKind.TORCH_ALLREDUCE_FEW_RANKS: (None, None, {}, lambda n: n.torch.all_reduce_world == 4),
+    FaultKind.TORCH_FP8_SKIPPED: (3, None, {}, lambda n: n.torch.fp8_skipped == [3]),
+    FaultKind.RCCL_ROW_REPEATED: (None, None, {}, lambda n: n.rccl_repeat_factor == 0.04),
+    FaultKind.AMDSMI_IMPOSSIBLE_READING: (3, None, {}, lambda n: n.gpus[3].impossible == "ecc"),
+    FaultKind.RCCL_HEADER_LINE_LOST: (None, None, {}, lambda n: n.rccl_header_lost == 3),
 }
 
 

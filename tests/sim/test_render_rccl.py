@@ -310,3 +310,39 @@ _WORDS = st.sampled_from(["-b", "-e", "-f", "-g", "-c", "-n", "-w", "-d", "-o", 
 def test_any_command_line_gives_a_reply(args: list[str]) -> None:
     reply = run(cluster(), "all_gather_perf", *args)
     assert isinstance(reply.stdout, str) and reply.exit_status in (0, 1)
+
+
+def test_rccl_unvalidated_prints_validation_0_and_every_wrong_na() -> None:
+    argv = ("all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8", "-c", "1")
+    reply = run(cluster(faults=[fault(FaultKind.RCCL_UNVALIDATED)]), *argv)
+    assert "validation: 0" in reply.stdout and reply.exit_status == 0
+    parsed = _parse(reply.stdout)
+    assert parsed.ok and parsed.summary["wrong_total"] is None and parsed.summary["rows"] == 31
+
+
+def test_rccl_fewer_ranks_runs_on_half_the_node_and_says_so() -> None:
+    reply = run(
+        cluster(faults=[fault(FaultKind.RCCL_FEWER_RANKS)]), "all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8"
+    )
+    assert "nGpus 4" in reply.stdout and reply.exit_status == 0
+    parsed = _parse(reply.stdout)
+    assert parsed.ok and parsed.summary["gpu_count"] == 4
+
+
+def test_rccl_row_repeated_prints_the_largest_size_again_slower() -> None:
+    spec = cluster(faults=[fault(FaultKind.RCCL_ROW_REPEATED)])
+    reply = run(spec, "all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8")
+    rows = [line.split() for line in reply.stdout.splitlines() if line.strip().startswith("8589934592 ")]
+    assert len(rows) == 2 and float(rows[1][11]) < float(rows[0][11]) / 10
+    parsed = _parse(reply.stdout)
+    assert parsed.summary["inplace_busbw_at_max_size_gbps"] == float(rows[1][11])
+
+
+@pytest.mark.parametrize(("line", "lost"), [(1, "out-of-place"), (2, "redop"), (3, "(elements)")])
+def test_rccl_header_line_lost_drops_that_line_of_the_table_header(line: int, lost: str) -> None:
+    spec = cluster(faults=[fault(FaultKind.RCCL_HEADER_LINE_LOST, line=line)])
+    reply = run(spec, "all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8")
+    healthy = run(cluster(), "all_reduce_perf", "-b", "8", "-e", "8G", "-g", "8")
+    assert lost in healthy.stdout and lost not in reply.stdout
+    assert "header line(s) missing" in _parse(reply.stdout).summary["ok_unread"]
+    assert "ok_unread" not in _parse(healthy.stdout).summary

@@ -235,3 +235,28 @@ _WORDS = st.sampled_from(["-c", "-r", "-g", "-i", "-d", "-h", "-t", "--version",
 def test_any_command_line_gives_a_reply(args: list[str]) -> None:
     reply = run(cluster(), "rvs", *args)
     assert isinstance(reply.stdout, str) and isinstance(reply.exit_status, int)
+
+
+def test_rvs_peqt_word_prints_every_peqt_verdict_as_that_word() -> None:
+    out = run(cluster(GpuModel.MI300X, faults=[fault(FaultKind.RVS_PEQT_WORD)]), "rvs", "-r", "3").stdout
+    assert "[pcie_act_1] peqt FAILED" in out and "peqt true" not in out
+    assert _parse(out).summary["fail_count"] is None
+
+
+def test_rvs_gpu_unseen_leaves_that_gpu_out_of_every_module() -> None:
+    spec = cluster(GpuModel.MI300X, faults=[fault(FaultKind.RVS_GPU_UNSEEN, gpu=3)])
+    unseen = build_node(spec, NODE).gpu_by_slot(3)
+    assert unseen is not None
+    out = run(spec, "rvs", "-r", "3").stdout
+    assert f"GPU:: {unseen.kfd_gpu_id}]" not in out
+    parsed = _parse(out)
+    assert parsed.ok and parsed.summary["gpu_count"] == 7
+
+
+def test_rvs_stops_early_ends_after_the_first_conf_entry_with_status_0() -> None:
+    # The level's first entry is peqt, which prints its three capability checks as three actions.
+    reply = run(cluster(GpuModel.MI300X, faults=[fault(FaultKind.RVS_STOPS_EARLY)]), "rvs", "-r", "3")
+    assert reply.exit_status == 0 and reply.stdout.count("Action name") == 3
+    assert reply.stdout.rstrip().endswith("[pcie_act_3] peqt true")
+    parsed = _parse(reply.stdout)
+    assert parsed.ok and "gpu_count" not in parsed.summary

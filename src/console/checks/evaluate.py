@@ -9,7 +9,7 @@ Rules that keep "could not check" from reading as healthy:
 * a value the tool reported as N/A gives the check's ``on_missing`` status (UNKNOWN by default), and
   so does a check whose probe answered but reported nothing for it at all; a reading lost (``unread``:
   printed and not read, NaN, N/A on one GPU while the others report it, a GPU the probe left out) is
-  UNKNOWN whatever ``on_missing`` says;
+  UNKNOWN whatever ``on_missing`` says, and so is a value printed that is no reading (-3 %);
 * a comparison that cannot be made (unset variable, text where a number was expected) is UNKNOWN.
 A check whose probes were not part of this sweep gives no finding at all.
 """

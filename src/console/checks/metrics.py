@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from console.checks.cper import bad_page_doubt, severity_class, tally, truncation_doubt
@@ -631,22 +631,50 @@ def _summary_metric(probe: str, key: str) -> Metric:
             return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
         value = parsed.summary.get(key)
         detail = _tool_errors(facts, parsed, 2)
-        # Without the figure, the tool's own complaint says why (a crash, no table); else that it is absent.
-        missing = None if value is not None else (detail or f"not in the {probe} output")
+        # Without the figure, the parser's reason (``<key>_unread``) or the tool's own complaint says why
+        # (a crash, no table); else that it is absent.
+        unread = parsed.summary.get(f"{key}_unread")
+        missing = None if value is not None else (unread or detail or f"not in the {probe} output")
         return [Observation(_node(facts), value, missing, probe, detail=detail)]
 
     return extract
 
 
-def _ok_metric(probe: str) -> Metric:
+def _ok_metric(probe: str, covers_gpus: bool = False) -> Metric:
+    """The run's own verdict. With ``covers_gpus``, a passing run is a verdict on the node only when it
+    tested every GPU amd-smi lists: a run on fewer (a rank missing, a GPU RVS skipped) judged the rest
+    of them not at all, so it is no value, with why, rather than a PASS."""
+
     def extract(facts: NodeFacts) -> list[Observation]:
         parsed = facts.parsed(probe)
         if not isinstance(parsed, ParsedOutput):
             return [Observation(_node(facts), None, facts.missing_reason([probe]) or f"{probe} not run", probe)]
         detail = _tool_errors(facts, parsed, 3)
+        # A passing run whose output the parser could not take as the tool's own (``ok_unread``) is no verdict.
+        unread = parsed.summary.get("ok_unread") if parsed.ok else None
+        if isinstance(unread, str):
+            return [Observation(_node(facts), None, unread, probe, detail=detail)]
+        untested = _gpus_untested(facts, parsed, probe) if covers_gpus and parsed.ok else None
+        if untested is not None:
+            return [Observation(_node(facts), None, untested, probe, detail=detail)]
         return [Observation(_node(facts), parsed.ok, None, probe, detail=detail)]
 
     return extract
+
+
+def _gpus_untested(facts: NodeFacts, parsed: ParsedOutput, probe: str) -> str | None:
+    """Why ``parsed`` does not cover the node's GPUs, or None when it tested as many as amd-smi lists.
+
+    Without amd-smi's count there is nothing to compare with; the checks that read amd-smi say so."""
+    listed = next((o.value for o in gpu_count(facts) if isinstance(o.value, int)), None)
+    if listed is None:
+        return None
+    tested = parsed.summary.get("gpu_count")
+    if not isinstance(tested, int) or isinstance(tested, bool):
+        return f"{probe} names no GPU it tested; amd-smi lists {listed}"
+    if tested < listed:
+        return f"{probe} tested {tested} of the {listed} GPUs amd-smi lists: the other {listed - tested} not judged"
+    return None
 
 
 @metric("tb.healthcheck_ok")
@@ -675,12 +703,13 @@ for _name, _probe, _key in (
     METRICS[_name] = _summary_metric(_probe, _key)
 
 for _name, _probe in (
-    ("rccl.ok", ProbeId.RCCL_ALL_REDUCE),
     ("tb.a2a_ok", ProbeId.TB_A2A),
     ("tb.p2p_ok", ProbeId.TB_P2P),
-    ("rvs.ok", ProbeId.RVS_LEVEL3),
 ):
     METRICS[_name] = _ok_metric(_probe)
+# Tests that drive every GPU of the node: a run on fewer is no verdict on the others.
+METRICS["rccl.ok"] = _ok_metric(ProbeId.RCCL_ALL_REDUCE, covers_gpus=True)
+METRICS["rvs.ok"] = _ok_metric(ProbeId.RVS_LEVEL3, covers_gpus=True)
 
 
 def _cper(facts: NodeFacts, wanted: str) -> list[Observation]:
@@ -932,11 +961,19 @@ def _gemm_metric(stage_name: str) -> Metric:
         return None, f"{stage_name} GEMM {stage.status.value}{said}", None
 
     def extract(facts: NodeFacts) -> list[Observation]:
-        return _per_torch_device(facts, read)
+        observations = _per_torch_device(facts, read)
+        data, _ = _torch_result(facts)
+        # A stage skipped or absent with no reason is not a GPU that cannot run it (``unsupported``, the
+        # check's SKIP): UNKNOWN on that GPU.
+        unrun = {
+            d.index for d in (data.devices if data is not None else []) if getattr(d, stage_name).status.value in _UNRUN
+        }
+        return [replace(o, unread=True) if o.value is None and o.subject.gpu in unrun else o for o in observations]
 
     return extract
 
 
+_UNRUN = ("skipped", "missing")
 METRICS["framework.bf16_tflops"] = _gemm_metric("bf16")
 METRICS["framework.fp8_tflops"] = _gemm_metric("fp8")
 
@@ -971,6 +1008,12 @@ def torch_all_reduce(facts: NodeFacts) -> list[Observation]:
         if stage.max_abs_error is not None
         else None
     )
+    count = data.torch.device_count
+    if stage.correct and count is not None and stage.world_size != count:
+        # A correct sum over fewer ranks than devices said nothing of the others.
+        ranks = "an unreported number of" if stage.world_size is None else str(stage.world_size)
+        why = f"all-reduce ran on {ranks} ranks of the {count} devices torch counts"
+        return [Observation(_node(facts), None, why, ProbeId.FRAMEWORK_TORCH, detail=detail)]
     return [Observation(_node(facts), stage.correct, None, ProbeId.FRAMEWORK_TORCH, detail=detail)]
 
 
@@ -984,4 +1027,31 @@ def torch_stages(facts: NodeFacts) -> list[Observation]:
         return [Observation(_node(facts), None, why, ProbeId.FRAMEWORK_TORCH)]
     errors = data.stage_errors()
     detail = "; ".join(errors[:3]) or None
+    if not errors and (unrun := _torch_unrun(data)):
+        # Nothing raised, but not every device torch counts ran every stage: no verdict on those.
+        return [Observation(_node(facts), None, "; ".join(unrun[:3]), ProbeId.FRAMEWORK_TORCH)]
     return [Observation(_node(facts), not errors, None, ProbeId.FRAMEWORK_TORCH, detail=detail)]
+
+
+def _torch_unrun(data: Any) -> list[str]:
+    """What the probe left out on the devices torch counts: a device without its entry, one reported twice,
+    a GEMM stage skipped or absent with no error (``unsupported`` is a reason, said by the fp8 check)."""
+    said = []
+    indexes = [device.index for device in data.devices]
+    count = data.torch.device_count
+    if count is not None:
+        absent = [i for i in range(count) if i not in indexes]
+        if absent:
+            said.append(
+                f"torch counts {count} devices, the probe reported none for gpu{', gpu'.join(map(str, absent))}"
+            )
+    twice = sorted({i for i in indexes if indexes.count(i) > 1})
+    if twice:
+        said.append(f"device entries repeated for gpu{', gpu'.join(map(str, twice))}")
+    for device in data.devices:
+        for name in ("bf16", "fp8"):
+            stage = getattr(device, name)
+            if stage.status.value in _UNRUN:
+                reason = f": {stage.error}" if stage.error else ""
+                said.append(f"gpu{device.index} {name} GEMM {stage.status.value}{reason}")
+    return said

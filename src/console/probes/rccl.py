@@ -69,6 +69,8 @@ _FAILURE = re.compile(
 _SRUN_LABEL = re.compile(r"^\s*(\d+): ")
 _MPI_LABEL = re.compile(r"^\[\d+,(\d+)\]<(?:stdout|stderr)>:")
 _HALF_TITLE = re.compile(r"\b(out-of-place|in-place)\b")
+# The third header line: the columns' units, "#        (B)    (elements)   (us)  (GB/s) ...".
+_UNITS_LINE = re.compile(r"^#\s*\(B\)\s+\(elements\)")
 
 
 def detect(text: str) -> Detection | None:
@@ -116,13 +118,17 @@ def parse(text: str, kind: str | None = None) -> ParsedOutput:
     if not state.recognised():
         raise ParseError("no rccl-tests parameter header, results table, footer or test failure line found", raw=text)
     result = state.result(kind if kind and kind != "unknown" else None)
+    summary = _summary(result)
+    if state.unread is not None:
+        # Not a failure of the run: no verdict on it (the check reading ``ok`` says UNKNOWN, with this).
+        summary["ok_unread"] = state.unread
     return ParsedOutput(
         tool=Tool.RCCL_TESTS,
         kind=result.collective,
         ok=not result.errors,
         errors=list(result.errors),
-        warnings=list(result.warnings),
-        summary=_summary(result),
+        warnings=[*result.warnings, *([state.unread] if state.unread else [])],
+        summary=summary,
         tool_version=result.versions.tests,
         data=result,
     )
@@ -171,12 +177,16 @@ class _State:
         self.layout: _Layout | None = None
         self.half_titles: list[str] = []
         self.cycle = 1
-        self.seen_rows: set[tuple[object, ...]] = set()
+        self.seen_rows: dict[tuple[object, ...], int] = {}  # row key -> its place in rows
         self.duplicates = 0
+        self.conflicts: list[str] = []
+        self.set_aside: list[RcclRow] = []  # rows repeated with other figures, not kept as the size's figures
         self.unreadable_rows = 0
         self.rank_conflicts: set[int] = set()
         self.later_runs: list[_State] = []  # further test runs in the same log, each judged on its own
         self.recognised_lines = 0
+        self.header_lines: set[str] = set()  # which of the table's three header lines were printed
+        self.unread: str | None = None  # why the run's output cannot be taken as the tool's own
 
     def recognised(self) -> bool:
         return bool(self.recognised_lines or self.rows or self.failures)
@@ -235,8 +245,12 @@ class _State:
             self._tests_version(match.group("version"))
         elif titles := _HALF_TITLE.findall(line):
             self.half_titles = [title.replace("-", "_") for title in titles]
+            self.header_lines.add("placement")
         elif (layout := _layout_from_header(line, self.half_titles)) is not None:
             self.layout = layout
+            self.header_lines.add("columns")
+        elif _UNITS_LINE.match(line):
+            self.header_lines.add("units")
         else:
             handled = False
         self.recognised_lines += handled
@@ -285,11 +299,23 @@ class _State:
             self.unreadable_rows += len(tokens) > 3 and tokens[1].isdigit()
             return
         key = (row.cycle, row.size_bytes, row.count, row.type, row.redop, row.root)
-        if key in self.seen_rows:
+        place = self.seen_rows.get(key)
+        if place is None:
+            self.seen_rows[key] = len(self.rows)
+            self.rows.append(row)
+        elif (self.rows[place].out_of_place, self.rows[place].in_place) == (row.out_of_place, row.in_place):
             self.duplicates += 1
-            return
-        self.seen_rows.add(key)
-        self.rows.append(row)
+        else:
+            # The same size measured twice with other figures is no per-rank copy: the worse is judged,
+            # and both are checked for #wrong.
+            kept = self.rows[place]
+            worse, other = (row, kept) if _busbw(row) < _busbw(kept) else (kept, row)
+            self.rows[place] = worse
+            self.set_aside.append(other)
+            self.conflicts.append(
+                f"{row.size_bytes} bytes printed twice with different figures (busbw {_busbw(kept):g} and "
+                f"{_busbw(row):g} GB/s): the lower is judged"
+            )
 
     def result(self, kind: str | None) -> RcclResult:
         collective = kind or self.collective or _infer_collective(self.rows) or "unknown"
@@ -304,6 +330,7 @@ class _State:
         )
         if self.duplicates:
             result.warnings.append(f"{self.duplicates} repeated table rows ignored (per-rank copies of the output?)")
+        result.warnings.extend(self.conflicts)
         if self.unreadable_rows:
             result.warnings.append(f"{self.unreadable_rows} table rows could not be read and were skipped")
         if self.rank_conflicts:
@@ -312,6 +339,14 @@ class _State:
                 "(rccl-tests built without MPI support but started by mpirun/srun?)"
             )
         result.errors = [*self.failures, *_judgement(result)]
+        missing = [name for name in ("placement", "columns", "units") if name not in self.header_lines]
+        if self.header is not None and self.rows and missing:
+            # The tool prints all three before its table; a run from its first line without them was
+            # altered on the way (lines lost or rewritten): its figures were read on a guessed layout.
+            self.unread = f"the table's {', '.join(missing)} header line(s) missing: the output was altered"
+        if self.set_aside:
+            aside = result.model_copy(update={"rows": self.set_aside, "footer": RcclFooter(complete=True)})
+            result.errors += [error for error in _judgement(aside) if error not in result.errors]
         if self.later_runs:
             count = len(self.later_runs) + 1
             result.warnings.append(f"the output holds {count} test runs: figures of the first, every run judged")
@@ -319,6 +354,14 @@ class _State:
                 run = later.result(None)
                 result.errors += [f"run {number} ({run.collective}): {error}" for error in run.errors]
         return result
+
+
+def _busbw(row: RcclRow) -> float:
+    """The row's bus bandwidth, in-place else out-of-place; unmeasured counts as no worse than any."""
+    for half in (row.in_place, row.out_of_place):
+        if half is not None and half.busbw_gbps is not None:
+            return half.busbw_gbps
+    return math.inf
 
 
 def _judgement(result: RcclResult) -> Iterable[str]:
@@ -384,9 +427,12 @@ def _summary(result: RcclResult) -> dict[str, object]:
         for measurement in (row.out_of_place, row.in_place)
         if measurement is not None
     )
+    unread = _wrong_unread(result)
     return {
         "avg_busbw_gbps": result.footer.avg_busbw_gbps,
-        "wrong_total": wrong_total,
+        # A #wrong cell printed N/A is a half nobody validated: the total of the others is no verdict.
+        "wrong_total": None if unread else wrong_total,
+        **({"wrong_total_unread": unread} if unread else {}),
         "gpu_count": _gpu_count(result),
         "max_size_bytes": largest.size_bytes if largest else None,
         "inplace_busbw_at_max_size_gbps": largest.in_place.busbw_gbps if largest and largest.in_place else None,
@@ -399,6 +445,26 @@ def _summary(result: RcclResult) -> dict[str, object]:
         "rows": len(result.rows),
         "complete": result.footer.complete,
     }
+
+
+# alltoall(v) never validates its in-place half: its #wrong there is N/A on a healthy run.
+_IN_PLACE_UNCHECKED = ("alltoall_perf", "alltoallv_perf")
+
+
+def _wrong_unread(result: RcclResult) -> str | None:
+    """Why the #wrong count cannot be trusted: cells it was not printed in (``N/A`` when validation is off)."""
+    unread = [
+        f"{row.size_bytes} bytes {half} ({measurement.unavailable['wrong']})"
+        for row in result.rows
+        for half, measurement in (("out-of-place", row.out_of_place), ("in-place", row.in_place))
+        if measurement is not None
+        and "wrong" in measurement.unavailable
+        and not (half == "in-place" and result.collective in _IN_PLACE_UNCHECKED)
+    ]
+    if not unread:
+        return None
+    more = f" and {len(unread) - 2} more" if len(unread) > 2 else ""
+    return f"#wrong not read in {len(unread)} result cell(s) (validation did not run?): {', '.join(unread[:2])}{more}"
 
 
 def _gpu_count(result: RcclResult) -> int | None:

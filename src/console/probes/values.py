@@ -216,12 +216,14 @@ def to_gbps(raw: Any, default_unit: str = "GB/s") -> Quantity:
 
 
 def to_percent(raw: Any) -> Quantity:
-    """Percentage 0-100."""
+    """Percentage 0-100; a share outside that range is no reading (an error code printed as a value)."""
     q = parse_quantity(raw)
     if q.value is None:
         return q
     if q.unit not in (None, "%"):
         return Quantity(None, q.unit, f"unexpected unit {q.unit!r}")
+    if not 0 <= q.value <= 100:
+        return Quantity(None, q.unit, f"not a percentage: {q.value:g}")
     return Quantity(q.value, None, None)
 
 
@@ -240,6 +242,15 @@ def to_int(raw: Any) -> Quantity:
     if q.value != int(q.value):
         return Quantity(None, q.unit, f"not a whole number: {q.value}")
     return Quantity(float(int(q.value)), q.unit, None)
+
+
+def to_count(raw: Any) -> Quantity:
+    """An event counter (ECC errors, PCIe replays): whole and never negative. -1 is a failed read printed
+    as a value, not fewer than no errors: no reading, with why."""
+    q = to_int(raw)
+    if q.value is not None and q.value < 0:
+        return Quantity(None, q.unit, f"negative count: {q.value:g}")
+    return q
 
 
 def as_int(q: Quantity) -> int | None:

@@ -254,8 +254,62 @@ def _gst_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
         gpu.gst_factor = _float(fault, "factor", 0.8)
 
 
+def _rvs_peqt_word(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rvs_peqt_word = _str(fault, "word", "FAILED")
+
+
+def _rvs_gpu_unseen(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        node.rvs_unseen_slots.append(gpu.slot)
+
+
+def _rvs_stops_early(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rvs_stop_after = max(1, _int(fault, "actions", 1))
+
+
+def _torch_entry_lost(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.torch.entry_lost = "repeat" if fault.params.get("repeat") else "drop"
+
+
+def _torch_few_ranks(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A WORLD_SIZE left in the environment: the all-reduce is correct, over half the devices.
+    node.torch.all_reduce_world = max(1, _int(fault, "world", len(node.gpus) // 2))
+
+
+def _torch_fp8_skipped(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        node.torch.fp8_skipped.append(gpu.slot)
+
+
+def _impossible_reading(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.impossible = _str(fault, "field", "ecc")
+
+
 def _rccl_wrong(node: SimNode, fault: Fault, rng: random.Random) -> None:
     node.rccl_wrong = True
+
+
+def _rccl_unvalidated(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    node.rccl_unvalidated = True
+
+
+def _rccl_fewer_ranks(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A wrapper or a leftover HIP_VISIBLE_DEVICES: the test runs, and passes, on half the node's GPUs.
+    node.rccl_gpus = max(1, _int(fault, "gpus", len(node.gpus) // 2))
+
+
+def _rccl_row_repeated(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A site wrapper that retries the largest size and appends its row to the same table: the retry is slow.
+    node.rccl_repeat_factor = _float(fault, "factor", 0.04)
+
+
+def _rccl_header_lost(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # A log shipper that drops or rewrites a line: the run is clean, its output is not the tool's.
+    node.rccl_header_lost = min(3, max(1, _int(fault, "line", 3)))
 
 
 def _rccl_low(node: SimNode, fault: Fault, rng: random.Random) -> None:
@@ -429,7 +483,18 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.FIRMWARE_DRIFT: _firmware_drift,
     FaultKind.RVS_GST_LOW: _gst_low,
     FaultKind.RCCL_WRONG: _rccl_wrong,
+    FaultKind.RVS_PEQT_WORD: _rvs_peqt_word,
+    FaultKind.RVS_GPU_UNSEEN: _rvs_gpu_unseen,
+    FaultKind.RVS_STOPS_EARLY: _rvs_stops_early,
+    FaultKind.TORCH_DEVICE_ENTRY_LOST: _torch_entry_lost,
+    FaultKind.TORCH_ALLREDUCE_FEW_RANKS: _torch_few_ranks,
+    FaultKind.TORCH_FP8_SKIPPED: _torch_fp8_skipped,
     FaultKind.RCCL_LOW_BUSBW: _rccl_low,
+    FaultKind.RCCL_UNVALIDATED: _rccl_unvalidated,
+    FaultKind.RCCL_FEWER_RANKS: _rccl_fewer_ranks,
+    FaultKind.RCCL_ROW_REPEATED: _rccl_row_repeated,
+    FaultKind.RCCL_HEADER_LINE_LOST: _rccl_header_lost,
+    FaultKind.AMDSMI_IMPOSSIBLE_READING: _impossible_reading,
     FaultKind.RCCL_HANG: _rccl_hang,
     FaultKind.RCCL_LATENCY_HIGH: _rccl_latency,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,

@@ -87,6 +87,19 @@ class FaultKind(StrEnum):
     # The node's container runtime, as a containerised framework probe or workload meets it.
     CONTAINER_IMAGE_MISSING = "container_image_missing"
     CONTAINER_NO_GPU = "container_no_gpu"
+    # Outputs of RVS, rccl-tests and the framework probe that look complete and are not a full verdict:
+    # #wrong never checked, a run on fewer GPUs than the node has, a log that stops between actions.
+    RCCL_UNVALIDATED = "rccl_unvalidated"
+    RCCL_FEWER_RANKS = "rccl_fewer_ranks"
+    RVS_PEQT_WORD = "rvs_peqt_word"
+    RVS_GPU_UNSEEN = "rvs_gpu_unseen"
+    RVS_STOPS_EARLY = "rvs_stops_early"
+    TORCH_DEVICE_ENTRY_LOST = "torch_device_entry_lost"
+    TORCH_ALLREDUCE_FEW_RANKS = "torch_allreduce_few_ranks"
+    TORCH_FP8_SKIPPED = "torch_fp8_skipped"
+    RCCL_ROW_REPEATED = "rccl_row_repeated"
+    AMDSMI_IMPOSSIBLE_READING = "amdsmi_impossible_reading"
+    RCCL_HEADER_LINE_LOST = "rccl_header_line_lost"
 
 
 # Faults that act on how one program (optionally only some of its subcommands) answers, not on the
@@ -139,6 +152,9 @@ _GPU_KINDS = {
     FaultKind.AMDSMI_VALUE_UNREAD,
     FaultKind.BAD_PAGES_UNREAD,
     FaultKind.AMDSMI_GPU_LEFT_OUT,
+    FaultKind.RVS_GPU_UNSEEN,
+    FaultKind.TORCH_FP8_SKIPPED,
+    FaultKind.AMDSMI_IMPOSSIBLE_READING,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
@@ -237,6 +253,14 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.BAD_PAGES_UNREAD,
     FaultKind.AMDSMI_VALUE_UNREAD,
     FaultKind.AMDSMI_GPU_LEFT_OUT,
+    FaultKind.RCCL_UNVALIDATED,
+    FaultKind.RCCL_FEWER_RANKS,
+    FaultKind.RVS_PEQT_WORD,
+    FaultKind.RVS_GPU_UNSEEN,
+    FaultKind.RVS_STOPS_EARLY,
+    FaultKind.RCCL_ROW_REPEATED,
+    FaultKind.AMDSMI_IMPOSSIBLE_READING,
+    FaultKind.RCCL_HEADER_LINE_LOST,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,
@@ -245,6 +269,9 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.TORCH_GEMM_NAN,
     FaultKind.TORCH_ALLREDUCE_WRONG,
     FaultKind.TORCH_ALLREDUCE_HANG,
+    FaultKind.TORCH_DEVICE_ENTRY_LOST,
+    FaultKind.TORCH_ALLREDUCE_FEW_RANKS,
+    FaultKind.TORCH_FP8_SKIPPED,
 )
 
 

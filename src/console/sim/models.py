@@ -202,6 +202,9 @@ class SimGpu(Model):
         description="'<subcommand>:<dotted key>' -> what amd-smi prints there instead of the value (N/A, '#@!', NaN)",
     )
     gst_factor: float = Field(1.0, description="scales RVS GST GFLOPS")
+    impossible: str | None = Field(
+        None, description="amd-smi metric prints a failed read as a value: 'ecc' (-1 errors) or 'throttle' (-3 %)"
+    )
     hbm_factor: float = Field(1.0, description="scales HBM bandwidth (RVS mem, babel, TransferBench HBM)")
 
     def ecc_total(self, field: str) -> int:
@@ -235,6 +238,11 @@ class SimTorch(Model):
     gemm_image: str | None = Field(None, description="the container image the slow GEMM is in; None: every run")
     nonfinite: dict[int, int] = Field(default_factory=dict, description="GPU slot -> NaN/Inf in its GEMM results")
     all_reduce: str = Field("ok", description="ok, wrong (a rank's sum is off) or hang (a rank never finishes)")
+    entry_lost: str | None = Field(
+        None, description="the last device's entry is dropped ('drop') or replaced by the one before ('repeat')"
+    )
+    all_reduce_world: int | None = Field(None, description="ranks the all-reduce runs on; None: every device")
+    fp8_skipped: list[int] = Field(default_factory=list, description="GPU slots whose FP8 stage says skipped")
 
 
 class SimContainer(Model):
@@ -285,6 +293,25 @@ class SimNode(Model):
     host_key_changed: bool = False
     rccl_wrong: bool = False
     rccl_hang: bool = False
+    rvs_peqt_word: str | None = Field(None, description="the word this node's RVS prints as every peqt verdict")
+    rvs_unseen_slots: list[int] = Field(
+        default_factory=list, description="GPU slots RVS does not enumerate (every module skips them)"
+    )
+    rvs_stop_after: int | None = Field(
+        None, description="RVS stops after this many actions of a run and still exits 0 (a crashed child)"
+    )
+    rccl_unvalidated: bool = Field(
+        False, description="the node's rccl-tests ignore -c 1: no #wrong is checked (every cell N/A)"
+    )
+    rccl_repeat_factor: float | None = Field(
+        None, description="the largest size is measured and printed again, at this share of its busbw"
+    )
+    rccl_header_lost: int | None = Field(
+        None, description="the table header line (1 placement, 2 columns, 3 units) the node's log collector drops"
+    )
+    rccl_gpus: int | None = Field(
+        None, description="the node's all_reduce_perf (a site wrapper) drives only this many GPUs per process"
+    )
     rccl_busbw_factor: float = 1.0
     rccl_latency_us: float = Field(0.0, description="added to every collective's time: small messages show it")
     torch: SimTorch = Field(default_factory=SimTorch)

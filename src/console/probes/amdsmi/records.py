@@ -39,6 +39,7 @@ from console.probes.amdsmi.fields import (
     text_of,
     to_bytes_default,
     to_celsius,
+    to_count,
     to_gbps,
     to_gts,
     to_int,
@@ -50,7 +51,7 @@ from console.probes.amdsmi.fields import (
     to_percent,
     to_watts,
 )
-from console.probes.values import na_reason, normalise_bdf
+from console.probes.values import na_reason, normalise_bdf, parse_quantity
 
 Entry = Mapping[str, Any]
 # (field, where it may be printed, converter or None for verbatim text, integer?)
@@ -169,11 +170,11 @@ _PCIE = FieldTable(
         ("width", ("pcie.width", "pcie_width"), to_int, True),
         ("speed_gts", ("pcie.speed", "pcie_speed"), to_gts, False),
         ("bandwidth_mbps", ("pcie.bandwidth", "pcie_bw", "pcie_bandwidth"), to_mbps, False),
-        ("replay_count", ("pcie.replay_count", "replay_count", "pcie_replay"), to_int, True),
-        ("replay_rollover_count", ("pcie.replay_roll_over_count", "replay_roll_over_count"), to_int, True),
-        ("l0_to_recovery_count", ("pcie.l0_to_recovery_count", "l0_to_recovery_count"), to_int, True),
-        ("nak_sent_count", ("pcie.nak_sent_count", "nak_sent_count"), to_int, True),
-        ("nak_received_count", ("pcie.nak_received_count", "nak_received_count"), to_int, True),
+        ("replay_count", ("pcie.replay_count", "replay_count", "pcie_replay"), to_count, True),
+        ("replay_rollover_count", ("pcie.replay_roll_over_count", "replay_roll_over_count"), to_count, True),
+        ("l0_to_recovery_count", ("pcie.l0_to_recovery_count", "l0_to_recovery_count"), to_count, True),
+        ("nak_sent_count", ("pcie.nak_sent_count", "nak_sent_count"), to_count, True),
+        ("nak_received_count", ("pcie.nak_received_count", "nak_received_count"), to_count, True),
     ]
 )
 _ECC = FieldTable(
@@ -181,7 +182,7 @@ _ECC = FieldTable(
         (
             "correctable",
             ("ecc.total_correctable_count", "ecc.correctable_count", "total_correctable_count", "single_bit_ecc"),
-            to_int,
+            to_count,
             True,
         ),
         (
@@ -193,12 +194,12 @@ _ECC = FieldTable(
                 "double_bit_ecc",
                 "uec",
             ),
-            to_int,
+            to_count,
             True,
         ),
-        ("deferred", ("ecc.total_deferred_count", "ecc.deferred_count", "total_deferred_count"), to_int, True),
-        ("cache_correctable", ("ecc.cache_correctable_count", "cache_correctable_count"), to_int, True),
-        ("cache_uncorrectable", ("ecc.cache_uncorrectable_count", "cache_uncorrectable_count"), to_int, True),
+        ("deferred", ("ecc.total_deferred_count", "ecc.deferred_count", "total_deferred_count"), to_count, True),
+        ("cache_correctable", ("ecc.cache_correctable_count", "cache_correctable_count"), to_count, True),
+        ("cache_uncorrectable", ("ecc.cache_uncorrectable_count", "cache_uncorrectable_count"), to_count, True),
     ]
 )
 _STATIC = FieldTable(
@@ -370,7 +371,8 @@ def violations_of(entry: Entry, unavailable: dict[str, str] | None = None) -> li
 
     A share printed and not read as a number goes to ``unavailable`` as ``violation.<NAME>`` with why: a
     counter left out of the list would read as one never printed ("not supported"), and a garbled or NaN
-    share is a reading lost.
+    share is a reading lost. So is a number that is no share (-3 %, 250 %), even on one XCP of several,
+    whose impossible share would vanish under the others' maximum.
     """
     section = _violation_section(entry)
     if not is_mapping(section):
@@ -387,14 +389,27 @@ def violations_of(entry: Entry, unavailable: dict[str, str] | None = None) -> li
         if "percent" in roles:
             share = max_of(roles["percent"], to_percent)
             percent = share.value
-            if percent is None and unavailable is not None:
-                unavailable[f"violation.{name}"] = share.reason or "N/A"
-        accumulated = finite_int(max_of(roles["accumulated"], to_int)) if "accumulated" in roles else None
+            if unavailable is not None:
+                unread = (share.reason or "N/A") if percent is None else _unreadable(roles["percent"], to_percent)
+                if unread:
+                    unavailable[f"violation.{name}"] = unread
+        accumulated = finite_int(max_of(roles["accumulated"], to_count)) if "accumulated" in roles else None
         active = _any_active(roles["active"]) if "active" in roles else None
         if percent is None and accumulated is None and active is None:
             continue
         found.append(Violation(name=name, percent=percent, active=active, accumulated=accumulated))
     return found
+
+
+def _unreadable(value: Any, convert: Converter) -> str | None:
+    """Why a number printed under ``value`` is no reading (``convert`` refused it), or None. N/A and other
+    no-value words are not counted: they say the counter is not there, not that its read failed."""
+    for leaf in leaves(value):
+        if na_reason(leaf) is None and parse_quantity(leaf).value is not None:
+            q = convert(leaf)
+            if q.value is None:
+                return q.reason or "unreadable"
+    return None
 
 
 @functools.lru_cache(maxsize=1024)

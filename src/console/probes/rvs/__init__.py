@@ -80,7 +80,8 @@ def parse(text: str, kind: str | None = None) -> ParsedOutput:
     gm violation counters, rcqt package counters and JSON ``pass`` fields), ``actions``, ``modules``,
     ``results``, and when measured ``min_gflops``/``max_gflops`` (gst final lines),
     ``min_bandwidth_gbps``/``max_bandwidth_gbps`` (final mem/pebb/pbqt/babel bandwidths),
-    ``max_power_w`` (iet samples), ``gm_violations``.
+    ``max_power_w`` (iet samples), ``gm_violations``. A verdict printed in a word not understood leaves
+    ``fail_count`` None (unless another verdict failed) and says why in ``fail_count_unread``.
     """
     if kind is not None and kind not in KINDS:
         raise ParseError(f"unknown rvs kind {kind!r}; expected one of {', '.join(sorted(KINDS))}")
@@ -104,7 +105,7 @@ def _parse(text: str, kind: str | None) -> tuple[ParsedOutput, set[str]]:
         raise ParseError("expected 'rvs -g' output: '<bdf> - GPU[<node> - <gpu_id>] <name>' lines")
     has_data = bool(data.results or data.gpus or data.json_records or (box and box.actions))
     summary = _summary(scan, box, data, found_kind)
-    warnings = list(dict.fromkeys(scan.warnings))
+    warnings = list(dict.fromkeys([*scan.warnings, *scan.unread]))
     if json_log is not None and json_log.fragment:
         summary["fragment"] = True
         warnings.append(FRAGMENT_NOTE)
@@ -255,6 +256,10 @@ def _summary(scan: LogScan, box: SummaryBox | None, data: RvsResult, kind: str) 
         verdicts = [r.passed for r in data.results if r.passed is not None]
     summary["pass_count"] = verdicts.count(True)
     summary["fail_count"] = verdicts.count(False)
+    if scan.unread and not summary["fail_count"]:
+        # A verdict printed in a word not understood may be a failure: no failure count, and why.
+        summary["fail_count"] = None
+        summary["fail_count_unread"] = "; ".join(scan.unread[:2])
     summary["actions"] = len(data.actions)
     summary["modules"] = data.modules
     summary["results"] = len(data.results)

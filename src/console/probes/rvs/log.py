@@ -55,6 +55,7 @@ class LogScan:
     version: str | None = None
     json_log_path: str | None = None
     incomplete: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
     markers: set[str] = field(default_factory=set)
 
 
@@ -248,6 +249,10 @@ class _Scanner:
     def warn(self, line: LineRef) -> None:
         """Keep the line as a warning."""
         self.scan.warnings.append(line.text)
+
+    def unread(self, line: LineRef, why: str) -> None:
+        """A verdict not understood: the verdict counts cannot be trusted (see ``parse``)."""
+        self.scan.unread.append(f"not understood: {why}: {line.text}")
 
     def incomplete(self) -> list[str]:
         """One message per GPU that started an action and never printed its verdict."""

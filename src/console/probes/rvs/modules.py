@@ -51,6 +51,10 @@ class ResultSink(Protocol):
         """Keep the line as a warning: worth showing, not a failure by itself."""
         ...
 
+    def unread(self, line: LineRef, why: str) -> None:
+        """A verdict line whose verdict is not understood: neither a pass nor a failure, and said."""
+        ...
+
 
 Handler = Callable[[ResultSink, re.Match[str], LineRef], None]
 
@@ -237,7 +241,10 @@ def _a2a_aggregate(sink: ResultSink, match: re.Match[str], line: LineRef) -> Non
 
 
 def _peqt_verdict(sink: ResultSink, match: re.Match[str], line: LineRef) -> None:
-    sink.add(line, "peqt", "verdict", passed=bool_word(match.group("word")))
+    passed = bool_word(match.group("word"))
+    sink.add(line, "peqt", "verdict", passed=passed)
+    if passed is None:
+        sink.unread(line, f"peqt verdict {match.group('word')!r} is neither true nor false")
 
 
 def _peqt_capability(sink: ResultSink, match: re.Match[str], line: LineRef) -> None:
@@ -312,7 +319,8 @@ ACTION_GRAMMARS: list[tuple[re.Pattern[str], Handler]] = [
         _p2p_bandwidth,
     ),
     (re.compile(r"(?P<what>a2a-\S+).*?Aggregate (?:peer )?bandwidth:\s*(?P<rest>.*)$", re.I), _a2a_aggregate),
-    (re.compile(r"peqt\s+(?P<word>true|false)\s*$", re.I), _peqt_verdict),
+    # "peqt <word>" alone is the action's verdict, whatever the word: one not understood is said, not dropped.
+    (re.compile(r"peqt\s+(?P<word>\S+)\s*$", re.I), _peqt_verdict),
     (re.compile(r"peqt\s+(?P<name>\w+)\s+(?P<value>.+)$", re.I), _peqt_capability),
     (re.compile(r"gpup\s+(?P<gpu>\d+)\s+(?P<link>\d+)\s+(?P<name>[A-Za-z]\w*)\s+(?P<value>\S+)\s*$", re.I), _gpup),
     (re.compile(r"gpup\s+(?P<gpu>\d+)\s+(?P<name>[A-Za-z]\w*)\s+(?P<value>\S+)\s*$", re.I), _gpup),

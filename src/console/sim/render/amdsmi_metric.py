@@ -141,7 +141,8 @@ def _ecc(node: SimNode, gpu: SimGpu, reading: Reading, rng: random.Random, gen: 
     correctable, uncorrectable = gpu.ecc_total("correctable"), gpu.ecc_total("uncorrectable")
     return {
         "total_correctable_count": correctable,
-        "total_uncorrectable_count": uncorrectable,
+        # A failed RAS query printed as its error value, as a counter.
+        "total_uncorrectable_count": -1 if gpu.impossible == "ecc" else uncorrectable,
         "total_deferred_count": gpu.ecc_total("deferred"),
         "cache_correctable_count": correctable - umc.correctable,
         "cache_uncorrectable_count": uncorrectable - umc.uncorrectable,
@@ -219,6 +220,8 @@ def _throttle(node: SimNode, gpu: SimGpu, reading: Reading, rng: random.Random, 
     for name, key in _VIOLATION_NAMES:
         pct = gpu.violations_pct.get(key, 0.0)
         result[f"{name}_violation_activity"] = Q(round(pct), "%") if supported else NA
+        if supported and gpu.impossible == "throttle" and "thermal" in name:
+            result[f"{name}_violation_activity"] = Q(-3, "%")  # a failed read printed as a share
     return result
 
 

@@ -4,7 +4,9 @@ The reply is the document the real script prints (``console.probes.pytorch.node_
 the node's state: torch's version follows the node's ROCm release, GEMM throughput the GPU model's RVS
 GEMM targets scaled by the GPU's own state (a throttled GPU is slower in torch too) and by the torch
 faults (``node.torch``: not installed, a CPU-only build, devices torch cannot see, a slow GEMM, in every
-run or only in one container image, NaN in a result, a wrong or hung all-reduce). A site's training
+run or only in one container image, NaN in a result, a wrong or hung all-reduce; and a document that
+is no verdict on every device: an entry lost or repeated, an all-reduce over fewer ranks, an FP8 stage
+skipped). A site's training
 script (``.../train.py``) is the workloads renderer's; any other ``python3`` command is refused.
 """
 
@@ -59,7 +61,12 @@ def handle(ctx: SimContext, argv: list[str]) -> SimReply:
         )
     build = _build(node)
     devices = [_device(ctx, gpu, options) for gpu in _visible(node)] if build["device_count"] else []
-    reduce = _all_reduce(ctx, len(devices), options)
+    reduce = _all_reduce(
+        ctx, len(devices) if node.torch.all_reduce_world is None else node.torch.all_reduce_world, options
+    )
+    if node.torch.entry_lost and len(devices) >= 2:
+        # The document lists fewer entries than torch counts devices: the last dropped, or the one before twice.
+        devices[-1:] = [] if node.torch.entry_lost == "drop" else [dict(devices[-2])]
     seconds = IMPORT_S + DEVICE_S * len(devices) + float(reduce.get("seconds", 0.0))
     doc = {**started, "torch": build, "devices": devices, "all_reduce": reduce, "seconds": round(seconds, 3)}
     stages = [build, reduce, *(s for d in devices for s in (d, d["bf16"], d["fp8"]))]
@@ -133,7 +140,9 @@ def _device(ctx: SimContext, gpu: SimGpu, options: dict[str, Any]) -> dict[str, 
     }
     entry["bf16"] = _gemm(ctx, spec.gst_targets_gflops["bf16"] / 1000 * scale, nonfinite, options)
     fp8 = FP8_BY_ARCH.get(spec.gfx_target)
-    if fp8 is None or "fp8" not in spec.gst_targets_gflops:
+    if gpu.slot in node.torch.fp8_skipped:
+        entry["fp8"] = {"status": "skipped"}
+    elif fp8 is None or "fp8" not in spec.gst_targets_gflops:
         entry["fp8"] = {"status": "unsupported", "error": f"{spec.gfx_target} has no FP8 matrix cores"}
     else:
         entry["fp8"] = {

@@ -5,10 +5,14 @@ is the node model's expected bus bandwidth (MI300X ~316 GB/s in-place at 8 GB, M
 for the collective, for the NIC fabric when the run spans nodes, and by the faults of every node in
 the run: ``rccl_low_busbw`` and XGMI link faults lower the curve, ``rccl_wrong`` puts non-zero
 ``#wrong`` counts in the table (and ``N FAILED`` in the footer), ``rccl_hang`` stops the output before
-the footer and never finishes (``Delivery.HANG``). Across nodes the fabric counts too: the slowest NIC
-of any node gates every rail (``nic_slow``), a run between nodes behind a slow switch uplink and nodes
-outside it crosses that uplink (``uplink_slow``), and a flaky link (``rccl_flaky``) breaks every third
-multi-node run of its node with a network error, counted in the state directory so it is reproducible.
+the footer and never finishes (``Delivery.HANG``), ``rccl_unvalidated`` runs without validation (every
+``#wrong`` N/A), ``rccl_fewer_ranks`` on fewer GPUs than the command asks for and ``rccl_row_repeated``
+prints the largest size twice, the second slow; ``rccl_header_line_lost`` drops one line of the table's
+header. Across nodes the
+fabric counts too: the slowest NIC of any node gates every rail (``nic_slow``), a run between nodes
+behind a slow switch uplink and nodes outside it crosses that uplink (``uplink_slow``), and a flaky link
+(``rccl_flaky``) breaks every third multi-node run of its node with a network error, counted in the
+state directory so it is reproducible.
 Layout follows the RCCL line of the node: the rank lines, the version banner and the ``# Collective
 test starting`` framing changed across releases.
 
@@ -600,6 +604,12 @@ def _run_test(ctx: SimContext, name: str, args: list[str], launch: _Launch) -> S
     if isinstance(parsed, str):
         return SimReply(stdout="", stderr=f"{name}: {parsed}\n", exit_status=1)
     nodes = [ctx.node if host == ctx.node.name else build_node(ctx.cluster, host) for host in launch.hosts]
+    # The node's own build or wrapper overrides the command line, and prints what it actually did.
+    if any(node.rccl_unvalidated for node in nodes):
+        parsed.check = 0
+    wrapped = [node.rccl_gpus for node in nodes if node.rccl_gpus is not None]
+    if wrapped:
+        parsed.ngpus = min(parsed.ngpus, *wrapped)
     rng = ctx.rng
     base_pid = rng.randrange(2000, 3_000_000)
     pids = [base_pid + k for k in range(launch.ranks)]
@@ -616,7 +626,17 @@ def _run_test(ctx: SimContext, name: str, args: list[str], launch: _Launch) -> S
             duration_s=ctx.duration(3),
         )
     header = _header_lines(run)
+    lost = next((node.rccl_header_lost for node in nodes if node.rccl_header_lost is not None), None)
+    if lost is not None:
+        # The table's header is the last three lines of the header block: 1 placement, 2 columns, 3 units.
+        del header[len(header) - 4 + lost]
     rows = _rows(run)
+    factor = next((node.rccl_repeat_factor for node in nodes if node.rccl_repeat_factor is not None), None)
+    if factor is not None and rows:
+        # The largest size once more, slower: the same row key with other figures.
+        last = rows[-1]
+        halves = [(t / factor, algbw * factor, busbw * factor, wrong) for t, algbw, busbw, wrong in last.halves]
+        rows.append(_Row(last.size, last.count, halves))
     lines = header + [_row_text(run, row) for row in rows]
     seconds = 2.5 + sum((parsed.warmup + parsed.iters) * (row.halves[0][0] + row.halves[1][0]) for row in rows) / 1e6
     if any(node.rccl_hang for node in nodes):

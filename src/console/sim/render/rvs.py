@@ -10,7 +10,9 @@ Which actions run follows the command line: ``-c <conf>`` picks the module from 
 no option the default ``rvs.conf``. Faults leave their evidence: ``rvs_gst_low`` (``met: FALSE``),
 ``hbm_bandwidth_low`` (low MEM/BABEL bandwidth), ``gpu_missing`` (one GPU fewer everywhere),
 ``xgmi_link_down`` (``peers:false``), ``power_throttle`` (IET ``pass: FALSE``), ``driver_not_loaded``
-(no GPU: ``RVS-ERROR``).
+(no GPU: ``RVS-ERROR``). And what the console must not take for a verdict: ``rvs_peqt_word`` (peqt prints
+a word other than true/false), ``rvs_gpu_unseen`` (one GPU absent from every module while amd-smi lists
+it), ``rvs_stops_early`` (the run ends after its first actions, exit status 0).
 """
 
 from __future__ import annotations
@@ -219,7 +221,7 @@ def _peqt(run: _Run, action: str) -> bool:
         checks = ((action, all(ok for _, ok in checks)),)
     for name, ok in checks:
         run.header(name, "peqt")
-        run.result(f"[{name}] peqt {'true' if ok else 'false'}")
+        run.result(f"[{name}] peqt {run.node.rvs_peqt_word or ('true' if ok else 'false')}")
         run.tick(0.0003)
     return all(ok for _, ok in checks)
 
@@ -561,13 +563,17 @@ def _run(ctx: SimContext, options: _Options) -> SimReply:
     if isinstance(plan, SimReply):
         return plan
     actions, preamble = plan
-    gpus = _select_gpus(node, options.indexes)
+    # A GPU RVS does not enumerate is skipped by every module, silently, as if the node had one fewer.
+    gpus = [gpu for gpu in _select_gpus(node, options.indexes) if gpu.slot not in node.rvs_unseen_slots]
     if not node.driver_loaded or not gpus:
         return _error("No platform support for the detected GPU or no GPU detected !", preamble)
     uptime = 20_000 + random.Random(f"uptime:{node.boot_id}").uniform(0, 1_200_000)
     # Modules walk the GPUs in KFD node order; the summary box lists them by enumeration index.
     by_node = sorted(gpus, key=lambda gpu: gpu.kfd_node)
     run = _Run(node=node, gpus=by_node, rng=ctx.rng, clock=uptime + (ctx.invocation % 5000) * 61.7)
+    if node.rvs_stop_after is not None:
+        # A child that dies quietly: the actions so far, no more, no box, and exit status 0.
+        actions = actions[: node.rvs_stop_after]
     results = [(name, module, runner(run)) for name, module, runner in actions]
     if _version(node.stack.rvs) >= (1, 3) and len(results) > 1:
         run.lines += summary_box(node, gpus, results)
