@@ -76,6 +76,9 @@ HARDWARE_LEVEL: dict[FaultKind, ProbeSet] = {
     FaultKind.RCCL_HANG: ProbeSet.STANDARD,
     FaultKind.RCCL_LATENCY_HIGH: ProbeSet.STANDARD,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: ProbeSet.STANDARD,
+    FaultKind.TRANSFERBENCH_PAIR_NA: ProbeSet.STANDARD,
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN: ProbeSet.STANDARD,
+    FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: ProbeSet.STANDARD,
     **{kind: ProbeSet.FRAMEWORK for kind in FaultKind if kind.value.startswith("torch_")},
 }
 # (fault kind, probe id) cases where PASS is the true answer, and why.

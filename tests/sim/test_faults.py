@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 57
+    assert len(FaultKind) == 60
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -171,6 +171,14 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.RCCL_HANG: (None, None, {}, lambda n: n.rccl_hang),
     FaultKind.RCCL_LATENCY_HIGH: (None, None, {}, lambda n: n.rccl_latency_us == 150.0),
     FaultKind.TRANSFERBENCH_PAIR_SLOW: (1, 4, {}, lambda n: _link(n) == (LinkState.UP, 0, 0.6)),
+    FaultKind.TRANSFERBENCH_PAIR_NA: (
+        1,
+        4,
+        {},
+        lambda n: not n.gpus[1].xgmi[4].tb_measured and not n.gpus[4].xgmi[1].tb_measured,
+    ),
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN: (3, None, {}, lambda n: [g.slot for g in n.gpus if not g.hip_visible] == [3]),
+    FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: (None, None, {}, lambda n: n.tb_healthcheck_ends_early),
     FaultKind.NIC_PORT_DOWN: (None, None, {"nic": "2"}, lambda n: [nic.up for nic in n.nics].count(False) == 1),
     FaultKind.NIC_MISSING: (None, None, {}, lambda n: len(n.nics) == 7),
     FaultKind.NIC_SLOW: (None, None, {"nic": "1"}, lambda n: [nic.rate_gbps for nic in n.nics].count(200) == 1),

@@ -15,7 +15,7 @@ from typing import Any
 from console.checks.cper import bad_page_doubt, severity_class, tally, truncation_doubt
 from console.checks.facts import NodeFacts, static_power_caps
 from console.model.amdsmi import CperRecord
-from console.model.findings import Remedy, Scope, Subject
+from console.model.findings import Remedy, Scope, Status, Subject
 from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
 from console.probes.base import ParsedOutput
 from console.probes.ids import ProbeId
@@ -34,6 +34,9 @@ class Observation:
     always_detail: bool = False  # said in a PASS message too (CPER records a check ignored)
     action: Remedy | None = None  # what this subject calls for, when it is not the check's (a CPER record's AFID)
     action_source: str | None = None
+    # The status of a missing value when it is not the check's ``on_missing``: a healthcheck that ended
+    # early is unread (UNKNOWN) though the check SKIPs a preset that declined the node.
+    on_missing: Status | None = None
 
 
 Metric = Callable[[NodeFacts], list[Observation]]
@@ -357,18 +360,48 @@ def xgmi_errors(facts: NodeFacts) -> list[Observation]:
 
 
 def _tb_pairs(facts: NodeFacts, probe: str) -> list[Observation]:
-    """GPU-to-GPU bandwidth per directed pair from a TransferBench matrix (one-way runs only)."""
+    """GPU-to-GPU bandwidth per directed pair from a TransferBench matrix (one-way runs only).
+
+    Every pair that should have been measured gets an observation: a cell printed N/A, or a pair the run
+    left out (a GPU TransferBench did not see), is a pair unread (None), never a pair skipped. On a fully
+    connected node that is every ordered pair of the node's GPUs; elsewhere (MI250X, where a2a measures
+    only direct links) every pair measured or shown a port to by amd-smi's xgmi table.
+    """
     parsed = facts.parsed(probe)
     if not isinstance(parsed, ParsedOutput) or parsed.data is None:
         return []
-    observations = []
+    measured: dict[tuple[int, int], float] = {}
+    unread: dict[tuple[int, int], str] = {}
     for entry in getattr(parsed.data, "matrix", []) or []:
         if entry.src_type != "GPU" or entry.dst_type != "GPU" or entry.src_index == entry.dst_index:
             continue
-        if entry.direction != "uni" or entry.reverse or entry.gbps is None:
+        if entry.direction != "uni" or entry.reverse:
             continue
-        subject = _link_subject(facts, entry.src_index, entry.dst_index, None, None)
-        observations.append(Observation(subject, entry.gbps, None, probe))
+        pair = (entry.src_index, entry.dst_index)
+        if entry.gbps is None:
+            unread[pair] = entry.unavailable.get("gbps") or "N/A"
+        else:
+            measured[pair] = entry.gbps
+    expected = set(measured)
+    if facts.settings.get("xgmi_fully_connected", True) is not False:
+        gpus = {g.identity.index for g in facts.gpus if g.identity.index is not None}
+        gpus |= {index for pair in (*measured, *unread) for index in pair}
+        expected |= {(src, dst) for src in gpus for dst in gpus if src != dst}
+    else:
+        expected |= {
+            (link.src_index, link.dst_index)
+            for link in facts.xgmi
+            if link.src_index is not None and link.dst_index is not None and _has_port(link)
+        }
+    observations = []
+    for src, dst in sorted(expected):
+        subject = _link_subject(facts, src, dst, None, None)
+        if (src, dst) in measured:
+            observations.append(Observation(subject, measured[(src, dst)], None, probe))
+            continue
+        said = unread.get((src, dst))
+        why = f"printed {said} for GPU {src} -> GPU {dst}" if said else f"no GPU {src} -> GPU {dst} transfer in the run"
+        observations.append(Observation(subject, None, why, probe))
     return observations
 
 
@@ -559,6 +592,9 @@ def tb_healthcheck(facts: NodeFacts) -> list[Observation]:
         said = next((w for w in parsed.warnings if "not supported" in w or "only supported" in w), "declined")
         return [Observation(_node(facts), None, f"the preset declined this node: {said}", ProbeId.TB_HEALTHCHECK)]
     detail = "; ".join(parsed.errors[:3]) or None
+    if parsed.errors and all(error.startswith("incomplete:") for error in parsed.errors):
+        # Nothing failed, and not every test ran: the tests left out were never judged.
+        return [Observation(_node(facts), None, detail, ProbeId.TB_HEALTHCHECK, on_missing=Status.UNKNOWN)]
     return [Observation(_node(facts), parsed.ok, None, ProbeId.TB_HEALTHCHECK, detail=detail)]
 
 

@@ -97,6 +97,17 @@ def _pair_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
         gpu.xgmi[peer].bw_factor = _float(fault, "bw_factor", 0.6)
 
 
+def _pair_na(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    for gpu, peer in _links(node, fault):
+        gpu.xgmi[peer].tb_measured = False
+
+
+def _gpu_unseen(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.hip_visible = False
+
+
 def _ecc_uncorrectable(node: SimNode, fault: Fault, rng: random.Random) -> None:
     gpu = _gpu(node, fault)
     if gpu is None:
@@ -407,6 +418,9 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.RCCL_HANG: _rccl_hang,
     FaultKind.RCCL_LATENCY_HIGH: _rccl_latency,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,
+    FaultKind.TRANSFERBENCH_PAIR_NA: _pair_na,
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN: _gpu_unseen,
+    FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: _flag("tb_healthcheck_ends_early", True),
     FaultKind.NIC_PORT_DOWN: _nic_down,
     FaultKind.NIC_MISSING: _nic_missing,
     FaultKind.NIC_SLOW: _nic_slow,

@@ -43,6 +43,11 @@ class FaultKind(StrEnum):
     RCCL_HANG = "rccl_hang"
     RCCL_LATENCY_HIGH = "rccl_latency_high"
     TRANSFERBENCH_PAIR_SLOW = "transferbench_pair_slow"
+    # TransferBench measures less than it should, and says so only by what it leaves out: a pair's a2a cell
+    # N/A, a GPU HIP does not enumerate (the run has one GPU fewer), a healthcheck that ends before all-to-all.
+    TRANSFERBENCH_PAIR_NA = "transferbench_pair_na"
+    TRANSFERBENCH_GPU_UNSEEN = "transferbench_gpu_unseen"
+    TRANSFERBENCH_HEALTHCHECK_SHORT = "transferbench_healthcheck_short"
     NIC_PORT_DOWN = "nic_port_down"
     NIC_MISSING = "nic_missing"
     NIC_SLOW = "nic_slow"
@@ -131,12 +136,14 @@ _GPU_KINDS = {
     FaultKind.TORCH_GEMM_SLOW,
     FaultKind.TORCH_GEMM_NAN,
     FaultKind.XGMI_STATUS_ROW_MISSING,
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
     FaultKind.XGMI_LINK_DEGRADED,
     FaultKind.XGMI_LINK_STATE_NA,
     FaultKind.TRANSFERBENCH_PAIR_SLOW,
+    FaultKind.TRANSFERBENCH_PAIR_NA,
 }
 
 
@@ -226,6 +233,9 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.SUDO_DENIED,
     FaultKind.XGMI_LINK_STATE_NA,
     FaultKind.XGMI_STATUS_ROW_MISSING,
+    FaultKind.TRANSFERBENCH_PAIR_NA,
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN,
+    FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

@@ -120,6 +120,7 @@ class SimXgmiLink(Model):
     error_count: int = 0
     bw_factor: float = Field(1.0, description="scales measured GPU-to-GPU bandwidth (TransferBench, RVS pbqt)")
     state_reported: bool = Field(True, description="False: amd-smi prints N/A for the state of this (working) link")
+    tb_measured: bool = Field(True, description="False: TransferBench a2a makes no transfer for it and prints N/A")
 
     @property
     def hops(self) -> int:
@@ -194,6 +195,7 @@ class SimGpu(Model):
     vbios_version: str
     xgmi: dict[int, SimXgmiLink] = Field(default_factory=dict, description="peer slot -> connection")
     xgmi_status_row: bool = Field(True, description="False: amd-smi's link-status table leaves this GPU's row out")
+    hip_visible: bool = Field(True, description="False: HIP does not enumerate it, so TransferBench runs without it")
     gst_factor: float = Field(1.0, description="scales RVS GST GFLOPS")
     hbm_factor: float = Field(1.0, description="scales HBM bandwidth (RVS mem, babel, TransferBench HBM)")
 
@@ -280,6 +282,9 @@ class SimNode(Model):
     rccl_hang: bool = False
     rccl_busbw_factor: float = 1.0
     rccl_latency_us: float = Field(0.0, description="added to every collective's time: small messages show it")
+    tb_healthcheck_ends_early: bool = Field(
+        False, description="TransferBench's healthcheck exits 0 before its all-to-all test, with no error line"
+    )
     torch: SimTorch = Field(default_factory=SimTorch)
     container: SimContainer = Field(default_factory=SimContainer)
     uplink: str | None = Field(None, description="the slow switch uplink this node sits behind (uplink_slow)")
