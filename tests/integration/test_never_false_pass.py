@@ -639,6 +639,7 @@ LINK_STATE_CASES: list[tuple[str, FaultKind | None, str]] = [
     ("sim003", FaultKind.XGMI_LINK_STATE_NA, "gpu = 4, peer = 5"),  # one OAM's two GCDs: four links
     ("sim004", FaultKind.XGMI_STATUS_ROW_MISSING, "gpu = 2"),
     ("sim005", FaultKind.XGMI_STATUS_ROW_MISSING, "gpu = 0, all = true"),
+    ("sim006", FaultKind.XGMI_GPU_UNLISTED, "gpu = 2"),
 ]
 
 

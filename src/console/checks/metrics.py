@@ -302,12 +302,27 @@ def xgmi_up(facts: NodeFacts) -> list[Observation]:
         if link.src_index != link.dst_index and link.status is not LinkStatus.SELF
     }
     bdfs = _xgmi_bdfs(facts)
+    # A GPU the node has (amd-smi list, static, metric) that neither xgmi table names has links too: none of
+    # them was read. Only a partition's first logical GPU has links (amd-smi leaves the others out).
+    unnamed: dict[int | None, str | None] = {
+        gpu.identity.index: gpu.identity.bdf
+        for gpu in facts.gpus
+        if gpu.identity.index is not None and gpu.identity.index not in bdfs and gpu.identity.partition_id in (None, 0)
+    }
     pairs = set(links)
     fully_connected = facts.settings.get("xgmi_fully_connected", True) is not False
+    observations = []
     if fully_connected:
         # Rows or cells the status table left out are pairs too (a GPU still named by another row or table).
+        bdfs = {**bdfs, **unnamed}
         pairs |= {(src, dst) for src in bdfs for dst in bdfs if src != dst}
-    observations = []
+    else:
+        # Which peers it has a port to is not known (the tables that would say it leave the GPU out): the
+        # GPU's links are unread as a whole.
+        for index, bdf in sorted(unnamed.items()):
+            subject = _link_subject(facts, index, None, bdf, None)
+            said = f"GPU {index} is in neither xgmi table"
+            observations.append(Observation(subject, None, said, ProbeId.AMDSMI_XGMI_STATUS))
     for src, dst in sorted(pairs, key=lambda pair: (pair[0] or 0, pair[1] or 0)):
         link = links.get((src, dst))
         status = link.status if link is not None else LinkStatus.UNKNOWN
@@ -315,10 +330,13 @@ def xgmi_up(facts: NodeFacts) -> list[Observation]:
             continue
         src_bdf, dst_bdf = (link.src_bdf, link.dst_bdf) if link is not None else (bdfs.get(src), bdfs.get(dst))
         subject = _link_subject(facts, src, dst, src_bdf, dst_bdf)
+        differ = facts.xgmi_disagreements.get((src, dst))
         if status is LinkStatus.UNKNOWN:
-            observations.append(Observation(subject, None, "link status not reported", ProbeId.AMDSMI_XGMI))
+            said = f"the tables disagree ({differ})" if differ else "link status not reported"
+            observations.append(Observation(subject, None, said, ProbeId.AMDSMI_XGMI))
         else:
-            observations.append(Observation(subject, status is LinkStatus.UP, None, ProbeId.AMDSMI_XGMI))
+            up = status is LinkStatus.UP
+            observations.append(Observation(subject, up, None, ProbeId.AMDSMI_XGMI, detail=differ))
     return observations
 
 

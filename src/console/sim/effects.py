@@ -92,6 +92,20 @@ def _xgmi_status_row_missing(node: SimNode, fault: Fault, rng: random.Random) ->
         gpu.xgmi_status_row = False
 
 
+def _xgmi_gpu_unlisted(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.xgmi_listed = False
+
+
+def _xgmi_flap(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # ``status``: what ``xgmi -l`` prints for the pair, D (down) or N/A; ``xgmi``'s own table still says U.
+    word = _str(fault, "status", "D")
+    for gpu, peer in _links(node, fault):
+        link = gpu.xgmi[peer]
+        link.link_status_word = "/".join([word] * link.links) if word != "N/A" else word
+
+
 def _pair_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     for gpu, peer in _links(node, fault):
         gpu.xgmi[peer].bw_factor = _float(fault, "bw_factor", 0.6)
@@ -400,6 +414,8 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.XGMI_LINK_DEGRADED: _xgmi_degraded,
     FaultKind.XGMI_LINK_STATE_NA: _xgmi_state_na,
     FaultKind.XGMI_STATUS_ROW_MISSING: _xgmi_status_row_missing,
+    FaultKind.XGMI_GPU_UNLISTED: _xgmi_gpu_unlisted,
+    FaultKind.XGMI_LINK_FLAP: _xgmi_flap,
     FaultKind.ECC_UNCORRECTABLE: _ecc_uncorrectable,
     FaultKind.ECC_CORRECTABLE_STORM: _ecc_storm,
     FaultKind.BAD_PAGES_OVER_THRESHOLD: _bad_pages,

@@ -25,6 +25,10 @@ class FaultKind(StrEnum):
     # amd-smi cannot say what it knows: a healthy link's state printed N/A, a GPU's link-status row left out.
     XGMI_LINK_STATE_NA = "xgmi_link_state_na"
     XGMI_STATUS_ROW_MISSING = "xgmi_status_row_missing"
+    # A GPU amd-smi's xgmi tables leave out altogether (its row and its column), and a link that dropped
+    # between the two reads: ``xgmi -l`` prints D (or N/A) while ``xgmi``'s own table, read first, says U.
+    XGMI_GPU_UNLISTED = "xgmi_gpu_unlisted"
+    XGMI_LINK_FLAP = "xgmi_link_flap"
     ECC_UNCORRECTABLE = "ecc_uncorrectable"
     ECC_CORRECTABLE_STORM = "ecc_correctable_storm"
     BAD_PAGES_OVER_THRESHOLD = "bad_pages_over_threshold"
@@ -137,11 +141,13 @@ _GPU_KINDS = {
     FaultKind.TORCH_GEMM_NAN,
     FaultKind.XGMI_STATUS_ROW_MISSING,
     FaultKind.TRANSFERBENCH_GPU_UNSEEN,
+    FaultKind.XGMI_GPU_UNLISTED,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
     FaultKind.XGMI_LINK_DEGRADED,
     FaultKind.XGMI_LINK_STATE_NA,
+    FaultKind.XGMI_LINK_FLAP,
     FaultKind.TRANSFERBENCH_PAIR_SLOW,
     FaultKind.TRANSFERBENCH_PAIR_NA,
 }
@@ -236,6 +242,8 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.TRANSFERBENCH_PAIR_NA,
     FaultKind.TRANSFERBENCH_GPU_UNSEEN,
     FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT,
+    FaultKind.XGMI_GPU_UNLISTED,
+    FaultKind.XGMI_LINK_FLAP,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

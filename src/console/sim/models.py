@@ -121,6 +121,9 @@ class SimXgmiLink(Model):
     bw_factor: float = Field(1.0, description="scales measured GPU-to-GPU bandwidth (TransferBench, RVS pbqt)")
     state_reported: bool = Field(True, description="False: amd-smi prints N/A for the state of this (working) link")
     tb_measured: bool = Field(True, description="False: TransferBench a2a makes no transfer for it and prints N/A")
+    link_status_word: str | None = Field(
+        None, description="what `amd-smi xgmi -l` prints for it (D, N/A) while `xgmi`'s table, read first, says U"
+    )
 
     @property
     def hops(self) -> int:
@@ -195,6 +198,7 @@ class SimGpu(Model):
     vbios_version: str
     xgmi: dict[int, SimXgmiLink] = Field(default_factory=dict, description="peer slot -> connection")
     xgmi_status_row: bool = Field(True, description="False: amd-smi's link-status table leaves this GPU's row out")
+    xgmi_listed: bool = Field(True, description="False: amd-smi's xgmi tables leave out its row and its column")
     hip_visible: bool = Field(True, description="False: HIP does not enumerate it, so TransferBench runs without it")
     gst_factor: float = Field(1.0, description="scales RVS GST GFLOPS")
     hbm_factor: float = Field(1.0, description="scales HBM bandwidth (RVS mem, babel, TransferBench HBM)")
