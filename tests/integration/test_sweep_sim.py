@@ -49,6 +49,9 @@ EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.NIC_PORT_DOWN: (Status.FAIL, "nic"),
     FaultKind.NIC_MISSING: (Status.FAIL, "nic"),
     FaultKind.NIC_SLOW: (Status.FAIL, "nic"),
+    FaultKind.NIC_LISTED_TWICE: (Status.UNKNOWN, "nic"),
+    FaultKind.NIC_PHYS_DISABLED: (Status.FAIL, "nic"),
+    FaultKind.NIC_PORT_FLAP: (Status.FAIL, "nic"),
     FaultKind.CPER_RECORD: (Status.FAIL, "ras"),
     FaultKind.CPER_NOT_ENABLED: (Status.PASS, ""),  # the CPER checks SKIP: the ECC counters judge instead
     FaultKind.CPER_UNDECODABLE: (Status.FAIL, "ras"),

@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 62
+    assert len(FaultKind) == 65
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -189,6 +189,19 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.NIC_PORT_DOWN: (None, None, {"nic": "2"}, lambda n: [nic.up for nic in n.nics].count(False) == 1),
     FaultKind.NIC_MISSING: (None, None, {}, lambda n: len(n.nics) == 7),
     FaultKind.NIC_SLOW: (None, None, {"nic": "1"}, lambda n: [nic.rate_gbps for nic in n.nics].count(200) == 1),
+    FaultKind.NIC_LISTED_TWICE: (
+        None,
+        None,
+        {"nic": "0"},
+        lambda n: [nic.rdma_lines for nic in n.nics] == [2] + [1] * 7,
+    ),
+    FaultKind.NIC_PHYS_DISABLED: (
+        None,
+        None,
+        {"nic": "3"},
+        lambda n: [nic.rdma_physical_state for nic in n.nics].count("DISABLED") == 1 and n.nics[3].up,
+    ),
+    FaultKind.NIC_PORT_FLAP: (None, None, {"nic": "3"}, lambda n: [nic.ibv_down for nic in n.nics].count(True) == 1),
     FaultKind.UPLINK_SLOW: (None, None, {"uplink": "r02"}, lambda n: n.uplink == "r02" and n.uplink_factor < 1),
     FaultKind.RCCL_FLAKY: (None, None, {}, lambda n: (n.rccl_flaky_every, n.rccl_flaky_first) == (3, 3)),
     FaultKind.TOOL_MISSING: (None, None, {"program": "rvs"}, lambda n: _acts(n, FaultKind.TOOL_MISSING, "rvs")),

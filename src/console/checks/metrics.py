@@ -454,20 +454,27 @@ def hbm_copy(facts: NodeFacts) -> list[Observation]:
 
 @metric("nic.port_active")
 def nic_port_active(facts: NodeFacts) -> list[Observation]:
-    """True per RDMA port in state ACTIVE."""
+    """True per RDMA port that every reading says is up: ``rdma link`` state ACTIVE with physical_state
+    LINK_UP, and ``ibv_devinfo`` (when it lists the port) PORT_ACTIVE. A port one of them reads as down is
+    not active, whatever the other said a moment before (a port that flaps is not a healthy port)."""
     if facts.nics is None:
         missing = facts.missing_reason([ProbeId.HOST_NIC]) or "rdma link not run"
         return [Observation(_node(facts), None, missing, ProbeId.HOST_NIC)]
-    return [
-        Observation(
-            facts.subject(Scope.NIC, port=port.label),
-            port.state == "ACTIVE",
-            None,
-            ProbeId.HOST_NIC,
-            detail=f"state {port.state}",
-        )
-        for port in facts.nics
-    ]
+    ibv = {port.label: port for port in facts.nic_rates or []}
+    observations = []
+    for port in facts.nics:
+        said = [f"state {port.state}"]
+        active = port.state == "ACTIVE"
+        if port.physical_state is not None:
+            said.append(f"physical_state {port.physical_state}")
+            active = active and port.physical_state == "LINK_UP"
+        other = ibv.get(port.label)
+        if other is not None:
+            said.append(f"ibv_devinfo {other.state}")
+            active = active and other.state == "ACTIVE"
+        subject = facts.subject(Scope.NIC, port=port.label)
+        observations.append(Observation(subject, active, None, ProbeId.HOST_NIC, detail=", ".join(said)))
+    return observations
 
 
 @metric("gpu.ecc_correctable_increase")
@@ -524,14 +531,19 @@ def nic_rate(facts: NodeFacts) -> list[Observation]:
     if facts.nic_rates is None:
         unread = facts.missing_reason([ProbeId.HOST_NIC_RATE]) or "ibv_devinfo not run"
         return [Observation(_node(facts), None, unread, ProbeId.HOST_NIC_RATE)]
-    rates = {port.label: port.rate_gbps for port in facts.nic_rates}
+    read = {port.label: port for port in facts.nic_rates}
     ports = facts.nics if facts.nics is not None else facts.nic_rates
     observations = []
     for port in ports:
         if port.state != "ACTIVE":
             continue
-        rate = rates.get(port.label)
+        other = read.get(port.label)
+        rate = other.rate_gbps if other is not None else None
         missing = None if rate is not None else f"{port.label} has no rate in ibv_devinfo -v"
+        if other is not None and other.state != "ACTIVE":
+            # ibv_devinfo reads the port down: whatever width and speed it prints are no rate of a working
+            # port (nic.port_active fails it).
+            rate, missing = None, f"ibv_devinfo -v reads {port.label} {other.state}"
         observations.append(
             Observation(facts.subject(Scope.NIC, port=port.label), rate, missing, ProbeId.HOST_NIC_RATE)
         )

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from console.sim.faults import BEHAVIOUR_KINDS, Fault, FaultKind
-from console.sim.models import LinkState, SimBadPage, SimBehaviour, SimCperRecord, SimGpu, SimNode
+from console.sim.models import LinkState, SimBadPage, SimBehaviour, SimCperRecord, SimGpu, SimNic, SimNode
 from console.sim.specs import STACK_PRESETS
 
 Effect = Callable[[SimNode, Fault, random.Random], None]
@@ -282,6 +282,25 @@ def _nic_missing(node: SimNode, fault: Fault, rng: random.Random) -> None:
         node.nics.pop(_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics))
 
 
+def _nic(node: SimNode, fault: Fault, rng: random.Random) -> SimNic | None:
+    return node.nics[_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics)] if node.nics else None
+
+
+def _nic_listed_twice(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if (nic := _nic(node, fault, rng)) is not None:
+        nic.rdma_lines = 2
+
+
+def _nic_phys_disabled(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if (nic := _nic(node, fault, rng)) is not None:
+        nic.rdma_physical_state = _str(fault, "physical_state", "DISABLED")
+
+
+def _nic_flap(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if (nic := _nic(node, fault, rng)) is not None:
+        nic.ibv_down = True
+
+
 def _nic_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     if node.nics:
         nic = node.nics[_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics)]
@@ -440,6 +459,9 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.NIC_PORT_DOWN: _nic_down,
     FaultKind.NIC_MISSING: _nic_missing,
     FaultKind.NIC_SLOW: _nic_slow,
+    FaultKind.NIC_LISTED_TWICE: _nic_listed_twice,
+    FaultKind.NIC_PHYS_DISABLED: _nic_phys_disabled,
+    FaultKind.NIC_PORT_FLAP: _nic_flap,
     FaultKind.TORCH_MISSING: _torch_missing,
     FaultKind.TORCH_CPU_ONLY: _torch_cpu_only,
     FaultKind.TORCH_DEVICE_COUNT: _torch_device_count,

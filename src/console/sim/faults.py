@@ -55,6 +55,11 @@ class FaultKind(StrEnum):
     NIC_PORT_DOWN = "nic_port_down"
     NIC_MISSING = "nic_missing"
     NIC_SLOW = "nic_slow"
+    # The two tools' readings of a port, which must agree: rdma link lists it twice, prints it ACTIVE with a
+    # physical_state DISABLED, or reads it ACTIVE while ibv_devinfo, a moment later, reads it down.
+    NIC_LISTED_TWICE = "nic_listed_twice"
+    NIC_PHYS_DISABLED = "nic_phys_disabled"
+    NIC_PORT_FLAP = "nic_port_flap"
     CPER_RECORD = "cper_record"
     CPER_NOT_ENABLED = "cper_not_enabled"
     # A fatal record amd-smi cannot decode (AFIDs 2^64-1 before 7.2.1), and more records than amd-smi
@@ -244,6 +249,9 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT,
     FaultKind.XGMI_GPU_UNLISTED,
     FaultKind.XGMI_LINK_FLAP,
+    FaultKind.NIC_LISTED_TWICE,
+    FaultKind.NIC_PHYS_DISABLED,
+    FaultKind.NIC_PORT_FLAP,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

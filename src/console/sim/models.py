@@ -220,6 +220,12 @@ class SimNic(Model):
     port: int = 1
     up: bool = True
     rate_gbps: int = 400
+    # How the two tools misread it (NIC faults): rdma link's line twice, its physical_state, ibv_devinfo's read.
+    rdma_lines: int = Field(1, description="times `rdma link` prints the port's line")
+    rdma_physical_state: str | None = Field(
+        None, description="what `rdma link` prints as physical_state, if not the state's"
+    )
+    ibv_down: bool = Field(False, description="True: ibv_devinfo reads the port down while rdma link read it ACTIVE")
     guid: str
     mac: str
 
