@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from console.checks import ProbeOutcome, build_facts, evaluate_node, load_packs
 from console.inventory.model import Node, StackPin
@@ -64,6 +66,20 @@ def test_a_port_listed_twice_is_unreadable_not_counted_twice() -> None:
         parse_rdma_link(twice)
     findings = _findings({**_answers([]), "host.nic": twice})
     assert _not_passed(findings) == {("nic.port_active", None): Status.UNKNOWN, ("nic.count", None): Status.UNKNOWN}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 7), st.integers(0, 8), st.booleans())
+def test_any_port_listed_again_anywhere_is_unreadable(line: int, at: int, replace: bool) -> None:
+    # The sample with one of its lines again at any place, as an extra line or in place of another port's.
+    lines = RDMA_LINK.read_text().splitlines(keepends=True)
+    port = lines[line].split()[1]
+    mangled = [*lines[:at], lines[line], *lines[at + 1 if replace else at :]]
+    if sum(text.split()[1] == port for text in mangled) < 2:  # replaced its own line: nothing listed twice
+        assert parse_rdma_link("".join(mangled))
+        return
+    with pytest.raises(ParseError, match=f"rdma link lists {port} twice"):
+        parse_rdma_link("".join(mangled))
 
 
 def test_a_port_active_with_its_physical_link_disabled_fails() -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from console.checks import ProbeOutcome, build_facts, evaluate_node, load_packs
 from console.inventory.model import Node, StackPin
@@ -59,14 +61,20 @@ def test_a_healthy_run_judges_every_ordered_pair() -> None:
         assert len(pairs) == 56 and set(pairs.values()) == {Status.PASS}, check
 
 
-def test_a_pair_the_sample_prints_na_for_is_unknown() -> None:
+def _sample_with_na(pairs: set[tuple[int, int]]) -> dict[str, ProbeOutcome]:
+    """The real a2a sample with the summary cells of ``pairs`` (source, destination) printed N/A."""
     lines = A2A_SAMPLE.read_text().splitlines()
-    row = next(k for k, line in enumerate(lines) if line.startswith("GPU 01 "))
-    cells = lines[row].split()
-    cells[6] = "N/A"  # GPU 01 -> GPU 04: the row's label is two words
-    lines[row] = "   ".join(cells)
+    for src, dst in pairs:
+        row = next(k for k, line in enumerate(lines) if line.startswith(f"GPU {src:02d} "))
+        cells = lines[row].split()
+        cells[2 + dst] = "N/A"  # the row's label is two words
+        lines[row] = f"{cells[0]} {cells[1]}   " + "   ".join(cells[2:])
     parsed = parse_output("\n".join(lines) + "\n", tool=Tool.TRANSFERBENCH)
-    findings = _findings({"tb.a2a": ProbeOutcome("tb.a2a", parsed, None, 1)}, *PAIR_CHECKS)
+    return {"tb.a2a": ProbeOutcome("tb.a2a", parsed, None, 1)}
+
+
+def test_a_pair_the_sample_prints_na_for_is_unknown() -> None:
+    findings = _findings(_sample_with_na({(1, 4)}), *PAIR_CHECKS)
     for check in PAIR_CHECKS:
         pairs = _by_pair(findings, check)
         assert pairs.pop((1, 4)) is Status.UNKNOWN, check
@@ -75,6 +83,18 @@ def test_a_pair_the_sample_prints_na_for_is_unknown() -> None:
         "a2a GPU pair bandwidth: printed N/A for GPU 1 -> GPU 4",
         "a2a GPU pair vs the node's pairs: printed N/A for GPU 1 -> GPU 4",
     }
+
+
+PAIRS = [(src, dst) for src in range(8) for dst in range(8) if src != dst]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sets(st.sampled_from(PAIRS), min_size=1, max_size=20))
+def test_whichever_cells_the_sample_prints_na_for_are_exactly_the_unknown_pairs(unread: set[tuple[int, int]]) -> None:
+    findings = _findings(_sample_with_na(unread), "tb.a2a_pair")
+    pairs = _by_pair(findings, "tb.a2a_pair")
+    assert {pair for pair, status in pairs.items() if status is Status.UNKNOWN} == unread
+    assert len(pairs) == 56 and {status for pair, status in pairs.items() if pair not in unread} == {Status.PASS}
 
 
 def test_a_pair_the_simulated_run_leaves_out_is_unknown_both_ways() -> None:
