@@ -14,8 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from console.checks import ProbeOutcome, build_facts, evaluate_node, load_packs
+from console.checks.metrics import METRICS
 from console.inventory.model import Node, StackPin
 from console.model.findings import Finding, Status
+from console.model.gpu import GpuIdentity, GpuRecord
 from console.probes import Tool, parse_output
 from console.sim.commands import context_for, run_program
 from console.sim.faults import Fault, FaultKind
@@ -125,3 +127,15 @@ def test_a_healthcheck_that_ends_before_all_to_all_is_unknown(faults: list[Fault
         return
     assert finding.status is Status.UNKNOWN
     assert finding.message == "TransferBench healthcheck: incomplete: no 'Testing all-to-all XGMI copies' line"
+
+
+def test_on_partitioned_gpus_a_pair_printed_na_is_not_presumed_a_link() -> None:
+    # CPX: eight logical GPUs per OAM, and a2a's direct links join only some of them. Which pairs it should
+    # measure is not every pair: the N/A cell is not read as a link unread (it is on an SPX node, above).
+    facts = build_facts(NODE, StackPin(), _sample_with_na({(1, 4)}))
+    facts.gpus = [GpuRecord(identity=GpuIdentity(index=k, compute_partition="CPX")) for k in range(8)]
+    observed = {(o.subject.gpu, o.subject.peer): o.value for o in METRICS["link.tb_a2a_gbps"](facts)}
+    assert len(observed) == 55 and (1, 4) not in observed and None not in observed.values()
+    facts.gpus = [GpuRecord(identity=GpuIdentity(index=k, compute_partition="SPX")) for k in range(8)]
+    observed = {(o.subject.gpu, o.subject.peer): o.value for o in METRICS["link.tb_a2a_gbps"](facts)}
+    assert len(observed) == 56 and observed[(1, 4)] is None

@@ -383,7 +383,7 @@ def _tb_pairs(facts: NodeFacts, probe: str) -> list[Observation]:
     Every pair that should have been measured gets an observation: a cell printed N/A, or a pair the run
     left out (a GPU TransferBench did not see), is a pair unread (None), never a pair skipped. On a fully
     connected node that is every ordered pair of the node's GPUs; elsewhere (MI250X, where a2a measures
-    only direct links) every pair measured or shown a port to by amd-smi's xgmi table.
+    only direct links, and partitioned GPUs) every pair measured or shown a port to by amd-smi's xgmi table.
     """
     parsed = facts.parsed(probe)
     if not isinstance(parsed, ParsedOutput) or parsed.data is None:
@@ -401,7 +401,13 @@ def _tb_pairs(facts: NodeFacts, probe: str) -> list[Observation]:
         else:
             measured[pair] = entry.gbps
     expected = set(measured)
-    if facts.settings.get("xgmi_fully_connected", True) is not False:
+    # Partitioned GPUs (CPX, ...) are several logical GPUs each, and a2a's direct links join only some of
+    # them: which pairs it measures is then not every pair, and it is read as on MI250X.
+    partitioned = any(
+        (g.identity.partition_id or 0) > 0 or (g.identity.compute_partition or "SPX").upper() != "SPX"
+        for g in facts.gpus
+    )
+    if facts.settings.get("xgmi_fully_connected", True) is not False and not partitioned:
         gpus = {g.identity.index for g in facts.gpus if g.identity.index is not None}
         gpus |= {index for pair in (*measured, *unread) for index in pair}
         expected |= {(src, dst) for src in gpus for dst in gpus if src != dst}
