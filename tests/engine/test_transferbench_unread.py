@@ -27,7 +27,7 @@ from console.sweep.catalog import ProbeSet, probes_for
 from console.sweep.engine import probe_problem
 
 A2A_SAMPLE = Path(__file__).parents[1] / "fixtures" / "real" / "transferbench" / "a2a-64M-8CU-mi300x-v160-full.txt"
-PROBES = ("amdsmi.list", "tb.a2a", "tb.healthcheck")
+PROBES = ("amdsmi.list", "tb.a2a", "tb.p2p", "tb.healthcheck")
 NODE = Node(name="n1", pool="p", gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
 
 
@@ -139,3 +139,11 @@ def test_on_partitioned_gpus_a_pair_printed_na_is_not_presumed_a_link() -> None:
     facts.gpus = [GpuRecord(identity=GpuIdentity(index=k, compute_partition="SPX")) for k in range(8)]
     observed = {(o.subject.gpu, o.subject.peer): o.value for o in METRICS["link.tb_a2a_gbps"](facts)}
     assert len(observed) == 56 and observed[(1, 4)] is None
+
+
+def test_a_p2p_run_whose_matrices_lost_a_gpus_rows_is_never_pass() -> None:
+    assert [f.status for f in _findings(_outcomes([]), "tb.p2p_ok")] == [Status.PASS]
+    fault = Fault(kind=FaultKind.TRANSFERBENCH_P2P_ROW_LOST, node="n1", gpu=3)
+    [finding] = _findings(_outcomes([fault]), "tb.p2p_ok")
+    assert finding.status is Status.FAIL
+    assert "incomplete: p2p unidirectional matrix has no row for GPU 03" in finding.message

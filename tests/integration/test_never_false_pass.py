@@ -79,6 +79,7 @@ HARDWARE_LEVEL: dict[FaultKind, ProbeSet] = {
     FaultKind.TRANSFERBENCH_PAIR_NA: ProbeSet.STANDARD,
     FaultKind.TRANSFERBENCH_GPU_UNSEEN: ProbeSet.STANDARD,
     FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: ProbeSet.STANDARD,
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST: ProbeSet.STANDARD,
     **{kind: ProbeSet.FRAMEWORK for kind in FaultKind if kind.value.startswith("torch_")},
 }
 # (fault kind, probe id) cases where PASS is the true answer, and why.

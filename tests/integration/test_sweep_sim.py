@@ -46,6 +46,7 @@ EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.TRANSFERBENCH_PAIR_NA: (Status.UNKNOWN, "transferbench"),
     FaultKind.TRANSFERBENCH_GPU_UNSEEN: (Status.UNKNOWN, "transferbench"),
     FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: (Status.UNKNOWN, "transferbench"),
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST: (Status.FAIL, "transferbench"),
     FaultKind.NIC_PORT_DOWN: (Status.FAIL, "nic"),
     FaultKind.NIC_MISSING: (Status.FAIL, "nic"),
     FaultKind.NIC_SLOW: (Status.FAIL, "nic"),

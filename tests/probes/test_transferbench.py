@@ -125,7 +125,20 @@ def test_p2p_matrices_directions_and_averages() -> None:
 def test_p2p_cut_inside_the_bidirectional_matrix_is_incomplete() -> None:
     result, _ = parsed(cut_before(P2P.read_text(), "  GPU 05  ->     55.12"))
     assert result.ok is False
-    assert result.errors == ["incomplete: p2p bidirectional matrix has no averages line"]
+    assert result.errors == [
+        "incomplete: p2p bidirectional matrix has no averages line",
+        *(f"incomplete: p2p bidirectional matrix has no row for GPU {k:02d}" for k in (5, 6, 7)),
+    ]
+
+
+def test_p2p_matrix_without_one_devices_rows_is_incomplete() -> None:
+    # Whole lines, every other row and both averages lines there: only the missing row says it.
+    text = P2P.read_text()
+    lost = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("  GPU 03"))
+    assert lost != text
+    result, _ = parsed(lost)
+    assert result.ok is False
+    assert result.errors == [f"incomplete: p2p {way}directional matrix has no row for GPU 03" for way in ("uni", "bi")]
 
 
 def test_a2asweep_grid() -> None:

@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 65
+    assert len(FaultKind) == 66
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -186,6 +186,7 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     ),
     FaultKind.TRANSFERBENCH_GPU_UNSEEN: (3, None, {}, lambda n: [g.slot for g in n.gpus if not g.hip_visible] == [3]),
     FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: (None, None, {}, lambda n: n.tb_healthcheck_ends_early),
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST: (3, None, {}, lambda n: n.tb_p2p_row_lost == 3),
     FaultKind.NIC_PORT_DOWN: (None, None, {"nic": "2"}, lambda n: [nic.up for nic in n.nics].count(False) == 1),
     FaultKind.NIC_MISSING: (None, None, {}, lambda n: len(n.nics) == 7),
     FaultKind.NIC_SLOW: (None, None, {"nic": "1"}, lambda n: [nic.rate_gbps for nic in n.nics].count(200) == 1),

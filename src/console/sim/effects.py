@@ -122,6 +122,12 @@ def _gpu_unseen(node: SimNode, fault: Fault, rng: random.Random) -> None:
         gpu.hip_visible = False
 
 
+def _p2p_row_lost(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        node.tb_p2p_row_lost = gpu.index
+
+
 def _ecc_uncorrectable(node: SimNode, fault: Fault, rng: random.Random) -> None:
     gpu = _gpu(node, fault)
     if gpu is None:
@@ -455,6 +461,7 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,
     FaultKind.TRANSFERBENCH_PAIR_NA: _pair_na,
     FaultKind.TRANSFERBENCH_GPU_UNSEEN: _gpu_unseen,
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST: _p2p_row_lost,
     FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: _flag("tb_healthcheck_ends_early", True),
     FaultKind.NIC_PORT_DOWN: _nic_down,
     FaultKind.NIC_MISSING: _nic_missing,

@@ -52,6 +52,7 @@ class FaultKind(StrEnum):
     TRANSFERBENCH_PAIR_NA = "transferbench_pair_na"
     TRANSFERBENCH_GPU_UNSEEN = "transferbench_gpu_unseen"
     TRANSFERBENCH_HEALTHCHECK_SHORT = "transferbench_healthcheck_short"
+    TRANSFERBENCH_P2P_ROW_LOST = "transferbench_p2p_row_lost"
     NIC_PORT_DOWN = "nic_port_down"
     NIC_MISSING = "nic_missing"
     NIC_SLOW = "nic_slow"
@@ -147,6 +148,7 @@ _GPU_KINDS = {
     FaultKind.XGMI_STATUS_ROW_MISSING,
     FaultKind.TRANSFERBENCH_GPU_UNSEEN,
     FaultKind.XGMI_GPU_UNLISTED,
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
@@ -252,6 +254,7 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.NIC_LISTED_TWICE,
     FaultKind.NIC_PHYS_DISABLED,
     FaultKind.NIC_PORT_FLAP,
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

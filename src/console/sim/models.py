@@ -292,6 +292,9 @@ class SimNode(Model):
     rccl_hang: bool = False
     rccl_busbw_factor: float = 1.0
     rccl_latency_us: float = Field(0.0, description="added to every collective's time: small messages show it")
+    tb_p2p_row_lost: int | None = Field(
+        None, description="GPU index whose rows TransferBench p2p's matrices print none of (the columns stay)"
+    )
     tb_healthcheck_ends_early: bool = Field(
         False, description="TransferBench's healthcheck exits 0 before its all-to-all test, with no error line"
     )

@@ -257,8 +257,8 @@ def _incomplete(result: TransferBenchResult, unfinished_matrices: list[str]) -> 
     if result.kind == "nicrings" and result.nic_rings and result.totals.aggregate_cpu_gbps is None:
         yield "incomplete: no 'Aggregate bandwidth (CPU Timed)' line after the NIC rings table"
     if result.kind == "p2p":
-        for title in unfinished_matrices:
-            yield f"incomplete: {title} has no averages line"
+        for lacking in unfinished_matrices:
+            yield f"incomplete: {lacking}"
     if result.kind == "config" and result.tests and result.tests[-1].aggregate is None:
         yield f"incomplete: Test {result.tests[-1].number} has no 'Aggregate (CPU)' line"
 

@@ -335,6 +335,8 @@ def _p2p_table(bench: _Bench, devices: list[tuple[str, int]], num_cpus: int, bid
                 if not same:
                     sums.setdefault((src[0], dst[0]), []).append(value)
         labels = (" ->", "<- ") if bidir else (" ->",)
+        if src == ("GPU", bench.node.tb_p2p_row_lost):
+            continue  # the rows are lost; the column, and the averages, stay
         for way, label in enumerate(labels):
             bench.lines.append(_p2p_row(src, label, rows[way], num_cpus))
         if bidir:
