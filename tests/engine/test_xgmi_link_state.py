@@ -136,3 +136,12 @@ def test_a_link_the_two_tables_disagree_on_is_never_up(model: GpuModel, rocm: st
         if word == "D"
         else "XGMI link: the tables disagree (amd-smi xgmi: U; amd-smi xgmi -l: N/A)"
     }
+
+
+@pytest.mark.parametrize(("model", "rocm"), [(GpuModel.MI300X, "6.4.1"), (GpuModel.MI355X, "7.0.2")])
+def test_a_status_row_printed_twice_keeps_the_down_link_it_once_showed(model: GpuModel, rocm: str) -> None:
+    # ``xgmi -l`` prints GPU 1's row twice: 1->4 D, then U. The later row must not wipe out the D.
+    fault = Fault(kind=FaultKind.XGMI_STATUS_ROW_REPEATED, node="n1", gpu=1, peer=4)
+    pairs = _by_pair(_link_findings(model, rocm, [fault]))
+    assert len(pairs) == 56
+    assert {pair: status for pair, status in pairs.items() if status is not Status.PASS} == {(1, 4): Status.FAIL}

@@ -25,6 +25,7 @@ EXPECTED: dict[FaultKind, tuple[Status, str]] = {
     FaultKind.XGMI_STATUS_ROW_MISSING: (Status.UNKNOWN, "xgmi"),
     FaultKind.XGMI_GPU_UNLISTED: (Status.UNKNOWN, "xgmi"),
     FaultKind.XGMI_LINK_FLAP: (Status.FAIL, "xgmi"),
+    FaultKind.XGMI_STATUS_ROW_REPEATED: (Status.FAIL, "xgmi"),
     FaultKind.ECC_UNCORRECTABLE: (Status.FAIL, "ecc"),
     FaultKind.ECC_CORRECTABLE_STORM: (Status.WARN, "ecc"),
     FaultKind.BAD_PAGES_OVER_THRESHOLD: (Status.FAIL, "ras"),

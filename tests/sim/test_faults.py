@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 66
+    assert len(FaultKind) == 67
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -128,6 +128,7 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
         {},
         lambda n: n.gpus[1].xgmi[4].link_status_word == "D" and _link(n)[0] is LinkState.UP,
     ),
+    FaultKind.XGMI_STATUS_ROW_REPEATED: (1, 4, {}, lambda n: n.gpus[1].xgmi_row_repeated == 4),
     FaultKind.ECC_UNCORRECTABLE: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].uncorrectable == 2),
     FaultKind.ECC_CORRECTABLE_STORM: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].correctable >= 2400),
     FaultKind.BAD_PAGES_OVER_THRESHOLD: (3, None, {}, lambda n: len(n.gpus[3].bad_pages) > 128),

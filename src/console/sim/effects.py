@@ -106,6 +106,12 @@ def _xgmi_flap(node: SimNode, fault: Fault, rng: random.Random) -> None:
         link.link_status_word = "/".join([word] * link.links) if word != "N/A" else word
 
 
+def _xgmi_row_repeated(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None and fault.peer is not None:
+        gpu.xgmi_row_repeated = fault.peer
+
+
 def _pair_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     for gpu, peer in _links(node, fault):
         gpu.xgmi[peer].bw_factor = _float(fault, "bw_factor", 0.6)
@@ -441,6 +447,7 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.XGMI_STATUS_ROW_MISSING: _xgmi_status_row_missing,
     FaultKind.XGMI_GPU_UNLISTED: _xgmi_gpu_unlisted,
     FaultKind.XGMI_LINK_FLAP: _xgmi_flap,
+    FaultKind.XGMI_STATUS_ROW_REPEATED: _xgmi_row_repeated,
     FaultKind.ECC_UNCORRECTABLE: _ecc_uncorrectable,
     FaultKind.ECC_CORRECTABLE_STORM: _ecc_storm,
     FaultKind.BAD_PAGES_OVER_THRESHOLD: _bad_pages,

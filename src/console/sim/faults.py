@@ -29,6 +29,8 @@ class FaultKind(StrEnum):
     # between the two reads: ``xgmi -l`` prints D (or N/A) while ``xgmi``'s own table, read first, says U.
     XGMI_GPU_UNLISTED = "xgmi_gpu_unlisted"
     XGMI_LINK_FLAP = "xgmi_link_flap"
+    # ``xgmi -l`` prints a GPU's row twice (two reads): the link to the peer D, then U.
+    XGMI_STATUS_ROW_REPEATED = "xgmi_status_row_repeated"
     ECC_UNCORRECTABLE = "ecc_uncorrectable"
     ECC_CORRECTABLE_STORM = "ecc_correctable_storm"
     BAD_PAGES_OVER_THRESHOLD = "bad_pages_over_threshold"
@@ -155,6 +157,7 @@ _LINK_KINDS = {
     FaultKind.XGMI_LINK_DEGRADED,
     FaultKind.XGMI_LINK_STATE_NA,
     FaultKind.XGMI_LINK_FLAP,
+    FaultKind.XGMI_STATUS_ROW_REPEATED,
     FaultKind.TRANSFERBENCH_PAIR_SLOW,
     FaultKind.TRANSFERBENCH_PAIR_NA,
 }
@@ -255,6 +258,7 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.NIC_PHYS_DISABLED,
     FaultKind.NIC_PORT_FLAP,
     FaultKind.TRANSFERBENCH_P2P_ROW_LOST,
+    FaultKind.XGMI_STATUS_ROW_REPEATED,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

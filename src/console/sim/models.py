@@ -198,6 +198,9 @@ class SimGpu(Model):
     vbios_version: str
     xgmi: dict[int, SimXgmiLink] = Field(default_factory=dict, description="peer slot -> connection")
     xgmi_status_row: bool = Field(True, description="False: amd-smi's link-status table leaves this GPU's row out")
+    xgmi_row_repeated: int | None = Field(
+        None, description="peer slot: `xgmi -l` prints this GPU's row twice, the link to that peer D, then U"
+    )
     xgmi_listed: bool = Field(True, description="False: amd-smi's xgmi tables leave out its row and its column")
     hip_visible: bool = Field(True, description="False: HIP does not enumerate it, so TransferBench runs without it")
     gst_factor: float = Field(1.0, description="scales RVS GST GFLOPS")

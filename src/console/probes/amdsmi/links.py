@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from console.model.amdsmi import XgmiPortStatus
-from console.model.gpu import TopologyLink, XgmiLink
+from console.model.gpu import LinkStatus, TopologyLink, XgmiLink
 from console.probes.amdsmi.fields import (
     ABSENT,
     assign_number,
@@ -104,7 +104,13 @@ def xgmi_links(entries: Sequence[Entry], status_rows: list[Any]) -> list[XgmiLin
             link = links.setdefault(
                 (src, dst), {"src_index": src, "dst_index": dst, "src_bdf": src_bdf, "dst_bdf": dst_bdf}
             )
-            link["status"] = link_status(str(word))
+            status = link_status(str(word))
+            if "status" in link and link["status"] is not status:
+                # A GPU's row printed twice, saying different things: a down link in either stays down, and
+                # up against anything else is no reading of up.
+                bad = [s for s in (LinkStatus.DOWN, LinkStatus.DISABLED) if s in (status, link["status"])]
+                status = bad[0] if bad else LinkStatus.UNKNOWN
+            link["status"] = status
     return [XgmiLink(**fields) for fields in links.values()]
 
 

@@ -80,6 +80,22 @@ def xgmi_metric(node: SimNode, gen: Gen, rng: random.Random) -> list[dict[str, A
     return rows
 
 
+def _status_words(node: SimNode, dedicated: bool) -> list[tuple[SimGpu, list[str]]]:
+    """Each printed row of the link-status table: a GPU and its words (a fault may print a row twice, the
+    first time with one link down)."""
+    rows = []
+    for gpu in _status_rows(node):
+        words = link_status(node, gpu, dedicated)
+        if dedicated and gpu.xgmi_row_repeated is not None:
+            peers = [peer.slot for peer in _xgmi_gpus(node)]
+            if gpu.xgmi_row_repeated in peers:
+                down = list(words)
+                down[peers.index(gpu.xgmi_row_repeated)] = "D"
+                rows.append((gpu, down))
+        rows.append((gpu, words))
+    return rows
+
+
 def link_status(node: SimNode, gpu: SimGpu, dedicated: bool = True) -> list[str]:
     """Status of the links from ``gpu`` to every enumerated GPU: SELF, U, D (one letter per physical link).
 
@@ -137,8 +153,8 @@ def _status_rows(node: SimNode) -> list[SimGpu]:
 
 def _status_table(node: SimNode, dedicated: bool) -> list[str]:
     lines = ["       " + "bdf".ljust(14) + "".join(f"GPU{gpu.index}".ljust(14) for gpu in _xgmi_gpus(node))]
-    for gpu in _status_rows(node):
-        cells = "".join(status.ljust(14) for status in link_status(node, gpu, dedicated))
+    for gpu, words in _status_words(node, dedicated):
+        cells = "".join(status.ljust(14) for status in words)
         lines.append((f"GPU{gpu.index}".ljust(7) + gpu.bdf.ljust(14) + cells).rstrip())
     lines[0] = lines[0].rstrip()
     return lines
@@ -171,8 +187,7 @@ def xgmi_json(node: SimNode, gen: Gen, rng: random.Random, metric: bool, status:
     metrics = resolve(xgmi_metric(node, gen, rng), Fmt.JSON) if metric else []
     dedicated = not metric  # ``xgmi -l`` alone; plain ``xgmi`` prints both tables from one read
     statuses = [
-        {"gpu": gpu.index, "bdf": gpu.bdf, "link_status": link_status(node, gpu, dedicated)}
-        for gpu in _status_rows(node)
+        {"gpu": gpu.index, "bdf": gpu.bdf, "link_status": words} for gpu, words in _status_words(node, dedicated)
     ]
     if gen.gpu_data:
         document: dict[str, Any] = {}
