@@ -22,13 +22,15 @@ from console.sweep.engine import probe_problem
 XGMI_PROBES = ("amdsmi.xgmi", "amdsmi.xgmi_status")
 
 
-def _link_findings(model: GpuModel, rocm: str, faults: list[Fault]) -> list[Finding]:
-    """The ``xgmi.link_up`` findings of one simulated node with ``faults``, from its amd-smi xgmi outputs."""
+def _link_findings(model: GpuModel, rocm: str, faults: list[Fault], *, listed: bool = False) -> list[Finding]:
+    """The ``xgmi.link_up`` findings of one simulated node with ``faults``, from its amd-smi xgmi outputs
+    (and, ``listed``, ``amd-smi list``: the GPUs the node has)."""
     spec = NodeSpec(name="n1", gpu_model=model, pool="p", stack=stack_preset(rocm))
     cluster = ClusterSpec(name="c", seed=7, nodes=[spec], faults=faults)
     outcomes = {}
+    wanted = (*XGMI_PROBES, "amdsmi.list") if listed else XGMI_PROBES
     for probe in probes_for(ProbeSet.QUICK):
-        if probe.id not in XGMI_PROBES:
+        if probe.id not in wanted:
             continue
         reply = run_program(context_for(cluster, spec.name), list(probe.argv))
         problem = probe_problem(reply.exit_status, (reply.stdout + reply.stderr).encode(), probe)
@@ -96,3 +98,50 @@ def test_a_status_table_with_no_row_at_all_is_never_pass(model: GpuModel, rocm: 
     fault = Fault(kind=FaultKind.XGMI_STATUS_ROW_MISSING, node="n1", gpu=0, params={"all": True})
     statuses = {f.status for f in _link_findings(model, rocm, [fault])}
     assert statuses == {Status.UNKNOWN}
+
+
+@pytest.mark.parametrize(("model", "rocm"), [(GpuModel.MI300X, "6.4.1"), (GpuModel.MI355X, "7.0.2")])
+def test_a_gpu_left_out_of_both_xgmi_tables_has_every_link_unknown(model: GpuModel, rocm: str) -> None:
+    # amd-smi list names GPU 3; neither xgmi table does, as row or as column.
+    fault = Fault(kind=FaultKind.XGMI_GPU_UNLISTED, node="n1", gpu=3)
+    findings = _link_findings(model, rocm, [fault], listed=True)
+    pairs = _by_pair(findings)
+    assert len(pairs) == 56
+    assert {pair for pair, status in pairs.items() if status is not Status.PASS} == {
+        pair for pair in pairs if 3 in pair
+    }
+    assert {status for pair, status in pairs.items() if 3 in pair} == {Status.UNKNOWN}
+
+
+def test_a_gpu_left_out_of_both_xgmi_tables_is_unknown_on_mi250x() -> None:
+    fault = Fault(kind=FaultKind.XGMI_GPU_UNLISTED, node="n1", gpu=2)
+    findings = _link_findings(GpuModel.MI250X, "6.4.1", [fault], listed=True)
+    [unread] = [f for f in findings if f.status is not Status.PASS]
+    assert (unread.status, unread.subject.gpu, unread.subject.peer) == (Status.UNKNOWN, 2, None)
+    assert unread.message == "XGMI link: GPU 2 is in neither xgmi table"
+
+
+@pytest.mark.parametrize(("model", "rocm"), [(GpuModel.MI300X, "6.4.1"), (GpuModel.MI355X, "7.0.2")])
+@pytest.mark.parametrize(("word", "status"), [("D", Status.FAIL), ("N/A", Status.UNKNOWN)])
+def test_a_link_the_two_tables_disagree_on_is_never_up(model: GpuModel, rocm: str, word: str, status: Status) -> None:
+    # ``xgmi -l`` reads the link down (or cannot read it) after ``xgmi``'s own table read it up.
+    fault = Fault(kind=FaultKind.XGMI_LINK_FLAP, node="n1", gpu=1, peer=4, params={"status": word})
+    findings = _link_findings(model, rocm, [fault])
+    pairs = _by_pair(findings)
+    assert {pair for pair, found in pairs.items() if found is not Status.PASS} == {(1, 4), (4, 1)}
+    assert pairs[(1, 4)] is pairs[(4, 1)] is status
+    said = {f.message for f in findings if f.status is status}
+    assert said == {
+        "XGMI link: down: amd-smi xgmi: U; amd-smi xgmi -l: D"
+        if word == "D"
+        else "XGMI link: the tables disagree (amd-smi xgmi: U; amd-smi xgmi -l: N/A)"
+    }
+
+
+@pytest.mark.parametrize(("model", "rocm"), [(GpuModel.MI300X, "6.4.1"), (GpuModel.MI355X, "7.0.2")])
+def test_a_status_row_printed_twice_keeps_the_down_link_it_once_showed(model: GpuModel, rocm: str) -> None:
+    # ``xgmi -l`` prints GPU 1's row twice: 1->4 D, then U. The later row must not wipe out the D.
+    fault = Fault(kind=FaultKind.XGMI_STATUS_ROW_REPEATED, node="n1", gpu=1, peer=4)
+    pairs = _by_pair(_link_findings(model, rocm, [fault]))
+    assert len(pairs) == 56
+    assert {pair: status for pair, status in pairs.items() if status is not Status.PASS} == {(1, 4): Status.FAIL}

@@ -83,6 +83,10 @@ HARDWARE_LEVEL: dict[FaultKind, ProbeSet] = {
     FaultKind.RVS_PEQT_WORD: ProbeSet.FULL,
     FaultKind.RVS_GPU_UNSEEN: ProbeSet.FULL,
     FaultKind.RVS_STOPS_EARLY: ProbeSet.FULL,
+    FaultKind.TRANSFERBENCH_PAIR_NA: ProbeSet.STANDARD,
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN: ProbeSet.STANDARD,
+    FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: ProbeSet.STANDARD,
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST: ProbeSet.STANDARD,
     **{kind: ProbeSet.FRAMEWORK for kind in FaultKind if kind.value.startswith("torch_")},
 }
 # (fault kind, probe id) cases where PASS is the true answer, and why.
@@ -693,6 +697,7 @@ LINK_STATE_CASES: list[tuple[str, FaultKind | None, str]] = [
     ("sim003", FaultKind.XGMI_LINK_STATE_NA, "gpu = 4, peer = 5"),  # one OAM's two GCDs: four links
     ("sim004", FaultKind.XGMI_STATUS_ROW_MISSING, "gpu = 2"),
     ("sim005", FaultKind.XGMI_STATUS_ROW_MISSING, "gpu = 0, all = true"),
+    ("sim006", FaultKind.XGMI_GPU_UNLISTED, "gpu = 2"),
 ]
 
 

@@ -125,7 +125,20 @@ def test_p2p_matrices_directions_and_averages() -> None:
 def test_p2p_cut_inside_the_bidirectional_matrix_is_incomplete() -> None:
     result, _ = parsed(cut_before(P2P.read_text(), "  GPU 05  ->     55.12"))
     assert result.ok is False
-    assert result.errors == ["incomplete: p2p bidirectional matrix has no averages line"]
+    assert result.errors == [
+        "incomplete: p2p bidirectional matrix has no averages line",
+        *(f"incomplete: p2p bidirectional matrix has no row for GPU {k:02d}" for k in (5, 6, 7)),
+    ]
+
+
+def test_p2p_matrix_without_one_devices_rows_is_incomplete() -> None:
+    # Whole lines, every other row and both averages lines there: only the missing row says it.
+    text = P2P.read_text()
+    lost = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("  GPU 03"))
+    assert lost != text
+    result, _ = parsed(lost)
+    assert result.ok is False
+    assert result.errors == [f"incomplete: p2p {way}directional matrix has no row for GPU 03" for way in ("uni", "bi")]
 
 
 def test_a2asweep_grid() -> None:
@@ -239,6 +252,7 @@ def test_healthcheck_failure() -> None:
 def test_healthcheck_pass_and_verbose_verdict_on_its_own_line() -> None:
     verbose = (
         HEALTHCHECK_FAIL.split("Testing bidirectional", maxsplit=1)[0]
+        + "Testing bidirectional host<->device copies ........PASS\n"
         + "Testing all-to-all XGMI copies             \n"
         + "   GPU 00 to GPU 01: : Measured  44.10 Limit  43.65\n"
         + "   GPU 01 to GPU 00: : Measured  44.60 Limit  43.65\n"
@@ -258,7 +272,22 @@ def test_healthcheck_cut_before_a_verdict_is_incomplete() -> None:
     )
     result, _ = parsed(cut)
     assert result.ok is False
-    assert result.errors == ["incomplete: no verdict for 'Testing unidirectional device to host copy'"]
+    assert result.errors == [
+        "incomplete: no verdict for 'Testing unidirectional device to host copy'",
+        "incomplete: no 'Testing bidirectional host<->device copies' line",
+        "incomplete: no 'Testing all-to-all XGMI copies' line",
+    ]
+
+
+def test_healthcheck_without_its_all_to_all_test_is_incomplete() -> None:
+    # Whole lines, every verdict PASS, exit 0: only the missing last test says the run ended early.
+    healthy = HEALTHCHECK_FAIL.replace("FAIL (1 test(s))", "PASS").replace("FAIL (2 test(s))", "PASS")
+    healthy = "\n".join(line for line in healthy.splitlines() if "Measured:" not in line and "Criteria:" not in line)
+    assert parsed(healthy + "\n")[0].errors == []
+    short = healthy.split("Testing all-to-all", maxsplit=1)[0]
+    result, _ = parsed(short)
+    assert (result.kind, result.ok) == ("healthcheck", False)
+    assert result.errors == ["incomplete: no 'Testing all-to-all XGMI copies' line"]
 
 
 def test_healthcheck_that_stops_after_its_disclaimer_has_no_results() -> None:

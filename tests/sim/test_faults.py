@@ -35,7 +35,7 @@ def test_every_kind_has_an_effect_and_a_demo_slot() -> None:
     # Fabric and container faults need a scenario placing them (beside a multi-node run, a container pool);
     # a demo node gets faults it shows alone.
     assert sorted(DEMO_ORDER) == sorted(set(FaultKind) - PLACED_KINDS)
-    assert len(FaultKind) == 71
+    assert len(FaultKind) == 81
 
 
 def test_random_draws_never_place_a_fabric_or_container_fault() -> None:
@@ -139,6 +139,14 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
         {"args": "static"},
         lambda n: [(gpu.slot, gpu.left_out_of) for gpu in n.gpus if gpu.left_out_of] == [(3, ["static"])],
     ),
+    FaultKind.XGMI_GPU_UNLISTED: (3, None, {}, lambda n: [gpu.slot for gpu in n.gpus if not gpu.xgmi_listed] == [3]),
+    FaultKind.XGMI_LINK_FLAP: (
+        1,
+        4,
+        {},
+        lambda n: n.gpus[1].xgmi[4].link_status_word == "D" and _link(n)[0] is LinkState.UP,
+    ),
+    FaultKind.XGMI_STATUS_ROW_REPEATED: (1, 4, {}, lambda n: n.gpus[1].xgmi_row_repeated == 4),
     FaultKind.ECC_UNCORRECTABLE: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].uncorrectable == 2),
     FaultKind.ECC_CORRECTABLE_STORM: (3, None, {}, lambda n: n.gpus[3].ecc["UMC"].correctable >= 2400),
     FaultKind.BAD_PAGES_OVER_THRESHOLD: (3, None, {}, lambda n: len(n.gpus[3].bad_pages) > 128),
@@ -189,9 +197,31 @@ EVIDENCE: dict[FaultKind, tuple[int | None, int | None, dict[str, str], Callable
     FaultKind.RCCL_HANG: (None, None, {}, lambda n: n.rccl_hang),
     FaultKind.RCCL_LATENCY_HIGH: (None, None, {}, lambda n: n.rccl_latency_us == 150.0),
     FaultKind.TRANSFERBENCH_PAIR_SLOW: (1, 4, {}, lambda n: _link(n) == (LinkState.UP, 0, 0.6)),
+    FaultKind.TRANSFERBENCH_PAIR_NA: (
+        1,
+        4,
+        {},
+        lambda n: not n.gpus[1].xgmi[4].tb_measured and not n.gpus[4].xgmi[1].tb_measured,
+    ),
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN: (3, None, {}, lambda n: [g.slot for g in n.gpus if not g.hip_visible] == [3]),
+    FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: (None, None, {}, lambda n: n.tb_healthcheck_ends_early),
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST: (3, None, {}, lambda n: n.tb_p2p_row_lost == 3),
     FaultKind.NIC_PORT_DOWN: (None, None, {"nic": "2"}, lambda n: [nic.up for nic in n.nics].count(False) == 1),
     FaultKind.NIC_MISSING: (None, None, {}, lambda n: len(n.nics) == 7),
     FaultKind.NIC_SLOW: (None, None, {"nic": "1"}, lambda n: [nic.rate_gbps for nic in n.nics].count(200) == 1),
+    FaultKind.NIC_LISTED_TWICE: (
+        None,
+        None,
+        {"nic": "0"},
+        lambda n: [nic.rdma_lines for nic in n.nics] == [2] + [1] * 7,
+    ),
+    FaultKind.NIC_PHYS_DISABLED: (
+        None,
+        None,
+        {"nic": "3"},
+        lambda n: [nic.rdma_physical_state for nic in n.nics].count("DISABLED") == 1 and n.nics[3].up,
+    ),
+    FaultKind.NIC_PORT_FLAP: (None, None, {"nic": "3"}, lambda n: [nic.ibv_down for nic in n.nics].count(True) == 1),
     FaultKind.UPLINK_SLOW: (None, None, {"uplink": "r02"}, lambda n: n.uplink == "r02" and n.uplink_factor < 1),
     FaultKind.RCCL_FLAKY: (None, None, {}, lambda n: (n.rccl_flaky_every, n.rccl_flaky_first) == (3, 3)),
     FaultKind.TOOL_MISSING: (None, None, {"program": "rvs"}, lambda n: _acts(n, FaultKind.TOOL_MISSING, "rvs")),

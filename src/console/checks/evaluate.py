@@ -318,8 +318,9 @@ def _relative(  # noqa: PLR0917
 ) -> list[Finding]:
     """Judge each value as a ratio to the median of ``observed`` (``counted`` as in ``evaluate_check``).
 
-    Within a node (``facts`` given), too few values to compare is said as a SKIP finding rather than
-    left out; across a pool it is not, as a pool of fewer nodes than ``min_fleet`` is no fault of any.
+    Within a node (``facts`` given), a subject without a value gets the check's ``on_missing`` status, and
+    too few values to compare is said as a SKIP finding rather than left out; across a pool it is not, as a
+    pool of fewer nodes than ``min_fleet`` is no fault of any.
     """
     numbers = [n for o in observed if (n := _numeric(o.value)) is not None]
     median = statistics.median(numbers) if len(numbers) >= check.min_fleet else 0.0
@@ -327,12 +328,20 @@ def _relative(  # noqa: PLR0917
         if facts is None:
             return []
         said = f"{len(numbers)} values to compare, fewer than the {check.min_fleet} it needs"
+        unread = [o.missing or "not reported" for o in observed if o.value is None]
+        if unread:  # fewer values because some were not read: that is no SKIP
+            return [_node_finding(check, facts, check.on_missing, f"{said}; {unread[0]}", run_ids)]
         return [_node_finding(check, facts, Status.SKIP, said, run_ids)]
     findings = []
     limits = Limits.of(check, variables)
     for obs in observed:
         value = _numeric(obs.value)
         if value is None:
+            if facts is not None and obs.value is None:
+                # A subject of the node left unread (a GPU pair TransferBench printed N/A for) is compared
+                # with nothing: said, never dropped. Across a pool, a node's unread values are its own checks'.
+                reason = obs.missing or "not reported"
+                findings.append(_unjudged(check, obs, check.on_missing, reason, run_ids))
             continue
         ratio = value / median
         status, expected, _ = limits.judge(check, ratio)

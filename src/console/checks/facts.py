@@ -67,6 +67,8 @@ class NodeFacts:
     stack: dict[str, str] = field(default_factory=dict)
     nics: list[NicPort] | None = None
     nic_rates: list[NicPort] | None = None  # ibv_devinfo -v: the same ports, with their link rate
+    # (source, destination) GPU -> what each xgmi table said of a link when they disagree ("xgmi -l: D; ...").
+    xgmi_disagreements: dict[tuple[int | None, int | None], str] = field(default_factory=dict)
     # Earlier readings from the history, for checks of change (``console.model.kept.HISTORY_CHECKS``):
     # check id -> (that sweep, {GPU key (PCI address) -> (value, when)}). Empty without a history database.
     previous: dict[str, tuple[int, dict[str, tuple[float, float]]]] = field(default_factory=dict)
@@ -158,7 +160,7 @@ def build_facts(node: Node, pin: StackPin, outcomes: dict[str, ProbeOutcome]) ->
             merge_gpu_records(records, same_tool=True), key=lambda g: (g.identity.index is None, g.identity.index or 0)
         ),
     )
-    facts.xgmi = _xgmi_links(facts)
+    facts.xgmi = _xgmi_links(facts, facts.xgmi_disagreements)
     facts.stack = _stack(facts)
     nics = facts.parsed(ProbeId.HOST_NIC)
     facts.nics = list(nics) if isinstance(nics, list) else None
@@ -196,15 +198,28 @@ def _with_static_power_caps(facts: NodeFacts, gpus: list[GpuRecord]) -> list[Gpu
 _LINK_FIELDS = tuple(name for name in XgmiLink.model_fields if name != "unavailable")
 
 
-def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
-    """Links from the metric table and the link-status table, joined per (source, destination) GPU."""
+def _xgmi_links(facts: NodeFacts, disagreements: dict[tuple[int | None, int | None], str]) -> list[XgmiLink]:
+    """Links from the metric table and the link-status table, joined per (source, destination) GPU.
+
+    Each table fills in what the other left out; a link's state is what both tables printed for it, and
+    where they printed different states (two reads moments apart: a link that dropped between them), a down
+    or disabled link from either wins and anything else is UNKNOWN, never the up of one of them. What each
+    said goes into ``disagreements``.
+    """
     joined: dict[tuple[int | None, int | None], XgmiLink] = {}
+    said: dict[tuple[int | None, int | None], list[tuple[str, LinkStatus]]] = {}
     for probe in (ProbeId.AMDSMI_XGMI, ProbeId.AMDSMI_XGMI_STATUS):
         parsed = facts.parsed(probe)
         if not isinstance(parsed, ParsedOutput) or parsed.data is None:
             continue
-        for link in getattr(parsed.data, "xgmi_links", []) or []:
+        links = getattr(parsed.data, "xgmi_links", []) or []
+        # ``xgmi -l`` prints a state (or N/A) for every link it lists; the metric table only when it has a
+        # state column (ROCm 6.4 on), and then it states U, D or X for some link.
+        printed = probe == ProbeId.AMDSMI_XGMI_STATUS or any(link.status is not LinkStatus.UNKNOWN for link in links)
+        for link in links:
             key = (link.src_index, link.dst_index)
+            if printed:
+                said.setdefault(key, []).append((_TABLE_NAMES[probe], link.status))
             have = joined.get(key)
             if have is None:
                 # Only scalars and the reasons dict get changed below: copy those, not the whole tree.
@@ -213,7 +228,25 @@ def _xgmi_links(facts: NodeFacts) -> list[XgmiLink]:
             for name in _LINK_FIELDS:
                 if getattr(have, name) in (None, LinkStatus.UNKNOWN):
                     setattr(have, name, getattr(link, name))
+    for key, states in said.items():
+        if len({status for _, status in states}) > 1:
+            joined[key].status = _agreed([status for _, status in states])
+            disagreements[key] = "; ".join(
+                f"{table}: {_STATE_WORDS.get(status, status.value)}" for table, status in states
+            )
     return sorted(joined.values(), key=lambda link: (link.src_index or 0, link.dst_index or 0))
+
+
+_TABLE_NAMES = {ProbeId.AMDSMI_XGMI: "amd-smi xgmi", ProbeId.AMDSMI_XGMI_STATUS: "amd-smi xgmi -l"}
+_STATE_WORDS = {LinkStatus.UP: "U", LinkStatus.DOWN: "D", LinkStatus.DISABLED: "X", LinkStatus.UNKNOWN: "N/A"}
+
+
+def _agreed(states: list[LinkStatus]) -> LinkStatus:
+    """One state from the different ones two tables printed for a link: down or disabled if either says so."""
+    for bad in (LinkStatus.DOWN, LinkStatus.DISABLED):
+        if bad in states:
+            return bad
+    return LinkStatus.UNKNOWN
 
 
 def _framework_image(parsed: Any) -> dict[str, str]:

@@ -401,12 +401,27 @@ def xgmi_up(facts: NodeFacts) -> list[Observation]:
         if link.src_index != link.dst_index and link.status is not LinkStatus.SELF
     }
     bdfs = _xgmi_bdfs(facts)
+    # A GPU the node has (amd-smi list, static, metric) that neither xgmi table names has links too: none of
+    # them was read. Only a partition's first logical GPU has links (amd-smi leaves the others out).
+    unnamed: dict[int | None, str | None] = {
+        gpu.identity.index: gpu.identity.bdf
+        for gpu in facts.gpus
+        if gpu.identity.index is not None and gpu.identity.index not in bdfs and gpu.identity.partition_id in (None, 0)
+    }
     pairs = set(links)
     fully_connected = facts.settings.get("xgmi_fully_connected", True) is not False
+    observations = []
     if fully_connected:
         # Rows or cells the status table left out are pairs too (a GPU still named by another row or table).
+        bdfs = {**bdfs, **unnamed}
         pairs |= {(src, dst) for src in bdfs for dst in bdfs if src != dst}
-    observations = []
+    else:
+        # Which peers it has a port to is not known (the tables that would say it leave the GPU out): the
+        # GPU's links are unread as a whole.
+        for index, bdf in sorted(unnamed.items()):
+            subject = _link_subject(facts, index, None, bdf, None)
+            said = f"GPU {index} is in neither xgmi table"
+            observations.append(Observation(subject, None, said, ProbeId.AMDSMI_XGMI_STATUS))
     for src, dst in sorted(pairs, key=lambda pair: (pair[0] or 0, pair[1] or 0)):
         link = links.get((src, dst))
         status = link.status if link is not None else LinkStatus.UNKNOWN
@@ -414,10 +429,13 @@ def xgmi_up(facts: NodeFacts) -> list[Observation]:
             continue
         src_bdf, dst_bdf = (link.src_bdf, link.dst_bdf) if link is not None else (bdfs.get(src), bdfs.get(dst))
         subject = _link_subject(facts, src, dst, src_bdf, dst_bdf)
+        differ = facts.xgmi_disagreements.get((src, dst))
         if status is LinkStatus.UNKNOWN:
-            observations.append(Observation(subject, None, "link status not reported", ProbeId.AMDSMI_XGMI))
+            said = f"the tables disagree ({differ})" if differ else "link status not reported"
+            observations.append(Observation(subject, None, said, ProbeId.AMDSMI_XGMI))
         else:
-            observations.append(Observation(subject, status is LinkStatus.UP, None, ProbeId.AMDSMI_XGMI))
+            up = status is LinkStatus.UP
+            observations.append(Observation(subject, up, None, ProbeId.AMDSMI_XGMI, detail=differ))
     return observations
 
 
@@ -459,18 +477,54 @@ def xgmi_errors(facts: NodeFacts) -> list[Observation]:
 
 
 def _tb_pairs(facts: NodeFacts, probe: str) -> list[Observation]:
-    """GPU-to-GPU bandwidth per directed pair from a TransferBench matrix (one-way runs only)."""
+    """GPU-to-GPU bandwidth per directed pair from a TransferBench matrix (one-way runs only).
+
+    Every pair that should have been measured gets an observation: a cell printed N/A, or a pair the run
+    left out (a GPU TransferBench did not see), is a pair unread (None), never a pair skipped. On a fully
+    connected node that is every ordered pair of the node's GPUs; elsewhere (MI250X, where a2a measures
+    only direct links, and partitioned GPUs) every pair measured or shown a port to by amd-smi's xgmi table.
+    """
     parsed = facts.parsed(probe)
     if not isinstance(parsed, ParsedOutput) or parsed.data is None:
         return []
-    observations = []
+    measured: dict[tuple[int, int], float] = {}
+    unread: dict[tuple[int, int], str] = {}
     for entry in getattr(parsed.data, "matrix", []) or []:
         if entry.src_type != "GPU" or entry.dst_type != "GPU" or entry.src_index == entry.dst_index:
             continue
-        if entry.direction != "uni" or entry.reverse or entry.gbps is None:
+        if entry.direction != "uni" or entry.reverse:
             continue
-        subject = _link_subject(facts, entry.src_index, entry.dst_index, None, None)
-        observations.append(Observation(subject, entry.gbps, None, probe))
+        pair = (entry.src_index, entry.dst_index)
+        if entry.gbps is None:
+            unread[pair] = entry.unavailable.get("gbps") or "N/A"
+        else:
+            measured[pair] = entry.gbps
+    expected = set(measured)
+    # Partitioned GPUs (CPX, ...) are several logical GPUs each, and a2a's direct links join only some of
+    # them: which pairs it measures is then not every pair, and it is read as on MI250X.
+    partitioned = any(
+        (g.identity.partition_id or 0) > 0 or (g.identity.compute_partition or "SPX").upper() != "SPX"
+        for g in facts.gpus
+    )
+    if facts.settings.get("xgmi_fully_connected", True) is not False and not partitioned:
+        gpus = {g.identity.index for g in facts.gpus if g.identity.index is not None}
+        gpus |= {index for pair in (*measured, *unread) for index in pair}
+        expected |= {(src, dst) for src in gpus for dst in gpus if src != dst}
+    else:
+        expected |= {
+            (link.src_index, link.dst_index)
+            for link in facts.xgmi
+            if link.src_index is not None and link.dst_index is not None and _has_port(link)
+        }
+    observations = []
+    for src, dst in sorted(expected):
+        subject = _link_subject(facts, src, dst, None, None)
+        if (src, dst) in measured:
+            observations.append(Observation(subject, measured[(src, dst)], None, probe))
+            continue
+        said = unread.get((src, dst))
+        why = f"printed {said} for GPU {src} -> GPU {dst}" if said else f"no GPU {src} -> GPU {dst} transfer in the run"
+        observations.append(Observation(subject, None, why, probe))
     return observations
 
 
@@ -505,20 +559,27 @@ def hbm_copy(facts: NodeFacts) -> list[Observation]:
 
 @metric("nic.port_active")
 def nic_port_active(facts: NodeFacts) -> list[Observation]:
-    """True per RDMA port in state ACTIVE."""
+    """True per RDMA port that every reading says is up: ``rdma link`` state ACTIVE with physical_state
+    LINK_UP, and ``ibv_devinfo`` (when it lists the port) PORT_ACTIVE. A port one of them reads as down is
+    not active, whatever the other said a moment before (a port that flaps is not a healthy port)."""
     if facts.nics is None:
         missing = facts.missing_reason([ProbeId.HOST_NIC]) or "rdma link not run"
         return [Observation(_node(facts), None, missing, ProbeId.HOST_NIC)]
-    return [
-        Observation(
-            facts.subject(Scope.NIC, port=port.label),
-            port.state == "ACTIVE",
-            None,
-            ProbeId.HOST_NIC,
-            detail=f"state {port.state}",
-        )
-        for port in facts.nics
-    ]
+    ibv = {port.label: port for port in facts.nic_rates or []}
+    observations = []
+    for port in facts.nics:
+        said = [f"state {port.state}"]
+        active = port.state == "ACTIVE"
+        if port.physical_state is not None:
+            said.append(f"physical_state {port.physical_state}")
+            active = active and port.physical_state == "LINK_UP"
+        other = ibv.get(port.label)
+        if other is not None:
+            said.append(f"ibv_devinfo {other.state}")
+            active = active and other.state == "ACTIVE"
+        subject = facts.subject(Scope.NIC, port=port.label)
+        observations.append(Observation(subject, active, None, ProbeId.HOST_NIC, detail=", ".join(said)))
+    return observations
 
 
 @metric("gpu.ecc_correctable_increase")
@@ -575,14 +636,19 @@ def nic_rate(facts: NodeFacts) -> list[Observation]:
     if facts.nic_rates is None:
         unread = facts.missing_reason([ProbeId.HOST_NIC_RATE]) or "ibv_devinfo not run"
         return [Observation(_node(facts), None, unread, ProbeId.HOST_NIC_RATE)]
-    rates = {port.label: port.rate_gbps for port in facts.nic_rates}
+    read = {port.label: port for port in facts.nic_rates}
     ports = facts.nics if facts.nics is not None else facts.nic_rates
     observations = []
     for port in ports:
         if port.state != "ACTIVE":
             continue
-        rate = rates.get(port.label)
+        other = read.get(port.label)
+        rate = other.rate_gbps if other is not None else None
         missing = None if rate is not None else f"{port.label} has no rate in ibv_devinfo -v"
+        if other is not None and other.state != "ACTIVE":
+            # ibv_devinfo reads the port down: whatever width and speed it prints are no rate of a working
+            # port (nic.port_active fails it).
+            rate, missing = None, f"ibv_devinfo -v reads {port.label} {other.state}"
         observations.append(
             Observation(facts.subject(Scope.NIC, port=port.label), rate, missing, ProbeId.HOST_NIC_RATE)
         )
@@ -689,6 +755,9 @@ def tb_healthcheck(facts: NodeFacts) -> list[Observation]:
         said = next((w for w in parsed.warnings if "not supported" in w or "only supported" in w), "declined")
         return [Observation(_node(facts), None, f"the preset declined this node: {said}", ProbeId.TB_HEALTHCHECK)]
     detail = "; ".join(parsed.errors[:3]) or None
+    if parsed.errors and all(error.startswith("incomplete:") for error in parsed.errors):
+        # Nothing failed, and not every test ran: the tests left out were never judged.
+        return [Observation(_node(facts), None, detail, ProbeId.TB_HEALTHCHECK, unread=True)]
     return [Observation(_node(facts), parsed.ok, None, ProbeId.TB_HEALTHCHECK, detail=detail)]
 
 

@@ -143,7 +143,7 @@ def parse_rdma_link(text: str) -> list[NicPort]:
     No output is no ports (what a node without RDMA devices prints); the NIC count check judges it.
     """
     complete(text, "rdma link")
-    ports = []
+    ports: list[NicPort] = []
     for line in clean_lines(text):
         if not line.strip():
             continue
@@ -152,6 +152,7 @@ def parse_rdma_link(text: str) -> list[NicPort]:
             raise ParseError(f"not an rdma link line: {_shown(line)}", text)
         rest = match.group("rest").split()
         attrs = dict(zip(rest[::2], rest[1::2], strict=False))
+        _once(ports, match.group("dev"), int(match.group("port")), "rdma link", text)
         ports.append(
             NicPort(
                 device=match.group("dev"),
@@ -173,6 +174,7 @@ def parse_ibv_devinfo(text: str) -> list[NicPort]:
 
     def flush() -> None:
         if device is not None and port is not None and "port" in port:
+            _once(ports, device, int(port["port"]), "ibv_devinfo", text)
             words = (port.get("state") or "").split()
             state = re.sub(r"^PORT_", "", words[0] if words else "UNKNOWN").upper()
             ports.append(
@@ -201,6 +203,13 @@ def parse_ibv_devinfo(text: str) -> list[NicPort]:
             port[key] = value
     flush()
     return ports
+
+
+def _once(ports: list[NicPort], device: str, number: int, tool: str, text: str) -> None:
+    """ParseError when ``tool`` already listed this port: one port read twice is not two ports (the NIC
+    count would hide a port gone missing) and two readings of it may disagree."""
+    if any(port.device == device and port.port == number for port in ports):
+        raise ParseError(f"{tool} lists {device}/{number} twice", text)
 
 
 _WIDTH = re.compile(r"^(\d+)X\b")

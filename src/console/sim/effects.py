@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from console.sim.faults import BEHAVIOUR_KINDS, Fault, FaultKind
-from console.sim.models import LinkState, SimBadPage, SimBehaviour, SimCperRecord, SimGpu, SimNode
+from console.sim.models import LinkState, SimBadPage, SimBehaviour, SimCperRecord, SimGpu, SimNic, SimNode
 from console.sim.specs import STACK_PRESETS
 
 Effect = Callable[[SimNode, Fault, random.Random], None]
@@ -115,9 +115,46 @@ def _left_out(node: SimNode, fault: Fault, rng: random.Random) -> None:
         gpu.left_out_of.append(_str(fault, "args", "bad-pages"))
 
 
+def _xgmi_gpu_unlisted(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.xgmi_listed = False
+
+
+def _xgmi_flap(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    # ``status``: what ``xgmi -l`` prints for the pair, D (down) or N/A; ``xgmi``'s own table still says U.
+    word = _str(fault, "status", "D")
+    for gpu, peer in _links(node, fault):
+        link = gpu.xgmi[peer]
+        link.link_status_word = "/".join([word] * link.links) if word != "N/A" else word
+
+
+def _xgmi_row_repeated(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None and fault.peer is not None:
+        gpu.xgmi_row_repeated = fault.peer
+
+
 def _pair_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     for gpu, peer in _links(node, fault):
         gpu.xgmi[peer].bw_factor = _float(fault, "bw_factor", 0.6)
+
+
+def _pair_na(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    for gpu, peer in _links(node, fault):
+        gpu.xgmi[peer].tb_measured = False
+
+
+def _gpu_unseen(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        gpu.hip_visible = False
+
+
+def _p2p_row_lost(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    gpu = _gpu(node, fault)
+    if gpu is not None:
+        node.tb_p2p_row_lost = gpu.index
 
 
 def _ecc_uncorrectable(node: SimNode, fault: Fault, rng: random.Random) -> None:
@@ -334,6 +371,25 @@ def _nic_missing(node: SimNode, fault: Fault, rng: random.Random) -> None:
         node.nics.pop(_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics))
 
 
+def _nic(node: SimNode, fault: Fault, rng: random.Random) -> SimNic | None:
+    return node.nics[_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics)] if node.nics else None
+
+
+def _nic_listed_twice(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if (nic := _nic(node, fault, rng)) is not None:
+        nic.rdma_lines = 2
+
+
+def _nic_phys_disabled(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if (nic := _nic(node, fault, rng)) is not None:
+        nic.rdma_physical_state = _str(fault, "physical_state", "DISABLED")
+
+
+def _nic_flap(node: SimNode, fault: Fault, rng: random.Random) -> None:
+    if (nic := _nic(node, fault, rng)) is not None:
+        nic.ibv_down = True
+
+
 def _nic_slow(node: SimNode, fault: Fault, rng: random.Random) -> None:
     if node.nics:
         nic = node.nics[_int(fault, "nic", rng.randrange(len(node.nics))) % len(node.nics)]
@@ -469,6 +525,9 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.AMDSMI_VALUE_UNREAD: _value_unread,
     FaultKind.BAD_PAGES_UNREAD: _bad_pages_unread,
     FaultKind.AMDSMI_GPU_LEFT_OUT: _left_out,
+    FaultKind.XGMI_GPU_UNLISTED: _xgmi_gpu_unlisted,
+    FaultKind.XGMI_LINK_FLAP: _xgmi_flap,
+    FaultKind.XGMI_STATUS_ROW_REPEATED: _xgmi_row_repeated,
     FaultKind.ECC_UNCORRECTABLE: _ecc_uncorrectable,
     FaultKind.ECC_CORRECTABLE_STORM: _ecc_storm,
     FaultKind.BAD_PAGES_OVER_THRESHOLD: _bad_pages,
@@ -498,9 +557,16 @@ EFFECTS: dict[FaultKind, Effect] = {
     FaultKind.RCCL_HANG: _rccl_hang,
     FaultKind.RCCL_LATENCY_HIGH: _rccl_latency,
     FaultKind.TRANSFERBENCH_PAIR_SLOW: _pair_slow,
+    FaultKind.TRANSFERBENCH_PAIR_NA: _pair_na,
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN: _gpu_unseen,
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST: _p2p_row_lost,
+    FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT: _flag("tb_healthcheck_ends_early", True),
     FaultKind.NIC_PORT_DOWN: _nic_down,
     FaultKind.NIC_MISSING: _nic_missing,
     FaultKind.NIC_SLOW: _nic_slow,
+    FaultKind.NIC_LISTED_TWICE: _nic_listed_twice,
+    FaultKind.NIC_PHYS_DISABLED: _nic_phys_disabled,
+    FaultKind.NIC_PORT_FLAP: _nic_flap,
     FaultKind.TORCH_MISSING: _torch_missing,
     FaultKind.TORCH_CPU_ONLY: _torch_cpu_only,
     FaultKind.TORCH_DEVICE_COUNT: _torch_device_count,

@@ -30,6 +30,12 @@ class FaultKind(StrEnum):
     AMDSMI_VALUE_UNREAD = "amdsmi_value_unread"
     BAD_PAGES_UNREAD = "bad_pages_unread"
     AMDSMI_GPU_LEFT_OUT = "amdsmi_gpu_left_out"
+    # A GPU amd-smi's xgmi tables leave out altogether (its row and its column), and a link that dropped
+    # between the two reads: ``xgmi -l`` prints D (or N/A) while ``xgmi``'s own table, read first, says U.
+    XGMI_GPU_UNLISTED = "xgmi_gpu_unlisted"
+    XGMI_LINK_FLAP = "xgmi_link_flap"
+    # ``xgmi -l`` prints a GPU's row twice (two reads): the link to the peer D, then U.
+    XGMI_STATUS_ROW_REPEATED = "xgmi_status_row_repeated"
     ECC_UNCORRECTABLE = "ecc_uncorrectable"
     ECC_CORRECTABLE_STORM = "ecc_correctable_storm"
     BAD_PAGES_OVER_THRESHOLD = "bad_pages_over_threshold"
@@ -48,9 +54,20 @@ class FaultKind(StrEnum):
     RCCL_HANG = "rccl_hang"
     RCCL_LATENCY_HIGH = "rccl_latency_high"
     TRANSFERBENCH_PAIR_SLOW = "transferbench_pair_slow"
+    # TransferBench measures less than it should, and says so only by what it leaves out: a pair's a2a cell
+    # N/A, a GPU HIP does not enumerate (the run has one GPU fewer), a healthcheck that ends before all-to-all.
+    TRANSFERBENCH_PAIR_NA = "transferbench_pair_na"
+    TRANSFERBENCH_GPU_UNSEEN = "transferbench_gpu_unseen"
+    TRANSFERBENCH_HEALTHCHECK_SHORT = "transferbench_healthcheck_short"
+    TRANSFERBENCH_P2P_ROW_LOST = "transferbench_p2p_row_lost"
     NIC_PORT_DOWN = "nic_port_down"
     NIC_MISSING = "nic_missing"
     NIC_SLOW = "nic_slow"
+    # The two tools' readings of a port, which must agree: rdma link lists it twice, prints it ACTIVE with a
+    # physical_state DISABLED, or reads it ACTIVE while ibv_devinfo, a moment later, reads it down.
+    NIC_LISTED_TWICE = "nic_listed_twice"
+    NIC_PHYS_DISABLED = "nic_phys_disabled"
+    NIC_PORT_FLAP = "nic_port_flap"
     CPER_RECORD = "cper_record"
     CPER_NOT_ENABLED = "cper_not_enabled"
     # A fatal record amd-smi cannot decode (AFIDs 2^64-1 before 7.2.1), and more records than amd-smi
@@ -155,12 +172,18 @@ _GPU_KINDS = {
     FaultKind.RVS_GPU_UNSEEN,
     FaultKind.TORCH_FP8_SKIPPED,
     FaultKind.AMDSMI_IMPOSSIBLE_READING,
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN,
+    FaultKind.XGMI_GPU_UNLISTED,
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST,
 }
 _LINK_KINDS = {
     FaultKind.XGMI_LINK_DOWN,
     FaultKind.XGMI_LINK_DEGRADED,
     FaultKind.XGMI_LINK_STATE_NA,
+    FaultKind.XGMI_LINK_FLAP,
+    FaultKind.XGMI_STATUS_ROW_REPEATED,
     FaultKind.TRANSFERBENCH_PAIR_SLOW,
+    FaultKind.TRANSFERBENCH_PAIR_NA,
 }
 
 
@@ -261,6 +284,16 @@ DEMO_ORDER: tuple[FaultKind, ...] = (
     FaultKind.RCCL_ROW_REPEATED,
     FaultKind.AMDSMI_IMPOSSIBLE_READING,
     FaultKind.RCCL_HEADER_LINE_LOST,
+    FaultKind.TRANSFERBENCH_PAIR_NA,
+    FaultKind.TRANSFERBENCH_GPU_UNSEEN,
+    FaultKind.TRANSFERBENCH_HEALTHCHECK_SHORT,
+    FaultKind.XGMI_GPU_UNLISTED,
+    FaultKind.XGMI_LINK_FLAP,
+    FaultKind.NIC_LISTED_TWICE,
+    FaultKind.NIC_PHYS_DISABLED,
+    FaultKind.NIC_PORT_FLAP,
+    FaultKind.TRANSFERBENCH_P2P_ROW_LOST,
+    FaultKind.XGMI_STATUS_ROW_REPEATED,
     # Seen only by a framework sweep (``--probes framework``): last, so smaller demos keep their faults.
     FaultKind.TORCH_MISSING,
     FaultKind.TORCH_CPU_ONLY,

@@ -120,6 +120,10 @@ class SimXgmiLink(Model):
     error_count: int = 0
     bw_factor: float = Field(1.0, description="scales measured GPU-to-GPU bandwidth (TransferBench, RVS pbqt)")
     state_reported: bool = Field(True, description="False: amd-smi prints N/A for the state of this (working) link")
+    tb_measured: bool = Field(True, description="False: TransferBench a2a makes no transfer for it and prints N/A")
+    link_status_word: str | None = Field(
+        None, description="what `amd-smi xgmi -l` prints for it (D, N/A) while `xgmi`'s table, read first, says U"
+    )
 
     @property
     def hops(self) -> int:
@@ -201,6 +205,11 @@ class SimGpu(Model):
         default_factory=dict,
         description="'<subcommand>:<dotted key>' -> what amd-smi prints there instead of the value (N/A, '#@!', NaN)",
     )
+    xgmi_row_repeated: int | None = Field(
+        None, description="peer slot: `xgmi -l` prints this GPU's row twice, the link to that peer D, then U"
+    )
+    xgmi_listed: bool = Field(True, description="False: amd-smi's xgmi tables leave out its row and its column")
+    hip_visible: bool = Field(True, description="False: HIP does not enumerate it, so TransferBench runs without it")
     gst_factor: float = Field(1.0, description="scales RVS GST GFLOPS")
     impossible: str | None = Field(
         None, description="amd-smi metric prints a failed read as a value: 'ecc' (-1 errors) or 'throttle' (-3 %)"
@@ -224,6 +233,12 @@ class SimNic(Model):
     port: int = 1
     up: bool = True
     rate_gbps: int = 400
+    # How the two tools misread it (NIC faults): rdma link's line twice, its physical_state, ibv_devinfo's read.
+    rdma_lines: int = Field(1, description="times `rdma link` prints the port's line")
+    rdma_physical_state: str | None = Field(
+        None, description="what `rdma link` prints as physical_state, if not the state's"
+    )
+    ibv_down: bool = Field(False, description="True: ibv_devinfo reads the port down while rdma link read it ACTIVE")
     guid: str
     mac: str
 
@@ -314,6 +329,12 @@ class SimNode(Model):
     )
     rccl_busbw_factor: float = 1.0
     rccl_latency_us: float = Field(0.0, description="added to every collective's time: small messages show it")
+    tb_p2p_row_lost: int | None = Field(
+        None, description="GPU index whose rows TransferBench p2p's matrices print none of (the columns stay)"
+    )
+    tb_healthcheck_ends_early: bool = Field(
+        False, description="TransferBench's healthcheck exits 0 before its all-to-all test, with no error line"
+    )
     torch: SimTorch = Field(default_factory=SimTorch)
     container: SimContainer = Field(default_factory=SimContainer)
     uplink: str | None = Field(None, description="the slow switch uplink this node sits behind (uplink_slow)")

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from console.model.amdsmi import XgmiPortStatus
-from console.model.gpu import TopologyLink, XgmiLink
+from console.model.gpu import LinkStatus, TopologyLink, XgmiLink
 from console.probes.amdsmi.fields import (
     ABSENT,
     assign_number,
@@ -91,18 +91,26 @@ def xgmi_links(entries: Sequence[Entry], status_rows: list[Any]) -> list[XgmiLin
                 "unavailable": unavailable,
                 **values,
             }
-    for row in status_rows:
-        if not is_mapping(row) or not isinstance(row.get("link_status"), list):
-            continue
-        src, src_bdf = _index(row.get("gpu")), bdf_of(row.get("bdf"))
-        targets = order or [(i, None) for i in range(len(row["link_status"]))]
+    rows = [row for row in status_rows if is_mapping(row) and isinstance(row.get("link_status"), list)]
+    named = [(_index(row.get("gpu")), bdf_of(row.get("bdf"))) for row in rows]
+    for row, (src, src_bdf) in zip(rows, named, strict=True):
+        # One word per GPU the table names, in order: the metric entries name them, else the status rows
+        # themselves; a table that left a row out has more words than rows, for GPU 0, 1, ... in order.
+        words = len(row["link_status"])
+        targets = next((o for o in (order, named) if len(o) == words), [(i, None) for i in range(words)])
         for (dst, dst_bdf), word in zip(targets, row["link_status"], strict=False):
             if dst == src:
                 continue
             link = links.setdefault(
                 (src, dst), {"src_index": src, "dst_index": dst, "src_bdf": src_bdf, "dst_bdf": dst_bdf}
             )
-            link["status"] = link_status(str(word))
+            status = link_status(str(word))
+            if "status" in link and link["status"] is not status:
+                # A GPU's row printed twice, saying different things: a down link in either stays down, and
+                # up against anything else is no reading of up.
+                bad = [s for s in (LinkStatus.DOWN, LinkStatus.DISABLED) if s in (status, link["status"])]
+                status = bad[0] if bad else LinkStatus.UNKNOWN
+            link["status"] = status
     return [XgmiLink(**fields) for fields in links.values()]
 
 

@@ -15,7 +15,7 @@ from console.model.transferbench import BandwidthEntry, Direction, EnvSetting, M
 from console.probes.base import Detection, ParsedOutput, ParseError, clean_lines
 from console.probes.ids import Tool
 from console.probes.transferbench.blocks import transfer_tests
-from console.probes.transferbench.healthcheck import UNSUPPORTED, healthcheck_tests
+from console.probes.transferbench.healthcheck import HEALTHCHECK_TESTS, UNSUPPORTED, healthcheck_tests
 from console.probes.transferbench.tables import matrices, nic_rings, peer_averages, scaling, sweep, totals
 from console.probes.transferbench.text_output import ascii_borders
 
@@ -235,6 +235,13 @@ def _judgement(result: TransferBenchResult, unfinished_matrices: list[str]) -> I
                     yield f"{pair}: {item.measured_gbps:.2f} GB/s below criteria {item.criteria_gbps:.2f} GB/s"
         elif test.passed is None:
             yield f"incomplete: no verdict for 'Testing {test.name}'"
+    if result.healthcheck:
+        # Every release of the preset runs its host-copy tests, then all-to-all last: a run without one of
+        # them ended early (its lines after the disclaimer read whole, and exit 0 says nothing).
+        names = {test.name for test in result.healthcheck}
+        for name in HEALTHCHECK_TESTS:
+            if name not in names:
+                yield f"incomplete: no 'Testing {name}' line"
     failed_cells = [cell for cell in result.sweep if cell.gbps is None]
     if failed_cells:
         yield f"a2asweep: {len(failed_cells)} of {len(result.sweep)} combinations failed (printed 0.00 GB/s)"
@@ -250,8 +257,8 @@ def _incomplete(result: TransferBenchResult, unfinished_matrices: list[str]) -> 
     if result.kind == "nicrings" and result.nic_rings and result.totals.aggregate_cpu_gbps is None:
         yield "incomplete: no 'Aggregate bandwidth (CPU Timed)' line after the NIC rings table"
     if result.kind == "p2p":
-        for title in unfinished_matrices:
-            yield f"incomplete: {title} has no averages line"
+        for lacking in unfinished_matrices:
+            yield f"incomplete: {lacking}"
     if result.kind == "config" and result.tests and result.tests[-1].aggregate is None:
         yield f"incomplete: Test {result.tests[-1].number} has no 'Aggregate (CPU)' line"
 

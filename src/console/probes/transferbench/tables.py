@@ -53,7 +53,7 @@ def matrices(lines: list[str]) -> tuple[list[BandwidthEntry], list[str]]:
 
     In the p2p bidirectional table each pair test prints '->' (src to dst), '<-' (the transfer
     running the other way at the same time) and '<->' (their sum, not kept: it is derived).
-    Returns the entries and the titles of matrices that lack their closing averages line.
+    Returns the entries and what the matrices lack: a closing averages line, a device's row.
     """
     entries: list[BandwidthEntry] = []
     unfinished: list[str] = []
@@ -73,8 +73,14 @@ def matrices(lines: list[str]) -> tuple[list[BandwidthEntry], list[str]]:
         rows, end = _matrix_rows(lines, start + 1)
         for row in rows:
             entries.extend(_row_entries(kind, direction, row, columns))
+        name = f"{kind} {direction.value}directional matrix"
         if kind == "p2p" and not any(_AVERAGES.match(follow) for follow in lines[end : end + 3]):
-            unfinished.append(f"p2p {direction.value}directional matrix")
+            unfinished.append(f"{name} has no averages line")
+        # Every device is a source and a destination: a column without its row is a row the output lost.
+        sources = {(row.device_type, row.device_index) for row in rows}
+        for column in columns:
+            if isinstance(column, tuple) and column not in sources:
+                unfinished.append(f"{name} has no row for {column[0]} {column[1]:02d}")
         title = None
     return entries, unfinished
 

@@ -45,13 +45,18 @@ def _gpu_bit_rate(gpu: SimGpu) -> tuple[int, int]:
     return slowest.bit_rate_gbps, slowest.max_bandwidth_gbps // max(slowest.links, 1)
 
 
+def _xgmi_gpus(node: SimNode) -> list[SimGpu]:
+    """The GPUs amd-smi's xgmi tables name, as rows and as columns (a fault may leave one out of both)."""
+    return [gpu for gpu in node.gpus if gpu.xgmi_listed]
+
+
 def xgmi_metric(node: SimNode, gen: Gen, rng: random.Random) -> list[dict[str, Any]]:
     """Per-GPU link metrics with read/write totals to every enumerated GPU (``Q`` leaves)."""
     rows = []
-    for gpu in node.gpus:
+    for gpu in _xgmi_gpus(node):
         bit_rate, max_bw = _gpu_bit_rate(gpu)
         links = []
-        for peer in node.gpus:
+        for peer in _xgmi_gpus(node):
             read: Q | str = NA
             write: Q | str = NA
             link = gpu.xgmi.get(peer.slot)
@@ -75,15 +80,37 @@ def xgmi_metric(node: SimNode, gen: Gen, rng: random.Random) -> list[dict[str, A
     return rows
 
 
-def link_status(node: SimNode, gpu: SimGpu) -> list[str]:
-    """Status of the links from ``gpu`` to every enumerated GPU: SELF, U, D (one letter per physical link)."""
+def _status_words(node: SimNode, dedicated: bool) -> list[tuple[SimGpu, list[str]]]:
+    """Each printed row of the link-status table: a GPU and its words (a fault may print a row twice, the
+    first time with one link down)."""
+    rows = []
+    for gpu in _status_rows(node):
+        words = link_status(node, gpu, dedicated)
+        if dedicated and gpu.xgmi_row_repeated is not None:
+            peers = [peer.slot for peer in _xgmi_gpus(node)]
+            if gpu.xgmi_row_repeated in peers:
+                down = list(words)
+                down[peers.index(gpu.xgmi_row_repeated)] = "D"
+                rows.append((gpu, down))
+        rows.append((gpu, words))
+    return rows
+
+
+def link_status(node: SimNode, gpu: SimGpu, dedicated: bool = True) -> list[str]:
+    """Status of the links from ``gpu`` to every enumerated GPU: SELF, U, D (one letter per physical link).
+
+    ``dedicated``: for ``xgmi -l``, which reads the states again after ``xgmi``'s table did (a link that
+    dropped in between shows there only).
+    """
     statuses = []
-    for peer in node.gpus:
+    for peer in _xgmi_gpus(node):
         link = gpu.xgmi.get(peer.slot)
         if peer is gpu:
             statuses.append("SELF")
         elif link is None or not link.links or not link.state_reported:
             statuses.append(NA)
+        elif dedicated and link.link_status_word is not None:
+            statuses.append(link.link_status_word)
         else:
             statuses.append("/".join([link_state_letter(link.state)] * link.links))
     return statuses
@@ -102,7 +129,7 @@ def _metric_table(node: SimNode, gen: Gen, rows: list[dict[str, Any]]) -> list[s
     head = "".join(
         name.ljust(w) for name, w in zip(("", "bdf", "bit_rate", "max_bandwidth", "link_type"), widths[:5], strict=True)
     )
-    lines = [head + " ".join(gpu.bdf for gpu in node.gpus)]
+    lines = [head + " ".join(gpu.bdf for gpu in _xgmi_gpus(node))]
     for row in rows:
         metrics = row["link_metrics"]
         first = (
@@ -121,13 +148,13 @@ def _metric_table(node: SimNode, gen: Gen, rows: list[dict[str, Any]]) -> list[s
 
 def _status_rows(node: SimNode) -> list[SimGpu]:
     """The GPUs whose row the link-status table prints (a fault may leave rows out)."""
-    return [gpu for gpu in node.gpus if gpu.xgmi_status_row]
+    return [gpu for gpu in _xgmi_gpus(node) if gpu.xgmi_status_row]
 
 
-def _status_table(node: SimNode) -> list[str]:
-    lines = ["       " + "bdf".ljust(14) + "".join(f"GPU{gpu.index}".ljust(14) for gpu in node.gpus)]
-    for gpu in _status_rows(node):
-        cells = "".join(status.ljust(14) for status in link_status(node, gpu))
+def _status_table(node: SimNode, dedicated: bool) -> list[str]:
+    lines = ["       " + "bdf".ljust(14) + "".join(f"GPU{gpu.index}".ljust(14) for gpu in _xgmi_gpus(node))]
+    for gpu, words in _status_words(node, dedicated):
+        cells = "".join(status.ljust(14) for status in words)
         lines.append((f"GPU{gpu.index}".ljust(7) + gpu.bdf.ljust(14) + cells).rstrip())
     lines[0] = lines[0].rstrip()
     return lines
@@ -149,7 +176,7 @@ def xgmi_text(node: SimNode, gen: Gen, rng: random.Random, metric: bool, status:
         title = ["", "LINK METRIC TABLE:"] if gen.scaled_traffic else ["LINK METRIC TABLE:"]
         out += [*title, *_metric_table(node, gen, xgmi_metric(node, gen, rng)), ""]
     if status and gen.scaled_traffic:
-        out += ["", "XGMI LINK STATUS:", *_status_table(node), ""]
+        out += ["", "XGMI LINK STATUS:", *_status_table(node, dedicated=not metric), ""]
     if gen.scaled_traffic:
         out += ["", *_LEGEND]
     return "\n".join(out) + "\n"
@@ -158,7 +185,10 @@ def xgmi_text(node: SimNode, gen: Gen, rng: random.Random, metric: bool, status:
 def xgmi_json(node: SimNode, gen: Gen, rng: random.Random, metric: bool, status: bool) -> Any:
     """``amd-smi xgmi --json``: a list per GPU before ROCm 7, ``{"xgmi_metric", "link_status"}`` after."""
     metrics = resolve(xgmi_metric(node, gen, rng), Fmt.JSON) if metric else []
-    statuses = [{"gpu": gpu.index, "bdf": gpu.bdf, "link_status": link_status(node, gpu)} for gpu in _status_rows(node)]
+    dedicated = not metric  # ``xgmi -l`` alone; plain ``xgmi`` prints both tables from one read
+    statuses = [
+        {"gpu": gpu.index, "bdf": gpu.bdf, "link_status": words} for gpu, words in _status_words(node, dedicated)
+    ]
     if gen.gpu_data:
         document: dict[str, Any] = {}
         if metric:

@@ -359,8 +359,9 @@ _LANE_SPEED = {25: "25.0 Gbps (32)", 50: "50.0 Gbps (64)", 100: "100.0 Gbps (128
 
 
 def _ibv_port_block(nic: SimNic, verbose: bool = False) -> list[str]:
-    state = "PORT_ACTIVE (4)" if nic.up else "PORT_DOWN (1)"
-    mtu = "4096 (5)" if nic.up else "1024 (3)"
+    up = nic.up and not nic.ibv_down
+    state = "PORT_ACTIVE (4)" if up else "PORT_DOWN (1)"
+    mtu = "4096 (5)" if up else "1024 (3)"
     lines = [
         f"\t\tport:\t{nic.port}",
         f"\t\t\tstate:\t\t\t{state}",
@@ -371,7 +372,7 @@ def _ibv_port_block(nic: SimNic, verbose: bool = False) -> list[str]:
         "\t\t\tport_lmc:\t\t0x00",
         "\t\t\tlink_layer:\t\tEthernet",
     ]
-    if verbose and nic.up:
+    if verbose and up:
         lane = nic.rate_gbps // 4
         lines += [
             "\t\t\tmax_msg_sz:\t\t0x40000000",
@@ -437,7 +438,9 @@ def rdma_link(nics: list[SimNic]) -> str:
     lines = []
     for nic in nics:
         state, physical = ("ACTIVE", "LINK_UP") if nic.up else ("DOWN", "DISABLED")
-        lines.append(f"link {nic.device}/{nic.port} state {state} physical_state {physical} netdev {nic.netdev} \n")
+        physical = nic.rdma_physical_state or physical
+        line = f"link {nic.device}/{nic.port} state {state} physical_state {physical} netdev {nic.netdev} \n"
+        lines += [line] * nic.rdma_lines
     return "".join(lines)
 
 

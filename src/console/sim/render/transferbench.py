@@ -16,6 +16,7 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from console.sim.commands import SimContext, SimReply
 from console.sim.models import SimGpu, SimNode
@@ -88,9 +89,13 @@ class _Bench:
     def version(self) -> tuple[int, int]:
         return _version(self.node.stack.transferbench)
 
-    @property
+    @cached_property
     def gpus(self) -> list[SimGpu]:
-        return self.node.gpus
+        """The GPUs HIP enumerates, numbered as HIP numbers them: one it does not see shifts the rest down."""
+        visible = [gpu for gpu in self.node.gpus if gpu.hip_visible]
+        if len(visible) == len(self.node.gpus):
+            return self.node.gpus
+        return [gpu.model_copy(update={"index": position}) for position, gpu in enumerate(visible)]
 
     def jitter(self, low: float = 0.985, high: float = 1.01) -> float:
         return self.rng.uniform(low, high)
@@ -181,7 +186,7 @@ def _a2a(bench: _Bench, args: list[str]) -> int:
         _Transfer(src, dst, gbps, num_bytes / gbps / 1e6)
         for src in gpus
         for dst in gpus
-        if src is not dst and _direct(src, dst)
+        if src is not dst and _direct(src, dst) and src.xgmi[dst.slot].tb_measured
         for gbps in [_pair_gbps(bench, src, dst, _cu_scale(cus))]
     ]
     bench.lines += [
@@ -330,6 +335,8 @@ def _p2p_table(bench: _Bench, devices: list[tuple[str, int]], num_cpus: int, bid
                 if not same:
                     sums.setdefault((src[0], dst[0]), []).append(value)
         labels = (" ->", "<- ") if bidir else (" ->",)
+        if src == ("GPU", bench.node.tb_p2p_row_lost):
+            continue  # the rows are lost; the column, and the averages, stay
         for way, label in enumerate(labels):
             bench.lines.append(_p2p_row(src, label, rows[way], num_cpus))
         if bidir:
@@ -408,6 +415,8 @@ def _healthcheck(bench: _Bench, args: list[str]) -> int:
             if value < limit
         ]
         fails |= _check_line(bench, title, len(gpus), failures)
+    if node.tb_healthcheck_ends_early:
+        return fails
     limit = HEALTHCHECK_LIMITS["a2a"] * SFACTOR
     failures = []
     for gpu in gpus:
