@@ -12,34 +12,22 @@ from typing import Any
 
 import pytest
 
-from console.checks import ProbeOutcome, build_facts, evaluate_node, load_packs
+from console.checks import build_facts, evaluate_node, load_packs
 from console.inventory.model import Node, StackPin
 from console.model.findings import Finding, Status
-from console.probes.base import ParseError
-from console.sim.commands import context_for, run_program
 from console.sim.faults import Fault, FaultKind
 from console.sim.models import ClusterSpec, NodeSpec
 from console.sim.specs import GpuModel, stack_preset
 from console.sweep.catalog import ProbeSet, probes_for
-from console.sweep.engine import probe_problem
+from tests.engine.simulated import simulated_outcomes
 
 
 def _findings(faults: list[Fault], pin: StackPin | None = None) -> list[Finding]:
     """Every finding of one simulated MI300X node with ``faults``, from its quick amd-smi outputs."""
     spec = NodeSpec(name="n1", gpu_model=GpuModel.MI300X, pool="p", stack=stack_preset("6.4.1"))
     cluster = ClusterSpec(name="c", seed=7, nodes=[spec], faults=faults)
-    outcomes = {}
-    for probe in probes_for(ProbeSet.QUICK):
-        if not probe.id.startswith("amdsmi.") or probe.id == "amdsmi.cper":
-            continue
-        reply = run_program(context_for(cluster, spec.name), list(probe.argv))
-        problem = probe_problem(reply.exit_status, (reply.stdout + reply.stderr).encode(), probe)
-        assert problem is None, f"{probe.id}: {problem}"
-        parse = getattr(probe.parse, "fresh", probe.parse)
-        try:
-            outcomes[probe.id] = ProbeOutcome(probe.id, parse(reply.stdout + reply.stderr), None, 1)
-        except ParseError as exc:  # as the engine keeps it
-            outcomes[probe.id] = ProbeOutcome(probe.id, None, f"unreadable output: {exc.reason}", 1)
+    amdsmi = [p.id for p in probes_for(ProbeSet.QUICK) if p.id.startswith("amdsmi.") and p.id != "amdsmi.cper"]
+    outcomes = simulated_outcomes(cluster, spec.name, amdsmi)
     node = Node(name=spec.name, pool=spec.pool, gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
     return evaluate_node(load_packs()["MI300X"], build_facts(node, pin or StackPin(), outcomes))
 
@@ -164,12 +152,7 @@ def test_a_gpu_the_cper_listing_has_no_section_for_is_unknown_for_every_cper_che
     spec = NodeSpec(name="n1", gpu_model=GpuModel.MI300X, pool="p", stack=stack_preset("6.4.1"))
     faults = [Fault(kind=FaultKind.AMDSMI_GPU_LEFT_OUT, node="n1", gpu=7, params={"args": "ras"})]
     cluster = ClusterSpec(name="c", seed=7, nodes=[spec], faults=faults)
-    probes = {probe.id: probe for probe in probes_for(ProbeSet.QUICK)}
-    outcomes = {}
-    for probe_id in ("amdsmi.list", "amdsmi.cper", "amdsmi.bad_pages"):
-        probe = probes[probe_id]
-        reply = run_program(context_for(cluster, spec.name), list(probe.argv))
-        outcomes[probe_id] = ProbeOutcome(probe_id, getattr(probe.parse, "fresh", probe.parse)(reply.stdout), None, 1)
+    outcomes = simulated_outcomes(cluster, spec.name, ("amdsmi.list", "amdsmi.cper", "amdsmi.bad_pages"))
     node = Node(name="n1", pool="p", gpu_model="MI300X", gpu_count=8, address="127.0.0.1")
     findings = evaluate_node(load_packs()["MI300X"], build_facts(node, StackPin(), outcomes))
     cper = {(f.check_id, f.subject.gpu): f.status for f in findings if f.check_id.startswith("ras.cper_")}

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from console.checks import ProbeOutcome, build_facts, evaluate_node, load_packs
+from console.checks import build_facts, evaluate_node, load_packs
 from console.inventory.model import Node, StackPin
 from console.model.findings import Finding, Status
-from console.probes.base import ParseError
-from console.sim.commands import context_for, run_program
 from console.sim.faults import Fault, FaultKind
 from console.sim.models import ClusterSpec, NodeSpec
 from console.sim.specs import GpuModel, stack_preset
-from console.sweep.catalog import ProbeSet, probes_for
-from console.sweep.engine import probe_problem
+from tests.engine.simulated import simulated_outcomes
 
 XGMI_PROBES = ("amdsmi.xgmi", "amdsmi.xgmi_status")
 
@@ -27,19 +24,8 @@ def _link_findings(model: GpuModel, rocm: str, faults: list[Fault], *, listed: b
     (and, ``listed``, ``amd-smi list``: the GPUs the node has)."""
     spec = NodeSpec(name="n1", gpu_model=model, pool="p", stack=stack_preset(rocm))
     cluster = ClusterSpec(name="c", seed=7, nodes=[spec], faults=faults)
-    outcomes = {}
     wanted = (*XGMI_PROBES, "amdsmi.list") if listed else XGMI_PROBES
-    for probe in probes_for(ProbeSet.QUICK):
-        if probe.id not in wanted:
-            continue
-        reply = run_program(context_for(cluster, spec.name), list(probe.argv))
-        problem = probe_problem(reply.exit_status, (reply.stdout + reply.stderr).encode(), probe)
-        assert problem is None, f"{probe.id}: {problem}"
-        parse = getattr(probe.parse, "fresh", probe.parse)
-        try:
-            outcomes[probe.id] = ProbeOutcome(probe.id, parse(reply.stdout + reply.stderr), None, 1)
-        except ParseError as exc:  # as the engine keeps it: the probe failed, and why
-            outcomes[probe.id] = ProbeOutcome(probe.id, None, f"unreadable output: {exc.reason}", 1)
+    outcomes = simulated_outcomes(cluster, spec.name, wanted)
     node = Node(name=spec.name, pool=spec.pool, gpu_model=model.value, gpu_count=8, address="127.0.0.1")
     findings = evaluate_node(load_packs()[model.value], build_facts(node, StackPin(), outcomes))
     return [f for f in findings if f.check_id == "xgmi.link_up"]
