@@ -333,3 +333,30 @@ def test_a_bad_page_listing_other_than_none_found_is_unavailable_never_empty(pri
     gpu0, gpu1_pages = (gpu.bad_pages for gpu in parsed.data.gpus)
     assert gpu0 is not None and gpu0.unavailable == {}
     assert gpu1_pages is not None and gpu1_pages.retired == [] and gpu1_pages.unavailable == {"retired": reason}
+
+
+@pytest.mark.parametrize(
+    ("record", "reason"),
+    [
+        ({"page_size": 4096, "status": "RESERVED"}, "a page record without its address"),
+        ({"page_address": None, "page_size": 4096, "status": "RESERVED"}, "a page record without its address"),
+        ("0x69c4b000", "a page record that is no mapping"),
+    ],
+)
+def test_a_page_record_not_understood_makes_its_listing_unavailable(record: object, reason: str) -> None:
+    # The listing amd-smi bad-pages --json prints for a GPU with retired pages (the simulator's form), with one
+    # record it does not say an address in: dropped, the GPU read one retired page fewer than it has.
+    listing = [
+        {"page_address": 1774505984, "page_size": 4096, "status": "RESERVED"},
+        record,
+        {"page_address": 4893077504, "page_size": 4096, "status": "RESERVED"},
+    ]
+    document = [
+        {"gpu": 0, "retired": "No bad pages found.", "pending": "No bad pages found.", "un_res": "No bad pages found."},
+        {"gpu": 1, "retired": listing, "pending": "No bad pages found.", "un_res": "No bad pages found."},
+    ]
+    parsed = parse_output(json.dumps(document).encode())
+    assert isinstance(parsed.data, AmdSmiResult)
+    pages = parsed.data.gpus[1].bad_pages
+    assert pages is not None and reason in pages.unavailable.get("retired", "")
+    assert parsed.data.gpus[0].bad_pages is not None and parsed.data.gpus[0].bad_pages.unavailable == {}

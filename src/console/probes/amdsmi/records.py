@@ -562,7 +562,11 @@ def bad_pages_of(entry: Entry) -> BadPages | None:
         if reason is not None:
             pages.mark_unavailable(status, reason)
             continue
-        getattr(pages, status).extend(_pages(value, status))
+        listed, problem = _pages(value, status)
+        getattr(pages, status).extend(listed)
+        if problem is not None:
+            # One record not read is a count unknown: the pages read are kept, the listing is no count.
+            pages.mark_unavailable(status, problem)
     return pages
 
 
@@ -571,13 +575,16 @@ def _no_bad_pages(text: str) -> bool:
     return " ".join(text.lower().split()).rstrip(".") == "no bad pages found"
 
 
-def _pages(value: Any, status: str) -> list[BadPage]:
+def _pages(value: Any, status: str) -> tuple[list[BadPage], str | None]:
+    """The pages of one listing, and what in it was not read (a record dropped would be a page uncounted)."""
     if isinstance(value, str):  # "No bad pages found." (any other sentence is unavailable, above)
-        return []
+        return [], None
     records = value if isinstance(value, list) else [value]
     pages = []
+    problems = []
     for record in records:
         if not is_mapping(record):
+            problems.append(f"a page record that is no mapping: {str(record)[:40]}")
             continue
         addresses = record.get("page_address")
         # Text output prints several pages as repeated keys at one level: zip them back.
@@ -586,9 +593,11 @@ def _pages(value: Any, status: str) -> list[BadPage]:
             sizes: list[Any] = raw_sizes if isinstance(raw_sizes, list) else []
             for i, address in enumerate(addresses):
                 pages.append(_page(address, sizes[i] if i < len(sizes) else None, status))
-        elif addresses is not None:
+        elif addresses is not None and text_of(addresses) is not None:
             pages.append(_page(addresses, record.get("page_size"), text_of(record.get("status")) or status))
-    return pages
+        else:
+            problems.append(f"a page record without its address: {str(dict(record))[:60]}")
+    return pages, "; ".join(problems) or None
 
 
 def _page(address: Any, size: Any, status: str) -> BadPage:
