@@ -69,6 +69,11 @@ def _gpu_subject(facts: NodeFacts, gpu: GpuRecord) -> Subject:
     return facts.subject(Scope.GPU, gpu=gpu.identity.index, gpu_bdf=gpu.identity.bdf)
 
 
+def _gpu_list(indices: list[Any]) -> str:
+    """The GPUs that did report a value a GPU lost, as its reason names them: '0, 1, 2', the first 8 and '...'."""
+    return ", ".join(str(index) for index in indices[:8]) + (", ..." if len(indices) > 8 else "")
+
+
 def _per_gpu(facts: NodeFacts, probe: str, read: Callable[[GpuRecord], tuple[Any, str | None]]) -> list[Observation]:
     """One observation per GPU of the node, read by ``read`` from its record.
 
@@ -89,7 +94,7 @@ def _per_gpu(facts: NodeFacts, probe: str, read: Callable[[GpuRecord], tuple[Any
     read_on = [o.subject.gpu for o in observations if o.value is not None]
     if not read_on:
         return observations
-    others = ", ".join(str(index) for index in read_on[:8]) + (", ..." if len(read_on) > 8 else "")
+    others = _gpu_list(read_on)
     return [
         o
         if o.value is not None or o.unread
@@ -309,7 +314,7 @@ def _firmware_unread(facts: NodeFacts) -> dict[int, dict[str | None, str]]:
             continue
         lost: dict[str | None, str] = {}
         for block in sorted(wanted - set(gpu.firmware)):
-            others = ", ".join(str(index) for index in seen.get(block, [])[:8])
+            others = _gpu_list(seen.get(block, []))
             lost[block] = f"{block}: no version read" + (f", while GPU {others} report one" if others else "")
         if lost:
             unread[position] = lost
