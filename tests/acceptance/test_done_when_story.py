@@ -26,7 +26,7 @@ from console.ui.app import ConsoleApp
 from console.ui.screens.acceptance import AcceptanceScreen
 from tests.acceptance.test_acceptance_story import SCENARIO
 from tests.documented import workload_examples
-from tests.ui.helpers import wait_until
+from tests.ui.helpers import acceptance_shown, wait_until
 
 VLLM, TRAIN, POOL = "vllm-llama3-8b-serving", "llama-pretrain-smoke", "mi300x-a"
 NODES = ("sim001", "sim002")
@@ -43,7 +43,7 @@ def _view(cluster: Path, store_path: Path) -> tuple[dict[str, list[str]], dict[s
         try:
             async with app.run_test(size=(170, 50)) as pilot:
                 await pilot.press("W")
-                await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+                await wait_until(pilot, lambda: acceptance_shown(app))
                 screen = app.screen
                 assert isinstance(screen, AcceptanceScreen)
                 rows, details = {}, {}

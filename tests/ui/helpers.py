@@ -15,6 +15,7 @@ from console.service.assembly import EngineSpec
 from console.store import Store
 from console.sweep.events import Event
 from console.ui.app import ConsoleApp
+from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.main import MainScreen
 
 
@@ -53,6 +54,12 @@ async def wait_until(pilot: Pilot[int], check: Callable[[], bool], timeout_s: fl
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         await pilot.pause(0.05)
+
+
+def acceptance_shown(app: ConsoleApp) -> bool:
+    """The acceptance view is on top and built (its details pane sits two containers deep, mounted later)."""
+    screen = app.screen
+    return isinstance(screen, AcceptanceScreen) and screen.ready
 
 
 def local_console(inventory: Inventory, store: Store, export_dir: Path, **options: Any) -> ConsoleApp:

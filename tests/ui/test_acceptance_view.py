@@ -29,7 +29,7 @@ from console.ui.app import ConsoleApp
 from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.confirm import ConfirmScreen
 from tests.ui.conftest import FIXED_NOW
-from tests.ui.helpers import feed, main_screen, wait_until
+from tests.ui.helpers import acceptance_shown, feed, main_screen, wait_until
 from tests.ui.synthetic import SyntheticFleet
 
 SIZE = (170, 50)
@@ -101,7 +101,7 @@ async def test_the_view_shows_due_and_accepted_pools_and_b_plans_a_rollback(
         app = make_app(store=history)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("W")
-            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await wait_until(pilot, lambda: acceptance_shown(app))
             rows = _rows(app)
             assert rows[("framework", first)][2] == "due" and rows[("framework", second)][2] == "accepted"
             assert rows[("framework", first)][4] == "rocm 6.4.1->6.4.2" and rows[("framework", second)][4] == "-"
@@ -134,7 +134,7 @@ async def test_a_run_shows_running_from_the_engines_events_and_settles(
         app = make_app(store=history)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("W")
-            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await wait_until(pilot, lambda: acceptance_shown(app))
             started = WorkloadStarted(sweep_id=7, workload="framework", pool=first, nodes=nodes, started_at=FIXED_AT)
             await feed(pilot, [started])
             await wait_until(pilot, lambda: _rows(app)[("framework", first)][2] == "running (was due)")
@@ -155,7 +155,7 @@ async def test_read_only_refuses_the_run_key_and_accept_needs_a_passed_run(
         app = make_app(store=history, read_only=True)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("W")
-            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await wait_until(pilot, lambda: acceptance_shown(app))
             await pilot.press("r")
             await wait_until(pilot, lambda: any("read-only" in str(n.message) for n in app._notifications))
             assert isinstance(app.screen, AcceptanceScreen), "no confirm dialog in read-only mode"
@@ -179,14 +179,14 @@ async def test_b_in_the_view_plans_the_rollback_of_the_selected_rows_pool(
         app = make_app(store=history)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("W")
-            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await wait_until(pilot, lambda: acceptance_shown(app))
             await pilot.press("down", "B")  # the second row: the second pool
             await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             dialog = app.screen
             assert isinstance(dialog, ConfirmScreen) and dialog.action_spec.id == "rollback"
             assert dialog.targets == tuple(n.name for n in fleet.inventory.nodes if n.pool == second)
             await pilot.press("escape")
-            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await wait_until(pilot, lambda: acceptance_shown(app))
     finally:
         history.close()
 
@@ -238,7 +238,7 @@ def test_acceptance_view_snapshot(
         started = WorkloadStarted(sweep_id=12, workload=VLLM, pool=second, nodes=running, started_at=FIXED_AT)
         await feed(pilot, [started])
         await pilot.press("W")
-        await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+        await wait_until(pilot, lambda: acceptance_shown(app))
         await wait_until(pilot, lambda: (VLLM, second) in _rows(app) and "running" in _rows(app)[(VLLM, second)][2])
         screen = app.screen
         assert isinstance(screen, AcceptanceScreen)
@@ -347,7 +347,7 @@ async def test_r_runs_a_due_workload_through_the_engine_and_a_accepts_it(
                     figures={"request_throughput": 13.0}, sweep_id=None, user="ops", reason="stack A",
                 )  # fmt: skip
                 await pilot.press("W")
-                await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+                await wait_until(pilot, lambda: acceptance_shown(app))
                 assert _rows(app)[("vllm-serving", pool)][2] == "due"
                 await pilot.press("r")
                 await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
@@ -360,7 +360,7 @@ async def test_r_runs_a_due_workload_through_the_engine_and_a_accepts_it(
                 assert any("vllm bench serve" in line for line in dialog.preview.command_lines())
                 await pilot.pause()
                 await pilot.click("#confirm-yes")
-                await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen), 10)
+                await wait_until(pilot, lambda: acceptance_shown(app), 10)
                 await wait_until(pilot, lambda: _rows(app)[("vllm-serving", pool)][2] == "accepted-again", 90)
                 # Each node ran it (one-node workload): started, then ended PASS, as the view was told.
                 told = [(type(e).__name__, tuple(e.nodes)) for e in runs if e.workload == "vllm-serving"]
@@ -421,7 +421,7 @@ async def test_r_holds_the_run_to_the_pools_cap_unless_overridden(packs: dict[st
             async with app.run_test(size=SIZE) as pilot:
                 await wait_until(pilot, lambda: app.state.progress.finished_at is not None, 90)
                 await pilot.press("W")
-                await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+                await wait_until(pilot, lambda: acceptance_shown(app))
                 await pilot.press("r")
                 await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
                 dialog = app.screen
@@ -498,7 +498,7 @@ async def test_a_rerun_on_a_failed_node_shows_blocked_and_a_refuses_it_before_ye
     try:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("W")
-            await wait_until(pilot, lambda: isinstance(app.screen, AcceptanceScreen))
+            await wait_until(pilot, lambda: acceptance_shown(app))
             assert _rows(app)[(VLLM, first)][2] == "blocked"
             screen = app.screen
             assert isinstance(screen, AcceptanceScreen)

@@ -28,6 +28,7 @@ from console.service.commands import PlanAction, PlanPreview
 from console.service.workload_run import PlanWorkloadRun
 from console.ui.acceptance import COLUMNS, acceptance_content, row_cells, with_live_runs
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, bindings
+from console.ui.screens.built import wait_built
 from console.ui.screens.confirm import ConfirmScreen
 from console.ui.text import safe
 from console.ui.widgets.key_bar import KeyBar
@@ -54,6 +55,8 @@ class AcceptanceScreen(Screen[None]):
         self._stored: list[AcceptanceState] = []  # as the history says
         self._live_keys: set[tuple[str, str]] = set()
         self.seen_version = -1
+        # Set once on_mount found every widget: the app may update the screen as soon as it is pushed.
+        self.ready = False
 
     @property
     def console_app(self) -> ConsoleApp:
@@ -69,10 +72,13 @@ class AcceptanceScreen(Screen[None]):
                 yield Static(id="acceptance-detail")
         yield KeyBar(self.read_only, SCREEN)
 
-    def on_mount(self) -> None:
-        """Fill the table and focus it."""
+    async def on_mount(self) -> None:
+        """Fill the table and focus it, once the details pane (two containers deep) is mounted too."""
+        if not await wait_built(self, "#acceptance-detail"):
+            return  # closed while being built: never shown
         table = self.table
         table.add_columns(*COLUMNS)
+        self.ready = True
         self.reload()
         table.focus()
 
@@ -91,6 +97,8 @@ class AcceptanceScreen(Screen[None]):
 
     def reload(self) -> None:
         """Read the states from the history again, with this console's runs in progress laid over them."""
+        if not self.ready:
+            return  # on_mount reads them once the screen is built
         app = self.console_app
         self._stored = acceptance_states(app.store, app.inventory) if app.store is not None else []
         self._paint()
@@ -102,7 +110,7 @@ class AcceptanceScreen(Screen[None]):
         figures and outcome are in the history, which is read again then (not at every node's event).
         """
         runs = self.console_app.state.workload_runs
-        if runs.version == self.seen_version:
+        if not self.ready or runs.version == self.seen_version:
             return
         if self._live_keys - set(runs.snapshot()):
             self.reload()

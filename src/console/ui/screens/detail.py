@@ -7,7 +7,6 @@ from the main screen.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -26,6 +25,7 @@ from console.model.findings import Finding, Status, Subject
 from console.sweep.multinode import CHECK_ID as MULTINODE_CHECK
 from console.ui.pairs import verdict_lines
 from console.ui.registry import bindings
+from console.ui.screens.built import wait_built
 from console.ui.screens.dialogs import RawOutputScreen
 from console.ui.state import MetricSample, NodeRow
 from console.ui.text import STATUS_GLYPH, STATUS_STYLE, clock, gib, number, safe, severity_rank, sparkline, status_label
@@ -166,10 +166,6 @@ def gpu_series(history: list[MetricSample], index: int, field: str) -> list[floa
     return values
 
 
-# How long the screen waits for its findings pane to be mounted: ~30 s, far past any busy machine's.
-BUILD_WAIT_PASSES = 3000
-
-
 class DetailScreen(Screen[None]):
     """The node ``node``: tabs for findings, GPUs, stack, history and probe runs."""
 
@@ -245,7 +241,7 @@ class DetailScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         """Fill the findings tab, preselect the worst finding, follow theme changes."""
-        if not await self._built():
+        if not await wait_built(self, "#findings-table", "#evidence"):
             # The app quit while the screen was being built (pushed by the prebuild or a quick enter):
             # Textual detaches or prunes it, so widgets not mounted yet never will be, and still sends
             # Mount. It is never shown. (The same test as Textual's own Signal.publish.)
@@ -255,22 +251,6 @@ class DetailScreen(Screen[None]):
         self._stale.discard("findings")
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_node())
         self.query_one("#findings-table", RowGrid).focus()
-
-    async def _built(self) -> bool:
-        """Wait until the findings pane is mounted; False when the screen is being closed instead.
-
-        The screen's Mount comes once its own children are mounted; the findings grid sits two
-        containers deeper, mounted by those containers' tasks, which on a busy machine may come later
-        (NoMatches '#findings-table' in a loaded CI run). Each pass yields to them.
-        """
-        waited = 0
-        while self.is_attached and not self._pruning and waited < BUILD_WAIT_PASSES:
-            grid, evidence = self.query("#findings-table"), self.query("#evidence")
-            if grid and evidence and grid.first().is_mounted and evidence.first().is_mounted:
-                return True
-            waited += 1
-            await asyncio.sleep(0 if waited < 100 else 0.01)  # a few loop turns, then gently
-        return False
 
     def cell(self, text: object, style: str = "") -> Text:
         """A table cell as plain (never markup) text, styled through the theme variables."""
