@@ -136,6 +136,15 @@ def test_cvs_cluster_json() -> None:
         ("rack=r01 !gpu003", 3),
         ("big", 2),
         ("model=MI300X !gpu[001-003]", 1),
+        # A union, as clush's -w: spaces and commas add nodes; & joins terms that must all hold.
+        ("gpu001 gpu004", 2),
+        ("gpu001,gpu004", 2),
+        ("gpu[001-002],pool=mi355x", 4),
+        ("pool=mi355x rack=r01", 6),
+        ("pool=mi355x&rack=r02", 2),
+        ("pool=mi355x&rack=r01", 0),
+        ("rack=r01&!gpu003", 3),
+        ("gpu[001-002] !gpu001", 1),
     ],
 )
 def test_select_grammar(cluster_file: Path, expr: str | None, expected: int) -> None:
@@ -149,6 +158,8 @@ def test_select_grammar(cluster_file: Path, expr: str | None, expected: int) -> 
         ("gpu[001-002] rack=r01", None),
         ("big !gpu[900-901]", None),  # substrings and inverted terms select what they match
         ("gpu001,gpu0O2", "not in the inventory: gpu0O2"),
+        ("gpu001 gpu0O2", "not in the inventory: gpu0O2"),  # each term of the union must select a node
+        ("gpu[001-002]&rack=r01,big", None),
         ("gpu[003-005]", "not in the inventory: gpu005"),
         ("gpu[001-004", "malformed hostlist 'gpu[001-004'"),
     ],

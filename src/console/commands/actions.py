@@ -138,7 +138,9 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run_rollback)
 
     p = _parser(sub, "drift", "sweep the stack and firmware, judge each pinned field against its pool", DRIFT_EXIT_HELP)
-    p.add_argument("--nodes", metavar="EXPR", help="hostlist, pool=NAME, key=value labels")
+    p.add_argument(
+        "--nodes", metavar="EXPR", help="as sweep's: a union of hostlists, names, pool=NAME, key=value; '!' takes out"
+    )
     add_checks(p)
     p.add_argument("--all", action="store_true", help="list matching fields too, not only drift")
     add_accept_new(p)

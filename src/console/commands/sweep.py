@@ -65,7 +65,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``sweep`` options."""
     add_engine_options(p)
     add_workers(p)
-    p.add_argument("--nodes", metavar="EXPR", help="hostlist, pool=NAME, key=value labels; '!' inverts a term")
+    p.add_argument(
+        "--nodes",
+        metavar="EXPR",
+        help="a union of hostlists, node names, pool=NAME and key=value labels (spaces or commas); "
+        "'!term' takes out, 'a&b' needs both",
+    )
     p.add_argument("--probes", choices=[s.value for s in ProbeSet], default="quick", help="probe set (default quick)")
     p.add_argument("--json", metavar="FILE", help="write the JSON report to FILE ('-' for stdout)")
     p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
