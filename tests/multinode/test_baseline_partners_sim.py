@@ -49,7 +49,9 @@ def test_a_two_node_sweep_borrows_its_second_pass_partner_from_the_accepted_base
     with start_sim_cluster(scenario=_scenario(tmp_path, SLOW_NIC), time_factor=400) as sim:
         inv = str(sim.inventory_path)
         assert main(["sweep", "-i", inv, "--store", db]) == ExitCode.FAILED  # sim002's NIC fails its own check
-        assert main(["accept", "-i", inv, "--store", db, "--reason", "fleet baseline"]) == 0
+        # Accepted knowing sim002 fails: the operator's deliberate --allow-failing (refused without).
+        assert main(["accept", "-i", inv, "--store", db, "--reason", "fleet baseline"]) == ExitCode.USAGE
+        assert main(["accept", "-i", inv, "--store", db, "--reason", "fleet baseline", "--allow-failing"]) == 0
         args = ["sweep", "-i", inv, "--store", db, "--nodes", "sim[001-002]", "--probes", "multinode"]
         code = main([*args, "--pairing", pairing, "--json", str(tmp_path / "r.json")])
     capsys.readouterr()

@@ -12,6 +12,7 @@ from textual.command import CommandList
 from textual.widgets import Button, Input, OptionList, Static
 
 from console.actions.baseline import accept_baseline
+from console.checks import CheckPack
 from console.model.findings import Status
 from console.service.commands import PlanPreview
 from console.store import Store
@@ -28,8 +29,9 @@ from console.ui.screens.help import HelpScreen, help_content
 from console.ui.screens.main import MainScreen
 from console.ui.screens.remediation import RemediationScreen
 from console.ui.widgets.key_bar import KeyBar
+from tests.ui.conftest import FIXED_NOW
 from tests.ui.helpers import feed, main_screen, wait_until
-from tests.ui.synthetic import SyntheticFleet
+from tests.ui.synthetic import SyntheticFleet, synthetic_fleet
 
 SIZE = (170, 50)
 
@@ -298,34 +300,61 @@ async def test_rerun_of_a_family_the_level_does_not_run_says_so_instead_of_done_
         assert not any("rerunning" in message for message in said)
 
 
-async def test_accept_baseline_then_diff(
+async def test_accept_baseline_then_diff(packs: dict[str, CheckPack], tmp_path: Path) -> None:
+    history = Store(tmp_path / "history.sqlite")
+    fleet = synthetic_fleet(8, "mi300x,mi355x", 2, faults="none", store=history)  # healthy: a baseline
+    sweep_id = fleet.events[0].sweep_id  # type: ignore[union-attr]
+    app = ConsoleApp(
+        fleet.inventory, packs, store=history, clock=lambda: FIXED_NOW, export_dir=tmp_path, refresh_interval_s=0.0
+    )
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await feed(pilot, fleet.events)
+            await pilot.press("A")
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen)
+            assert dialog.targets == tuple(sorted(fleet.inventory.pools))
+            assert not dialog.query("#confirm-count")
+            await wait_until(pilot, lambda: f"#{sweep_id}" in str(dialog.query_one("#confirm-plan", Static).render()))
+            await pilot.click("#confirm-yes")
+            await pilot.pause()
+            assert isinstance(app.screen, MainScreen)
+            for pool in fleet.inventory.pools:
+                assert history.baseline(pool) == sweep_id
+            entry = history.audit_log(1)[0]
+            # Audited as the CLI's accept is: same action and inputs, intent and outcome in one row.
+            assert entry["action"] == "accept" and json.loads(entry["targets"]) == sorted(fleet.inventory.pools)
+            assert json.loads(entry["inputs"]) == {"sweep": sweep_id}
+            assert entry["finished_at"] is not None and entry["outcome"].startswith(f"sweep {sweep_id} is the baseline")
+            await pilot.press("D")
+            report = app.screen
+            assert isinstance(report, TextScreen)
+            text = report.body.plain
+            assert f"baseline #{sweep_id} -> #{sweep_id}" in text and "nothing changed" in text
+    finally:
+        history.close()
+
+
+async def test_accept_baseline_refuses_a_sweep_with_failing_nodes(
     make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, store: Store
 ) -> None:
+    """The demo faults leave FAIL and UNKNOWN nodes: such a sweep is no baseline from the dialog (the CLI's
+    accept --allow-failing is the deliberate way), and the refusal names them and writes nothing."""
     app = make_app()
-    sweep_id = fleet.events[0].sweep_id  # type: ignore[union-attr]
+    failing = sorted(n for n, v in fleet.verdicts.items() if v.status in (Status.FAIL, Status.UNKNOWN))
+    assert failing
+    audited = len(store.audit_log(1000))
     async with app.run_test(size=SIZE) as pilot:
         await feed(pilot, fleet.events)
         await pilot.press("A")
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
-        assert dialog.targets == tuple(sorted(fleet.inventory.pools))
-        assert not dialog.query("#confirm-count")
-        await wait_until(pilot, lambda: f"#{sweep_id}" in str(dialog.query_one("#confirm-plan", Static).render()))
-        await pilot.click("#confirm-yes")
-        await pilot.pause()
-        assert isinstance(app.screen, MainScreen)
-        for pool in fleet.inventory.pools:
-            assert store.baseline(pool) == sweep_id
-        entry = store.audit_log(1)[0]
-        # Audited as the CLI's accept is: same action and inputs, intent and outcome in one row.
-        assert entry["action"] == "accept" and json.loads(entry["targets"]) == sorted(fleet.inventory.pools)
-        assert json.loads(entry["inputs"]) == {"sweep": sweep_id}
-        assert entry["finished_at"] is not None and entry["outcome"].startswith(f"sweep {sweep_id} is the baseline")
-        await pilot.press("D")
-        report = app.screen
-        assert isinstance(report, TextScreen)
-        text = report.body.plain
-        assert f"baseline #{sweep_id} -> #{sweep_id}" in text and "nothing changed" in text
+        plan = dialog.query_one("#confirm-plan", Static)
+        await wait_until(pilot, lambda: "--allow-failing" in str(plan.render()))
+        assert failing[0] in str(plan.render())
+        assert dialog.query_one("#confirm-yes", Button).disabled
+    assert all(store.baseline(pool) is None for pool in fleet.inventory.pools)
+    assert len(store.audit_log(1000)) == audited
 
 
 async def test_accept_baseline_refuses_what_the_cli_refuses(

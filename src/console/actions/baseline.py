@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from console.actions.model import ActionKind, ActionResult
 from console.inventory.model import Inventory
+from console.model.findings import Status
 from console.store import Store, current_user
 from console.store.diff import NodeDiff, diff_sweeps
 
@@ -18,27 +19,65 @@ def pools_of_sweep(store: Store, sweep_id: int) -> list[str]:
     return sorted({r["pool"] for r in store.node_verdicts(sweep_id) if r["pool"]})
 
 
+def failing_nodes(store: Store, sweep_id: int, pools: Iterable[str]) -> dict[str, str]:
+    """The nodes of ``pools`` that sweep ``sweep_id`` judged FAIL or UNKNOWN: {node: verdict}, by name."""
+    wanted = set(pools)
+    return {
+        r["node"]: r["status"]
+        for r in store.node_verdicts(sweep_id)
+        if r["pool"] in wanted and r["status"] in (Status.FAIL.value, Status.UNKNOWN.value)
+    }
+
+
+def failing_refusal(sweep_id: int, failing: dict[str, str]) -> str:
+    """Why a sweep with failing or unknown nodes is no baseline without the operator saying so."""
+    counts = ", ".join(
+        f"{sum(1 for v in failing.values() if v == s)} {s}" for s in ("FAIL", "UNKNOWN") if s in failing.values()
+    )
+    shown = ", ".join(sorted(failing)[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")
+    return (
+        f"sweep {sweep_id} has {counts} node(s) ({shown}): a baseline is what later sweeps are judged against, "
+        "so it should be healthy; --allow-failing accepts it anyway (the audit log keeps the list)"
+    )
+
+
 def accept_baseline(
-    store: Store, sweep_id: int, pools: Iterable[str], *, reason: str = "", user: str | None = None
+    store: Store,
+    sweep_id: int,
+    pools: Iterable[str],
+    *,
+    reason: str = "",
+    user: str | None = None,
+    allow_failing: bool = False,
 ) -> ActionResult:
     """Make ``sweep_id`` the baseline of ``pools``, audited as ``accept``.
 
     A sweep that did not finish its work (cancelled, interrupted, cut by its deadline, still running) is
-    no baseline: the refusal changes nothing and writes no audit entry. The intent is committed before
-    the baselines change, the outcome after. The operator's reason, when given, is kept with the inputs.
+    no baseline: the refusal changes nothing and writes no audit entry. Nor is a sweep with FAIL or
+    UNKNOWN nodes in those pools, unless ``allow_failing``: then the audit's inputs list them. The intent
+    is committed before the baselines change, the outcome after. The operator's reason, when given, is
+    kept with the inputs.
     """
     refusal = store.baseline_refusal(sweep_id)
     if refusal is not None:
         return ActionResult(False, refusal, {})
-    user = user or current_user()
     pools = sorted(pools)
+    failing = failing_nodes(store, sweep_id, pools)
+    if failing and not allow_failing:
+        return ActionResult(False, failing_refusal(sweep_id, failing), {})
+    user = user or current_user()
     inputs: dict[str, object] = {"sweep": sweep_id}
     if reason:
         inputs["reason"] = reason
+    if failing:
+        inputs["failing"] = dict(sorted(failing.items()))
     with store.audited(ActionKind.ACCEPT.value, pools, inputs=inputs, user=user) as entry:
         for pool in pools:
             store.accept(pool, sweep_id, user)
-        entry.finish(f"sweep {sweep_id} is the baseline of {', '.join(pools)}")
+        entry.finish(
+            f"sweep {sweep_id} is the baseline of {', '.join(pools)}"
+            + (f", with {len(failing)} FAIL or UNKNOWN node(s) accepted" if failing else "")
+        )
     return ActionResult(
         True, f"sweep #{sweep_id} is the baseline of {', '.join(pools)}", dict.fromkeys(pools, "accepted"), entry.id
     )

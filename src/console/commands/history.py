@@ -34,8 +34,8 @@ HISTORY_EXIT_HELP = """exit codes:
 ACCEPT_EXIT_HELP = """exit codes:
   0    accepted (and audited)
   2    nothing accepted: usage error, no such sweep, or a sweep that cannot be a baseline (interrupted,
-       cancelled, cut by its deadline, still running), or with --workload no passing run or no
-       --reason; the reason is on stderr"""
+       cancelled, cut by its deadline, still running; FAIL or UNKNOWN nodes in its pools without
+       --allow-failing), or with --workload no passing run or no --reason; the reason is on stderr"""
 
 
 def register(sub: Any) -> None:
@@ -71,6 +71,11 @@ def register(sub: Any) -> None:
         " docs/workloads.md, Acceptance)",
     )
     a.add_argument("--reason", default="", help="why: the upgrade or change this acceptance is for (audited)")
+    a.add_argument(
+        "--allow-failing",
+        action="store_true",
+        help="accept a sweep with FAIL or UNKNOWN nodes in its pools (refused without; the audit lists them)",
+    )
     a.set_defaults(func=run_accept)
 
     d = sub.add_parser(
@@ -185,7 +190,7 @@ def run_accept(args: argparse.Namespace) -> int:
         if args.workload:
             return _accept_workload(store, inventory, args, sweep_id, set(pools))
         # Refused (nothing written) when the sweep was interrupted, cancelled, cut by its deadline or still runs.
-        result = accept_baseline(store, sweep_id, pools)
+        result = accept_baseline(store, sweep_id, pools, reason=args.reason, allow_failing=args.allow_failing)
         if not result.ok:
             raise UsageError(result.outcome)
         print(f"sweep {sweep_id} accepted as baseline of {', '.join(sorted(pools))}")

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from console.actions.baseline import failing_nodes, failing_refusal
 from console.actions.catalogue import entry
 from console.actions.model import ActionKind
 from console.exitcodes import exit_code_for
@@ -42,6 +43,11 @@ def baseline_preview(store: Store | None, progress: SweepProgress, pools: list[s
     refusal = store.baseline_refusal(sweep_id)
     if refusal is not None:
         return PlanPreview(action, title, tuple(sorted(pools)), refused=refusal)
+    failing = failing_nodes(store, sweep_id, pools)
+    if failing:
+        # The dialog offers no override here: accepting an unhealthy baseline is the command line's
+        # deliberate `accept --allow-failing`, which the audit log keeps with the list.
+        return PlanPreview(action, title, tuple(sorted(pools)), refused=failing_refusal(sweep_id, failing))
     notes = tuple(
         f"pool {pool}: baseline sweep #{store.baseline(pool) or 'none'} -> #{sweep_id}" for pool in sorted(pools)
     )
