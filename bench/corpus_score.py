@@ -1,6 +1,6 @@
-"""Score ``instinct-console parse`` on the corpus of real tool outputs (tests/fixtures/real/).
+"""Score ``instinct-console parse`` on the corpus of real tool outputs (tests/fixtures/real/ and corpus/).
 
-For every file named in ``tests/fixtures/real/expected.toml`` this does what ``instinct-console
+For every file named in ``tests/fixtures/expected.toml`` (``real/`` and ``corpus/``) this does what ``instinct-console
 parse --model M FILE`` does: detect and parse the text, then judge it with the check pack of the
 model the expert names (M, as an operator who knows the node would give it), when there is a pack
 for it, else with the model the output names.
@@ -32,7 +32,7 @@ from console.checks import CheckPack, load_packs
 from console.commands.parse import judge
 from console.probes import ParseError, parse_output
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "real"
+CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 # The model the expert names, when the entry starts with one ("MI300X (196300 MB)"); an entry that
 # only guesses ("not stated (MI300-class)") gives none, and the output must name its model itself.
 _MODEL = re.compile(r"(MI\d{3}[A-Z]?)\b")
