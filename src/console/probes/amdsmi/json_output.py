@@ -45,37 +45,70 @@ def find_json_documents(text: str) -> list[Any]:
 
     A document that runs to the end of the text without closing was cut off (a killed tool, a full
     pipe): ParseError, rather than the first complete object found inside it (one GPU of a list of
-    eight, which read as "1 GPU enumerated").
+    eight, which read as "1 GPU enumerated"). Where it was cut does not matter: inside a string the
+    decoder's error points at the string's start, far from the end of the text, so the brackets are
+    counted instead. A document that closes but does not decode is skipped whole: no object nested in
+    it is taken for the output.
     """
     decoder = json.JSONDecoder()
     offset = 0
     candidates = 0
-    end_of_text = len(text.rstrip())
+    skip_to = 0
     for line in text.splitlines(keepends=True):
         stripped = line.lstrip()
-        if stripped[:1] in ("{", "[") and candidates < _MAX_START_CANDIDATES:
+        start = offset + (len(line) - len(stripped))
+        if stripped[:1] in ("{", "[") and start >= skip_to and candidates < _MAX_START_CANDIDATES:
             candidates += 1
-            start = offset + (len(line) - len(stripped))
-            documents, failed_at = _decode_all(decoder, text, start)
+            documents, failed = _decode_all(decoder, text, start)
             if documents:
                 return documents
-            if failed_at is not None and failed_at >= end_of_text:
-                raise ParseError(
-                    f"amd-smi JSON is truncated or malformed: the document opened at character {start} never closes"
-                )
+            if failed:
+                closes_at = _closing(text, start)
+                if closes_at is None:
+                    raise ParseError(
+                        f"amd-smi JSON is truncated or malformed: the document opened at character {start} never closes"
+                    )
+                skip_to = closes_at
         offset += len(line)
     return []
 
 
-def _decode_all(decoder: json.JSONDecoder, text: str, start: int) -> tuple[list[Any], int | None]:
-    """The documents from ``start`` on, and where decoding the first one failed (None if it did not)."""
+def _closing(text: str, start: int) -> int | None:
+    """Where the bracket opened at ``start`` closes (the index after it), or None when the text ends first.
+
+    Strings are skipped with their escapes, so a bracket inside a value does not count.
+    """
+    depth = 0
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
+def _decode_all(decoder: json.JSONDecoder, text: str, start: int) -> tuple[list[Any], bool]:
+    """The documents from ``start`` on, and whether the first one failed to decode."""
     documents: list[Any] = []
     position = start
     while position < len(text):
         try:
             document, end = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as exc:
-            return documents, exc.pos if not documents else None
+        except json.JSONDecodeError:
+            return documents, not documents
         except (ValueError, RecursionError):
             break
         if not isinstance(document, dict | list):
@@ -84,7 +117,7 @@ def _decode_all(decoder: json.JSONDecoder, text: str, start: int) -> tuple[list[
         position = end
         while position < len(text) and text[position].isspace():
             position += 1
-    return documents, None
+    return documents, False
 
 
 def normalise(value: Any) -> Any:
