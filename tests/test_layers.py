@@ -18,18 +18,33 @@ ALLOWED: dict[str, frozenset[str]] = {
     "model": frozenset(),
     "exitcodes": frozenset({"model"}),  # the exit code follows from verdicts
     "runtime": frozenset(),
+    "files": frozenset(),  # the one way to write an output file (console.files)
     "inventory": frozenset({"model"}),
     "transport": frozenset({"inventory"}),  # reaches the inventory's nodes; knows nothing of what runs on them
     "probes": frozenset({"model"}),
     "checks": frozenset({"model", "inventory", "probes"}),
-    "report": frozenset({"model", "inventory"}),
+    "report": frozenset({"model", "inventory", "files"}),
     "store": frozenset({"model", "inventory"}),
     "sweep": frozenset({"model", "inventory", "transport", "probes", "checks", "report", "store"}),
     "actions": frozenset({"model", "inventory", "transport", "probes", "checks", "store", "sweep"}),
-    "service": frozenset({"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime"}),
+    "service": frozenset(
+        {"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime", "files"}
+    ),
     # The console: the engine's events and results are its input; it never imports a transport.
     "ui": frozenset(
-        {"model", "inventory", "probes", "checks", "report", "store", "sweep", "service", "actions", "exitcodes"}
+        {
+            "model",
+            "inventory",
+            "probes",
+            "checks",
+            "report",
+            "store",
+            "sweep",
+            "service",
+            "actions",
+            "exitcodes",
+            "files",
+        }
     ),
     "sim": frozenset({"model", "inventory"}),  # simulated nodes: they know the console's models only
     "commands": frozenset(),  # the front door: every layer, filled in below

@@ -22,7 +22,9 @@ from console.commands.arguments import (
     UsageError,
     add_baseline_partners,
     add_engine_options,
+    add_force_overwrite,
     add_workers,
+    check_outputs,
     duration,
     seconds,
     share,
@@ -32,9 +34,10 @@ from console.commands.history_gate import gate_from_history
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
+from console.files import OutputRefused, write_file
 from console.inventory import Inventory, fold, load_inventory, select_exactly
 from console.model.findings import Status
-from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
+from console.report import SweepReport, build_report, junit_xml, prometheus_textfile, write_json
 from console.report.text import log_to_stderr, printable
 from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.service.workers import default_workers
@@ -74,6 +77,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--exclude-unknown", action="store_true", help="with --exclude-out: list nodes that could not be checked too"
     )
+    add_force_overwrite(p)
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument(
         "--allow-unknown",
@@ -202,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--probes workload: {args.inventory} declares no [[workloads]] (docs/workloads.md)")
     if args.via_slurm and args.probes == ProbeSet.WORKLOAD:
         raise UsageError("--via-slurm gathers the node probes only: run --probes workload over SSH, without it")
+    check_outputs(args, "json", "junit", "prom", "exclude_out")  # refused now, not after an hour's sweep
     if args.max_age is not None:
         return gate_from_history(args, nodes)
     store_path = Path(args.store or default_store_path())
@@ -323,24 +328,39 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
         exit_code=int(code),
         multinode=pairs,
     )
-    if args.json:
-        write_json(report, args.json)
-    if args.junit:
-        write_atomic(args.junit, junit_xml(report, result.verdicts))
-    if args.prom:
-        write_atomic(args.prom, prometheus_textfile(report))
-    if args.exclude_out:
-        excluded = [n.node for n in report.nodes if n.status is Status.FAIL]
-        if args.exclude_unknown:
-            excluded += [n.node for n in report.nodes if n.status is Status.UNKNOWN]
-        write_atomic(args.exclude_out, fold(excluded) + "\n")
+    refused = _write_reports(report, result, args)
     console = plain_console(stderr=args.json == "-")
     _print_summary(console, report.nodes, result, code)
+    if refused:  # after the summary: the sweep's verdicts are said even when a file could not be written
+        raise OutputRefused("; ".join(refused))
     if args.probes in (ProbeSet.WORKLOAD, ProbeSet.FRAMEWORK) and engine.store is not None and outcome == "done":
         # Reruns after a stack change: accepted again or regressed (docs/workloads.md, "Acceptance").
         for record in record_outcomes(engine.store, engine.inventory, result.sweep_id):
             console.print(f"acceptance: {_shown(record.workload)} {record.outcome} on pool {_shown(record.pool)}")
     return int(code)
+
+
+def _write_reports(report: SweepReport, result: SweepResult, args: argparse.Namespace) -> list[str]:
+    """Write every report file asked for; the reasons of those refused or failed (console.files)."""
+    force = args.force_overwrite
+    excluded = [n.node for n in report.nodes if n.status is Status.FAIL]
+    if args.exclude_unknown:
+        excluded += [n.node for n in report.nodes if n.status is Status.UNKNOWN]
+    writes = [
+        (args.json, lambda: write_json(report, args.json, force=force)),
+        (args.junit, lambda: write_file(args.junit, junit_xml(report, result.verdicts), force=force)),
+        (args.prom, lambda: write_file(args.prom, prometheus_textfile(report), force=force)),
+        (args.exclude_out, lambda: write_file(args.exclude_out, fold(excluded) + "\n", force=force)),
+    ]
+    refused = []
+    for path, write in writes:
+        if not path:
+            continue
+        try:
+            write()
+        except OutputRefused as exc:
+            refused.append(str(exc))
+    return refused
 
 
 def _shown(text: str) -> str:
