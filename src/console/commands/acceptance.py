@@ -33,9 +33,9 @@ from console.commands.arguments import (
 )
 from console.commands.terminal import plain_console
 from console.files import write_file
+from console.inert import printable
 from console.inventory import load_inventory
 from console.inventory.hostlist import fold
-from console.report.text import printable
 
 EXIT_HELP = """states: not-accepted, accepted, accepted-again, due (the pool's stack changed since the
 workload was accepted, and no rerun judged it yet), regressed (a rerun on the current stack failed),

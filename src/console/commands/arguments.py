@@ -15,8 +15,8 @@ from typing import Any, NoReturn
 from console.checks.loader import CheckConfigError
 from console.exitcodes import ExitCode
 from console.files import OutputRefused, check_target
+from console.inert import printable
 from console.inventory import HostlistError, InventoryError, SelectionError
-from console.report.text import printable
 from console.store.db import Store, StoreError, default_store_path
 
 
@@ -25,7 +25,7 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Print ``PROG: error: MESSAGE`` and exit with the usage code; the usage itself is in ``--help``."""
-        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {printable(message)} (see --help)\n")
 
 
 class UsageError(ValueError):
@@ -57,6 +57,15 @@ def _finite(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def text(value: str) -> str:
+    """A reason or note for the audit log: text, not bytes that are not UTF-8 (which the store cannot keep)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{printable(value)!r} is not UTF-8 text") from None
     return value
 
 

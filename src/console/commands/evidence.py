@@ -31,12 +31,12 @@ from console.commands.arguments import UsageError, add_force_overwrite, add_stor
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.files import replacing
+from console.inert import printable
 from console.model.findings import Status, worst_action
 from console.model.gpu import GpuRecord, merge_gpu_records
 from console.probes import Tool, parse_output
 from console.probes.base import ParseError
 from console.probes.ids import ProbeId
-from console.report.text import printable
 from console.store import Store
 
 # Octets of 0-255 without leading zeros: firmware versions such as 27.00.01.1D are evidence, not addresses.

@@ -18,9 +18,9 @@ from console.commands.arguments import UsageError, existing_store
 from console.commands.terminal import plain_console
 from console.exitcodes import exit_code_for
 from console.files import write_file
+from console.inert import printable
 from console.inventory import fold
 from console.model.findings import Status
-from console.report.text import printable
 from console.sweep import ProbeSet
 from console.sweep.freshness import age_text, judged_from_history
 

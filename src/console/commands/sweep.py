@@ -35,10 +35,10 @@ from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.files import OutputRefused, write_file
+from console.inert import log_to_stderr, printable
 from console.inventory import Inventory, fold, load_inventory, select_exactly
 from console.model.findings import Status
 from console.report import SweepReport, build_report, junit_xml, prometheus_textfile, write_json
-from console.report.text import log_to_stderr, printable
 from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.service.workers import default_workers
 from console.store import Store, default_store_path

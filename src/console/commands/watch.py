@@ -18,12 +18,12 @@ from console.actions.freshness import freshness
 from console.actions.watch import Watch, approve, clear_breaker, reject
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
-from console.commands.arguments import UsageError, add_engine_options, seconds, whole
+from console.commands.arguments import UsageError, add_engine_options, seconds, text, whole
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
+from console.inert import printable
 from console.inventory import load_inventory
-from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, current_user, default_store_path
 from console.sweep import ProbeSet
@@ -101,7 +101,9 @@ def register(sub: Any) -> None:
         "--clear-breaker", action="store_true", help="clear a tripped circuit breaker (audited): automation resumes"
     )
     p.add_argument("--yes", action="store_true", help="with --approve: do not ask before each plan")
-    p.add_argument("--reason", metavar="TEXT", help="with --reject: why (required; it goes to the audit log)")
+    p.add_argument(
+        "--reason", type=text, metavar="TEXT", help="with --reject: why (required; it goes to the audit log)"
+    )
     p.set_defaults(func=run_watch)
 
 

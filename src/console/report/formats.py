@@ -11,12 +11,12 @@ from pydantic import Field
 
 from console import __version__
 from console.files import write_file
+from console.inert import printable, redact
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.base import Model
 from console.model.findings import Finding, NodeVerdict, Remedy, Status
 from console.model.multinode import MultinodeResult
-from console.report.text import printable, redact
 
 REPORT_SCHEMA_VERSION = "1"
 

@@ -21,12 +21,12 @@ from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, eval
 from console.checks.evaluate import observe, unanswered_probe_finding, unreachable_finding
 from console.checks.facts import UNSUPPORTED
 from console.checks.metrics import CHANGE_METRICS
+from console.inert import redact
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
 from console.model.kept import HISTORY_CHECKS
 from console.probes.base import ParsedOutput, ParseError
-from console.report.text import redact
 from console.store import ProbeRunRecord, Store
 from console.store.pins import effective_pins
 from console.sweep.bundle import (
