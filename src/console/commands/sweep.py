@@ -31,7 +31,7 @@ from console.commands.arguments import (
     whole,
 )
 from console.commands.history_gate import gate_from_history
-from console.commands.interrupts import run_interruptible
+from console.commands.interrupts import Interruption, run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.files import OutputRefused, write_file
@@ -227,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
     store = Store(store_path)
+    interruption = Interruption()
     try:
         engine = build_engine(spec, store, transport)
         # A pin stored with `pin --from-node` wins over the inventory's, field by field.
@@ -235,10 +236,10 @@ def run(args: argparse.Namespace) -> int:
             _say_borrowable(err, inventory, store, nodes, borrow=not args.no_baseline_partners)
         with _Progress(err) as progress:
             engine.subscribe(progress)
-            return run_interruptible(_sweeps(engine, nodes, args, err))
+            return run_interruptible(_sweeps(engine, nodes, args, err, interruption), interruption)
     except KeyboardInterrupt:
         err.print("interrupted")
-        return int(ExitCode.INTERRUPTED)
+        return interruption.exit_code(ExitCode.INTERRUPTED)
     finally:
         store.close()
 
@@ -272,18 +273,20 @@ def _slurm_settings(inventory: Inventory, args: argparse.Namespace) -> SlurmJobS
     )
 
 
-async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, err: Console) -> int:
+async def _sweeps(
+    engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, err: Console, interruption: Interruption
+) -> int:
     """One sweep, or one every ``--every`` seconds; the exit code is the last sweep's."""
     try:
         if args.every is None:
-            return await _sweep(engine, nodes, args)
+            return await _sweep(engine, nodes, args, interruption)
 
         def skipped(ticks: int) -> None:
             err.print(f"skipped {ticks} tick(s): the sweep before was still running")
 
         async def once() -> int:
-            code = await _sweep(engine, nodes, args)
-            if code == ExitCode.INTERRUPTED:
+            code = await _sweep(engine, nodes, args, interruption)
+            if interruption.signum is not None or code == ExitCode.INTERRUPTED:
                 runs.stop()  # Ctrl-C or SIGTERM cancelled this sweep (the engine caught it): no next tick
             return code
 
@@ -293,7 +296,7 @@ async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespac
         await engine.transport.close()
 
 
-async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace) -> int:
+async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, interruption: Interruption) -> int:
     """Sweep once, write the reports and print the summary; returns the exit code."""
     started = time.time()
     multinode = MultinodeOptions(
@@ -314,6 +317,7 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode, at_once=at_once)
     statuses = [v.status for v in result.verdicts.values()]
     code = exit_code_for(statuses, result.outcome, allow_unknown=args.allow_unknown, fail_on_warn=args.fail_on_warn)
+    code = ExitCode(interruption.exit_code(code))  # 129 when a closed terminal (SIGHUP) cancelled it
     outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]
     stacks = {name: facts.stack for name, facts in engine.facts.items()}
     report = build_report(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gc
+import signal
 import sqlite3
 import sys
 import time
@@ -28,6 +29,7 @@ from textual.theme import Theme
 from textual.timer import Timer
 
 from console.checks import CheckPack
+from console.exitcodes import ExitCode
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.findings import Finding, Status
@@ -190,6 +192,7 @@ class ConsoleApp(App[int]):
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(GIL_SWITCH_S)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self._stop_on_signals()
         self.set_interval(CATCH_UP_INTERVAL_S, self._catch_up)
         self.set_interval(1.0, self._tick)
         if self.prebuild_detail_after_s is not None:
@@ -211,6 +214,16 @@ class ConsoleApp(App[int]):
             self.start_sweep()
         self.poll_scheduler()
         self.set_interval(self.scheduler_poll_s, self.poll_scheduler)
+
+    def _stop_on_signals(self) -> None:
+        """A closed terminal (SIGHUP: a tmux session killed, an SSH session dropped) or SIGTERM ends the console
+        as ``q`` does, instead of on the spot: the terminal restored, the engine stopped and its sweep recorded
+        as cancelled. The exit codes are the sweep's (129, 130)."""
+        if self.is_headless:
+            return  # Pilot's tests: no terminal, and the signals stay the test runner's
+        loop = asyncio.get_running_loop()
+        for signum, code in ((signal.SIGHUP, ExitCode.HANGUP), (signal.SIGTERM, ExitCode.INTERRUPTED)):
+            loop.add_signal_handler(signum, partial(self.exit, None, int(code)))
 
     def show_last_sweep(self) -> None:
         """Open on the newest sweep of this inventory in the history, marked with its age (not swept now)."""
