@@ -158,6 +158,7 @@ class ConsoleApp(App[int]):
         self.theme = resolve_theme_name(theme, self.available_themes)
         self._engine_spec = engine_spec
         self._engine_in_thread = engine_in_thread
+        self._engine_lost = "nothing was running"  # what the last engine took with it when it died
         self._start_sweep = start_sweep
         self.bridge: EngineBridge | ProcessBridge | None = None
         self.main_screen = MainScreen(read_only)
@@ -204,16 +205,28 @@ class ConsoleApp(App[int]):
             self.set_interval(self.follow_interval_s, self.follow_store)
         if self._engine_spec is None:
             return
+        self._start_engine()
+        if self._start_sweep:
+            self.start_sweep()
+        self.poll_scheduler()
+        self.set_interval(self.scheduler_poll_s, self.poll_scheduler)
+
+    def _start_engine(self) -> None:
+        assert self._engine_spec is not None
         if self._engine_in_thread:
             self.bridge = EngineBridge(self._engine_spec, self.ingest)
         else:
             log = self.store.path.with_name("engine.log") if self.store is not None else None
             self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended, log_path=log)
         self.bridge.start()
-        if self._start_sweep:
-            self.start_sweep()
-        self.poll_scheduler()
-        self.set_interval(self.scheduler_poll_s, self.poll_scheduler)
+
+    def restart_engine(self) -> None:
+        """Start the engine again after its process died (``_engine_ended`` said what was lost with it)."""
+        if self._engine_spec is None or (self.bridge is not None and self.bridge.running):
+            self.notify("the sweep engine is running: nothing to restart")
+            return
+        self._start_engine()
+        self.notify(f"engine restarted; lost with the last one: {self._engine_lost}; S sweeps again", markup=False)
 
     def _stop_on_signals(self) -> None:
         """A closed terminal (SIGHUP: a tmux session killed, an SSH session dropped) or SIGTERM ends the console
@@ -390,9 +403,15 @@ class ConsoleApp(App[int]):
         # Called on the engine reader thread when the engine process ends without being asked to: its
         # sweep is over too, or the summary would show it running forever.
         progress = self.state.progress
+        self._engine_lost = "nothing was running"
         if progress.running:
+            self._engine_lost = (
+                f"sweep {progress.sweep_id}, {len(progress.done)} of {len(progress.nodes)} nodes judged"
+                " (the others were not)"
+            )
             self.ingest(SweepDone(sweep_id=progress.sweep_id, outcome="cancelled", counts={}, duration_s=0.0))
         self.post_message(EngineProblem(text))
+        self.post_message(EngineProblem(f"lost with the engine: {self._engine_lost}; e restarts it"))
 
     def start_sweep(self) -> None:
         """Sweep every node at the console's level."""

@@ -365,6 +365,10 @@ class MainScreen(Screen[None]):
         """Sweep every node again."""
         self.console_app.start_sweep()
 
+    def action_restart_engine(self) -> None:
+        """Start the engine again after it died."""
+        self.console_app.restart_engine()
+
     def action_cancel_sweep(self) -> None:
         """Stop the running sweep."""
         self.console_app.cancel_sweep()
