@@ -187,3 +187,24 @@ def _wait_for(check: Callable[[], bool], what: str, timeout_s: float = 90.0) -> 
     while not check():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.1)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_sighup_ends_the_console_with_the_terminal_restored(
+    one_hung: SimCluster, tmp_path: Path, tmux_socket: str
+) -> None:
+    """SIGHUP killed the TUI on the spot: raw mode and the alternate screen stayed on the terminal (issue 34)."""
+    db = tmp_path / "h.db"
+    tui = shlex.join([sys.executable, "-m", "console", "tui", "-i", str(one_hung.inventory_path), "--store", str(db)])
+    env = {**{k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}, "TERM": "xterm-256color"}
+    session = ["new-session", "-d", "-s", "hup", "-x", "160", "-y", "40", f"{tui}; echo EXITED:$?; sleep 60"]
+    subprocess.run(["tmux", "-L", tmux_socket, *session], check=True, env=env, cwd=tmp_path)
+    _wait_for(lambda: any(s[1] == "running" and s[3] >= 1 for s in sweeps(db)), "the console's running sweep")
+    assert _tmux(tmux_socket, "display-message", "-p", "-t", "hup", "#{alternate_on}").strip() == "1"
+    pane = psutil.Process(int(_tmux(tmux_socket, "display-message", "-p", "-t", "hup", "#{pane_pid}").strip()))
+    console = next(p for p in pane.children() if "console" in " ".join(p.cmdline()))
+    console.send_signal(signal.SIGHUP)
+    _wait_for(lambda: "EXITED:" in _tmux(tmux_socket, "capture-pane", "-p", "-t", "hup"), "the console to end", 60)
+    assert "EXITED:129" in _tmux(tmux_socket, "capture-pane", "-p", "-t", "hup")
+    assert _tmux(tmux_socket, "display-message", "-p", "-t", "hup", "#{alternate_on}").strip() == "0"
+    assert [s[1] for s in sweeps(db)] == ["cancelled"]
