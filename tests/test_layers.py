@@ -45,6 +45,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "actions",
             "exitcodes",
             "files",
+            "runtime",
         }
     ),
     "sim": frozenset({"model", "inventory"}),  # simulated nodes: they know the console's models only

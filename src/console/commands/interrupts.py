@@ -7,17 +7,14 @@ spot: the sweep's row stayed "running", the probes in flight stayed on the nodes
 maintenance reservation behind. ``asyncio.run`` already turns the first Ctrl-C into a cancellation of the
 main task (the engine then records the sweep as cancelled and the transport kills what runs on the nodes)
 and a second one into ``KeyboardInterrupt``; ``run_interruptible`` gives SIGTERM and SIGHUP the same two
-steps. After a SIGHUP the terminal is gone: what the command still prints goes to /dev/null instead of
-failing on it, and its exit code is 129 (``ExitCode.HANGUP``) where an interrupt's is 130.
+steps. After a SIGHUP that came with the terminal's end, what the command still prints goes to /dev/null
+instead of failing on it; its exit code is 129 (``ExitCode.HANGUP``) where an interrupt's is 130.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import signal
-import sys
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -25,6 +22,7 @@ from types import FrameType
 from typing import Any, TypeVar
 
 from console.exitcodes import ExitCode
+from console.runtime import leave_dead_terminal
 
 T = TypeVar("T")
 STOPPING = (signal.SIGTERM, signal.SIGHUP)
@@ -64,7 +62,7 @@ def run_interruptible(main: Coroutine[Any, Any, T], interruption: Interruption |
             if seen.signum is None:
                 seen.signum = signum
             if signum == signal.SIGHUP:
-                _terminal_gone()
+                leave_dead_terminal()
             if signals == 1 and task is not None and not task.done():
                 task.cancel()
                 loop.call_soon_threadsafe(lambda: None)  # wake a loop asleep in select()
@@ -86,12 +84,3 @@ def run_interruptible(main: Coroutine[Any, Any, T], interruption: Interruption |
         if signals:
             raise KeyboardInterrupt from None
         raise
-
-
-def _terminal_gone() -> None:
-    """Point stdout and stderr that were the closed terminal at /dev/null: the report still gets written
-    and the summary printed (to nobody), instead of the first write failing with EIO."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            if os.isatty(stream.fileno()):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())

@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gc
+import os
 import signal
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -33,6 +35,7 @@ from console.exitcodes import ExitCode
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.findings import Finding, Status
+from console.runtime import leave_dead_terminal
 from console.service.assembly import EngineSpec
 from console.service.client import EngineGone, ProcessBridge, describe_error
 from console.service.commands import (
@@ -68,6 +71,9 @@ CATCH_UP_INTERVAL_S = 0.25
 # When the detail screen is built unseen, after start (see _prebuild_detail).
 PREBUILD_DETAIL_AFTER_S = 0.5
 GIL_SWITCH_S = 0.001
+# After the terminal hung up, how long the console may take to end as q does (the engine stops its sweep,
+# killing probes on the nodes, within its own bounds) before it is ended outright.
+HANGUP_EXIT_S = 45.0
 # Longest a streak of repaints keeps its cyclic garbage frozen before the heap is settled anyway.
 SETTLE_AFTER_S = 300.0
 # Young collections while the TUI runs: a young collection pauses every thread for ~1 ms per thousand
@@ -235,8 +241,21 @@ class ConsoleApp(App[int]):
         if self.is_headless:
             return  # Pilot's tests: no terminal, and the signals stay the test runner's
         loop = asyncio.get_running_loop()
-        for signum, code in ((signal.SIGHUP, ExitCode.HANGUP), (signal.SIGTERM, ExitCode.INTERRUPTED)):
-            loop.add_signal_handler(signum, partial(self.exit, None, int(code)))
+        loop.add_signal_handler(signal.SIGHUP, self._hang_up)
+        loop.add_signal_handler(signal.SIGTERM, partial(self.exit, None, int(ExitCode.INTERRUPTED)))
+
+    def _hang_up(self) -> None:
+        if leave_dead_terminal():
+            # Textual's writer thread may have died on the dead terminal before this ran, and its driver then
+            # waits for it for ever: past a bound, the engine is stopped here and the process ends.
+            watchdog = threading.Timer(HANGUP_EXIT_S, self._exit_now)
+            watchdog.daemon = True  # a console that ends in time is not held back by it
+            watchdog.start()
+        self.exit(None, int(ExitCode.HANGUP))
+
+    def _exit_now(self) -> None:
+        self.stop_engine()
+        os._exit(int(ExitCode.HANGUP))
 
     def show_last_sweep(self) -> None:
         """Open on the newest sweep of this inventory in the history, marked with its age (not swept now)."""
