@@ -182,14 +182,15 @@ def run_served(serve_on: Callable[[BinaryIO, BinaryIO], Coroutine[Any, Any, int]
     # The terminal's ctrl+c belongs to the console (the child runs in its own session anyway).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     wire = claim_stdout()
-    # stderr is the console's engine.log: one flushed line per record, inert, so a kill -9 loses none.
-    log_to_stderr(logging.INFO, timestamps=True)
     tune_gc()
     return asyncio.run(serve_on(os.fdopen(0, "rb", buffering=0), wire))
 
 
 def main() -> int:
     """Entry point of the engine process."""
+    # stderr is the console's engine.log: one flushed line per record, inert, so a kill -9 loses none.
+    # (Not in run_served: an engine worker's stderr may be a sweep's terminal.)
+    log_to_stderr(logging.INFO, timestamps=True)
     return run_served(serve)
 
 
