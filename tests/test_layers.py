@@ -18,18 +18,35 @@ ALLOWED: dict[str, frozenset[str]] = {
     "model": frozenset(),
     "exitcodes": frozenset({"model"}),  # the exit code follows from verdicts
     "runtime": frozenset(),
+    "files": frozenset(),  # the one way to write an output file (console.files)
+    "inert": frozenset(),  # the one way to make text safe to print (console.inert): every printing layer uses it
     "inventory": frozenset({"model"}),
     "transport": frozenset({"inventory"}),  # reaches the inventory's nodes; knows nothing of what runs on them
     "probes": frozenset({"model"}),
     "checks": frozenset({"model", "inventory", "probes"}),
-    "report": frozenset({"model", "inventory"}),
+    "report": frozenset({"model", "inventory", "files"}),
     "store": frozenset({"model", "inventory"}),
     "sweep": frozenset({"model", "inventory", "transport", "probes", "checks", "report", "store"}),
     "actions": frozenset({"model", "inventory", "transport", "probes", "checks", "store", "sweep"}),
-    "service": frozenset({"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime"}),
+    "service": frozenset(
+        {"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime", "files"}
+    ),
     # The console: the engine's events and results are its input; it never imports a transport.
     "ui": frozenset(
-        {"model", "inventory", "probes", "checks", "report", "store", "sweep", "service", "actions", "exitcodes"}
+        {
+            "model",
+            "inventory",
+            "probes",
+            "checks",
+            "report",
+            "store",
+            "sweep",
+            "service",
+            "actions",
+            "exitcodes",
+            "files",
+            "runtime",
+        }
     ),
     "sim": frozenset({"model", "inventory"}),  # simulated nodes: they know the console's models only
     "commands": frozenset(),  # the front door: every layer, filled in below
@@ -37,6 +54,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "__main__": frozenset({"cli"}),
 }
 ALLOWED["commands"] = frozenset(ALLOWED) - {"commands", "__main__"}
+for _printing in ("transport", "report", "store", "sweep", "actions", "service", "ui", "cli"):
+    ALLOWED[_printing] |= {"inert"}
 # Where a layer may use only part of another: the console reads the action catalogue, baselines and
 # workload acceptance states (the history database); every action that reaches a node or a scheduler
 # runs on the engine side.

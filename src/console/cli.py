@@ -13,11 +13,14 @@ import importlib
 import os
 import signal
 import sys
+import traceback
 from collections.abc import Sequence
+from types import TracebackType
 
 from console import __version__
 from console.commands.arguments import USAGE_ERRORS, OneLineParser, usage_error_line
 from console.exitcodes import EXIT_CODE_HELP, ExitCode
+from console.inert import printable
 from console.runtime import tune_gc
 
 # Order is the order shown in --help.
@@ -60,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
+    sys.excepthook = _inert_traceback
     parser = build_parser()
     args = parser.parse_args(argv)
     tune_gc()
@@ -82,6 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reader_gone()
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)
+
+
+def _inert_traceback(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+    """A crash's traceback, made inert: its message may quote a node, a file or a scheduler (console.inert)."""
+    text = "".join(traceback.format_exception(kind, exc, tb))
+    sys.stderr.write(printable(text, keep_newlines=True))
 
 
 def _reader_gone() -> int:

@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     USAGE = 2
     UNKNOWN_EXCEEDED = 3
     DEADLINE = 4
+    HANGUP = 129
     INTERRUPTED = 130
 
 
@@ -50,5 +51,6 @@ EXIT_CODE_HELP = """exit codes:
   2    usage or configuration error
   3    nodes that could not be checked exceed the allowed fraction
   4    the sweep deadline was exceeded
+  129  the terminal was closed (SIGHUP): the sweep was cancelled, its reports written and recorded
   130  interrupted (Ctrl-C or SIGTERM)
   141  stdout was closed by its reader (| head), as for a tool killed by SIGPIPE"""

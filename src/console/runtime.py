@@ -1,8 +1,11 @@
-"""Process-wide tuning applied once by the console script's entry point."""
+"""Process-wide tuning applied once by the console script's entry point, and the process's terminal."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import gc
+import os
 
 # A sweep keeps tens of thousands of parsed records and findings alive. With CPython's default
 # thresholds (700, 10, 10) the collector walks that whole heap again and again: measured at 256
@@ -19,3 +22,29 @@ def tune_gc() -> None:
     """
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+def leave_dead_terminal() -> bool:
+    """After a hangup: point stdin, stdout and stderr that were a terminal now gone at /dev/null; whether any was.
+
+    A write to a hung-up terminal fails with EIO (a write of nothing too, which is how it is told from a
+    live one, where a ``kill -HUP`` leaves the terminal to restore). What the command still prints
+    (a summary, the TUI's last frames) then goes nowhere instead of failing, or stopping Textual's writer
+    thread, which the app then waited for on its way out.
+    """
+    gone = False
+    for fd in (0, 1, 2):
+        with contextlib.suppress(OSError):
+            if not os.isatty(fd):
+                continue
+            try:
+                os.write(fd, b"")
+                continue
+            except OSError as exc:
+                if exc.errno != errno.EIO:  # a terminal open for reading only, say: not a dead one
+                    continue
+            null = os.open(os.devnull, os.O_RDWR)
+            os.dup2(null, fd)
+            os.close(null)
+            gone = True
+    return gone

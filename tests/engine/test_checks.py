@@ -246,6 +246,14 @@ def test_unknown_variable_is_reported_with_its_file(tmp_path: Path) -> None:
         load_packs([tmp_path])
 
 
+@pytest.mark.parametrize("written", ['"16"', "true"])
+def test_a_variable_a_numeric_condition_reads_must_be_a_number(tmp_path: Path, written: str) -> None:
+    """A quoted "16" loaded and made the check UNKNOWN on every GPU of every sweep (issue 34): refused at load."""
+    _write(tmp_path, f'[pack]\nmodel = "MI300X"\n[pack.vars]\npcie_gts = {written}\n')
+    with pytest.raises(CheckConfigError, match=r"needs a number, but model MI300X sets pcie_gts = "):
+        load_packs([tmp_path])
+
+
 def test_user_dir_overrides_and_disables_by_id(tmp_path: Path) -> None:
     _write(
         tmp_path,

@@ -9,10 +9,18 @@ before it sends the signal.
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import signal
-from collections.abc import Iterator
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from console.exitcodes import ExitCode
@@ -98,3 +106,105 @@ def test_sigterm_ends_watch_mid_round_with_130_and_no_next_round(one_hung: SimCl
     assert [(s[0], s[1]) for s in sweeps(db)] == [(sweep_id, "cancelled")], "no round may start after the signal"
     assert "round 1: swept sim[001-002]" in said and "[cancelled]" in said and "round 2" not in said, said
     assert "drain" not in said, "a cancelled round acts on nothing"
+
+
+def test_sighup_cancels_the_sweep_writes_its_report_and_exits_129(one_hung: SimCluster, tmp_path: Path) -> None:
+    """A closed terminal is no reason to lose the sweep: cancelled, recorded, reported, exit 129 (issue 34)."""
+    db, report, log = tmp_path / "h.db", tmp_path / "report.json", tmp_path / "sweep.log"
+    proc = start_console("sweep", "-i", one_hung.inventory_path, "--store", db, "--json", report, log=log)
+    try:
+        sweep_id = wait_for_running_sweep(proc, db, log)
+        proc.send_signal(signal.SIGHUP)
+        code = stopped(proc, log)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert code == ExitCode.HANGUP == 129, log.read_text(errors="replace")
+    ((recorded, status, finished_at, _),) = sweeps(db)
+    assert (recorded, status) == (sweep_id, "cancelled") and finished_at is not None
+    written = json.loads(report.read_text())
+    assert written["outcome"] == "cancelled" and written["exit_code"] == 129
+
+
+def _tmux(socket: str, *args: str) -> str:
+    argv = ["tmux", "-L", socket, *args]
+    return subprocess.run(argv, check=False, capture_output=True, text=True, timeout=30).stdout
+
+
+@pytest.fixture
+def tmux_socket() -> Iterator[str]:
+    socket = f"ic-hup-{uuid.uuid4().hex[:10]}"
+    yield socket
+    _tmux(socket, "kill-server")
+    (Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}" / socket).unlink(missing_ok=True)
+
+
+def _in_tmux(socket: str, cwd: Path, *args: str | Path) -> list[psutil.Process]:
+    """``instinct-console ARGS`` in a new tmux session; the processes it runs as (the console and its children)."""
+    command = shlex.join([sys.executable, "-m", "console", *map(str, args)])
+    env = {**{k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}, "TERM": "xterm-256color"}
+    session = ["new-session", "-d", "-s", "hup", "-x", "160", "-y", "40", command]
+    subprocess.run(["tmux", "-L", socket, *session], check=True, env=env, cwd=cwd)
+    pane = psutil.Process(int(_tmux(socket, "display-message", "-p", "-t", "hup", "#{pane_pid}").strip()))
+    return [pane, *pane.children(recursive=True)]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_a_sweep_in_a_killed_tmux_session_still_reports_with_129(
+    one_hung: SimCluster, tmp_path: Path, tmux_socket: str
+) -> None:
+    db, report = tmp_path / "h.db", tmp_path / "report.json"
+    started = _in_tmux(tmux_socket, tmp_path, "sweep", "-i", one_hung.inventory_path, "--store", db, "--json", report)
+    _wait_for(lambda: any(s[1] == "running" and s[3] >= 1 for s in sweeps(db)), "a running sweep")
+    _tmux(tmux_socket, "kill-session", "-t", "hup")
+    _gone, alive = psutil.wait_procs(started, timeout=30)
+    assert not alive, [p.cmdline() for p in alive]
+    assert [s[1] for s in sweeps(db)] == ["cancelled"]
+    written = json.loads(report.read_text())
+    assert written["outcome"] == "cancelled" and written["exit_code"] == 129
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_the_console_in_a_killed_tmux_session_stops_its_engine_and_records_the_sweep(
+    one_hung: SimCluster, tmp_path: Path, tmux_socket: str
+) -> None:
+    """SIGHUP ends the TUI as q does: the terminal restored, the engine stopped, its sweep cancelled."""
+    db = tmp_path / "h.db"
+    _in_tmux(tmux_socket, tmp_path, "tui", "-i", one_hung.inventory_path, "--store", db)
+    _wait_for(lambda: any(s[1] == "running" and s[3] >= 1 for s in sweeps(db)), "the console's running sweep")
+    pane = psutil.Process(int(_tmux(tmux_socket, "display-message", "-p", "-t", "hup", "#{pane_pid}").strip()))
+    started = [pane, *pane.children(recursive=True)]
+    assert any("console.service.host" in " ".join(p.cmdline()) for p in started), "the engine runs"
+    _tmux(tmux_socket, "kill-session", "-t", "hup")
+    # The engine kills the hung probe on its node before it ends (bounded), then the console ends.
+    _gone, alive = psutil.wait_procs(started, timeout=60)
+    assert not alive, [p.cmdline() for p in alive]
+    assert [s[1] for s in sweeps(db)] == ["cancelled"], "the engine recorded its sweep as cancelled"
+
+
+def _wait_for(check: Callable[[], bool], what: str, timeout_s: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_sighup_ends_the_console_with_the_terminal_restored(
+    one_hung: SimCluster, tmp_path: Path, tmux_socket: str
+) -> None:
+    """SIGHUP killed the TUI on the spot: raw mode and the alternate screen stayed on the terminal (issue 34)."""
+    db = tmp_path / "h.db"
+    tui = shlex.join([sys.executable, "-m", "console", "tui", "-i", str(one_hung.inventory_path), "--store", str(db)])
+    env = {**{k: v for k, v in os.environ.items() if k not in ("LINES", "COLUMNS")}, "TERM": "xterm-256color"}
+    session = ["new-session", "-d", "-s", "hup", "-x", "160", "-y", "40", f"{tui}; echo EXITED:$?; sleep 60"]
+    subprocess.run(["tmux", "-L", tmux_socket, *session], check=True, env=env, cwd=tmp_path)
+    _wait_for(lambda: any(s[1] == "running" and s[3] >= 1 for s in sweeps(db)), "the console's running sweep")
+    assert _tmux(tmux_socket, "display-message", "-p", "-t", "hup", "#{alternate_on}").strip() == "1"
+    pane = psutil.Process(int(_tmux(tmux_socket, "display-message", "-p", "-t", "hup", "#{pane_pid}").strip()))
+    console = next(p for p in pane.children() if "console" in " ".join(p.cmdline()))
+    console.send_signal(signal.SIGHUP)
+    _wait_for(lambda: "EXITED:" in _tmux(tmux_socket, "capture-pane", "-p", "-t", "hup"), "the console to end", 60)
+    assert "EXITED:129" in _tmux(tmux_socket, "capture-pane", "-p", "-t", "hup")
+    assert _tmux(tmux_socket, "display-message", "-p", "-t", "hup", "#{alternate_on}").strip() == "0"
+    assert [s[1] for s in sweeps(db)] == ["cancelled"]

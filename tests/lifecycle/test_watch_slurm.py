@@ -95,7 +95,15 @@ def test_a_round_reserves_the_idle_nodes_it_sweeps_and_releases_them(
     lab.run("scontrol", "delete", "ReservationName=taken")
 
 
-def test_sigterm_mid_sweep_releases_the_reservation(lab: SlurmLab, sim: SimCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "exit_code"),
+    [(signal.SIGTERM, ExitCode.INTERRUPTED), (signal.SIGHUP, ExitCode.HANGUP)],
+    ids=["SIGTERM", "SIGHUP"],
+)
+def test_a_stop_signal_mid_sweep_releases_the_reservation(
+    lab: SlurmLab, sim: SimCluster, tmp_path: Path, signum: signal.Signals, exit_code: ExitCode
+) -> None:
+    """SIGHUP (a closed terminal) left the reservation on every node (issue 34); it releases it as SIGTERM does."""
     inv, db, log = _local_slurm(sim, tmp_path), tmp_path / "h.sqlite", tmp_path / "watch.log"
     write_live_faults(sim.state_dir, [Fault(kind=FaultKind.COMMAND_HANG, node="gpu002")])  # amd-smi hangs there
     sim.wait_for_generation(2)
@@ -107,13 +115,13 @@ def test_sigterm_mid_sweep_releases_the_reservation(lab: SlurmLab, sim: SimClust
         held = lab.run("scontrol", "show", "reservation", "ic-term").stdout
         assert "Nodes=gpu[001-003]" in held and re.search(r"Flags=\S*MAINT", held), held
         assert "IGNORE_JOBS" in held, held
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         code = stopped(proc, log)
     finally:
         proc.kill()
         proc.wait()
     said = log.read_text(errors="replace")
-    assert code == ExitCode.INTERRUPTED, said
+    assert code == exit_code, said
     assert "[cancelled]" in said and "released ic-term" in said, said
     assert _reservations(lab) == "No reservations in the system"
     store = Store(db)

@@ -100,3 +100,13 @@ def test_max_age_takes_a_duration_as_sweep_does(
     assert answer(cached, "gpu001", "--max-age", "30m", report=two_hours_old) == ExitCode.UNKNOWN_EXCEEDED
     out = capsys.readouterr().out
     assert "gpu001: PASS" in out and "older than 1800 s" in out
+
+
+@pytest.mark.parametrize("gpus", ["0-5000", "3-1", "0-99999999999", "1,2,99999999999"])
+def test_a_gpu_list_beyond_any_node_is_refused_at_once(gpus: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--gpus 0-99999999999`` ran 31 s and took 3 GB building every index (issue 34): refused, bounded."""
+    started = time.monotonic()
+    with pytest.raises(SystemExit) as refused:
+        main(["check-local", "--model", "mi300x", "--node", "n1", "--gpus", gpus, "--from-cache", "/nonexistent"])
+    assert refused.value.code == ExitCode.USAGE and time.monotonic() - started < 2.0
+    assert "--gpus" in capsys.readouterr().err

@@ -272,3 +272,37 @@ def test_the_probe_timeout_reaches_the_engine_process(packs: dict[str, CheckPack
     verdicts = {e.verdict.node: e.verdict for e in events if isinstance(e, NodeDone)}
     assert took < 15 and verdicts[hung].status is Status.UNKNOWN
     assert "probe timeout" in verdicts[hung].reason and verdicts["sim001"].status is Status.PASS
+
+
+def test_the_engine_log_is_written_line_by_line_and_survives_a_kill_9(
+    inventory: Inventory, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    """``engine.log`` was empty after the engine's kill -9 (issue 34): each line is on disk as it happens."""
+    log = tmp_path / "engine.log"
+    bridge = ProcessBridge(EngineSpec(inventory, packs, None), lambda event: None, log_path=log)
+    bridge.start()
+    bridge.wait_ready()
+    bridge.request(StartSweep("quick")).result(30)
+    deadline = time.monotonic() + 30
+    while "sweep" not in log.read_text(errors="replace") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert bridge.pid is not None
+    subprocess.run(["kill", "-9", str(bridge.pid)], check=True)
+    bridge.stop()
+    lines = log.read_text(errors="replace").splitlines()
+    assert any("engine" in line and "serving lab" in line for line in lines), lines
+    assert any("StartSweep" in line for line in lines), lines
+    assert all(line[:4].isdigit() for line in lines), "every line starts with its time"
+
+
+def test_the_engine_log_is_never_written_through_a_link(
+    inventory: Inventory, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("theirs\n")
+    (tmp_path / "engine.log").symlink_to(victim)
+    bridge = ProcessBridge(EngineSpec(inventory, packs, None), lambda event: None, log_path=tmp_path / "engine.log")
+    bridge.start()
+    bridge.wait_ready()
+    bridge.stop()
+    assert victim.read_text() == "theirs\n"

@@ -236,3 +236,27 @@ async def test_engine_process_that_dies_is_reported_and_commands_refused(
         await pilot.pause(0.3)
         said = [n.message for n in app._notifications]
         assert any("the sweep engine is not running" in text for text in said), (said, app.focused)
+
+
+async def test_a_dead_engine_is_restarted_on_a_key_which_says_what_was_lost(
+    live_app: Callable[..., ConsoleApp],
+) -> None:
+    """The console could not restart a dead engine (issue 34): e starts a new one and names the lost sweep."""
+    app = live_app()
+    async with app.run_test(size=SIZE) as pilot:
+        bridge = app.bridge
+        assert isinstance(bridge, ProcessBridge) and bridge.pid is not None
+        await wait_for(lambda: app.state.progress.running, 30)
+        sweep_id = app.state.progress.sweep_id
+        os.kill(bridge.pid, signal.SIGKILL)
+        await wait_for(lambda: not bridge.running, 10)
+        await pilot.pause(0.3)
+        said = [n.message for n in app._notifications]
+        assert any(f"lost with the engine: sweep {sweep_id}," in t and "e restarts it" in t for t in said), said
+        main_screen(pilot).grid.focus()
+        await pilot.press("e")
+        await wait_for(lambda: app.bridge is not bridge and app.bridge is not None and app.bridge.running, 30)
+        said = [n.message for n in app._notifications]
+        assert any(t.startswith(f"engine restarted; lost with the last one: sweep {sweep_id},") for t in said), said
+        await pilot.press("S")
+        await wait_for(lambda: app.state.progress.sweep_id > sweep_id and app.state.progress.running, 30)

@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from console.checks.metrics import METRICS
-from console.checks.spec import CheckPack, CheckSpec, PackInfo, SourcedValue
+from console.checks.spec import ORDERING, CheckPack, CheckSpec, PackInfo, SourcedValue
 from console.inventory.model import GPU_MODELS
 from console.probes.ids import PROBE_IDS
 
@@ -111,14 +111,29 @@ COMMON_MODEL = "ALL"
 
 def _check_variables(pack: CheckPack, origin: dict[str, Path]) -> None:
     known = set(pack.pack.vars) | _CONTEXT_VARS
+    values = pack.pack.values()
     for check in pack.checks:
         if not check.enabled:
             continue
         for cond in check.conditions():
-            if cond is not None and cond.operand.startswith("$") and cond.operand[1:] not in known:
+            if cond is None or not cond.operand.startswith("$"):
+                continue
+            where = f"{origin.get(check.id, '<checks>')}: field checks(id={_plain(check.id)})"
+            name = cond.operand[1:]
+            if name not in known:
                 raise CheckConfigError(
-                    f"{origin.get(check.id, '<checks>')}: field checks(id={_plain(check.id)}): unknown variable "
-                    f"{_plain(cond.operand)} for model {_plain(pack.pack.model)}"
+                    f"{where}: unknown variable {_plain(cond.operand)} for model {_plain(pack.pack.model)}"
+                )
+            value = values.get(name)
+            # "80" in quotes would compare as no number on any GPU: every GPU UNKNOWN, found only on a sweep.
+            if (
+                cond.op in ORDERING
+                and name in values
+                and (isinstance(value, bool) or not isinstance(value, int | float))
+            ):
+                raise CheckConfigError(
+                    f"{where}: {cond.op} {_plain(cond.operand)} needs a number, but model {_plain(pack.pack.model)}"
+                    f" sets {_plain(name)} = {_plain(repr(value))} (write it without quotes)"
                 )
 
 

@@ -28,7 +28,7 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "!=": operator.ne,
 }
 _CONDITION = re.compile(r"^\s*(<=|>=|==|!=|<|>)\s*(\S.*?)\s*$")
-_ORDERING = ("<", "<=", ">", ">=")
+ORDERING = ("<", "<=", ">", ">=")  # the operators that need a number
 # ``docs/sources/rccl.md#mi300x-all-reduce-busbw``: a Markdown file and the anchor of a heading in it.
 _DOC = re.compile(r"[^\s#]+\.md#[\w-]+")
 _DOC_DESCRIPTION = (
@@ -69,7 +69,7 @@ class Condition(BaseModel):
             value = _literal(operand)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"condition {text!r}: {operand} is not a finite number")
-            if op in _ORDERING and not isinstance(value, float):
+            if op in ORDERING and not isinstance(value, float):
                 raise ValueError(f"condition {text!r}: {op} needs a number or a $variable, not {operand!r}")
         return cls(op=op, operand=operand)
 

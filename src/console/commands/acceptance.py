@@ -24,12 +24,18 @@ from console.actions.acceptance import (
     acceptance_states,
     figure_trends,
 )
-from console.commands.arguments import UsageError, add_inventory, add_store, existing_store
+from console.commands.arguments import (
+    UsageError,
+    add_force_overwrite,
+    add_inventory,
+    add_store,
+    existing_store,
+)
 from console.commands.terminal import plain_console
+from console.files import write_file
+from console.inert import printable
 from console.inventory import load_inventory
 from console.inventory.hostlist import fold
-from console.report.formats import write_atomic
-from console.report.text import printable
 
 EXIT_HELP = """states: not-accepted, accepted, accepted-again, due (the pool's stack changed since the
 workload was accepted, and no rerun judged it yet), regressed (a rerun on the current stack failed),
@@ -59,6 +65,7 @@ def register(sub: Any) -> None:
     p.add_argument("--pool", action="append", help="only these pools")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--junit", metavar="PATH", help="write a JUnit XML file: one test case per workload and pool")
+    add_force_overwrite(p)
     p.add_argument(
         "--require-accepted", action="store_true", help="exit 1 when a workload is due or was never accepted"
     )
@@ -88,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     states = [s for s in states if s.workload in (args.workload or [s.workload]) and s.pool in (args.pool or [s.pool])]
     failed = [s for s in states if failing(s, args.require_accepted)]
     if args.junit:
-        write_atomic(args.junit, _junit(states, args.require_accepted))
+        write_file(args.junit, _junit(states, args.require_accepted), force=args.force_overwrite)
     if args.json:
         print(json.dumps({"states": [s.as_json() for s in states], "failed": len(failed)}, indent=2))
     else:

@@ -44,6 +44,7 @@ from console.commands.arguments import (
     add_probe_timeout,
     add_store,
     share,
+    text,
     whole,
 )
 from console.commands.interrupts import run_interruptible
@@ -87,6 +88,7 @@ def register(sub: Any) -> None:
         p.add_argument("nodes", metavar="NODES", help="hostlist, e.g. gpu[001-004],gpu010")
         p.add_argument(
             "--reason",
+            type=text,
             required=action.reason is Reason.REQUIRED,
             default="",
             help="why (kept in Slurm/annotations and the audit log)",
@@ -110,7 +112,9 @@ def register(sub: Any) -> None:
     for action in (a for a in CATALOGUE if a.kind in CASE_KINDS):
         p = _parser(sub, action.id, action.summary, ACTION_EXIT_HELP)
         p.add_argument("nodes", metavar="NODES", help="hostlist, e.g. gpu[001-004],gpu010")
-        p.add_argument("--reason", required=True, help="what was done, or why (kept in the case and the audit log)")
+        p.add_argument(
+            "--reason", type=text, required=True, help="what was done, or why (kept in the case and the audit log)"
+        )
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         p.add_argument("--dry-run", action="store_true", help="show the plan only")
         _add_kubeconfig(p)  # on a Kubernetes pool the step also moves the console's taint and condition
@@ -130,7 +134,7 @@ def register(sub: Any) -> None:
     rollback = entry(ActionKind.ROLLBACK)
     p = _parser(sub, rollback.id, rollback.summary, ACTION_EXIT_HELP)
     p.add_argument("--pool", required=True, help="the pool to roll back")
-    p.add_argument("--reason", required=True, help="why (kept in the audit log)")
+    p.add_argument("--reason", type=text, required=True, help="why (kept in the audit log)")
     p.add_argument("--workload", help="back to this workload's accepted stack (default: the pool's newest accepted)")
     p.add_argument("--apply", action="store_true", help="set the pin and images and run the holds (default: dry run)")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")

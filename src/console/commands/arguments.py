@@ -14,8 +14,9 @@ from typing import Any, NoReturn
 
 from console.checks.loader import CheckConfigError
 from console.exitcodes import ExitCode
+from console.files import OutputRefused, check_target
+from console.inert import printable
 from console.inventory import HostlistError, InventoryError, SelectionError
-from console.report.text import printable
 from console.store.db import Store, StoreError, default_store_path
 
 
@@ -24,7 +25,7 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         """Print ``PROG: error: MESSAGE`` and exit with the usage code; the usage itself is in ``--help``."""
-        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(int(ExitCode.USAGE), f"{self.prog}: error: {printable(message)} (see --help)\n")
 
 
 class UsageError(ValueError):
@@ -40,6 +41,7 @@ USAGE_ERRORS: tuple[type[Exception], ...] = (
     SelectionError,
     CheckConfigError,
     StoreError,
+    OutputRefused,
 )
 
 
@@ -55,6 +57,15 @@ def _finite(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def text(value: str) -> str:
+    """A reason or note for the audit log: text, not bytes that are not UTF-8 (which the store cannot keep)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{printable(value)!r} is not UTF-8 text") from None
     return value
 
 
@@ -163,6 +174,24 @@ def add_baseline_partners(p: argparse.ArgumentParser) -> None:
         help="multinode: never borrow a node known-good in the pool's accepted baseline as a second-pass partner "
         "(by default one is borrowed, its GPUs taken for that run, when no selected node can partner)",
     )
+
+
+def add_force_overwrite(p: argparse.ArgumentParser) -> None:
+    """``--force-overwrite``: the one way past the ownership check of an output file (console.files)."""
+    p.add_argument(
+        "--force-overwrite",
+        action="store_true",
+        help="replace an output file that belongs to another user (a symlink, directory or device is refused"
+        " whatever this says)",
+    )
+
+
+def check_outputs(args: argparse.Namespace, *names: str) -> None:
+    """Refuse, before any work, an output path the command could not replace at its end (console.files)."""
+    for name in names:
+        path = getattr(args, name, None)
+        if path and path != "-":
+            check_target(path, force=getattr(args, "force_overwrite", False))
 
 
 def add_engine_options(p: argparse.ArgumentParser, *, inventory_required: bool = True) -> None:

@@ -27,15 +27,16 @@ from typing import Any
 from console import __version__
 from console.checks.afid import describe_afid
 from console.checks.cper import describe_record, severity_class
-from console.commands.arguments import UsageError, add_store, existing_store
+from console.commands.arguments import UsageError, add_force_overwrite, add_store, existing_store
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
+from console.files import replacing
+from console.inert import printable
 from console.model.findings import Status, worst_action
 from console.model.gpu import GpuRecord, merge_gpu_records
 from console.probes import Tool, parse_output
 from console.probes.base import ParseError
 from console.probes.ids import ProbeId
-from console.report.text import printable
 from console.store import Store
 
 # Octets of 0-255 without leading zeros: firmware versions such as 27.00.01.1D are evidence, not addresses.
@@ -73,6 +74,7 @@ def register(sub: Any) -> None:
     )
     b.add_argument("-o", "--output", help="archive path (default: <node>-evidence-<sweep>.tar.gz here)")
     b.add_argument("--redact", action="store_true", help="replace host names and IP addresses with placeholders")
+    add_force_overwrite(b)
     b.set_defaults(func=run_bundle)
 
 
@@ -85,11 +87,8 @@ def run_bundle(args: argparse.Namespace) -> int:
         redactor = Redactor(_known_hosts(store)) if args.redact else None
         name = redactor.text(args.node) if redactor else args.node
         output = Path(args.output or f"{name}-evidence-{sweep_id}.tar.gz")
-        try:
-            write_archive(output, files, node=name, sweep_id=sweep_id, redactor=redactor)
-        except OSError as exc:  # a missing directory or a full disk is the operator's to fix: one line, exit 2
-            output.with_name(output.name + ".partial").unlink(missing_ok=True)
-            raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+        # A link, another's file, a missing directory or a full disk: one line, exit 2 (console.files).
+        write_archive(output, files, node=name, sweep_id=sweep_id, redactor=redactor, force=args.force_overwrite)
     finally:
         store.close()
     console = plain_console()
@@ -257,8 +256,10 @@ class Redactor:
         return replace
 
 
-def write_archive(path: Path, files: dict[str, bytes], *, node: str, sweep_id: int, redactor: Redactor | None) -> None:
-    """A gzip'd tar of ``files`` under ``<node>-evidence/``, with a manifest; written whole, then renamed."""
+def write_archive(
+    path: Path, files: dict[str, bytes], *, node: str, sweep_id: int, redactor: Redactor | None, force: bool = False
+) -> None:
+    """A gzip'd tar of ``files`` under ``<node>-evidence/``, with a manifest; replaces ``path`` (console.files)."""
     if redactor is not None:
         files = {name: redactor.data(content) for name, content in files.items()}
     manifest = {
@@ -274,10 +275,8 @@ def write_archive(path: Path, files: dict[str, bytes], *, node: str, sweep_id: i
         ],
     }
     members = {"manifest.json": _json(manifest), **files}
-    partial = path.with_name(path.name + ".partial")
-    with tarfile.open(partial, "w:gz") as tar:
+    with replacing(path, force=force) as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
         for name, content in members.items():
             info = tarfile.TarInfo(f"{node}-evidence/{name}")
             info.size, info.mtime, info.mode = len(content), int(time.time()), 0o600
             tar.addfile(info, io.BytesIO(content))
-    partial.replace(path)

@@ -12,11 +12,11 @@ from rich.table import Table
 
 from console.actions.acceptance import accept_workload, workload_names, workload_pools
 from console.actions.baseline import accept_baseline, baseline_diffs, pools_of_sweep
-from console.commands.arguments import UsageError, add_inventory, add_store, existing_store
+from console.commands.arguments import UsageError, add_inventory, add_store, existing_store, text
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
+from console.inert import printable
 from console.inventory import Inventory, load_inventory
-from console.report.text import printable
 from console.store import Store
 
 DIFF_EXIT_HELP = """Only the checks the baseline ran are compared (a quick baseline against a full sweep).
@@ -70,7 +70,9 @@ def register(sub: Any) -> None:
         help="accept this workload's run in the sweep on its pools instead ('framework' is the built-in one;"
         " docs/workloads.md, Acceptance)",
     )
-    a.add_argument("--reason", default="", help="why: the upgrade or change this acceptance is for (audited)")
+    a.add_argument(
+        "--reason", type=text, default="", help="why: the upgrade or change this acceptance is for (audited)"
+    )
     a.add_argument(
         "--allow-failing",
         action="store_true",
@@ -193,7 +195,7 @@ def run_accept(args: argparse.Namespace) -> int:
         result = accept_baseline(store, sweep_id, pools, reason=args.reason, allow_failing=args.allow_failing)
         if not result.ok:
             raise UsageError(result.outcome)
-        print(f"sweep {sweep_id} accepted as baseline of {', '.join(sorted(pools))}")
+        print(printable(f"sweep {sweep_id} accepted as baseline of {', '.join(sorted(pools))}"))
         return 0
     finally:
         store.close()
@@ -213,7 +215,7 @@ def _accept_workload(
     result = accept_workload(store, inventory, args.workload, pools, sweep_id, reason=args.reason)
     if not result.ok:
         raise UsageError(result.outcome)
-    print(result.outcome)
+    print(printable(result.outcome))
     return 0
 
 

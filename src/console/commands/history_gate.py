@@ -17,10 +17,10 @@ from typing import Any
 from console.commands.arguments import UsageError, existing_store
 from console.commands.terminal import plain_console
 from console.exitcodes import exit_code_for
+from console.files import write_file
+from console.inert import printable
 from console.inventory import fold
 from console.model.findings import Status
-from console.report import write_atomic
-from console.report.text import printable
 from console.sweep import ProbeSet
 from console.sweep.freshness import age_text, judged_from_history
 
@@ -78,11 +78,11 @@ def gate_from_history(args: argparse.Namespace, nodes: list[Any]) -> int:
         if args.json == "-":
             print(text, end="")
         else:
-            write_atomic(args.json, text)
+            write_file(args.json, text, force=args.force_overwrite)
     if args.exclude_out:
         excluded = [j.node for j in judged if j.status is Status.FAIL]
         excluded += [j.node for j in judged if args.exclude_unknown and j.status is Status.UNKNOWN]
-        write_atomic(args.exclude_out, fold(excluded) + "\n")
+        write_file(args.exclude_out, fold(excluded) + "\n", force=args.force_overwrite)
     out = plain_console(stderr=args.json == "-")
     counts = {s: statuses.count(s) for s in Status if statuses.count(s)}
     said = " ".join(f"{s.value}={n}" for s, n in counts.items())

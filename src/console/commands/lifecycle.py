@@ -30,10 +30,10 @@ from console.commands.arguments import UsageError, add_engine_options, add_store
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode, exit_code_for
+from console.inert import printable
 from console.inventory import expand, load_inventory
 from console.inventory.model import FLEET_ONLY, Inventory, LifecyclePolicy, PoolLifecycle
 from console.model.findings import Status
-from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, default_store_path
 from console.store.lifecycle import Case, Stage

@@ -21,9 +21,18 @@ from rich.console import Console
 from rich.markup import escape
 
 from console.checks import CheckPack, load_packs
-from console.commands.arguments import UsageError, add_checks, add_inventory, duration, seconds
+from console.commands.arguments import (
+    UsageError,
+    add_checks,
+    add_force_overwrite,
+    add_inventory,
+    check_outputs,
+    duration,
+    seconds,
+)
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
+from console.files import write_file
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
 from console.inventory.model import StackPin
 from console.model.findings import NodeVerdict, Status
@@ -62,6 +71,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--json", metavar="FILE", help="write the compact report (verdict, findings, digest) as JSON ('-' for stdout)"
     )
+    add_force_overwrite(p)
     p.add_argument("--raw", action="store_true", help="put every probe's raw output in the JSON report even on a PASS")
     p.add_argument(
         "--pins",
@@ -173,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if name not in {n.name for n in inventory.nodes}:
         raise UsageError(f"node {name!r} is not in {inventory.source} (use --node)")
     packs = load_packs(list(args.checks))
+    check_outputs(args, "json")  # refused before the probes run, and again as it is written
     if args.from_cache is not None:
         return _answer_from_cache(args, inventory, name, packs)
     try:
@@ -185,17 +196,11 @@ def run(args: argparse.Namespace) -> int:
         # One ASCII line: srun --label cuts long lines into chunks, which must not split a character.
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), separators=(",", ":")) + "\n")
     elif args.json:
-        _write_atomically(Path(args.json), report.model_dump_json(indent=2) + "\n")
+        # Replaced whole (console.files): a HealthCheckProgram reading it meanwhile sees the old report or the new.
+        write_file(args.json, report.model_dump_json(indent=2) + "\n", force=args.force_overwrite)
     verdict = scoped(report, args.gpus, packs.get(report.gpu_model))
     _summary(plain_console(stderr=args.json == "-"), report, verdict)
     return int(exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn))
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Replace ``path`` whole: a HealthCheckProgram reading it meanwhile sees the old report or the new."""
-    part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    part.write_text(text)
-    os.replace(part, path)
 
 
 def _answer_from_cache(args: argparse.Namespace, inventory: Inventory, name: str, packs: dict[str, CheckPack]) -> int:

@@ -19,9 +19,9 @@ from console.checks.single import NODE, OutputVerdict, is_fragment, judge_output
 from console.commands.arguments import UsageError, add_checks
 from console.commands.terminal import plain_console
 from console.exitcodes import exit_code_for
+from console.inert import printable
 from console.model.findings import Finding, Scope, Status, Subject
 from console.probes import ParsedOutput, ParseError, Tool, parse_output
-from console.report.text import printable
 
 EXIT_HELP = """verdicts:
   --model MODEL judges the output against that GPU model's check pack, as a sweep judges a node that
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         tool, kind = _override(args.as_)
         result = parse_output(raw, tool=tool, kind=kind)
     except OSError as exc:
-        print(f"instinct-console parse: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        print(printable(f"instinct-console parse: cannot read {args.file}: {exc.strerror or exc}"), file=sys.stderr)
         return 2
     except ParseError as exc:
         print(f"instinct-console parse: {printable(exc.reason)}", file=sys.stderr)

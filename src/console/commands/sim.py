@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from console.inert import printable
+
 SERVE_EPILOG = """Every node is an SSH server with its own host key on its own loopback address (default
 127.2.0.1, 127.2.0.2, ... port 22022) or, with --listen ports, on its own port of one address.
 The inventory TOML, known_hosts and client key are written to the state directory (default
@@ -119,15 +121,15 @@ def serve_command(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         error = exc.errors()[0]
         where = f"--{str(error['loc'][0]).replace('_', '-')}: " if error["loc"] else ""
-        print(f"instinct-console sim serve: {where}{error['msg']}", file=sys.stderr)
+        print(printable(f"instinct-console sim serve: {where}{error['msg']}"), file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"instinct-console sim serve: {exc}", file=sys.stderr)
+        print(printable(f"instinct-console sim serve: {exc}"), file=sys.stderr)
         return 2
     try:
         plan_cluster(options)  # a scenario that cannot be served is refused before anything listens
     except ValueError as exc:
-        print(f"instinct-console sim serve: {exc}", file=sys.stderr)
+        print(printable(f"instinct-console sim serve: {exc}"), file=sys.stderr)
         return 2
     return run_serve(options)
 
@@ -168,9 +170,9 @@ def change_command(args: argparse.Namespace) -> int:
             live = kept
         write_live_faults(state_dir, live)
         # Said once written: a refusal above leaves nothing said but the reason.
-        print("\n".join(said))
+        print(printable("\n".join(said), keep_newlines=True))
     except (OSError, ValueError, ValidationError) as exc:
-        print(f"{command}: {_one_line(exc)}", file=sys.stderr)
+        print(printable(f"{command}: {_one_line(exc)}"), file=sys.stderr)
         return 2
     return 0
 
@@ -210,7 +212,7 @@ def faults_command(args: argparse.Namespace) -> int:
     generation, faults = read_injected(args.state_dir or default_state_dir())
     print(f"generation {generation}: {len(faults)} faults")
     for fault in faults:
-        print(f"  {fault.describe()}")
+        print(printable(f"  {fault.describe()}"))
     return 0
 
 

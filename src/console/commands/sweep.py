@@ -22,20 +22,23 @@ from console.commands.arguments import (
     UsageError,
     add_baseline_partners,
     add_engine_options,
+    add_force_overwrite,
     add_workers,
+    check_outputs,
     duration,
     seconds,
     share,
     whole,
 )
 from console.commands.history_gate import gate_from_history
-from console.commands.interrupts import run_interruptible
+from console.commands.interrupts import Interruption, run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
+from console.files import OutputRefused, write_file
+from console.inert import log_to_stderr, printable
 from console.inventory import Inventory, fold, load_inventory, select_exactly
 from console.model.findings import Status
-from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
-from console.report.text import log_to_stderr, printable
+from console.report import SweepReport, build_report, junit_xml, prometheus_textfile, write_json
 from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.service.workers import default_workers
 from console.store import Store, default_store_path
@@ -79,6 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--exclude-unknown", action="store_true", help="with --exclude-out: list nodes that could not be checked too"
     )
+    add_force_overwrite(p)
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
     p.add_argument(
         "--allow-unknown",
@@ -207,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--probes workload: {args.inventory} declares no [[workloads]] (docs/workloads.md)")
     if args.via_slurm and args.probes == ProbeSet.WORKLOAD:
         raise UsageError("--via-slurm gathers the node probes only: run --probes workload over SSH, without it")
+    check_outputs(args, "json", "junit", "prom", "exclude_out")  # refused now, not after an hour's sweep
     if args.max_age is not None:
         return gate_from_history(args, nodes)
     store_path = Path(args.store or default_store_path())
@@ -227,6 +232,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
     store = Store(store_path)
+    interruption = Interruption()
     try:
         engine = build_engine(spec, store, transport)
         # A pin stored with `pin --from-node` wins over the inventory's, field by field.
@@ -235,10 +241,10 @@ def run(args: argparse.Namespace) -> int:
             _say_borrowable(err, inventory, store, nodes, borrow=not args.no_baseline_partners)
         with _Progress(err) as progress:
             engine.subscribe(progress)
-            return run_interruptible(_sweeps(engine, nodes, args, err))
+            return run_interruptible(_sweeps(engine, nodes, args, err, interruption), interruption)
     except KeyboardInterrupt:
         err.print("interrupted")
-        return int(ExitCode.INTERRUPTED)
+        return interruption.exit_code(ExitCode.INTERRUPTED)
     finally:
         store.close()
 
@@ -272,18 +278,20 @@ def _slurm_settings(inventory: Inventory, args: argparse.Namespace) -> SlurmJobS
     )
 
 
-async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, err: Console) -> int:
+async def _sweeps(
+    engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, err: Console, interruption: Interruption
+) -> int:
     """One sweep, or one every ``--every`` seconds; the exit code is the last sweep's."""
     try:
         if args.every is None:
-            return await _sweep(engine, nodes, args)
+            return await _sweep(engine, nodes, args, interruption)
 
         def skipped(ticks: int) -> None:
             err.print(f"skipped {ticks} tick(s): the sweep before was still running")
 
         async def once() -> int:
-            code = await _sweep(engine, nodes, args)
-            if code == ExitCode.INTERRUPTED:
+            code = await _sweep(engine, nodes, args, interruption)
+            if interruption.signum is not None or code == ExitCode.INTERRUPTED:
                 runs.stop()  # Ctrl-C or SIGTERM cancelled this sweep (the engine caught it): no next tick
             return code
 
@@ -293,7 +301,7 @@ async def _sweeps(engine: SweepEngine, nodes: list[Any], args: argparse.Namespac
         await engine.transport.close()
 
 
-async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace) -> int:
+async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, interruption: Interruption) -> int:
     """Sweep once, write the reports and print the summary; returns the exit code."""
     started = time.time()
     multinode = MultinodeOptions(
@@ -314,6 +322,7 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode, at_once=at_once)
     statuses = [v.status for v in result.verdicts.values()]
     code = exit_code_for(statuses, result.outcome, allow_unknown=args.allow_unknown, fail_on_warn=args.fail_on_warn)
+    code = ExitCode(interruption.exit_code(code))  # 129 when a closed terminal (SIGHUP) cancelled it
     outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]
     stacks = {name: facts.stack for name, facts in engine.facts.items()}
     report = build_report(
@@ -328,24 +337,39 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
         exit_code=int(code),
         multinode=pairs,
     )
-    if args.json:
-        write_json(report, args.json)
-    if args.junit:
-        write_atomic(args.junit, junit_xml(report, result.verdicts))
-    if args.prom:
-        write_atomic(args.prom, prometheus_textfile(report))
-    if args.exclude_out:
-        excluded = [n.node for n in report.nodes if n.status is Status.FAIL]
-        if args.exclude_unknown:
-            excluded += [n.node for n in report.nodes if n.status is Status.UNKNOWN]
-        write_atomic(args.exclude_out, fold(excluded) + "\n")
+    refused = _write_reports(report, result, args)
     console = plain_console(stderr=args.json == "-")
     _print_summary(console, report.nodes, result, code)
+    if refused:  # after the summary: the sweep's verdicts are said even when a file could not be written
+        raise OutputRefused("; ".join(refused))
     if args.probes in (ProbeSet.WORKLOAD, ProbeSet.FRAMEWORK) and engine.store is not None and outcome == "done":
         # Reruns after a stack change: accepted again or regressed (docs/workloads.md, "Acceptance").
         for record in record_outcomes(engine.store, engine.inventory, result.sweep_id):
             console.print(f"acceptance: {_shown(record.workload)} {record.outcome} on pool {_shown(record.pool)}")
     return int(code)
+
+
+def _write_reports(report: SweepReport, result: SweepResult, args: argparse.Namespace) -> list[str]:
+    """Write every report file asked for; the reasons of those refused or failed (console.files)."""
+    force = args.force_overwrite
+    excluded = [n.node for n in report.nodes if n.status is Status.FAIL]
+    if args.exclude_unknown:
+        excluded += [n.node for n in report.nodes if n.status is Status.UNKNOWN]
+    writes = [
+        (args.json, lambda: write_json(report, args.json, force=force)),
+        (args.junit, lambda: write_file(args.junit, junit_xml(report, result.verdicts), force=force)),
+        (args.prom, lambda: write_file(args.prom, prometheus_textfile(report), force=force)),
+        (args.exclude_out, lambda: write_file(args.exclude_out, fold(excluded) + "\n", force=force)),
+    ]
+    refused = []
+    for path, write in writes:
+        if not path:
+            continue
+        try:
+            write()
+        except OutputRefused as exc:
+            refused.append(str(exc))
+    return refused
 
 
 def _shown(text: str) -> str:

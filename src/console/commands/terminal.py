@@ -1,17 +1,22 @@
 """The Rich console every command prints through, and the warnings several commands print.
 
-Text from nodes and tools passes through it: no emoji codes (a BDF such as ``0000:ab:00.0`` would
-print a symbol), no highlighting, and no wrapping at 80 columns when the output is a log or a pipe,
-where an operator greps for a whole message.
+Text from nodes, schedulers, files and other operators passes through it: every string it renders (a
+line, a table cell, a prompt) is made inert first (``console.inert.printable``: an escape sequence in a
+drain reason is shown as ``\x1b]0;...``, never obeyed), no emoji codes (a BDF such as ``0000:ab:00.0``
+would print a symbol), no highlighting, and no wrapping at 80 columns when the output is a log or a
+pipe, where an operator greps for a whole message.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
+from console.inert import printable
 from console.inventory.model import Inventory
-from console.report.text import printable
 from console.store import Store
 from console.store.pins import pin_overrides
 
@@ -28,6 +33,10 @@ class _CommandConsole(Console):
         # skips the CLI's BrokenPipeError handler (exit 141, as for a tool killed by SIGPIPE).
         self.quiet = True  # nothing more is written to a pipe nobody reads
         raise BrokenPipeError
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        """Every string printed (lines, table cells, titles) is rendered inert, whichever caller forgot."""
+        return super().render_str(printable(text, keep_newlines=True), **options)
 
 
 def plain_console(*, stderr: bool = False) -> Console:

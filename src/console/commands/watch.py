@@ -1,7 +1,7 @@
 """``watch``: keep idle nodes checked and drive their remediation cases, one round every ``--every``.
 
 The rounds themselves are ``console.actions.watch``; this is the front door: options, the engine and
-the action service for the inventory, one printed line per round, and SIGTERM handled as Ctrl-C
+the action service for the inventory, one printed line per round, and SIGTERM and SIGHUP handled as Ctrl-C
 (the round's sweep is cancelled, the engine kills its probes on the nodes, the exit code is 130).
 """
 
@@ -18,12 +18,12 @@ from console.actions.freshness import freshness
 from console.actions.watch import Watch, approve, clear_breaker, reject
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
-from console.commands.arguments import UsageError, add_engine_options, seconds, whole
-from console.commands.interrupts import run_interruptible
+from console.commands.arguments import UsageError, add_engine_options, seconds, text, whole
+from console.commands.interrupts import Interruption, run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
+from console.inert import printable
 from console.inventory import load_inventory
-from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, current_user, default_store_path
 from console.sweep import ProbeSet
@@ -36,6 +36,7 @@ WATCH_EXIT_HELP = """exit codes:
        rounds go on; the line says why); --approve: a proposal was refused or failed, none is
        open, or the breaker is tripped; --reject: no such open proposal
   2    usage or configuration error
+  129  the terminal was closed (SIGHUP): as 130, the reservation released as well
   130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
 
 
@@ -76,7 +77,7 @@ def register(sub: Any) -> None:
         type=reservation_name,
         metavar="NAME",
         help="hold each round's swept nodes in a Slurm maintenance reservation NAME (flags MAINT,IGNORE_JOBS),"
-        " created before the sweep and deleted after it, also on SIGTERM",
+        " created before the sweep and deleted after it, also on SIGTERM and SIGHUP",
     )
     p.add_argument(
         "--normal-priority",
@@ -101,7 +102,9 @@ def register(sub: Any) -> None:
         "--clear-breaker", action="store_true", help="clear a tripped circuit breaker (audited): automation resumes"
     )
     p.add_argument("--yes", action="store_true", help="with --approve: do not ask before each plan")
-    p.add_argument("--reason", metavar="TEXT", help="with --reject: why (required; it goes to the audit log)")
+    p.add_argument(
+        "--reason", type=text, metavar="TEXT", help="with --reject: why (required; it goes to the audit log)"
+    )
     p.set_defaults(func=run_watch)
 
 
@@ -117,6 +120,7 @@ def run_watch(args: argparse.Namespace) -> int:
     inventory = load_inventory(args.inventory)
     store = Store(args.store or default_store_path())
     out = plain_console()
+    interruption = Interruption()
     try:
         if args.freshness:
             return _freshness(store, [n.name for n in inventory.nodes], out)
@@ -154,10 +158,10 @@ def run_watch(args: argparse.Namespace) -> int:
         out.print(said, markup=False)
         if (breaker := store.breaker()).tripped:
             out.print(f"breaker tripped: {printable(breaker.why)}", markup=False)
-        return run_interruptible(_rounds(watch, args.every, args.rounds, out))
+        return interruption.exit_code(run_interruptible(_rounds(watch, args.every, args.rounds, out), interruption))
     except KeyboardInterrupt:
         plain_console(stderr=True).print("interrupted")
-        return int(ExitCode.INTERRUPTED)
+        return interruption.exit_code(ExitCode.INTERRUPTED)
     finally:
         store.close()
 
@@ -236,7 +240,7 @@ async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) ->
             out.print(printable(report.line()), markup=False, highlight=False)
             if report.unswept:  # the site asked for its sweeps under a reservation and got none: say so by exit
                 code = max(code, int(ExitCode.FAILED))
-            if report.outcome == "cancelled":  # SIGTERM or Ctrl-C cancelled the round's sweep: no next round
+            if report.outcome == "cancelled":  # a signal (Ctrl-C, SIGTERM, SIGHUP) cancelled the round: no next one
                 code = int(ExitCode.INTERRUPTED)
                 runs.stop()
 

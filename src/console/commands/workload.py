@@ -17,10 +17,10 @@ from typing import Any
 from console.checks.workload import judge_workload
 from console.commands.arguments import UsageError, add_inventory, whole
 from console.exitcodes import exit_code_for
+from console.inert import printable
 from console.inventory import expand, load_inventory
 from console.model.findings import Status, Subject
 from console.probes.workload import workload_argv
-from console.report.text import printable
 
 EXIT_HELP = """exit codes:
   0  every criterion passed (WARN findings do not change it)
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no workload {args.workload!r} in {args.inventory} (declared: {declared})")
     hosts = list(expand(args.hosts)) if args.hosts else []
     if args.command:
-        print(shlex.join(workload_argv(spec, hosts)))
+        print(printable(shlex.join(workload_argv(spec, hosts))))
         if spec.nodes > 1 and not hosts:
             # The console holds srun to the group it placed the run on; without --hosts there is none yet.
             print("note: a sweep adds --nodelist=<the group's nodes> (--hosts HOSTLIST shows it)", file=sys.stderr)

@@ -8,7 +8,6 @@ from console.report.formats import (
     junit_xml,
     prometheus_textfile,
     report_json_schema,
-    write_atomic,
     write_json,
 )
 
@@ -20,6 +19,5 @@ __all__ = [
     "junit_xml",
     "prometheus_textfile",
     "report_json_schema",
-    "write_atomic",
     "write_json",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Literal
 from xml.etree import ElementTree as ET
@@ -11,12 +10,13 @@ from xml.etree import ElementTree as ET
 from pydantic import Field
 
 from console import __version__
+from console.files import write_file
+from console.inert import printable, redact
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.base import Model
 from console.model.findings import Finding, NodeVerdict, Remedy, Status
 from console.model.multinode import MultinodeResult
-from console.report.text import printable, redact
 
 REPORT_SCHEMA_VERSION = "1"
 
@@ -117,15 +117,15 @@ def report_json_schema() -> dict[str, object]:
     return schema
 
 
-def write_json(report: SweepReport, path: str) -> None:
-    """Write the report to ``path`` (``-`` for stdout)."""
+def write_json(report: SweepReport, path: str, *, force: bool = False) -> None:
+    """Write the report to ``path`` (``-`` for stdout) as ``console.files`` writes every output."""
     text = report.model_dump_json(indent=2) + "\n"
     if path == "-":
         import sys
 
         sys.stdout.write(text)
     else:
-        Path(path).write_text(text)
+        write_file(path, text, force=force)
 
 
 def junit_xml(report: SweepReport, all_verdicts: dict[str, NodeVerdict]) -> str:
@@ -220,14 +220,6 @@ def prometheus_textfile(report: SweepReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write via a temporary file and rename, so readers (node_exporter, sbatch) never see half a file."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{int(time.time() * 1000)}.tmp")
-    tmp.write_text(text)
-    tmp.replace(target)
-
-
 def dump_schema(path: Path) -> None:
     """Write the report schema to ``path``."""
-    path.write_text(json.dumps(report_json_schema(), indent=2, sort_keys=True) + "\n")
+    write_file(path, json.dumps(report_json_schema(), indent=2, sort_keys=True) + "\n")

@@ -11,6 +11,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import itertools
+import os
 import subprocess
 import sys
 import tempfile
@@ -97,7 +98,12 @@ class ProcessBridge:
             return tempfile.TemporaryFile(prefix="instinct-console-engine-")
         with contextlib.suppress(OSError):
             self.log_path.replace(self.log_path.with_name(self.log_path.name + ".1"))
-        return self.log_path.open("w+b")
+        # Owner-only, and never through a link planted at the name after the rename (console.files' rule).
+        try:
+            fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return tempfile.TemporaryFile(prefix="instinct-console-engine-")
+        return os.fdopen(fd, "w+b")
 
     def wait_ready(self, timeout_s: float = 30.0) -> None:
         """Block until the engine exists; raises EngineGone if it could not start (or took too long)."""

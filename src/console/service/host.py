@@ -9,6 +9,7 @@ keeps running without a console to show it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import sys
@@ -16,14 +17,16 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any, BinaryIO
 
+from console.inert import log_to_stderr
 from console.runtime import tune_gc
 from console.service.assembly import EngineSpec
 from console.service.commands import Command, ExecuteAction, PlanPreview, perform, without_passing
 from console.service.context import EngineContext, close_context, open_context
 from console.service.wire import HEADER, WireError, body_length, decode, encode
-from console.sweep.events import Event, NodeDone
+from console.sweep.events import Event, NodeDone, SweepDone, SweepStarted
 
 # Events go out in batches: one frame and one wake-up of the console per batch, not per probe.
+log = logging.getLogger("console.service.host")  # by name: run as __main__ in the engine process
 EVENT_BATCH_S = 0.02
 
 
@@ -50,6 +53,10 @@ class EngineHost:
             event = event.model_copy(
                 update={"verdict": without_passing(event.verdict), "findings_total": event.verdict.total}
             )
+        if isinstance(event, SweepStarted | SweepDone):
+            log.info("%s", _said(event))
+        elif isinstance(event, NodeDone):
+            log.info("node %s: %s", event.verdict.node, event.verdict.status.value)
         self._events.append(event)
         if self._flush_handle is None:
             self._flush_handle = asyncio.get_running_loop().call_later(EVENT_BATCH_S, self.flush)
@@ -65,6 +72,7 @@ class EngineHost:
 
     def call(self, call_id: int, command: Command) -> None:
         """Run ``command``; its reply follows every event sent before it ended."""
+        log.info("command %d: %s", call_id, type(command).__name__)
         task = asyncio.get_running_loop().create_task(self._answer(call_id, command))
         self._calls.add(task)
         task.add_done_callback(self._calls.discard)
@@ -84,6 +92,7 @@ class EngineHost:
         except asyncio.CancelledError:
             reply = ("reply", call_id, False, "CancelledError: the engine is stopping")
         except Exception as exc:  # the console reports it; the engine goes on
+            log.warning("command %d failed: %s: %s", call_id, type(exc).__name__, exc)
             reply = ("reply", call_id, False, f"{type(exc).__name__}: {exc}")
         self.flush()
         self.send(reply)
@@ -122,7 +131,9 @@ async def serve(commands: BinaryIO, wire: BinaryIO) -> int:
         if not isinstance(spec, EngineSpec):
             raise WireError(f"expected the engine's spec first, got {type(spec).__name__}")
         host.context = open_context(spec, host.on_event)
+        log.info("engine %d serving %s (%d nodes)", os.getpid(), spec.inventory.name, len(spec.inventory.nodes))
     except Exception as exc:
+        log.warning("engine %d could not start: %s: %s", os.getpid(), type(exc).__name__, exc)
         host.send(("failed", f"{type(exc).__name__}: {exc}"))
         await writer.drain()
         writer.close()
@@ -152,6 +163,12 @@ async def serve(commands: BinaryIO, wire: BinaryIO) -> int:
     return status
 
 
+def _said(event: SweepStarted | SweepDone) -> str:
+    if isinstance(event, SweepStarted):
+        return f"sweep {event.sweep_id} started at {event.level} on {len(event.nodes)} nodes"
+    return f"sweep {event.sweep_id} {event.outcome} in {event.duration_s:.1f} s"
+
+
 def claim_stdout() -> BinaryIO:
     """The wire to the console, on what was stdout; stdout itself now goes to stderr."""
     wire = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -171,6 +188,9 @@ def run_served(serve_on: Callable[[BinaryIO, BinaryIO], Coroutine[Any, Any, int]
 
 def main() -> int:
     """Entry point of the engine process."""
+    # stderr is the console's engine.log: one flushed line per record, inert, so a kill -9 loses none.
+    # (Not in run_served: an engine worker's stderr may be a sweep's terminal.)
+    log_to_stderr(logging.INFO, timestamps=True)
     return run_served(serve)
 
 

@@ -138,6 +138,7 @@ class BundleOutput:
         self._probe: bytes | None = None  # inside this probe's section
         self._section = 0  # bytes kept of the current section
         self._noise = 0
+        self.received = 0  # bytes fed in all: none means the node never answered at all
 
     @property
     def dropped_bytes(self) -> int:
@@ -150,6 +151,7 @@ class BundleOutput:
 
     def feed(self, chunk: bytes) -> None:
         """Take the next piece of the bundle's output."""
+        self.received += len(chunk)
         data = self._carry + chunk
         self._carry = b""
         pos = 0

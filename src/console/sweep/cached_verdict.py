@@ -42,12 +42,22 @@ def read_cached(path: Path, node: str, max_age_s: float, now: float | None = Non
     return found
 
 
+# Above any node's GPU count (8 GPUs in CPX mode are 64 partitions): a bound on what ``--gpus 0-99999999999``
+# may cost, which took 31 s and 3 GB as a set of every index.
+MAX_GPU_INDEX = 1023
+
+
 def gpu_list(text: str) -> set[int] | None:
-    """``SLURM_JOB_GPUS`` (``0,1,3``; ranges ``0-3`` too) as GPU indices; None for an empty list (all GPUs)."""
+    """``SLURM_JOB_GPUS`` (``0,1,3``; ranges ``0-3`` too) as GPU indices; None for an empty list (all GPUs).
+
+    ValueError for an index above ``MAX_GPU_INDEX`` or a range backwards, before any set is built."""
     gpus: set[int] = set()
     for part in filter(None, (p.strip() for p in text.split(","))):
         first, _, last = part.partition("-")
-        gpus.update(range(int(first), int(last or first) + 1))
+        low, high = int(first), int(last or first)
+        if not 0 <= low <= high <= MAX_GPU_INDEX:
+            raise ValueError(f"{part}: GPU indices run from 0 to {MAX_GPU_INDEX}, low to high")
+        gpus.update(range(low, high + 1))
     return gpus or None
 
 

@@ -21,12 +21,12 @@ from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, eval
 from console.checks.evaluate import observe, unanswered_probe_finding, unreachable_finding
 from console.checks.facts import UNSUPPORTED
 from console.checks.metrics import CHANGE_METRICS
+from console.inert import redact
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
 from console.model.kept import HISTORY_CHECKS
 from console.probes.base import ParsedOutput, ParseError
-from console.report.text import redact
 from console.store import ProbeRunRecord, Store
 from console.store.pins import effective_pins
 from console.sweep.bundle import (
@@ -575,7 +575,7 @@ class SweepEngine:
             except TransportError as exc:
                 self._node_unreachable(node, describe(exc))
             except TimeoutError:
-                self._node_unreachable(node, self._past_cap())
+                self._node_unreachable(node, self._past_cap(ran=None))
             else:
                 if judged.report is None:
                     self._node_unreachable(node, judged.unreachable or "not checked by its engine worker")
@@ -588,7 +588,7 @@ class SweepEngine:
             self._node_unreachable(node, describe(exc))
             return
         except TimeoutError:
-            self._node_unreachable(node, self._past_cap())
+            self._node_unreachable(node, self._past_cap(ran=False))
             return
         report = self._judging.judged(node.name) if self._judging is not None else None
         if report is not None:
@@ -704,7 +704,7 @@ class SweepEngine:
             result = await self._by(deadline, run)
         except (TransportError, TimeoutError) as exc:
             if isinstance(exc, TimeoutError):
-                failed = self._past_cap()
+                failed = self._past_cap(ran=True if output.received else None)
             elif exc.kind is ErrorKind.TIMEOUT:
                 failed = self._past_cap() if capped else f"no answer within {timeout_s:g} s (killed on the node)"
                 if exc.partial_stdout:  # the probes that finished before one hung keep their answers
@@ -761,9 +761,19 @@ class SweepEngine:
         task.add_done_callback(self._abandoned.discard)
         task.add_done_callback(lambda t: t.cancelled() or t.exception())  # its failure is no news
 
-    def _past_cap(self) -> str:
+    def _past_cap(self, *, ran: bool | None = True) -> str:
+        """Why a node was given up at its budget: stopped on the node only when it was seen running there
+        (``ran``); a node never connected (False), or that sent nothing back (None), may be dead: say so."""
         budget = (self.probe_timeout_cap_s or 0) * NODE_BUDGET_FACTOR
-        return f"no answer within {budget:g} s (probe timeout; stopped on the node)"
+        said = f"no answer within {budget:g} s (probe timeout"
+        if ran is False:
+            return f"{said}): no connection to the node, which may be unreachable or dead; nothing was started there"
+        if ran is None:
+            return (
+                f"{said}): nothing came back from the node, which may be unreachable or dead; what started there"
+                " ends at its own timeout"
+            )
+        return f"{said}; stopped on the node)"
 
     def _finish_probes(self, node: Node, runs: list[_ProbeRun], results: list[Any]) -> list[ProbeOutcome]:
         """Outcomes of one bundle's runs: stored together (one transaction), then announced in order."""

@@ -54,7 +54,7 @@ def run_tui(
         code = app.run()
     finally:
         app.stop_engine()
-    return int(code or 0)
+    return int(app.return_code or code or 0)  # a signal's exit code (129, 130) is the app's return code
 
 
 __all__ = ["ConsoleApp", "run_tui"]

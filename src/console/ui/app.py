@@ -12,8 +12,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gc
+import os
+import signal
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -28,9 +31,11 @@ from textual.theme import Theme
 from textual.timer import Timer
 
 from console.checks import CheckPack
+from console.exitcodes import ExitCode
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
 from console.model.findings import Finding, Status
+from console.runtime import leave_dead_terminal
 from console.service.assembly import EngineSpec
 from console.service.client import EngineGone, ProcessBridge, describe_error
 from console.service.commands import (
@@ -66,6 +71,9 @@ CATCH_UP_INTERVAL_S = 0.25
 # When the detail screen is built unseen, after start (see _prebuild_detail).
 PREBUILD_DETAIL_AFTER_S = 0.5
 GIL_SWITCH_S = 0.001
+# After the terminal hung up, how long the console may take to end as q does (the engine stops its sweep,
+# killing probes on the nodes, within its own bounds) before it is ended outright.
+HANGUP_EXIT_S = 45.0
 # Longest a streak of repaints keeps its cyclic garbage frozen before the heap is settled anyway.
 SETTLE_AFTER_S = 300.0
 # Young collections while the TUI runs: a young collection pauses every thread for ~1 ms per thousand
@@ -156,6 +164,7 @@ class ConsoleApp(App[int]):
         self.theme = resolve_theme_name(theme, self.available_themes)
         self._engine_spec = engine_spec
         self._engine_in_thread = engine_in_thread
+        self._engine_lost = "nothing was running"  # what the last engine took with it when it died
         self._start_sweep = start_sweep
         self.bridge: EngineBridge | ProcessBridge | None = None
         self.main_screen = MainScreen(read_only)
@@ -190,6 +199,7 @@ class ConsoleApp(App[int]):
         self._switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(GIL_SWITCH_S)
         self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self._stop_on_signals()
         self.set_interval(CATCH_UP_INTERVAL_S, self._catch_up)
         self.set_interval(1.0, self._tick)
         if self.prebuild_detail_after_s is not None:
@@ -201,16 +211,51 @@ class ConsoleApp(App[int]):
             self.set_interval(self.follow_interval_s, self.follow_store)
         if self._engine_spec is None:
             return
+        self._start_engine()
+        if self._start_sweep:
+            self.start_sweep()
+        self.poll_scheduler()
+        self.set_interval(self.scheduler_poll_s, self.poll_scheduler)
+
+    def _start_engine(self) -> None:
+        assert self._engine_spec is not None
         if self._engine_in_thread:
             self.bridge = EngineBridge(self._engine_spec, self.ingest)
         else:
             log = self.store.path.with_name("engine.log") if self.store is not None else None
             self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended, log_path=log)
         self.bridge.start()
-        if self._start_sweep:
-            self.start_sweep()
-        self.poll_scheduler()
-        self.set_interval(self.scheduler_poll_s, self.poll_scheduler)
+
+    def restart_engine(self) -> None:
+        """Start the engine again after its process died (``_engine_ended`` said what was lost with it)."""
+        if self._engine_spec is None or (self.bridge is not None and self.bridge.running):
+            self.notify("the sweep engine is running: nothing to restart")
+            return
+        self._start_engine()
+        self.notify(f"engine restarted; lost with the last one: {self._engine_lost}; S sweeps again", markup=False)
+
+    def _stop_on_signals(self) -> None:
+        """A closed terminal (SIGHUP: a tmux session killed, an SSH session dropped) or SIGTERM ends the console
+        as ``q`` does, instead of on the spot: the terminal restored, the engine stopped and its sweep recorded
+        as cancelled. The exit codes are the sweep's (129, 130)."""
+        if self.is_headless:
+            return  # Pilot's tests: no terminal, and the signals stay the test runner's
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGHUP, self._hang_up)
+        loop.add_signal_handler(signal.SIGTERM, partial(self.exit, None, int(ExitCode.INTERRUPTED)))
+
+    def _hang_up(self) -> None:
+        if leave_dead_terminal():
+            # Textual's writer thread may have died on the dead terminal before this ran, and its driver then
+            # waits for it for ever: past a bound, the engine is stopped here and the process ends.
+            watchdog = threading.Timer(HANGUP_EXIT_S, self._exit_now)
+            watchdog.daemon = True  # a console that ends in time is not held back by it
+            watchdog.start()
+        self.exit(None, int(ExitCode.HANGUP))
+
+    def _exit_now(self) -> None:
+        self.stop_engine()
+        os._exit(int(ExitCode.HANGUP))
 
     def show_last_sweep(self) -> None:
         """Open on the newest sweep of this inventory in the history, marked with its age (not swept now)."""
@@ -377,9 +422,15 @@ class ConsoleApp(App[int]):
         # Called on the engine reader thread when the engine process ends without being asked to: its
         # sweep is over too, or the summary would show it running forever.
         progress = self.state.progress
+        self._engine_lost = "nothing was running"
         if progress.running:
+            self._engine_lost = (
+                f"sweep {progress.sweep_id}, {len(progress.done)} of {len(progress.nodes)} nodes judged"
+                " (the others were not)"
+            )
             self.ingest(SweepDone(sweep_id=progress.sweep_id, outcome="cancelled", counts={}, duration_s=0.0))
         self.post_message(EngineProblem(text))
+        self.post_message(EngineProblem(f"lost with the engine: {self._engine_lost}; e restarts it"))
 
     def start_sweep(self) -> None:
         """Sweep every node at the console's level."""

@@ -145,6 +145,7 @@ def export_report(
         multinode=multinode,
     )
     directory.mkdir(parents=True, exist_ok=True)
+    # A predictable name in a directory others may write: console.files refuses a link planted at it.
     path = directory / f"instinct-console-sweep{progress.sweep_id}.json"
     write_json(report, str(path))
     return path

@@ -123,6 +123,8 @@ ACTIONS: tuple[UiAction, ...] = (
     UiAction("rerun-failed", "Rerun failed", "R", Scope.ALL_FAILED, "rerun_failed",
              "run the sweep level again on every FAIL or UNKNOWN node", "sweep"),
     UiAction("new-sweep", "New sweep", "S", Scope.GLOBAL, "new_sweep", "sweep every node again", "sweep"),
+    UiAction("restart-engine", "Restart engine", "e", Scope.GLOBAL, "restart_engine",
+             "start the sweep engine again after it died, and say what was lost with it", "sweep"),
     UiAction("cancel-sweep", "Cancel sweep", "K", Scope.GLOBAL, "cancel_sweep",
              "stop the sweep; probes in flight are killed on the nodes", "sweep"),
     UiAction("give-up", "Give up on node", "w", Scope.MARKED, "give_up",

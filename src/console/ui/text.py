@@ -9,9 +9,9 @@ bidi overrides) are replaced, and the text is never parsed as markup by the call
 from __future__ import annotations
 
 import time
-import unicodedata
 from collections.abc import Sequence
 
+from console.inert import is_live
 from console.model.findings import Status
 
 STATUS_GLYPH: dict[Status | None, str] = {
@@ -37,13 +37,12 @@ _SPARKS = "▁▂▃▄▅▆▇█"
 
 
 def safe(text: object) -> str:
-    """``text`` with control and format characters (ESC, BEL, bidi overrides, ...) replaced, one line."""
+    """``text`` with the characters a terminal acts on (ESC, C1, BEL, bidi overrides, ...: ``console.inert``)
+    replaced, one line."""
     value = str(text)
     if value.isprintable():
         return value
-    return "".join(
-        " " if ch in "\t\r\n" else _REPLACEMENT if unicodedata.category(ch) in ("Cc", "Cf") else ch for ch in value
-    )
+    return "".join(" " if ch in "\t\r\n" else _REPLACEMENT if is_live(ch) else ch for ch in value)
 
 
 def safe_block(text: str) -> str:
@@ -55,14 +54,7 @@ def safe_block(text: str) -> str:
             lines.append(line)
             continue
         lines.append(
-            "".join(
-                chr(0x2400 + ord(ch))
-                if ord(ch) < 0x20
-                else _REPLACEMENT
-                if unicodedata.category(ch) in ("Cc", "Cf")
-                else ch
-                for ch in line
-            )
+            "".join(chr(0x2400 + ord(ch)) if ord(ch) < 0x20 else _REPLACEMENT if is_live(ch) else ch for ch in line)
         )
     return "\n".join(lines)
 

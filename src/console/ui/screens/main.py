@@ -20,6 +20,7 @@ from textual.widgets import Input
 
 from console.actions.baseline import PoolDiff, accept_baseline, baseline_diffs
 from console.actions.model import ActionKind
+from console.files import OutputRefused
 from console.model.findings import Status
 from console.service.commands import MULTINODE_TITLE, PlanAction, PlanMultinode, PlanPreview
 from console.sweep.catalog import ProbeSet
@@ -364,6 +365,10 @@ class MainScreen(Screen[None]):
         """Sweep every node again."""
         self.console_app.start_sweep()
 
+    def action_restart_engine(self) -> None:
+        """Start the engine again after it died."""
+        self.console_app.restart_engine()
+
     def action_cancel_sweep(self) -> None:
         """Stop the running sweep."""
         self.console_app.cancel_sweep()
@@ -576,9 +581,13 @@ class MainScreen(Screen[None]):
     def action_export_report(self) -> None:
         """Write the JSON report of what is on screen."""
         app = self.console_app
-        path = export_report(
-            app.inventory, app.state.rows(), app.state.progress, app.export_dir, app.state.pairs.result
-        )
+        try:
+            path = export_report(
+                app.inventory, app.state.rows(), app.state.progress, app.export_dir, app.state.pairs.result
+            )
+        except OutputRefused as exc:  # a link planted at the name, another's file, a full disk
+            self.notify(safe(str(exc)), title="report not written", severity="error", markup=False)
+            return
         # The whole path: a relative one (the current directory, by default) left the operator guessing.
         self.notify(safe(str(path.resolve())), title="report written", markup=False)
 

@@ -1,10 +1,13 @@
-"""Text that leaves the console: inert on a terminal, free of secrets.
+"""Text that leaves the console: inert on a terminal, free of secrets. The one place that says which
+characters a terminal could act on, for every layer that prints: the CLI (``console.commands.terminal``
+passes everything it prints through ``printable``), logs (``log_to_stderr``, the engine's ``engine.log``),
+errors, and the TUI (``console.ui.text.safe`` replaces the same characters, ``is_live``).
 
-Node names, reasons and finding messages carry text that nodes and files supplied: a tool's output can
-hold escape sequences that retitle the terminal, write the clipboard (OSC 52) or clear the screen, and
-bidirectional overrides that reorder what the operator reads; an address or a jump host can hold a
-password in URL form. ``printable`` shows control characters as escapes instead of obeying them;
-``redact`` replaces passwords and key material with ``***``.
+Node names, reasons and finding messages carry text that nodes, schedulers, files and other operators
+supplied: a tool's output or a Slurm drain reason can hold escape sequences that retitle the terminal,
+write the clipboard (OSC 52) or clear the screen, and bidirectional overrides that reorder what the
+operator reads; an address or a jump host can hold a password in URL form. ``printable`` shows control
+characters as escapes instead of obeying them; ``redact`` replaces passwords and key material with ``***``.
 """
 
 from __future__ import annotations
@@ -33,9 +36,15 @@ def redact(text: str) -> str:
     return _KEY_VALUE_SECRET.sub(lambda m: f"{m['key']}{m['sep']}{_REDACTED}", text)
 
 
-# Controls, format characters (bidi overrides, zero-width), private use, surrogates and unassigned
-# code points (U+FFFE/U+FFFF among them, which XML cannot carry either).
+# Controls (C0 with ESC, C1 with CSI/OSC/DCS/ST), format characters (bidi overrides and isolates,
+# zero-width), private use, surrogates (a byte that was not UTF-8, which would reach the terminal raw)
+# and unassigned code points (U+FFFE/U+FFFF among them, which XML cannot carry either).
 _HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Cn"})
+
+
+def is_live(char: str) -> bool:
+    """Whether a terminal could act on ``char``, or it could hide or reorder text: never print it as is."""
+    return unicodedata.category(char) in _HIDDEN
 
 
 def _escape(char: str) -> str:
@@ -51,7 +60,7 @@ def printable(text: str, *, keep_newlines: bool = False) -> str:
     if text.isprintable():
         return text
     kept = "\t\n" if keep_newlines else "\t"
-    return "".join(_escape(c) if c not in kept and unicodedata.category(c) in _HIDDEN else c for c in text)
+    return "".join(_escape(c) if c not in kept and is_live(c) else c for c in text)
 
 
 class _SafeFormatter(logging.Formatter):
@@ -71,12 +80,18 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
-def log_to_stderr(level: int = logging.WARNING) -> None:
-    """Print the console's log records of ``level`` and above on stderr, redacted and inert (once per process)."""
+def log_to_stderr(level: int = logging.WARNING, *, timestamps: bool = False) -> None:
+    """Print the console's log records of ``level`` and above on stderr, redacted and inert (once per process).
+
+    Each record is written and flushed as one line, so a log file on stderr (the engine's ``engine.log``)
+    holds every line up to a ``kill -9``; ``timestamps`` puts the time first, as a log file wants.
+    """
     logger = logging.getLogger("console")
     if any(isinstance(handler, _StderrHandler) for handler in logger.handlers):
         return
     handler = _StderrHandler()
     handler.setLevel(level)
-    handler.setFormatter(_SafeFormatter("%(levelname)s %(name)s: %(message)s"))
+    shape = "%(levelname)s %(name)s: %(message)s"
+    handler.setFormatter(_SafeFormatter(f"%(asctime)s {shape}" if timestamps else shape))
     logger.addHandler(handler)
+    logger.setLevel(min(logger.getEffectiveLevel(), level))
