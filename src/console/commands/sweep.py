@@ -31,7 +31,7 @@ from console.commands.arguments import (
 from console.commands.history_gate import gate_from_history
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
-from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
+from console.exitcodes import SWEEP_EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import Inventory, fold, load_inventory, select_exactly
 from console.model.findings import Status
 from console.report import build_report, junit_xml, prometheus_textfile, write_atomic, write_json
@@ -39,9 +39,11 @@ from console.report.text import log_to_stderr, printable
 from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.service.workers import default_workers
 from console.store import Store, default_store_path
+from console.store.db import BUSY_WAIT_S, StoreError
+from console.store.faults import StoreFault
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
-from console.sweep.events import Event
+from console.sweep.events import Event, StoreFailed
 from console.sweep.multinode import MultinodeOptions, borrowable
 from console.sweep.pairing import Pairing
 from console.sweep.periodic import Periodic
@@ -54,7 +56,7 @@ def register(sub: Any) -> None:
         "sweep",
         help="sweep nodes headless: verdicts, reports and an exit code for a scheduler prolog",
         description="Run the probes of a level on every selected node and judge them against the check packs.",
-        epilog=EXIT_CODE_HELP,
+        epilog=SWEEP_EXIT_CODE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(p)
@@ -75,6 +77,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--exclude-unknown", action="store_true", help="with --exclude-out: list nodes that could not be checked too"
     )
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
+    p.add_argument(
+        "--store-wait",
+        type=seconds,
+        default=BUSY_WAIT_S,
+        metavar="SECONDS",
+        help=f"most a write waits for another process's lock on the history database before the sweep stops"
+        f" storing and goes on (exit 5; default {BUSY_WAIT_S:g})",
+    )
     p.add_argument(
         "--allow-unknown",
         type=float,
@@ -221,12 +231,16 @@ def run(args: argparse.Namespace) -> int:
         transport = build_transport(spec) if spec.slurm is not None else None
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
-    store = Store(store_path)
+    store, fault = _open_store(store_path, args.store_wait)
     try:
         engine = build_engine(spec, store, transport)
+        engine.subscribe(_store_failure_said(err))
+        if fault is not None:
+            engine.writes.failed(fault)
         # A pin stored with `pin --from-node` wins over the inventory's, field by field.
-        warn_pin_overrides(inventory, store)
-        if args.probes == ProbeSet.MULTINODE.value:
+        if store is not None:
+            warn_pin_overrides(inventory, store)
+        if args.probes == ProbeSet.MULTINODE.value and store is not None:
             _say_borrowable(err, inventory, store, nodes, borrow=not args.no_baseline_partners)
         with _Progress(err) as progress:
             engine.subscribe(progress)
@@ -235,7 +249,34 @@ def run(args: argparse.Namespace) -> int:
         err.print("interrupted")
         return int(ExitCode.INTERRUPTED)
     finally:
-        store.close()
+        if store is not None:
+            store.close()
+
+
+def _open_store(path: Path, busy_wait_s: float) -> tuple[Store | None, StoreFault | None]:
+    """The history database to sweep into; when it cannot be written (corrupt, read-only, its disk full), the
+    same database read-only for the pins and history the checks compare with, or none, and the fault: the
+    sweep goes on without storing and exits 5. Anything else (a plain file as --store) is a usage error."""
+    try:
+        return Store(path, busy_wait_s=busy_wait_s), None
+    except StoreError as exc:
+        if exc.fault is None:
+            raise
+        fault = exc.fault
+    try:
+        return Store(path, read_only=True, busy_wait_s=busy_wait_s), fault
+    except StoreError:
+        return None, fault
+
+
+def _store_failure_said(err: Console) -> Any:
+    """A subscriber that says on stderr, as it happens, that the sweep stopped storing and why."""
+
+    def said(event: Event) -> None:
+        if isinstance(event, StoreFailed):
+            err.print(f"history not stored from now on: {_shown(event.fault.describe())}")
+
+    return said
 
 
 def _say_borrowable(err: Console, inventory: Inventory, store: Store, nodes: list[Any], *, borrow: bool) -> None:
@@ -309,6 +350,9 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     result, pairs = await sweep_cluster(engine, nodes, args.probes, args.deadline, multinode, at_once=at_once)
     statuses = [v.status for v in result.verdicts.values()]
     code = exit_code_for(statuses, result.outcome, allow_unknown=args.allow_unknown, fail_on_warn=args.fail_on_warn)
+    unstored = engine.writes.problem()
+    if unstored is not None and code != ExitCode.INTERRUPTED:
+        code = ExitCode.STORE_FAILED
     outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]
     stacks = {name: facts.stack for name, facts in engine.facts.items()}
     report = build_report(
@@ -322,21 +366,16 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
         outcome=outcome,
         exit_code=int(code),
         multinode=pairs,
+        store_problem=unstored,
     )
-    if args.json:
-        write_json(report, args.json)
-    if args.junit:
-        write_atomic(args.junit, junit_xml(report, result.verdicts))
-    if args.prom:
-        write_atomic(args.prom, prometheus_textfile(report))
-    if args.exclude_out:
-        excluded = [n.node for n in report.nodes if n.status is Status.FAIL]
-        if args.exclude_unknown:
-            excluded += [n.node for n in report.nodes if n.status is Status.UNKNOWN]
-        write_atomic(args.exclude_out, fold(excluded) + "\n")
+    unwritten = _write_reports(report, result, args)
+    if unwritten and code != ExitCode.INTERRUPTED:
+        code = ExitCode.OUTPUT_FAILED
+        report.exit_code = int(code)
     console = plain_console(stderr=args.json == "-")
-    _print_summary(console, report.nodes, result, code)
-    if args.probes in (ProbeSet.WORKLOAD, ProbeSet.FRAMEWORK) and engine.store is not None and outcome == "done":
+    _print_summary(console, report.nodes, result, code, [*([f"history: {unstored}"] if unstored else []), *unwritten])
+    if args.probes in (ProbeSet.WORKLOAD, ProbeSet.FRAMEWORK) and engine.writes.writable and outcome == "done":
+        assert engine.store is not None
         # Reruns after a stack change: accepted again or regressed (docs/workloads.md, "Acceptance").
         for record in record_outcomes(engine.store, engine.inventory, result.sweep_id):
             console.print(f"acceptance: {_shown(record.workload)} {record.outcome} on pool {_shown(record.pool)}")
@@ -348,7 +387,34 @@ def _shown(text: str) -> str:
     return escape(printable(text))
 
 
-def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code: ExitCode) -> None:
+def _write_reports(report: Any, result: SweepResult, args: argparse.Namespace) -> list[str]:
+    """Write every report asked for; one line per report that could not be written (the others still are)."""
+    writes: list[tuple[str, Any]] = []
+    if args.json:
+        writes.append((args.json, lambda: write_json(report, args.json)))
+    if args.junit:
+        writes.append((args.junit, lambda: write_atomic(args.junit, junit_xml(report, result.verdicts))))
+    if args.prom:
+        writes.append((args.prom, lambda: write_atomic(args.prom, prometheus_textfile(report))))
+    if args.exclude_out:
+        excluded = [n.node for n in report.nodes if n.status is Status.FAIL]
+        if args.exclude_unknown:
+            excluded += [n.node for n in report.nodes if n.status is Status.UNKNOWN]
+        writes.append((args.exclude_out, lambda: write_atomic(args.exclude_out, fold(excluded) + "\n")))
+    unwritten = []
+    for target, write in writes:
+        try:
+            write()
+        except BrokenPipeError:
+            raise  # stdout's reader went away (``--json -``): the front door's 141, not a report unwritten
+        except OSError as exc:
+            unwritten.append(f"report not written: {target}: {exc.strerror or exc}")
+    return unwritten
+
+
+def _print_summary(
+    console: Console, nodes: list[Any], result: SweepResult, code: ExitCode, problems: list[str] | None = None
+) -> None:
     counts = " ".join(f"{s.value}={n}" for s, n in result.counts.items() if n)
     console.print(f"sweep {result.sweep_id}: {len(result.verdicts)} nodes in {result.duration_s:.1f} s: {counts}")
     for node in nodes:
@@ -364,4 +430,6 @@ def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code
                     said = then is None or finding.status is Status.UNKNOWN or f"-> {then.value}" in finding.message
                     arrow = "" if said else f" -> {then.value}"
                     console.print(f"           {finding.status.value:7} {_shown(prefix + finding.message)}{arrow}")
+    for problem in problems or []:
+        console.print(f"[red]{_shown(problem)}[/]")
     console.print(f"exit {int(code)} ({code.name.lower()})")

@@ -1,0 +1,179 @@
+"""The store never costs a report: a history database that fails under a sweep, for real.
+
+Each fault is made for real while ``sweep`` runs as its own process: another process holds the write lock
+past the busy wait, a small tmpfs the store lives on fills up (ENOSPC, SQLITE_FULL), the file is deleted,
+the filesystem is remounted read-only. Two nodes: the healthy one is judged and stored first; amd-smi
+hangs on the other, so its verdict and the sweep's end come after the fault. The sweep must finish,
+write its report, exit 5 and say what was not stored. A corrupt store (a page overwritten) is named at
+its opening with the way to recover it. The filesystem faults need root (mount); they skip without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from console.cli import main
+from console.exitcodes import ExitCode
+from console.sim.faults import FaultKind
+from console.sim.launcher import SimCluster
+from console.sim.specs import GpuModel
+from tests.integration.processes import start_console, stopped, wait_for_running_sweep
+from tests.multinode.simcluster import start_cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+
+@pytest.fixture(scope="module")
+def one_hung() -> Iterator[SimCluster]:
+    """Two nodes, amd-smi hanging on the second: its verdict comes after the probe timeout."""
+    with start_cluster(2, GpuModel.MI300X, FaultKind.COMMAND_HANG) as sim:
+        yield sim
+
+
+@contextlib.contextmanager
+def small_filesystem(where: Path, size: str = "4m") -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``where`` (root only), unmounted after."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small filesystem needs root")
+    where.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]
+    made = subprocess.run(mount, capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def fill(where: Path) -> None:
+    """Write to ``where`` until its filesystem says ENOSPC."""
+    with contextlib.suppress(OSError), (where / "filler").open("wb", buffering=0) as out:
+        while True:
+            out.write(b"\0" * 65536)
+
+
+def swept_through(sim: SimCluster, db: Path, tmp_path: Path, fault: Callable[[], object]) -> tuple[int, dict, str]:
+    """Run ``sweep`` as a process, make ``fault`` once the healthy node is stored, return (exit, report, output)."""
+    log, report = tmp_path / "sweep.log", tmp_path / "report.json"
+    args = ["sweep", "-i", sim.inventory_path, "--store", db, "--json", report, "--probe-timeout", "6"]
+    proc = start_console(*args, "--store-wait", "1", log=log, env=ENV)
+    try:
+        wait_for_running_sweep(proc, db, log)
+        fault()
+        code = stopped(proc, log)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    output = log.read_text(errors="replace")
+    assert "Traceback" not in output, output
+    assert report.exists(), output
+    return code, json.loads(report.read_text()), output
+
+
+def _judged_both(report: dict) -> None:
+    statuses = {n["node"]: n["status"] for n in report["nodes"]}
+    assert statuses["sim001"] == "PASS" and len(statuses) == 2 and "UNKNOWN" in statuses.values(), statuses
+
+
+def test_a_store_locked_past_the_busy_wait_costs_the_history_not_the_sweep(
+    one_hung: SimCluster, tmp_path: Path
+) -> None:
+    db = tmp_path / "h.db"
+    holder = sqlite3.connect(db, isolation_level=None, timeout=5)
+
+    def lock() -> None:
+        holder.execute("BEGIN IMMEDIATE")  # another process's write lock, held until the sweep ends
+
+    try:
+        code, report, output = swept_through(one_hung, db, tmp_path, lock)
+    finally:
+        holder.close()
+    assert code == ExitCode.STORE_FAILED and report["exit_code"] == ExitCode.STORE_FAILED, output
+    _judged_both(report)
+    assert "locked by another process" in report["store_problem"]
+    assert "node verdict: 1" in report["store_problem"] and "sweep end: 1" in report["store_problem"]
+    assert "history not stored from now on" in output and "exit 5 (store_failed)" in output
+
+
+def test_a_full_disk_costs_the_history_not_the_sweep(one_hung: SimCluster, tmp_path: Path) -> None:
+    with small_filesystem(tmp_path / "small") as small:
+        code, report, output = swept_through(one_hung, small / "h.db", tmp_path, lambda: fill(small))
+    assert code == ExitCode.STORE_FAILED, output
+    _judged_both(report)
+    assert "the disk is full" in report["store_problem"], report["store_problem"]
+
+
+def test_a_store_deleted_mid_sweep_is_said_not_lost_silently(one_hung: SimCluster, tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    code, report, output = swept_through(one_hung, db, tmp_path, db.unlink)
+    assert code == ExitCode.STORE_FAILED, output
+    _judged_both(report)
+    assert "deleted or replaced" in report["store_problem"] and "node verdict: 1" in report["store_problem"]
+
+
+def test_a_store_on_a_read_only_filesystem_is_read_and_the_sweep_reports(one_hung: SimCluster, tmp_path: Path) -> None:
+    # A filesystem with files open for writing cannot be remounted read-only: the store goes read-only
+    # between two commands (a full /var remounted by the kernel, a snapshot mounted for inspection).
+    with small_filesystem(tmp_path / "small", "64m") as small:
+        db = small / "h.db"
+        inventory = str(one_hung.inventory_path)
+        assert main(["sweep", "-i", inventory, "--store", str(db), "--nodes", "sim001"]) == ExitCode.OK
+        subprocess.run(["mount", "-o", "remount,ro", str(small)], check=True)
+        # What was stored stays readable, by a read-only opening.
+        assert main(["history", "--store", str(db)]) == ExitCode.OK
+        report = tmp_path / "report.json"
+        code = main(["sweep", "-i", inventory, "--store", str(db), "--json", str(report), "--nodes", "sim001"])
+        assert code == ExitCode.STORE_FAILED
+        written = json.loads(report.read_text())
+        assert [n["status"] for n in written["nodes"]] == ["PASS"]
+        assert "read-only" in written["store_problem"], written["store_problem"]
+
+
+def _corrupt(db: Path) -> None:
+    """Overwrite the pages after the schema with garbage, as a torn write or a bad disk would."""
+    conn = sqlite3.connect(db)
+    page = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with db.open("r+b") as f:
+        f.seek(page * 2)
+        f.write(b"\xa5" * page * 3)
+
+
+def test_a_corrupt_store_is_named_with_its_recovery_and_the_sweep_still_reports(
+    one_hung: SimCluster, tmp_path: Path
+) -> None:
+    db = tmp_path / "h.db"
+    report = tmp_path / "first.json"
+    main(["sweep", "-i", str(one_hung.inventory_path), "--store", str(db), "--json", str(report), "--nodes", "sim001"])
+    _corrupt(db)
+    second = tmp_path / "second.json"
+    code = main(
+        ["sweep", "-i", str(one_hung.inventory_path), "--store", str(db), "--json", str(second), "--nodes", "sim001"]
+    )
+    assert code == ExitCode.STORE_FAILED
+    problem = json.loads(second.read_text())["store_problem"]
+    assert "corrupt" in problem and str(db) in problem
+    # History commands refuse it in one line that names the way to recover it; bundle warns and reads on.
+    assert main(["history", "--store", str(db)]) == ExitCode.USAGE
+
+
+def test_history_commands_open_the_store_read_only(one_hung: SimCluster, tmp_path: Path) -> None:
+    db = tmp_path / "h.db"
+    main(["sweep", "-i", str(one_hung.inventory_path), "--store", str(db), "--nodes", "sim001"])
+    before = db.read_bytes(), db.stat().st_mtime_ns
+    assert main(["history", "--store", str(db)]) == ExitCode.OK
+    assert (db.read_bytes(), db.stat().st_mtime_ns) == before, "reading the history wrote to it"
+    wal = Path(f"{db}-wal")
+    assert not wal.exists() or wal.stat().st_size == 0, "reading the history wrote to its log"
