@@ -15,6 +15,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster
 from console.sim.specs import GpuModel
 from tests.integration.processes import start_console, stopped, wait_for_running_sweep
+from tests.multinode.localnodes import local_cluster, shim_dir
 from tests.multinode.simcluster import start_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +154,7 @@ def _corrupt(db: Path) -> None:
 
 
 def test_a_corrupt_store_is_named_with_its_recovery_and_the_sweep_still_reports(
-    one_hung: SimCluster, tmp_path: Path
+    one_hung: SimCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     db = tmp_path / "h.db"
     report = tmp_path / "first.json"
@@ -166,7 +168,14 @@ def test_a_corrupt_store_is_named_with_its_recovery_and_the_sweep_still_reports(
     problem = json.loads(second.read_text())["store_problem"]
     assert "corrupt" in problem and str(db) in problem
     # History commands refuse it in one line that names the way to recover it; bundle warns and reads on.
+    capsys.readouterr()
     assert main(["history", "--store", str(db)]) == ExitCode.USAGE
+    refused = capsys.readouterr().err
+    assert "the history database is corrupt" in refused and f"sqlite3 {db} .recover" in refused, refused
+    bundled = main(["bundle", "sim001", "--store", str(db), "--sweep", "1", "-o", str(tmp_path / "b.tar.gz")])
+    warned = capsys.readouterr().err
+    assert warned.startswith("warning: ") and "corrupt" in warned and ".recover" in warned, warned
+    assert bundled in (ExitCode.OK, ExitCode.USAGE), "bundle read on, and said what it could not read"
 
 
 def test_history_commands_open_the_store_read_only(one_hung: SimCluster, tmp_path: Path) -> None:
@@ -177,3 +186,21 @@ def test_history_commands_open_the_store_read_only(one_hung: SimCluster, tmp_pat
     assert (db.read_bytes(), db.stat().st_mtime_ns) == before, "reading the history wrote to it"
     wal = Path(f"{db}-wal")
     assert not wal.exists() or wal.stat().st_size == 0, "reading the history wrote to its log"
+
+
+def test_check_local_on_a_full_disk_prints_its_verdict_and_leaves_no_partial_file(tmp_path: Path) -> None:
+    (tmp_path / "node").mkdir()
+    inventory = local_cluster(tmp_path / "node", ["gpu001"])
+    with small_filesystem(tmp_path / "small", "64k") as small:
+        fill(small)
+        env = {**ENV, "PATH": f"{shim_dir(tmp_path / 'node', 'gpu001')}:{os.environ['PATH']}"}
+        argv = ["check-local", "-i", str(inventory), "--node", "gpu001", "--json", str(small / "report.json")]
+        done = subprocess.run(
+            [sys.executable, "-m", "console", *argv], capture_output=True, text=True, env=env, check=False
+        )
+        left = sorted(p.name for p in small.iterdir())
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said, said
+    assert done.returncode == ExitCode.OUTPUT_FAILED, said
+    assert "gpu001" in said and "report not written: " in said and "No space left on device" in said, said
+    assert left == ["filler"], f"a partial report was left: {left}"

@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import re
+import sqlite3
 import tarfile
 import time
 from collections.abc import Callable, Iterable
@@ -93,8 +94,11 @@ def run_bundle(args: argparse.Namespace) -> int:
     """Write the archive and say where, with what it holds."""
     store = _store_for_bundle(args.store)
     try:
-        sweep_id = args.sweep if args.sweep is not None else _newest_sweep(store, args.node)
-        files = evidence_files(store, args.node, sweep_id)
+        try:
+            sweep_id = args.sweep if args.sweep is not None else _newest_sweep(store, args.node)
+            files = evidence_files(store, args.node, sweep_id)
+        except sqlite3.DatabaseError as exc:  # the corrupt part of a store it was warned about
+            raise UsageError(f"{store.path}: cannot read the evidence of {args.node}: {exc}") from None
         redactor = Redactor(_known_hosts(store)) if args.redact else None
         name = redactor.text(args.node) if redactor else args.node
         output = Path(args.output or f"{name}-evidence-{sweep_id}.tar.gz")

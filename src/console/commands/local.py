@@ -27,6 +27,7 @@ from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
 from console.inventory.model import StackPin
 from console.model.findings import NodeVerdict, Status
+from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store.pins import pin_from_fields
 from console.sweep.cached_verdict import DEFAULT_MAX_AGE_S, gpu_list, read_cached, scoped
@@ -184,18 +185,31 @@ def run(args: argparse.Namespace) -> int:
     if args.json == "-":
         # One ASCII line: srun --label cuts long lines into chunks, which must not split a character.
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), separators=(",", ":")) + "\n")
-    elif args.json:
-        _write_atomically(Path(args.json), report.model_dump_json(indent=2) + "\n")
+    unwritten = ""
+    if args.json and args.json != "-":
+        try:
+            _write_atomically(Path(args.json), report.model_dump_json(indent=2) + "\n")
+        except OSError as exc:  # a full disk: the verdict is still printed, and the exit says the file is not
+            unwritten = f"report not written: {args.json}: {exc.strerror or exc}"
     verdict = scoped(report, args.gpus, packs.get(report.gpu_model))
-    _summary(plain_console(stderr=args.json == "-"), report, verdict)
-    return int(exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn))
+    out = plain_console(stderr=args.json == "-")
+    _summary(out, report, verdict)
+    code = exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn)
+    if unwritten and code != ExitCode.INTERRUPTED:
+        out.print(printable(unwritten), markup=False)
+        return int(ExitCode.OUTPUT_FAILED)
+    return int(code)
 
 
 def _write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` whole: a HealthCheckProgram reading it meanwhile sees the old report or the new."""
     part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    part.write_text(text)
-    os.replace(part, path)
+    try:
+        part.write_text(text)
+        os.replace(part, path)
+    except OSError:
+        part.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
+        raise
 
 
 def _answer_from_cache(args: argparse.Namespace, inventory: Inventory, name: str, packs: dict[str, CheckPack]) -> int:

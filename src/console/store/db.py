@@ -254,6 +254,8 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         except sqlite3.OperationalError:
             return True  # no meta table yet
+        except sqlite3.DatabaseError:
+            return False  # corrupt: nothing to upgrade; it was named when it was opened
         return row is None or int(row[0]) < CURRENT_SCHEMA
 
     def check_integrity(self) -> None:
@@ -265,7 +267,8 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
         rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(3)")]
         if rows != ["ok"]:
             self.conn.close()
-            said = "; ".join(rows)[:300]
+            lines = [line.strip() for row in rows for line in row.splitlines() if line.strip().strip("*").strip()]
+            said = "; ".join(line for line in lines if not line.startswith("***"))[:300]
             fault = StoreFault(kind="corrupt", path=str(self.path), detail=f"quick_check: {said}")
             raise StoreError(f"{self.path}: the history database is corrupt ({said}): {recovery(self.path)}", fault)
 
