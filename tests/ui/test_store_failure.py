@@ -20,6 +20,7 @@ from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster
 from console.sim.specs import GpuModel
 from console.store import Store
+from console.store.db import open_for_sweeping
 from console.ui.app import ConsoleApp
 from console.ui.registry import DANGEROUS_ACTION_NAMES
 from tests.multinode.simcluster import start_cluster
@@ -79,3 +80,33 @@ async def test_a_store_failing_mid_sweep_shows_a_banner_and_the_console_goes_on_
             assert main_screen(pilot).query_one("#store-banner", Static).display
     finally:
         store.close()
+
+
+async def test_a_console_started_on_a_corrupt_store_says_so_and_sweeps_read_only(
+    one_hung: SimCluster, packs: dict[str, CheckPack], tmp_path: Path
+) -> None:
+    inventory = load_inventory(one_hung.inventory_path)
+    db = tmp_path / "history.sqlite"
+    Store(db).close()
+    _corrupt(db)
+    store, fault = open_for_sweeping(db)  # as ``tui`` opens it
+    assert fault is not None and fault.kind == "corrupt"
+    spec = EngineSpec(inventory, packs, db, probe_timeout_cap_s=6)
+    app = ConsoleApp(inventory, packs, store=store, engine_spec=spec, engine_in_thread=True, refresh_interval_s=0.1)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(lambda: main_screen(pilot).query_one("#store-banner", Static).display)
+            banner = str(main_screen(pilot).query_one("#store-banner", Static).render())
+            assert "HISTORY NOT STORED" in banner and "corrupt" in banner, banner
+            await wait_for(lambda: app.state.progress.finished_at is not None)
+            assert app.state.row("sim001").status is Status.PASS and app.read_only
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _corrupt(db: Path) -> None:
+    """Overwrite the pages after the first two with garbage, as a torn write or a bad disk would."""
+    with db.open("r+b") as f:
+        f.seek(4096 * 2)
+        f.write(b"\xa5" * 4096 * 3)

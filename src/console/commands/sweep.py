@@ -39,8 +39,7 @@ from console.report.text import log_to_stderr, printable
 from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.service.workers import default_workers
 from console.store import Store, default_store_path
-from console.store.db import BUSY_WAIT_S, StoreError
-from console.store.faults import StoreFault
+from console.store.db import BUSY_WAIT_S, open_for_sweeping
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.events import Event, StoreFailed
@@ -231,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         transport = build_transport(spec) if spec.slurm is not None else None
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
-    store, fault = _open_store(store_path, args.store_wait)
+    store, fault = open_for_sweeping(store_path, args.store_wait)
     try:
         engine = build_engine(spec, store, transport)
         engine.subscribe(_store_failure_said(err))
@@ -251,22 +250,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
-
-
-def _open_store(path: Path, busy_wait_s: float) -> tuple[Store | None, StoreFault | None]:
-    """The history database to sweep into; when it cannot be written (corrupt, read-only, its disk full), the
-    same database read-only for the pins and history the checks compare with, or none, and the fault: the
-    sweep goes on without storing and exits 5. Anything else (a plain file as --store) is a usage error."""
-    try:
-        return Store(path, busy_wait_s=busy_wait_s), None
-    except StoreError as exc:
-        if exc.fault is None:
-            raise
-        fault = exc.fault
-    try:
-        return Store(path, read_only=True, busy_wait_s=busy_wait_s), fault
-    except StoreError:
-        return None, fault
 
 
 def _store_failure_said(err: Console) -> Any:

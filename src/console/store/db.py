@@ -632,3 +632,20 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
     def pin(self, pool: str) -> dict[str, str]:
         """Stored pin of ``pool`` (field -> value)."""
         return {r["field"]: r["value"] for r in self.conn.execute("SELECT * FROM pins WHERE pool = ?", (pool,))}
+
+
+def open_for_sweeping(path: Path, busy_wait_s: float = BUSY_WAIT_S) -> tuple[Store | None, StoreFault | None]:
+    """The history database an engine sweeps into, and None; or, when it cannot be written (corrupt,
+    read-only, its disk full), the same database read-only (for its pins and the history checks of change
+    compare with; None when it cannot even be read) and the fault: the engine sweeps on without storing
+    (``console.store.faults``). Anything else (a plain file as --store) is a StoreError, a usage error."""
+    try:
+        return Store(path, busy_wait_s=busy_wait_s), None
+    except StoreError as exc:
+        if exc.fault is None:
+            raise
+        fault = exc.fault
+    try:
+        return Store(path, read_only=True, busy_wait_s=busy_wait_s, check=fault.kind != "corrupt"), fault
+    except StoreError:
+        return None, fault
