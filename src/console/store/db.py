@@ -204,7 +204,8 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
         except sqlite3.DatabaseError as exc:
             read = fault_of(exc, self.path)
             if exc.sqlite_errorname == "SQLITE_NOTADB":
-                raise StoreError(f"{self.path}: not an SQLite database, so not a history database", read) from None
+                # A mistyped --store (notes.txt): a usage error, not a history database gone bad.
+                raise StoreError(f"{self.path}: not an SQLite database, so not a history database") from None
             raise StoreError(f"{self.path}: cannot use it as the history database: {exc}", read) from None
         except OSError as exc:
             # The file or a directory above it: "File exists: notes.txt" when a plain file is in the way.
