@@ -204,3 +204,26 @@ def test_check_local_on_a_full_disk_prints_its_verdict_and_leaves_no_partial_fil
     assert done.returncode == ExitCode.OUTPUT_FAILED, said
     assert "gpu001" in said and "report not written: " in said and "No space left on device" in said, said
     assert left == ["filler"], f"a partial report was left: {left}"
+
+
+def test_a_report_on_a_disk_that_filled_is_said_and_no_partial_file_is_left(
+    one_hung: SimCluster, tmp_path: Path
+) -> None:
+    with small_filesystem(tmp_path / "small") as small:
+        log, report = tmp_path / "sweep.log", small / "report.json"
+        args = ["sweep", "-i", one_hung.inventory_path, "--store", small / "h.db", "--json", report]
+        proc = start_console(*args, "--probe-timeout", "6", "--store-wait", "1", log=log, env=ENV)
+        try:
+            wait_for_running_sweep(proc, small / "h.db", log)
+            fill(small)
+            code = stopped(proc, log)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        left = sorted(p.name for p in small.iterdir() if not p.name.startswith("h.db"))
+    output = log.read_text(errors="replace")
+    assert "Traceback" not in output and code == ExitCode.OUTPUT_FAILED, output
+    assert f"report not written: {report}: No space left on device" in output, output
+    assert "history: history database " in output and "the disk is full" in output, output
+    assert left == ["filler"], f"a partial report was left: {left}"

@@ -131,7 +131,7 @@ def write_json(report: SweepReport, path: str) -> None:
 
         sys.stdout.write(text)
     else:
-        Path(path).write_text(text)
+        write_atomic(path, text)  # a full disk leaves the old report or none, never half of one
 
 
 def junit_xml(report: SweepReport, all_verdicts: dict[str, NodeVerdict]) -> str:
@@ -230,8 +230,12 @@ def write_atomic(path: str, text: str) -> None:
     """Write via a temporary file and rename, so readers (node_exporter, sbatch) never see half a file."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{int(time.time() * 1000)}.tmp")
-    tmp.write_text(text)
-    tmp.replace(target)
+    try:
+        tmp.write_text(text)
+        tmp.replace(target)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no partial file behind
+        raise
 
 
 def dump_schema(path: Path) -> None:
