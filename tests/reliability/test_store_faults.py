@@ -166,7 +166,7 @@ def test_a_corrupt_store_is_named_with_its_recovery_and_the_sweep_still_reports(
     )
     assert code == ExitCode.STORE_FAILED
     problem = json.loads(second.read_text())["store_problem"]
-    assert "corrupt" in problem and str(db) in problem
+    assert "corrupt" in problem and str(db) in problem and f"sqlite3 {db} .recover" in problem
     # History commands refuse it in one line that names the way to recover it; bundle warns and reads on.
     capsys.readouterr()
     assert main(["history", "--store", str(db)]) == ExitCode.USAGE
@@ -227,3 +227,22 @@ def test_a_report_on_a_disk_that_filled_is_said_and_no_partial_file_is_left(
     assert f"report not written: {report}: No space left on device" in output, output
     assert "history: history database " in output and "the disk is full" in output, output
     assert left == ["filler"], f"a partial report was left: {left}"
+
+
+def test_every_exit_code_is_in_the_help_of_the_commands_that_return_it() -> None:
+    from console.commands.watch import WATCH_EXIT_HELP
+    from console.exitcodes import EXIT_CODE_HELP, SWEEP_EXIT_CODE_HELP
+
+    for code in ExitCode:
+        assert f"\n  {int(code)} " in SWEEP_EXIT_CODE_HELP, code
+    assert "\n  5 " not in EXIT_CODE_HELP, "check-local writes no history database"
+    assert "\n  5    the history database failed" in WATCH_EXIT_HELP
+    for command in ("sweep", "demo"):
+        assert "the history database failed" in _help(command), command
+
+
+def _help(command: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "console", command, "--help"], capture_output=True, text=True, env=ENV, check=True
+    )
+    return done.stdout

@@ -27,7 +27,7 @@ from console.model.findings import Finding, NodeVerdict, Status, Subject
 from console.store.acceptance import AcceptanceLedger
 from console.store.audit import AuditLog
 from console.store.drains import DrainLedger
-from console.store.faults import StoreFault, fault_of, read_only_filesystem
+from console.store.faults import StoreFault, fault_of, read_only_filesystem, recovery
 from console.store.lifecycle import LifecycleLedger
 from console.store.owner import ProcessOwner
 from console.store.upgrade import INTERRUPTED, end_orphaned_sweeps, upgrade
@@ -167,16 +167,6 @@ class StoreError(Exception):
     def __init__(self, message: str, fault: StoreFault | None = None) -> None:
         super().__init__(message)
         self.fault = fault  # what failed, when it was the database (not a usage error)
-
-
-def recovery(path: Path) -> str:
-    """How to recover a corrupt history database, keeping its audit log (the write-ahead intents)."""
-    return (
-        f"stop every console using it, keep the file, and recover what is readable: "
-        f"sqlite3 {path} .recover | sqlite3 {path}.recovered && mv {path} {path}.corrupt && "
-        f"mv {path}.recovered {path} (the audit log's intents are rows like any other and come back; "
-        "the next start reconciles them with the scheduler); docs/verdicts.md, 'When the history database fails'"
-    )
 
 
 class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedger):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shlex
 import sqlite3
 from collections import Counter
 from collections.abc import Callable
@@ -47,8 +48,20 @@ class StoreFault(Model):
     detail: str
 
     def describe(self) -> str:
-        """One line: the file, what went wrong, and the underlying error."""
-        return f"history database {self.path}: {_MEANING[self.kind]} ({self.detail})"
+        """One line: the file, what went wrong, the underlying error, and for a corrupt one how to recover it."""
+        said = f"history database {self.path}: {_MEANING[self.kind]} ({self.detail})"
+        return f"{said}; to recover it: {recovery(Path(self.path))}" if self.kind == "corrupt" else said
+
+
+def recovery(path: Path) -> str:
+    """How to recover a corrupt history database, keeping its audit log (the write-ahead intents)."""
+    db, saved, bad = (shlex.quote(f"{path}{suffix}") for suffix in ("", ".recovered", ".corrupt"))
+    return (
+        f"stop every console using it, keep the file, and recover what is readable: "
+        f"sqlite3 {db} .recover | sqlite3 {saved} && mv {db} {bad} && mv {saved} {db} (the audit log's"
+        " intents are rows like any other and come back; the next start reconciles them with the scheduler);"
+        " docs/verdicts.md, 'When the history database fails'"
+    )
 
 
 def fault_of(exc: BaseException, path: Path | str) -> StoreFault:
