@@ -6,6 +6,7 @@ Targets of an action are resolved by node name when its key is pressed and passe
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Awaitable, Callable
 from functools import cached_property, partial
 from typing import TYPE_CHECKING
@@ -564,7 +565,14 @@ class MainScreen(Screen[None]):
         def run(preview: PlanPreview) -> None:
             if app.store is None or frozen[0] is None:
                 return
-            result = accept_baseline(app.store, frozen[0], preview.targets, reason=preview.reason)
+            if app.state.store_fault is not None:  # its audit row cannot be written: it is not done at all
+                self.notify("not accepted: the history database failed (see the banner)", severity="error")
+                return
+            try:
+                result = accept_baseline(app.store, frozen[0], preview.targets, reason=preview.reason)
+            except sqlite3.Error as exc:  # failed since the banner went up, or a read-only opening
+                self.notify(safe(f"not accepted: history database: {exc}"), severity="error", markup=False)
+                return
             if result.ok:
                 self.notify(safe(result.outcome), title="baseline accepted", markup=False)
             else:
