@@ -8,6 +8,9 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from console.cli import main
 from console.exitcodes import ExitCode
 from console.sim.faults import Fault, FaultKind
 from console.sim.launcher import start_sim_cluster
@@ -60,3 +63,19 @@ def test_watch_stops_acting_when_its_store_fails_mid_round(tmp_path: Path) -> No
             assert [row["action"] for row in store.audit_log(limit=10)] == [], "an action was audited"
         finally:
             store.close()
+
+
+def test_watch_on_a_corrupt_store_runs_no_round_and_names_the_recovery(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "h.sqlite"
+    Store(db).close()
+    with db.open("r+b") as f:  # pages past the header overwritten, as a torn write leaves them
+        f.seek(4096 * 2)
+        f.write(b"\xa5" * 4096 * 3)
+    inventory = tmp_path / "cluster.toml"
+    inventory.write_text('name = "t"\n[[pools]]\nname = "p"\ngpu_model = "MI300X"\nnodes = "n[1-2]"\n')
+    code = main(["watch", "-i", str(inventory), "--store", str(db), "--every", "60", "--rounds", "1", "--auto"])
+    said = capsys.readouterr().err
+    assert code == ExitCode.STORE_FAILED, said
+    assert "the history database is corrupt" in said and ".recover" in said and "no round runs" in said, said

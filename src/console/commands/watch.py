@@ -26,7 +26,7 @@ from console.inventory import load_inventory
 from console.report.text import printable
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, current_user, default_store_path
-from console.store.db import BUSY_WAIT_S
+from console.store.db import BUSY_WAIT_S, StoreError
 from console.sweep import ProbeSet
 from console.sweep.periodic import Periodic
 
@@ -126,7 +126,14 @@ def reservation_name(text: str) -> str:
 def run_watch(args: argparse.Namespace) -> int:
     """Run rounds until ``--rounds`` are done or a signal stops them."""
     inventory = load_inventory(args.inventory)
-    store = Store(args.store or default_store_path(), busy_wait_s=args.store_wait)
+    try:
+        store = Store(args.store or default_store_path(), busy_wait_s=args.store_wait)
+    except StoreError as exc:
+        if exc.fault is None:
+            raise  # a usage error: no such directory, a plain file as --store
+        said = f"watch: {exc}: no round runs (no action without its audit row)"
+        plain_console(stderr=True).print(printable(said), markup=False)
+        return int(ExitCode.STORE_FAILED)
     out = plain_console()
     try:
         if args.freshness:

@@ -196,6 +196,9 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
             if exc.sqlite_errorname == "SQLITE_NOTADB":
                 # A mistyped --store (notes.txt): a usage error, not a history database gone bad.
                 raise StoreError(f"{self.path}: not an SQLite database, so not a history database") from None
+            if read.kind == "corrupt":
+                said = f"{self.path}: the history database is corrupt ({exc}): {recovery(self.path)}"
+                raise StoreError(said, read) from None
             raise StoreError(f"{self.path}: cannot use it as the history database: {exc}", read) from None
         except OSError as exc:
             # The file or a directory above it: "File exists: notes.txt" when a plain file is in the way.
