@@ -78,4 +78,4 @@ def test_watch_on_a_corrupt_store_runs_no_round_and_names_the_recovery(
     code = main(["watch", "-i", str(inventory), "--store", str(db), "--every", "60", "--rounds", "1", "--auto"])
     said = capsys.readouterr().err
     assert code == ExitCode.STORE_FAILED, said
-    assert "the history database is corrupt" in said and ".recover" in said and "no round runs" in said, said
+    assert "the history database is corrupt" in said and ".dump" in said and "no round runs" in said, said

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -26,6 +27,8 @@ from console.exitcodes import ExitCode
 from console.sim.faults import FaultKind
 from console.sim.launcher import SimCluster
 from console.sim.specs import GpuModel
+from console.store import Store
+from console.store.db import StoreError
 from tests.integration.processes import start_console, stopped, wait_for_running_sweep
 from tests.multinode.localnodes import local_cluster, shim_dir
 from tests.multinode.simcluster import start_cluster
@@ -166,15 +169,15 @@ def test_a_corrupt_store_is_named_with_its_recovery_and_the_sweep_still_reports(
     )
     assert code == ExitCode.STORE_FAILED
     problem = json.loads(second.read_text())["store_problem"]
-    assert "corrupt" in problem and str(db) in problem and f"sqlite3 {db} .recover" in problem
+    assert "corrupt" in problem and str(db) in problem and f"sqlite3 {db} .dump" in problem
     # History commands refuse it in one line that names the way to recover it; bundle warns and reads on.
     capsys.readouterr()
     assert main(["history", "--store", str(db)]) == ExitCode.USAGE
     refused = capsys.readouterr().err
-    assert "the history database is corrupt" in refused and f"sqlite3 {db} .recover" in refused, refused
+    assert "the history database is corrupt" in refused and f"sqlite3 {db} .dump" in refused, refused
     bundled = main(["bundle", "sim001", "--store", str(db), "--sweep", "1", "-o", str(tmp_path / "b.tar.gz")])
     warned = capsys.readouterr().err
-    assert warned.startswith("warning: ") and "corrupt" in warned and ".recover" in warned, warned
+    assert warned.startswith("warning: ") and "corrupt" in warned and ".dump" in warned, warned
     assert bundled in (ExitCode.OK, ExitCode.USAGE), "bundle read on, and said what it could not read"
 
 
@@ -246,3 +249,37 @@ def _help(command: str) -> str:
         [sys.executable, "-m", "console", command, "--help"], capture_output=True, text=True, env=ENV, check=True
     )
     return done.stdout
+
+
+def test_the_named_recovery_brings_back_the_write_ahead_intents(tmp_path: Path) -> None:
+    """The recovery a corrupt store is named with, run as written: an action's intent written before its
+    effect (no outcome yet) survives it, for the next start to reconcile."""
+    if shutil.which("sqlite3") is None:
+        pytest.skip("the sqlite3 command-line tool is not installed")
+    db = tmp_path / "h.sqlite"
+    store = Store(db)
+    intent = store.audit_intent("drain", ["sim002"], inputs={"reason": "ECC"}, commands=["scontrol ..."], user="op")
+    sweep = store.start_sweep("quick", "cluster.toml", "sim[001-064]")
+    for node in range(64):  # raw outputs: most of the file, after the audit log's pages
+        store.add_probe_run(
+            sweep, f"sim{node:03}", "amdsmi.static", command="amd-smi static --json", exit_status=0,
+            started_at=0.0, duration_s=1.0, stdout=os.urandom(20000), stderr=b"", problem=None,
+        )  # fmt: skip
+    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    store.close()
+    size = db.stat().st_size
+    with db.open("r+b") as f:  # a torn write in the raw outputs' pages
+        f.seek(size // 2)
+        f.write(b"\xa5" * 4096 * 4)
+    with pytest.raises(StoreError) as refused:
+        Store(db)
+    said = str(refused.value)
+    commands = said[said.index("recover what is readable: ") + len("recover what is readable: ") : said.index(" (the")]
+    subprocess.run(commands, shell=True, check=True, capture_output=True)
+    recovered = Store(db)
+    try:
+        rows = [dict(r) for r in recovered.audit_log(limit=10)]
+        assert [(r["id"], r["action"], r["outcome"]) for r in rows] == [(intent, "drain", "")], rows
+    finally:
+        recovered.close()
+    assert Path(f"{db}.corrupt").exists(), "the corrupt file is kept"
