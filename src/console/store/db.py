@@ -629,9 +629,9 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
 
 
 def open_for_sweeping(path: Path, busy_wait_s: float = BUSY_WAIT_S) -> tuple[Store | None, StoreFault | None]:
-    """The history database an engine sweeps into, and None; or, when it cannot be written (corrupt,
-    read-only, its disk full), the same database read-only (for its pins and the history checks of change
-    compare with; None when it cannot even be read) and the fault: the engine sweeps on without storing
+    """The history database an engine sweeps into, and None; or, when it cannot be written (read-only, its
+    disk full), the same database read-only (for its pins and the history checks of change compare with;
+    None when it cannot even be read, or is corrupt) and the fault: the engine sweeps on without storing
     (``console.store.faults``). Anything else (a plain file as --store) is a StoreError, a usage error."""
     try:
         return Store(path, busy_wait_s=busy_wait_s), None
@@ -639,7 +639,9 @@ def open_for_sweeping(path: Path, busy_wait_s: float = BUSY_WAIT_S) -> tuple[Sto
         if exc.fault is None:
             raise
         fault = exc.fault
+    if fault.kind == "corrupt":
+        return None, fault  # its pins and history cannot be trusted: the inventory's pins apply alone
     try:
-        return Store(path, read_only=True, busy_wait_s=busy_wait_s, check=fault.kind != "corrupt"), fault
+        return Store(path, read_only=True, busy_wait_s=busy_wait_s), fault
     except StoreError:
         return None, fault
