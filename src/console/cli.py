@@ -19,7 +19,7 @@ from types import TracebackType
 
 from console import __version__
 from console.commands.arguments import USAGE_ERRORS, OneLineParser, usage_error_line
-from console.exitcodes import EXIT_CODE_HELP, ExitCode
+from console.exitcodes import SWEEP_EXIT_CODE_HELP, ExitCode
 from console.inert import printable
 from console.runtime import tune_gc
 
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="instinct-console",
         description="Health console for AMD Instinct GPU clusters.",
         # The sweep's codes, which most gates read; every other command's --help gives its own.
-        epilog=EXIT_CODE_HELP.replace(
+        epilog=SWEEP_EXIT_CODE_HELP.replace(
             "exit codes:",
             "exit codes of sweep, check-local and demo --headless (each command's --help gives its own):",
             1,

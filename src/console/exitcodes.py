@@ -19,6 +19,8 @@ class ExitCode(IntEnum):
     USAGE = 2
     UNKNOWN_EXCEEDED = 3
     DEADLINE = 4
+    STORE_FAILED = 5
+    OUTPUT_FAILED = 6
     HANGUP = 129
     INTERRUPTED = 130
 
@@ -51,6 +53,15 @@ EXIT_CODE_HELP = """exit codes:
   2    usage or configuration error
   3    nodes that could not be checked exceed the allowed fraction
   4    the sweep deadline was exceeded
+  6    a report file could not be written (disk full, read-only, I/O error): the verdicts were printed
+       and the other reports written; no partial file is left
   129  the terminal was closed (SIGHUP): the sweep was cancelled, its reports written and recorded
   130  interrupted (Ctrl-C or SIGTERM)
   141  stdout was closed by its reader (| head), as for a tool killed by SIGPIPE"""
+
+# Only the commands that write the history database while they sweep (sweep, demo --headless).
+STORE_EXIT_LINE = (
+    "  5    the sweep finished and its reports were written, but the history database failed (locked, disk\n"
+    "       full, corrupt, deleted, read-only): what was not stored is printed; wins over 0, 1, 3 and 4\n"
+)
+SWEEP_EXIT_CODE_HELP = EXIT_CODE_HELP.replace("  6    a report", STORE_EXIT_LINE + "  6    a report", 1)

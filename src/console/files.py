@@ -14,6 +14,7 @@ only with ``--force-overwrite``. A reader (node_exporter, a prolog) sees the old
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -26,7 +27,24 @@ FORCE_HINT = "--force-overwrite replaces it"
 
 
 class OutputRefused(Exception):
-    """An output file the console will not write, or could not: the reason, in one line (exit 2)."""
+    """An output file the console will not write (a link, another user's file, a directory it may not
+    create files in): the reason, in one line (exit 2)."""
+
+
+class OutputFailed(OSError):
+    """An output file the console could not write for want of room or a writable disk (exit 6 where a
+    command documents it): the old file, if any, is left as it was and no temporary file behind."""
+
+
+# Errors of the filesystem, not of the operator's choice of path: the verdicts still stand.
+_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
+
+
+def _unwritable(target: Path, exc: OSError) -> Exception:
+    """The error to raise for ``exc`` met while writing ``target``."""
+    if exc.errno in _FAILURES:
+        return OutputFailed(exc.errno, exc.strerror or str(exc), str(target))
+    return OutputRefused(f"cannot write {target}: {exc.strerror or exc}")
 
 
 def check_target(path: str | Path, *, force: bool = False) -> None:
@@ -62,7 +80,7 @@ def replacing(path: str | Path, *, force: bool = False) -> Iterator[IO[bytes]]:
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:
-        raise OutputRefused(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise _unwritable(target, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             yield handle
@@ -75,7 +93,7 @@ def replacing(path: str | Path, *, force: bool = False) -> Iterator[IO[bytes]]:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         if isinstance(exc, OSError):
-            raise OutputRefused(f"cannot write {target}: {exc.strerror or exc}") from None
+            raise _unwritable(target, exc) from None
         raise
     _sync_directory(directory)
 

@@ -25,6 +25,7 @@ anything (it still sweeps idle nodes: looking changes nothing) until an operator
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from console.inventory import fold
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import Status
 from console.store import Store
+from console.store.faults import fault_of
 from console.store.lifecycle import Stage
 from console.store.watch import Breaker, Proposal
 from console.sweep.engine import SweepEngine, SweepResult
@@ -136,6 +138,7 @@ class RoundReport:
     proposed: list[str] = field(default_factory=list)
     done: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # the maintenance reservation's steps, proposals withdrawn
+    store_failed: str = ""  # the history database failed: nothing more is done (no action without its audit row)
 
     @property
     def unswept(self) -> bool:
@@ -163,6 +166,10 @@ class RoundReport:
         clauses = [swept, f"{fresh} fresh, {len(self.plan.skipped) - fresh} left alone"]
         if self.breaker:
             clauses.append(f"BREAKER TRIPPED ({self.breaker}): automation paused until 'watch --clear-breaker'")
+        if self.store_failed:
+            clauses.append(
+                f"HISTORY DATABASE FAILED ({self.store_failed}): no action without its audit row, watch stops"
+            )
         if self.done:
             clauses.append("done: " + "; ".join(self.done))
         if self.proposed:
@@ -201,8 +208,23 @@ class Watch:
         return self.service.store
 
     async def round(self) -> RoundReport:
-        """One round: read Slurm, sweep the idle stale nodes, then drain, revalidate and resume."""
+        """One round: read Slurm, sweep the idle stale nodes, then drain, revalidate and resume.
+
+        When the history database fails (the engine's sweep found it, or a read or an audit row here), the
+        round acts no further: every action writes its audit row first, so none can be carried out.
+        """
         self.rounds += 1
+        report = RoundReport(self.rounds, RoundPlan((), (), (), {}), dry_run=self.dry_run)
+        if self.engine.writes.fault is None:
+            try:
+                report = await self._round()
+            except sqlite3.Error as exc:
+                self.engine.writes.failed(fault_of(exc, self.store.path))
+        if (fault := self.engine.writes.fault) is not None:
+            report.store_failed = fault.describe()
+        return report
+
+    async def _round(self) -> RoundReport:
         inventory = self.service.inventory
         await self.service.node_states()  # reads Slurm now (and ends the cases of nodes resumed by hand)
         plan = plan_round(
@@ -228,7 +250,7 @@ class Watch:
         if plan.sweep and (result := await self._sweep(report, plan.sweep)) is not None:
             report.sweep_id, report.outcome = result.sweep_id, result.outcome
             report.statuses = {n: v.status for n, v in result.verdicts.items()}
-            if result.outcome == "cancelled":
+            if result.outcome == "cancelled" or self.engine.writes.fault is not None:
                 return report
             self._withdraw_stale(report)  # a node that passed this sweep no longer needs its drain
             failing = tuple(n for n, s in report.statuses.items() if s is Status.FAIL)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -215,12 +216,21 @@ def options_of(add_arguments: Callable[[argparse.ArgumentParser], None], **given
     return argparse.Namespace(**(defaults | given))
 
 
-def existing_store(path: Path | str | None) -> Store:
+def existing_store(path: Path | str | None, *, write: bool = False, check: bool = True) -> Store:
     """The history database to read (``--store``, else the default); a usage error when there is none.
 
-    Reading must not create one: a mistyped --store would show an empty history instead of an error.
+    Reading must not create one: a mistyped --store would show an empty history instead of an error. It is
+    opened read-only (``mode=ro``) unless the command ``write``s (``accept``): reading works on a read-only
+    file or filesystem, and changes nothing. A corrupt one is a usage error naming the way to recover it
+    (``Store.check_integrity``) unless ``check`` is False.
     """
     where = Path(path or default_store_path())
     if not where.exists():
         raise UsageError(f"no history database at {where} (sweep first, or --store)")
-    return Store(where)
+    store = Store(where, read_only=not write, check=check)
+    if store.read_only and store.outdated() and os.access(where, os.W_OK) and os.access(where.parent, os.W_OK):
+        # Written by an older console: upgraded once, in place, as any writer would (console.store.upgrade).
+        store.close()
+        Store(where, check=False).close()
+        store = Store(where, read_only=True, check=False)
+    return store

@@ -15,14 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from console.commands.arguments import UsageError, add_store, options_of
-from console.exitcodes import EXIT_CODE_HELP
+from console.exitcodes import SWEEP_EXIT_CODE_HELP
 
 DEMO_MODELS = "mi300x,mi300x,mi300x,mi355x"
 
 # The headless sweep's codes are the sweep's; the TUI returns what the console returns on quit.
 DEMO_EXIT_HELP = (
     "In the TUI: 0 when the operator quits, 2 when the simulator cannot start (one line on stderr).\n"
-    "With --headless, or when stdout is not a terminal, the headless sweep's:\n\n" + EXIT_CODE_HELP
+    "With --headless, or when stdout is not a terminal, the headless sweep's:\n\n" + SWEEP_EXIT_CODE_HELP
 )
 
 

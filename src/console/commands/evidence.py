@@ -18,6 +18,7 @@ import hashlib
 import io
 import json
 import re
+import sqlite3
 import tarfile
 import time
 from collections.abc import Callable, Iterable
@@ -38,6 +39,7 @@ from console.probes import Tool, parse_output
 from console.probes.base import ParseError
 from console.probes.ids import ProbeId
 from console.store import Store
+from console.store.db import StoreError
 
 # Octets of 0-255 without leading zeros: firmware versions such as 27.00.01.1D are evidence, not addresses.
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
@@ -78,12 +80,27 @@ def register(sub: Any) -> None:
     b.set_defaults(func=run_bundle)
 
 
+def _store_for_bundle(path: Path | None) -> Store:
+    """The history database, read-only; a corrupt one is still read (evidence is wanted most when things
+    broke) after a warning on stderr that names it and the way to recover it."""
+    try:
+        return existing_store(path)
+    except StoreError as exc:
+        if exc.fault is None or exc.fault.kind != "corrupt":
+            raise
+        plain_console(stderr=True).print(f"warning: {printable(str(exc))}; bundling what can still be read")
+        return existing_store(path, check=False)
+
+
 def run_bundle(args: argparse.Namespace) -> int:
     """Write the archive and say where, with what it holds."""
-    store = existing_store(args.store)
+    store = _store_for_bundle(args.store)
     try:
-        sweep_id = args.sweep if args.sweep is not None else _newest_sweep(store, args.node)
-        files = evidence_files(store, args.node, sweep_id)
+        try:
+            sweep_id = args.sweep if args.sweep is not None else _newest_sweep(store, args.node)
+            files = evidence_files(store, args.node, sweep_id)
+        except sqlite3.DatabaseError as exc:  # the corrupt part of a store it was warned about
+            raise UsageError(f"{store.path}: cannot read the evidence of {args.node}: {exc}") from None
         redactor = Redactor(_known_hosts(store)) if args.redact else None
         name = redactor.text(args.node) if redactor else args.node
         output = Path(args.output or f"{name}-evidence-{sweep_id}.tar.gz")

@@ -182,7 +182,7 @@ def _when(ts: float) -> str:
 def run_accept(args: argparse.Namespace) -> int:
     """Record the sweep as baseline for its pools, and audit that."""
     inventory = load_inventory(args.inventory)
-    store = existing_store(args.store)
+    store = existing_store(args.store, write=True)
     try:
         # By default the newest sweep of this inventory's nodes: not a drift check's subset, not a rerun.
         sweep_id = args.sweep or store.latest_full_sweep([n.name for n in inventory.nodes], reruns=False)

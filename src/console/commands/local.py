@@ -32,7 +32,8 @@ from console.commands.arguments import (
 )
 from console.commands.terminal import plain_console
 from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
-from console.files import write_file
+from console.files import OutputFailed, write_file
+from console.inert import printable
 from console.inventory import GPU_MODELS, Inventory, InventoryError, from_mapping, load_inventory
 from console.inventory.model import StackPin
 from console.model.findings import NodeVerdict, Status
@@ -195,12 +196,22 @@ def run(args: argparse.Namespace) -> int:
     if args.json == "-":
         # One ASCII line: srun --label cuts long lines into chunks, which must not split a character.
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), separators=(",", ":")) + "\n")
-    elif args.json:
-        # Replaced whole (console.files): a HealthCheckProgram reading it meanwhile sees the old report or the new.
-        write_file(args.json, report.model_dump_json(indent=2) + "\n", force=args.force_overwrite)
+    unwritten = ""
+    if args.json and args.json != "-":
+        try:
+            # Replaced whole (console.files): a HealthCheckProgram reading it meanwhile sees the old report or
+            # the new; a link or another user's file is refused (exit 2).
+            write_file(args.json, report.model_dump_json(indent=2) + "\n", force=args.force_overwrite)
+        except OutputFailed as exc:  # a full disk: the verdict is still printed, and the exit says the file is not
+            unwritten = f"report not written: {args.json}: {exc.strerror or exc}"
     verdict = scoped(report, args.gpus, packs.get(report.gpu_model))
-    _summary(plain_console(stderr=args.json == "-"), report, verdict)
-    return int(exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn))
+    out = plain_console(stderr=args.json == "-")
+    _summary(out, report, verdict)
+    code = exit_code_for([verdict.status], result.outcome, fail_on_warn=args.fail_on_warn)
+    if unwritten and code != ExitCode.INTERRUPTED:
+        out.print(printable(unwritten), markup=False)
+        return int(ExitCode.OUTPUT_FAILED)
+    return int(code)
 
 
 def _answer_from_cache(args: argparse.Namespace, inventory: Inventory, name: str, packs: dict[str, CheckPack]) -> int:

@@ -33,7 +33,7 @@ from console.commands.arguments import (
 from console.commands.history_gate import gate_from_history
 from console.commands.interrupts import Interruption, run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
-from console.exitcodes import EXIT_CODE_HELP, ExitCode, exit_code_for
+from console.exitcodes import SWEEP_EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.files import OutputRefused, write_file
 from console.inert import log_to_stderr, printable
 from console.inventory import Inventory, fold, load_inventory, select_exactly
@@ -42,9 +42,10 @@ from console.report import SweepReport, build_report, junit_xml, prometheus_text
 from console.service.assembly import EngineSpec, build_engine, build_transport
 from console.service.workers import default_workers
 from console.store import Store, default_store_path
+from console.store.db import BUSY_WAIT_S, open_for_sweeping
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
-from console.sweep.events import Event
+from console.sweep.events import Event, StoreFailed
 from console.sweep.multinode import MultinodeOptions, borrowable
 from console.sweep.pairing import Pairing
 from console.sweep.periodic import Periodic
@@ -57,7 +58,7 @@ def register(sub: Any) -> None:
         "sweep",
         help="sweep nodes headless: verdicts, reports and an exit code for a scheduler prolog",
         description="Run the probes of a level on every selected node and judge them against the check packs.",
-        epilog=EXIT_CODE_HELP,
+        epilog=SWEEP_EXIT_CODE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_arguments(p)
@@ -84,6 +85,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_force_overwrite(p)
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
+    p.add_argument(
+        "--store-wait",
+        type=seconds,
+        default=BUSY_WAIT_S,
+        metavar="SECONDS",
+        help=f"most a write waits for another process's lock on the history database before the sweep stops"
+        f" storing and goes on (exit 5; default {BUSY_WAIT_S:g})",
+    )
     p.add_argument(
         "--allow-unknown",
         type=float,
@@ -231,13 +240,17 @@ def run(args: argparse.Namespace) -> int:
         transport = build_transport(spec) if spec.slurm is not None else None
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
-    store = Store(store_path)
+    store, fault = open_for_sweeping(store_path, args.store_wait)
     interruption = Interruption()
     try:
         engine = build_engine(spec, store, transport)
+        engine.subscribe(_store_failure_said(err))
+        if fault is not None:
+            engine.writes.failed(fault)
         # A pin stored with `pin --from-node` wins over the inventory's, field by field.
-        warn_pin_overrides(inventory, store)
-        if args.probes == ProbeSet.MULTINODE.value:
+        if store is not None:
+            warn_pin_overrides(inventory, store)
+        if args.probes == ProbeSet.MULTINODE.value and store is not None:
             _say_borrowable(err, inventory, store, nodes, borrow=not args.no_baseline_partners)
         with _Progress(err) as progress:
             engine.subscribe(progress)
@@ -246,7 +259,18 @@ def run(args: argparse.Namespace) -> int:
         err.print("interrupted")
         return interruption.exit_code(ExitCode.INTERRUPTED)
     finally:
-        store.close()
+        if store is not None:
+            store.close()
+
+
+def _store_failure_said(err: Console) -> Any:
+    """A subscriber that says on stderr, as it happens, that the sweep stopped storing and why."""
+
+    def said(event: Event) -> None:
+        if isinstance(event, StoreFailed):
+            err.print(f"history not stored from now on: {_shown(event.fault.describe())}")
+
+    return said
 
 
 def _say_borrowable(err: Console, inventory: Inventory, store: Store, nodes: list[Any], *, borrow: bool) -> None:
@@ -323,6 +347,10 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
     statuses = [v.status for v in result.verdicts.values()]
     code = exit_code_for(statuses, result.outcome, allow_unknown=args.allow_unknown, fail_on_warn=args.fail_on_warn)
     code = ExitCode(interruption.exit_code(code))  # 129 when a closed terminal (SIGHUP) cancelled it
+    stopped = code in (ExitCode.INTERRUPTED, ExitCode.HANGUP)
+    unstored = engine.writes.problem()
+    if unstored is not None and not stopped:
+        code = ExitCode.STORE_FAILED
     outcome: Literal["done", "cancelled", "deadline"] = result.outcome  # type: ignore[assignment]
     stacks = {name: facts.stack for name, facts in engine.facts.items()}
     report = build_report(
@@ -336,21 +364,35 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
         outcome=outcome,
         exit_code=int(code),
         multinode=pairs,
+        store_problem=unstored,
     )
-    refused = _write_reports(report, result, args)
+    refused, unwritten = _write_reports(report, result, args)
+    if unwritten and not stopped:
+        code = ExitCode.OUTPUT_FAILED
+        report.exit_code = int(code)
     console = plain_console(stderr=args.json == "-")
-    _print_summary(console, report.nodes, result, code)
-    if refused:  # after the summary: the sweep's verdicts are said even when a file could not be written
+    _print_summary(console, report.nodes, result, code, [*([f"history: {unstored}"] if unstored else []), *unwritten])
+    if refused:  # after the summary: the sweep's verdicts are said even when a file may not be written
         raise OutputRefused("; ".join(refused))
-    if args.probes in (ProbeSet.WORKLOAD, ProbeSet.FRAMEWORK) and engine.store is not None and outcome == "done":
+    if args.probes in (ProbeSet.WORKLOAD, ProbeSet.FRAMEWORK) and engine.writes.writable and outcome == "done":
+        assert engine.store is not None
         # Reruns after a stack change: accepted again or regressed (docs/workloads.md, "Acceptance").
         for record in record_outcomes(engine.store, engine.inventory, result.sweep_id):
             console.print(f"acceptance: {_shown(record.workload)} {record.outcome} on pool {_shown(record.pool)}")
     return int(code)
 
 
-def _write_reports(report: SweepReport, result: SweepResult, args: argparse.Namespace) -> list[str]:
-    """Write every report file asked for; the reasons of those refused or failed (console.files)."""
+def _shown(text: str) -> str:
+    """Text from nodes and files as Rich markup that prints it literally: no markup, no escape sequences."""
+    return escape(printable(text))
+
+
+def _write_reports(report: SweepReport, result: SweepResult, args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """Write every report file asked for (console.files), each whatever became of the others.
+
+    Returns the reasons of those refused (a link or another user's file planted since the sweep began:
+    exit 2) and of those that failed (a full disk, a read-only filesystem: exit 6), one line each.
+    """
     force = args.force_overwrite
     excluded = [n.node for n in report.nodes if n.status is Status.FAIL]
     if args.exclude_unknown:
@@ -361,7 +403,8 @@ def _write_reports(report: SweepReport, result: SweepResult, args: argparse.Name
         (args.prom, lambda: write_file(args.prom, prometheus_textfile(report), force=force)),
         (args.exclude_out, lambda: write_file(args.exclude_out, fold(excluded) + "\n", force=force)),
     ]
-    refused = []
+    refused: list[str] = []
+    unwritten: list[str] = []
     for path, write in writes:
         if not path:
             continue
@@ -369,15 +412,16 @@ def _write_reports(report: SweepReport, result: SweepResult, args: argparse.Name
             write()
         except OutputRefused as exc:
             refused.append(str(exc))
-    return refused
+        except BrokenPipeError:
+            raise  # stdout's reader went away (``--json -``): the front door's 141, not a report unwritten
+        except OSError as exc:
+            unwritten.append(f"report not written: {path}: {exc.strerror or exc}")
+    return refused, unwritten
 
 
-def _shown(text: str) -> str:
-    """Text from nodes and files as Rich markup that prints it literally: no markup, no escape sequences."""
-    return escape(printable(text))
-
-
-def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code: ExitCode) -> None:
+def _print_summary(
+    console: Console, nodes: list[Any], result: SweepResult, code: ExitCode, problems: list[str] | None = None
+) -> None:
     counts = " ".join(f"{s.value}={n}" for s, n in result.counts.items() if n)
     console.print(f"sweep {result.sweep_id}: {len(result.verdicts)} nodes in {result.duration_s:.1f} s: {counts}")
     for node in nodes:
@@ -393,4 +437,6 @@ def _print_summary(console: Console, nodes: list[Any], result: SweepResult, code
                     said = then is None or finding.status is Status.UNKNOWN or f"-> {then.value}" in finding.message
                     arrow = "" if said else f" -> {then.value}"
                     console.print(f"           {finding.status.value:7} {_shown(prefix + finding.message)}{arrow}")
+    for problem in problems or []:
+        console.print(f"[red]{_shown(problem)}[/]")
     console.print(f"exit {int(code)} ({code.name.lower()})")

@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     from console.inventory import load_inventory
     from console.service.assembly import EngineSpec
     from console.service.workers import default_workers
-    from console.store import Store, default_store_path
+    from console.store import default_store_path
+    from console.store.db import open_for_sweeping
 
     path = _inventory_path(args.inventory)
     if path is None:
@@ -89,11 +90,13 @@ def run(args: argparse.Namespace) -> int:
     from console.ui import run_tui
     from console.ui.theme import ThemeError
 
-    store = Store(args.store or default_store_path())
+    # A database that cannot be written is read (the console starts read-only, its banner says why).
+    store_path = Path(args.store or default_store_path())
+    store, _ = open_for_sweeping(store_path)
     spec = EngineSpec(
         inventory,
         packs,
-        store.path,
+        store_path,
         accept_new=args.accept_new,
         read_only=args.read_only,
         probe_timeout_cap_s=args.probe_timeout,
@@ -115,4 +118,5 @@ def run(args: argparse.Namespace) -> int:
     except ThemeError as exc:
         raise UsageError(str(exc)) from None
     finally:
-        store.close()
+        if store is not None:
+            store.close()

@@ -26,6 +26,7 @@ from console.inert import printable
 from console.inventory import load_inventory
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, current_user, default_store_path
+from console.store.db import BUSY_WAIT_S, StoreError
 from console.sweep import ProbeSet
 from console.sweep.periodic import Periodic
 
@@ -36,6 +37,8 @@ WATCH_EXIT_HELP = """exit codes:
        rounds go on; the line says why); --approve: a proposal was refused or failed, none is
        open, or the breaker is tripped; --reject: no such open proposal
   2    usage or configuration error
+  5    the history database failed (locked past --store-wait, disk full, corrupt, deleted, read-only):
+       the round did nothing more, since no action goes without its audit row; watch stopped
   129  the terminal was closed (SIGHUP): as 130, the reservation released as well
   130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
 
@@ -64,6 +67,14 @@ def register(sub: Any) -> None:
         choices=[s.value for s in ProbeSet if s is not ProbeSet.MULTINODE],
         default=ProbeSet.QUICK.value,
         help="probe level of the idle-node sweeps (default quick; revalidations use each pool's lifecycle level)",
+    )
+    p.add_argument(
+        "--store-wait",
+        type=seconds,
+        default=BUSY_WAIT_S,
+        metavar="SECONDS",
+        help=f"most a write waits for another process's lock on the history database; past it watch stops"
+        f" (exit 5; default {BUSY_WAIT_S:g})",
     )
     p.add_argument("--rounds", type=whole(1), metavar="N", help="stop after N rounds (default: run until stopped)")
     p.add_argument(
@@ -118,7 +129,14 @@ def reservation_name(text: str) -> str:
 def run_watch(args: argparse.Namespace) -> int:
     """Run rounds until ``--rounds`` are done or a signal stops them."""
     inventory = load_inventory(args.inventory)
-    store = Store(args.store or default_store_path())
+    try:
+        store = Store(args.store or default_store_path(), busy_wait_s=args.store_wait)
+    except StoreError as exc:
+        if exc.fault is None:
+            raise  # a usage error: no such directory, a plain file as --store
+        said = f"watch: {exc}: no round runs (no action without its audit row)"
+        plain_console(stderr=True).print(printable(said), markup=False)
+        return int(ExitCode.STORE_FAILED)
     out = plain_console()
     interruption = Interruption()
     try:
@@ -240,7 +258,10 @@ async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) ->
             out.print(printable(report.line()), markup=False, highlight=False)
             if report.unswept:  # the site asked for its sweeps under a reservation and got none: say so by exit
                 code = max(code, int(ExitCode.FAILED))
-            if report.outcome == "cancelled":  # a signal (Ctrl-C, SIGTERM, SIGHUP) cancelled the round: no next one
+            if report.store_failed:  # no action without its audit row: nothing more to do until it is fixed
+                code = int(ExitCode.STORE_FAILED)
+                runs.stop()
+            elif report.outcome == "cancelled":  # a signal (Ctrl-C, SIGTERM, SIGHUP) cancelled the round: no next one
                 code = int(ExitCode.INTERRUPTED)
                 runs.stop()
 

@@ -53,6 +53,10 @@ class SweepReport(Model):
     unknown_nodes: str = Field(description="hostlist of nodes that could not be checked")
     nodes: list[NodeReport]
     multinode: MultinodeResult | None = Field(None, description="multi-node RCCL runs (probe set multinode)")
+    store_problem: str | None = Field(
+        None,
+        description="the history database failed during the sweep: the fault and what was not stored (exit 5)",
+    )
 
 
 def build_report(
@@ -67,6 +71,7 @@ def build_report(
     outcome: Literal["done", "cancelled", "deadline"],
     exit_code: int,
     multinode: MultinodeResult | None = None,
+    store_problem: str | None = None,
 ) -> SweepReport:
     """Assemble the report from the engine's verdicts, in inventory order."""
     nodes = []
@@ -106,6 +111,7 @@ def build_report(
         unknown_nodes=fold(n.node for n in nodes if n.status is Status.UNKNOWN),
         nodes=nodes,
         multinode=multinode,
+        store_problem=store_problem,
     )
 
 

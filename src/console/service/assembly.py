@@ -101,5 +101,5 @@ def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | N
     if store is not None:
         # A Slurm job's nodes are reached by Slurm; only its SSH hop to the controller accepts keys.
         keys = transport.submit if isinstance(transport, SlurmJobTransport) else transport
-        engine.subscribe(HostKeyAudit(store, keys))
+        engine.subscribe(HostKeyAudit(engine.writes, keys))
     return engine

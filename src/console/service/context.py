@@ -15,6 +15,7 @@ from console.actions import ActionService
 from console.inventory.model import Inventory
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store
+from console.store.db import open_for_sweeping
 from console.sweep.engine import SweepEngine
 from console.sweep.events import Event
 
@@ -57,10 +58,12 @@ def open_context(spec: EngineSpec, on_event: Callable[[Event], None]) -> EngineC
     the sweep goes, as for the headless sweep; before the event reaches the console, so what it shows is
     already recorded (``build_engine`` subscribes that audit first).
     """
-    store = Store(spec.store_path) if spec.store_path is not None else None
+    store, fault = open_for_sweeping(spec.store_path) if spec.store_path is not None else (None, None)
     try:
         engine = build_engine(spec, store)
         engine.subscribe(on_event)
+        if fault is not None:  # the console says so (a banner) and goes on read-only
+            engine.writes.failed(fault)
         actions, problem = load_action_service(spec.inventory, engine, store, spec.read_only)
     except BaseException:
         if store is not None:

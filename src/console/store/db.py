@@ -10,6 +10,7 @@ its directory are owner-only.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -20,14 +21,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from console.model.findings import Finding, NodeVerdict, Status, Subject
 from console.store.acceptance import AcceptanceLedger
 from console.store.audit import AuditLog
 from console.store.drains import DrainLedger
+from console.store.faults import StoreFault, fault_of, read_only_filesystem, recovery
 from console.store.lifecycle import LifecycleLedger
 from console.store.owner import ProcessOwner
 from console.store.upgrade import INTERRUPTED, end_orphaned_sweeps, upgrade
+from console.store.upgrade import SCHEMA_VERSION as CURRENT_SCHEMA
 from console.store.watch import WatchLedger
 
 SCHEMA_VERSION = 1  # what _SCHEMA creates; console.store.upgrade brings it to the current version
@@ -152,35 +156,67 @@ class ProbeRunRecord:
         return replace(self, stdout=b"", stdout_packed=_pack(self.stdout))
 
 
+# How long a statement waits for another process's write lock before the store counts as failed. A sweep
+# stops writing at its first failure (``console.store.faults``), so this is the most a lock costs it.
+BUSY_WAIT_S = 30.0
+
+
 class StoreError(Exception):
     """A history database that cannot be opened or is not one; the message names the file."""
+
+    def __init__(self, message: str, fault: StoreFault | None = None) -> None:
+        super().__init__(message)
+        self.fault = fault  # what failed, when it was the database (not a usage error)
 
 
 class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedger):
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
-    def __init__(self, path: str | Path) -> None:
-        """Open (or create) the database at ``path``; StoreError says why it cannot be used."""
+    def __init__(
+        self, path: str | Path, *, read_only: bool = False, busy_wait_s: float = BUSY_WAIT_S, check: bool = True
+    ) -> None:
+        """Open (or create) the database at ``path``; StoreError says why it cannot be used.
+
+        ``read_only`` opens an existing database for reading only (``mode=ro``), changing nothing: the
+        history commands, and a read-only file or filesystem. ``busy_wait_s`` bounds each statement's wait
+        for another process's lock. Every opening runs ``PRAGMA quick_check`` (``check_integrity``) unless
+        ``check`` is False: ``bundle`` reads what it can of a corrupt one, after saying so.
+        """
         self.path = Path(path)
+        self.read_only = read_only
         try:
-            self._open()
+            if read_only:
+                self._open_read_only(busy_wait_s)
+            else:
+                self._open(busy_wait_s)
+            if check:
+                self.check_integrity()
         except sqlite3.DatabaseError as exc:
+            read = fault_of(exc, self.path)
             if exc.sqlite_errorname == "SQLITE_NOTADB":
+                # A mistyped --store (notes.txt): a usage error, not a history database gone bad.
                 raise StoreError(f"{self.path}: not an SQLite database, so not a history database") from None
-            raise StoreError(f"{self.path}: cannot use it as the history database: {exc}") from None
+            if read.kind == "corrupt":
+                said = f"{self.path}: the history database is corrupt ({exc}): {recovery(self.path)}"
+                raise StoreError(said, read) from None
+            raise StoreError(f"{self.path}: cannot use it as the history database: {exc}", read) from None
         except OSError as exc:
             # The file or a directory above it: "File exists: notes.txt" when a plain file is in the way.
             why = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
-            raise StoreError(f"{self.path}: cannot create or open the history database: {why}") from None
+            opened = fault_of(exc, self.path) if exc.errno in (errno.EROFS, errno.ENOSPC, errno.EACCES) else None
+            raise StoreError(f"{self.path}: cannot create or open the history database: {why}", opened) from None
 
-    def _open(self) -> None:
+    def _open(self, busy_wait_s: float) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if read_only_filesystem(self.path):
+            # SQLite would open it and fail at the first write (CANTOPEN on the WAL): say it at the start.
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(self.path))
         fresh = not self.path.exists()
         if fresh:
             # Create the file owner-only before SQLite opens it.
             fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
             os.close(fd)
-        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=busy_wait_s)
         self.conn.row_factory = sqlite3.Row
         # The first statement that reads the file: a text file passed as --store fails here.
         self.conn.execute("PRAGMA journal_mode=WAL")
@@ -194,6 +230,41 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
             side = Path(f"{self.path}{suffix}")
             if side.exists():
                 os.chmod(side, 0o600)
+
+    def _open_read_only(self, busy_wait_s: float) -> None:
+        if not self.path.is_file():
+            raise FileNotFoundError(errno.ENOENT, "no history database", str(self.path))
+        where = quote(str(self.path.resolve()))
+        # On a read-only filesystem SQLite cannot make the WAL's shared-memory file: nothing can write there
+        # either, so the file is read as it stands (immutable).
+        still = "&immutable=1" if not os.access(self.path.parent, os.W_OK) else ""
+        self.conn = sqlite3.connect(f"file:{where}?mode=ro{still}", uri=True, isolation_level=None, timeout=busy_wait_s)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+    def outdated(self) -> bool:
+        """True when the database's schema is older than this console's (``console.store.upgrade``)."""
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            return True  # no meta table yet
+        except sqlite3.DatabaseError:
+            return False  # corrupt: nothing to upgrade; it was named when it was opened
+        return row is None or int(row[0]) < CURRENT_SCHEMA
+
+    def check_integrity(self) -> None:
+        """Raise StoreError naming the file and the way to recover it unless ``PRAGMA quick_check`` says ok.
+
+        ``quick_check`` reads every page once but skips the index-content cross-check that makes
+        ``integrity_check`` slow on a large history.
+        """
+        rows = [str(r[0]) for r in self.conn.execute("PRAGMA quick_check(3)")]
+        if rows != ["ok"]:
+            self.conn.close()
+            lines = [line.strip() for row in rows for line in row.splitlines() if line.strip().strip("*").strip()]
+            said = "; ".join(line for line in lines if not line.startswith("***"))[:300]
+            fault = StoreFault(kind="corrupt", path=str(self.path), detail=f"quick_check: {said}")
+            raise StoreError(f"{self.path}: the history database is corrupt ({said}): {recovery(self.path)}", fault)
 
     def close(self) -> None:
         """Close the connection."""
@@ -555,3 +626,22 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
     def pin(self, pool: str) -> dict[str, str]:
         """Stored pin of ``pool`` (field -> value)."""
         return {r["field"]: r["value"] for r in self.conn.execute("SELECT * FROM pins WHERE pool = ?", (pool,))}
+
+
+def open_for_sweeping(path: Path, busy_wait_s: float = BUSY_WAIT_S) -> tuple[Store | None, StoreFault | None]:
+    """The history database an engine sweeps into, and None; or, when it cannot be written (read-only, its
+    disk full), the same database read-only (for its pins and the history checks of change compare with;
+    None when it cannot even be read, or is corrupt) and the fault: the engine sweeps on without storing
+    (``console.store.faults``). Anything else (a plain file as --store) is a StoreError, a usage error."""
+    try:
+        return Store(path, busy_wait_s=busy_wait_s), None
+    except StoreError as exc:
+        if exc.fault is None:
+            raise
+        fault = exc.fault
+    if fault.kind == "corrupt":
+        return None, fault  # its pins and history cannot be trusted: the inventory's pins apply alone
+    try:
+        return Store(path, read_only=True, busy_wait_s=busy_wait_s), fault
+    except StoreError:
+        return None, fault

@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Literal, TypeVar
 
 from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
@@ -28,6 +29,7 @@ from console.model.findings import Finding, NodeVerdict, Status, roll_up
 from console.model.kept import HISTORY_CHECKS
 from console.probes.base import ParsedOutput, ParseError
 from console.store import ProbeRunRecord, Store
+from console.store.faults import StoreFault, StoreWrites
 from console.store.pins import effective_pins
 from console.sweep.bundle import (
     DEFAULT_MAX_PROBE_OUTPUT,
@@ -45,6 +47,7 @@ from console.sweep.events import (
     NodeSnapshot,
     ProbeFinished,
     ProbeStarted,
+    StoreFailed,
     SweepDone,
     SweepStarted,
 )
@@ -64,6 +67,7 @@ from console.transport import ErrorKind, Transport, TransportError
 from console.transport.base import shown_command
 
 Subscriber = Callable[[Event], None]
+Readings = tuple[int, dict[str, tuple[float, float]]]
 # A node may take its probe timeout plus 5 %: the promise is the timeout plus 10 % for the whole sweep,
 # and the other 5 % are for giving up (the kill on the node, a busy event loop, the fleet pass).
 NODE_BUDGET_FACTOR = 1.05
@@ -240,9 +244,16 @@ class SweepEngine:
         self.transport = transport
         self.packs = packs
         self.store = store
+        # Every write to the store goes through ``writes``: a failing store costs the history, never the sweep.
+        self.writes = StoreWrites(store)
+        self.writes.on_fault(self._store_failed)
         # Every engine judges against the same pins: the inventory's, overridden by the stored ones. The
         # console's engine used the inventory's alone while its detail screen and `sweep` used both.
-        self.pins = pins if pins is not None else effective_pins(inventory, store)
+        self.pins = (
+            pins
+            if pins is not None
+            else self.writes.read(lambda s: effective_pins(inventory, s), dict[str, StackPin]())
+        )
         self.verdicts: dict[str, NodeVerdict] = {}
         self.facts: dict[str, NodeFacts] = {}
         self._outcomes: dict[str, dict[str, ProbeOutcome]] = {}
@@ -299,6 +310,9 @@ class SweepEngine:
     def _emit(self, event: Event) -> None:
         for callback in list(self._subscribers):
             callback(event)
+
+    def _store_failed(self, fault: StoreFault) -> None:
+        self._emit(StoreFailed(sweep_id=self._sweep_id, fault=fault))
 
     def announce(self, event: Event) -> None:
         """Send an event made outside the per-node sweep (the multi-node phase's runs) to every subscriber."""
@@ -363,10 +377,8 @@ class SweepEngine:
         self._fleet_pass({n.pool for n in targets})
         duration = time.monotonic() - started
         counts = self._counts(targets)
-        if self.store is not None:
-            self.store.finish_sweep(
-                self._sweep_id, outcome, {"counts": {k.value: v for k, v in counts.items()}, "duration_s": duration}
-            )
+        summary = {"counts": {k.value: v for k, v in counts.items()}, "duration_s": duration}
+        self.writes.write("sweep end", lambda s: s.finish_sweep(self._sweep_id, outcome, summary))
         self._emit(
             SweepDone(
                 sweep_id=self._sweep_id,
@@ -438,8 +450,8 @@ class SweepEngine:
         self._fleet_pass({n.pool for n in targets})
         duration = time.monotonic() - started
         counts = self._counts(targets)
-        if self.store is not None:
-            self.store.finish_sweep(self._sweep_id, "done", {"counts": {k.value: v for k, v in counts.items()}})
+        summary = {"counts": {k.value: v for k, v in counts.items()}}
+        self.writes.write("sweep end", lambda s: s.finish_sweep(self._sweep_id, "done", summary))
         self._emit(SweepDone(sweep_id=self._sweep_id, outcome="done", counts=counts, duration_s=duration))
         return SweepResult(self._sweep_id, "done", {n.name: self.verdicts[n.name] for n in targets}, duration, counts)
 
@@ -505,11 +517,11 @@ class SweepEngine:
         await _all_of(tasks)
 
     def _start_record(self, level: str, targets: list[Node], parent: int | None = None) -> int:
-        if self.store is None:
-            return self._sweep_id + 1
-        return self.store.start_sweep(
-            level, self.inventory.source, fold(n.name for n in targets), parent, origin=self.origin
+        nodes = fold(n.name for n in targets)
+        stored = self.writes.write(
+            "sweep start", lambda s: s.start_sweep(level, self.inventory.source, nodes, parent, origin=self.origin)
         )
+        return self._sweep_id + 1 if stored is None else stored
 
     async def _sweep_node(
         self, node: Node, probes: list[ProbeSpec], refresh: bool = False, deadline: float | None = None
@@ -817,7 +829,10 @@ class SweepEngine:
             assert self.runs_kept is not None
             self.runs_kept.setdefault(node.name, []).extend(records)
             return [None] * len(runs)
-        return list(self.store.add_probe_runs(self._sweep_id, node.name, records))
+        stored = self.writes.write(
+            "probe outputs of a node", lambda s: s.add_probe_runs(self._sweep_id, node.name, records)
+        )
+        return [None] * len(runs) if stored is None else list(stored)
 
     def _relay(self, event: Event) -> None:
         """An engine worker's probe event, told as this engine's sweep's.
@@ -879,8 +894,12 @@ class SweepEngine:
             return {}
         ids = self._worker_runs.setdefault(node.name, {})
         if worker.runs:
-            stored = self.store.add_probe_runs(self._sweep_id, node.name, worker.runs)
-            ids.update({run.probe: run_id for run, run_id in zip(worker.runs, stored, strict=True)})
+            runs = worker.runs
+            stored = self.writes.write(
+                "probe outputs of a node", lambda s: s.add_probe_runs(self._sweep_id, node.name, runs)
+            )
+            if stored is not None:
+                ids.update({run.probe: run_id for run, run_id in zip(runs, stored, strict=True)})
         for finding in report.findings:
             if finding.evidence.probe in ids and finding.evidence.probe_run_id is None:
                 finding.evidence.probe_run_id = ids[finding.evidence.probe]
@@ -908,7 +927,7 @@ class SweepEngine:
                 ]
             findings += evaluate_node(pack, facts, only=changes, counted=passed)
         # A GPU gone since the last sweep (an engine worker sends the GPU list of a node short of GPUs).
-        findings += vanished_gpus(self.store, node, facts, self._sweep_id)
+        findings += self.writes.read(lambda s: vanished_gpus(s, node, facts, self._sweep_id), [])
         self._roll_up(node, pack, facts, findings, passed, extra)
 
     def _roll_up(  # noqa: PLR0917
@@ -974,7 +993,7 @@ class SweepEngine:
         if (lost := _dropped(outcomes)) is not None:
             reason = f"{lost.probe}: {lost.problem}"
             findings.append(unreachable_finding(node.name, reason, lead="connection lost during the sweep"))
-        findings += vanished_gpus(self.store, node, facts, self._sweep_id)
+        findings += self.writes.read(lambda s: vanished_gpus(s, node, facts, self._sweep_id), [])
         self._roll_up(node, pack, facts, findings, passed, extra)
 
     def _previous_readings(self, node: Node) -> dict[str, tuple[int, dict[str, tuple[float, float]]]]:
@@ -987,7 +1006,7 @@ class SweepEngine:
         if found is None:
             found = self._history[node.name] = {}
             for check_id in HISTORY_CHECKS:
-                readings = self.store.previous_readings(node.name, check_id, before_sweep=self._sweep_id)
+                readings = self.writes.read(partial(_readings, node.name, check_id, self._sweep_id), None)
                 if readings is not None:
                     found[check_id] = readings
         return found
@@ -1019,8 +1038,10 @@ class SweepEngine:
         self._published.add(node.name)
         if self._first_verdict is not None:
             self._first_verdict.set()
-        if self.store is not None:
-            self.store.record_node(self._sweep_id, node.pool, verdict, facts.stack, cut=self._cut.get(node.name, ""))
+        cut = self._cut.get(node.name, "")
+        self.writes.write(
+            "node verdict", lambda s: s.record_node(self._sweep_id, node.pool, verdict, facts.stack, cut=cut)
+        )
         self._emit(NodeDone(sweep_id=self._sweep_id, pool=node.pool, verdict=verdict, snapshot=snapshot_of(facts)))
 
     def _mark_unfinished(self, targets: list[Node], reason: str, cut: dict[str, WorkerJudged]) -> None:
@@ -1276,3 +1297,7 @@ def _pair_bandwidth(facts: NodeFacts) -> dict[str, float]:
 
 
 __all__ = ["PROBES_BY_ID", "SweepEngine", "SweepResult", "describe", "probes_for_families", "snapshot_of"]
+
+
+def _readings(node: str, check_id: str, sweep_id: int, store: Store) -> Readings | None:
+    return store.previous_readings(node, check_id, before_sweep=sweep_id)

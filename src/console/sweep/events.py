@@ -11,6 +11,7 @@ from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuRecord, XgmiLink
 from console.model.host import NicPort
 from console.model.multinode import CollectiveRun, MultinodeResult
+from console.store.faults import StoreFault
 
 
 class SweepStarted(Model):
@@ -85,6 +86,14 @@ class SweepDone(Model):
     duration_s: float
 
 
+class StoreFailed(Model):
+    """The history database failed under the engine (once): the sweep goes on, storing nothing more."""
+
+    type: Literal["store_failed"] = "store_failed"
+    sweep_id: int
+    fault: StoreFault
+
+
 class MultinodeStarted(Model):
     """The multi-node phase began, after the per-node sweep ``sweep_id`` of ``nodes``."""
 
@@ -139,6 +148,7 @@ Event = (
     | ProbeFinished
     | NodeDone
     | SweepDone
+    | StoreFailed
     | MultinodeStarted
     | MultinodeRunDone
     | MultinodeDone

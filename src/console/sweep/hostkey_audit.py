@@ -9,10 +9,14 @@ console killed later in a long sweep has still recorded the keys of the nodes it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Protocol
 
-from console.store import Store
+from console.store.faults import StoreWrites
 from console.sweep.events import Event, NodeDone, SweepDone
+
+if TYPE_CHECKING:
+    from console.store import Store
 
 ACTION = "accept-host-key"
 
@@ -34,8 +38,9 @@ class HostKeyAudit:
     Only ``SshTransport`` accepts keys (its ``accepted_host_keys``); any other transport has none to audit.
     """
 
-    def __init__(self, store: Store, transport: object) -> None:
-        self._store = store
+    def __init__(self, writes: StoreWrites, transport: object) -> None:
+        # The engine's writes: a failed store counts the keys it could not audit, and the sweep says so.
+        self._writes = writes
         self._transport = transport
         self._written = 0
 
@@ -47,19 +52,23 @@ class HostKeyAudit:
         """Audit the keys accepted since the last call."""
         keys: Sequence[AcceptedKey] = getattr(self._transport, "accepted_host_keys", ())
         for key in keys[self._written :]:
-            self._store.audit(
-                ACTION,
-                [key.node],
-                inputs={
-                    "known_hosts_entry": key.known_hosts_entry,
-                    "key_type": key.key_type,
-                    "fingerprint": key.fingerprint,
-                    "known_hosts": key.known_hosts,
-                    "accepted_at": key.accepted_at,
-                    "sweep_id": sweep_id,
-                },
-                commands=[],
-                output="",
-                outcome=f"accepted {key.key_type} key {key.fingerprint} of {key.node} into {key.known_hosts}",
-            )
+            self._writes.write("host key audit", partial(self._audit, key=key, sweep_id=sweep_id))
         self._written = len(keys)
+
+    @staticmethod
+    def _audit(store: Store, *, key: AcceptedKey, sweep_id: int | None) -> None:
+        store.audit(
+            ACTION,
+            [key.node],
+            inputs={
+                "known_hosts_entry": key.known_hosts_entry,
+                "key_type": key.key_type,
+                "fingerprint": key.fingerprint,
+                "known_hosts": key.known_hosts,
+                "accepted_at": key.accepted_at,
+                "sweep_id": sweep_id,
+            },
+            commands=[],
+            output="",
+            outcome=f"accepted {key.key_type} key {key.fingerprint} of {key.node} into {key.known_hosts}",
+        )

@@ -42,7 +42,7 @@ from console.inventory import Inventory
 from console.inventory.hostlist import fold
 from console.model.findings import Evidence, Finding, Remedy, SourceKind, Status, Subject
 from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding, PoolRuns, RackCulprit
-from console.store import Store
+from console.store import ProbeRunRecord, Store
 from console.sweep.bisect import Bisection, Conclusion, Outcome, Purpose, Trial
 from console.sweep.collective import COLLECTIVE, Floor, Judgement, LaunchSettings, judge, launch_argv
 from console.sweep.coverage import (
@@ -521,20 +521,20 @@ class _PoolRun:
             ranks = sum(n.gpu_count for n in nodes)
             verdict = judge(_text(stdout), _text(stderr), exit_status, nodes=len(nodes), ranks=ranks, floor=floor)
         duration = time.monotonic() - t0
-        run_id = None
-        if self.engine.store is not None:
-            run_id = self.engine.store.add_probe_run(
-                self.sweep_id,
-                site,
-                PROBE_ID,
-                command=shlex.join(argv),
-                exit_status=exit_status,
-                started_at=started_at,
-                duration_s=duration,
-                stdout=stdout,
-                stderr=stderr,
-                problem=None if verdict.status is Status.PASS else verdict.reason,
-            )
+        run = ProbeRunRecord(
+            PROBE_ID,
+            shlex.join(argv),
+            exit_status,
+            started_at,
+            duration,
+            stdout,
+            None if verdict.status is Status.PASS else verdict.reason,
+            stderr,
+        )
+        stored = self.engine.writes.write(
+            "multi-node run output", lambda store: store.add_probe_runs(self.sweep_id, site, [run])
+        )
+        run_id = stored[0] if stored else None
         return CollectiveRun(
             pool=self.pool,
             nodes=list(trial.nodes),
@@ -1156,7 +1156,6 @@ def refreshed(engine: SweepEngine, sweep: SweepResult, extra_s: float = 0.0) -> 
     for verdict in verdicts.values():
         counts[verdict.status] += 1
     duration = sweep.duration_s + extra_s
-    if engine.store is not None:
-        summary = {"counts": {k.value: v for k, v in counts.items()}, "duration_s": duration}
-        engine.store.finish_sweep(sweep.sweep_id, sweep.outcome, summary)
+    summary = {"counts": {k.value: v for k, v in counts.items()}, "duration_s": duration}
+    engine.writes.write("sweep end", lambda store: store.finish_sweep(sweep.sweep_id, sweep.outcome, summary))
     return dataclasses.replace(sweep, verdicts=verdicts, counts=counts, duration_s=duration)

@@ -25,6 +25,7 @@ from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
 from console.model.host import NicPort
 from console.service.commands import without_passing
+from console.store.faults import StoreFault
 from console.store.follow import StoredVerdict
 from console.sweep.events import (
     Event,
@@ -35,6 +36,7 @@ from console.sweep.events import (
     NodeSnapshot,
     ProbeFinished,
     ProbeStarted,
+    StoreFailed,
     SweepDone,
     SweepStarted,
     WorkloadFinished,
@@ -392,6 +394,8 @@ class LiveState:
         self._summary_dirty = False
         self._notify_pending = False
         self.progress = SweepProgress()
+        # The history database's failure, once it failed: the console shows it until it quits.
+        self.store_fault: StoreFault | None = None
         # The multi-node phase: replaced whole by each of its events, so the UI reads it without the lock.
         self.pairs = PairBoard()
 
@@ -513,6 +517,10 @@ class LiveState:
             return True
         if isinstance(event, SweepStarted):
             return self._sweep_started(event)
+        if isinstance(event, StoreFailed):
+            self.store_fault = event.fault
+            self._summary_dirty = True
+            return True
         if isinstance(event, SweepDone):
             self.progress.finished_at = self.clock()
             self.progress.outcome = event.outcome

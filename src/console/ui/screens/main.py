@@ -6,6 +6,7 @@ Targets of an action are resolved by node name when its key is pressed and passe
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Awaitable, Callable
 from functools import cached_property, partial
 from typing import TYPE_CHECKING
@@ -16,13 +17,14 @@ from textual.binding import BindingsMap
 from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from console.actions.baseline import PoolDiff, accept_baseline, baseline_diffs
 from console.actions.model import ActionKind
 from console.files import OutputRefused
 from console.model.findings import Status
 from console.service.commands import MULTINODE_TITLE, PlanAction, PlanMultinode, PlanPreview
+from console.store.faults import StoreFault
 from console.sweep.catalog import ProbeSet
 from console.ui.operations import baseline_preview, export_report, hostlist
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
@@ -35,7 +37,7 @@ from console.ui.state import FAMILIES
 from console.ui.text import safe
 from console.ui.view import Arranger, SortKey, ViewSpec, filter_hint
 from console.ui.widgets.filter_line import FilterLine
-from console.ui.widgets.key_bar import KeyBar
+from console.ui.widgets.key_bar import KeyBar, key_bar_content
 from console.ui.widgets.link_panel import LinkPanel
 from console.ui.widgets.row_grid import Cell, RowGrid
 from console.ui.widgets.summary import SummaryBar, SummaryFacts
@@ -70,7 +72,8 @@ class MainScreen(Screen[None]):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        """Summary, grid, links, filter, footer."""
+        """Store banner (shown once the history database failed), summary, grid, links, filter, footer."""
+        yield Static("", id="store-banner", markup=False)
         yield SummaryBar(id="summary")
         yield self._grid
         yield LinkPanel(self.console_app.packs, id="links")
@@ -87,6 +90,7 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         """Fill the grid from the current state and focus it."""
         self.query_one("#filter", Input).display = False
+        self.query_one("#store-banner", Static).display = False
         grid = self.grid
         for row in self.console_app.state.rows():
             grid.set_row(row.name, row_cells(row, marked=False))
@@ -178,6 +182,29 @@ class MainScreen(Screen[None]):
             filter_hint=filter_hint(self.spec.text, self._label_keys) if self.spec.text else "",
         )
         self.query_one(SummaryBar).show(facts)
+        if app.state.store_fault is not None:
+            self.show_store_failed(app.state.store_fault)
+
+    def show_store_failed(self, fault: StoreFault) -> None:
+        """The history database failed: say so until the console quits, and go on read-only.
+
+        Sweeps still run and show here, without being stored; the actions that change the cluster are
+        hidden and refused, as in read-only mode, since none may run without its audit row.
+        """
+        banner = self.query_one("#store-banner", Static)
+        if banner.display:
+            return
+        banner.update(
+            f"HISTORY NOT STORED: {safe(fault.describe())}. Sweeps go on and show here; actions are off"
+            " (none runs without its audit row) until the console is restarted on a sound history database."
+        )
+        banner.display = True
+        self.console_app.read_only = True
+        if not self.read_only:
+            self.read_only = True
+            self._bindings = BindingsMap(bindings(True, "main"))
+            self.query_one(KeyBar).update(key_bar_content(True, "main"))
+            self.refresh_bindings()
 
     @on(RowGrid.CursorMoved)
     def _cursor_moved(self) -> None:
@@ -543,7 +570,14 @@ class MainScreen(Screen[None]):
         def run(preview: PlanPreview) -> None:
             if app.store is None or frozen[0] is None:
                 return
-            result = accept_baseline(app.store, frozen[0], preview.targets, reason=preview.reason)
+            if app.state.store_fault is not None:  # its audit row cannot be written: it is not done at all
+                self.notify("not accepted: the history database failed (see the banner)", severity="error")
+                return
+            try:
+                result = accept_baseline(app.store, frozen[0], preview.targets, reason=preview.reason)
+            except sqlite3.Error as exc:  # failed since the banner went up, or a read-only opening
+                self.notify(safe(f"not accepted: history database: {exc}"), severity="error", markup=False)
+                return
             if result.ok:
                 self.notify(safe(result.outcome), title="baseline accepted", markup=False)
             else:
