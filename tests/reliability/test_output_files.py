@@ -160,7 +160,8 @@ def test_check_local_json_refuses_links_and_its_pid_named_part(tmp_path: Path, m
 
 
 def test_check_local_json_on_a_full_disk_leaves_no_part_file(tmp_path: Path) -> None:
-    """A file size limit fails the write as a full disk does: exit 2 with the reason, no traceback, no leftovers."""
+    """A file size limit fails the write as a full disk does: the verdict is printed, exit 6 ("report not
+    written") with the reason, no traceback, no leftovers."""
     (tmp_path / "nodes").mkdir()
     inventory = local_cluster(tmp_path / "nodes", ["gpu001"])
     outdir = tmp_path / "out"
@@ -176,8 +177,9 @@ def test_check_local_json_on_a_full_disk_leaves_no_part_file(tmp_path: Path) -> 
     env["SLURMD_NODENAME"] = "gpu001"
     argv = [sys.executable, "-c", limited, "check-local", "-i", str(inventory), "--json", str(outdir / "r.json")]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120, check=False)
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr and "cannot write" in proc.stderr
+    assert proc.returncode == 6, proc.stderr[-2000:]
+    said = proc.stdout + proc.stderr
+    assert "Traceback" not in said and "report not written" in said and "File too large" in said
     assert sorted(p.name for p in outdir.iterdir()) == []
 
 
