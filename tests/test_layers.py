@@ -24,12 +24,28 @@ ALLOWED: dict[str, frozenset[str]] = {
     "checks": frozenset({"model", "inventory", "probes"}),
     "report": frozenset({"model", "inventory"}),
     "store": frozenset({"model", "inventory"}),
+    # The remediation case machine, its reconciliation and the lease: the history database and nothing above.
+    "remediation": frozenset({"model", "inventory", "store"}),
     "sweep": frozenset({"model", "inventory", "transport", "probes", "checks", "report", "store"}),
-    "actions": frozenset({"model", "inventory", "transport", "probes", "checks", "store", "sweep"}),
-    "service": frozenset({"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime"}),
+    "actions": frozenset({"model", "inventory", "transport", "probes", "checks", "store", "sweep", "remediation"}),
+    "service": frozenset(
+        {"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime", "remediation"}
+    ),
     # The console: the engine's events and results are its input; it never imports a transport.
     "ui": frozenset(
-        {"model", "inventory", "probes", "checks", "report", "store", "sweep", "service", "actions", "exitcodes"}
+        {
+            "model",
+            "inventory",
+            "probes",
+            "checks",
+            "report",
+            "store",
+            "sweep",
+            "service",
+            "actions",
+            "exitcodes",
+            "remediation",
+        }
     ),
     "sim": frozenset({"model", "inventory"}),  # simulated nodes: they know the console's models only
     "commands": frozenset(),  # the front door: every layer, filled in below

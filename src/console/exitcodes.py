@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     USAGE = 2
     UNKNOWN_EXCEEDED = 3
     DEADLINE = 4
+    BREAKER_TRIPPED = 5  # watch: its circuit breaker is tripped, automation paused (console.actions.breaker)
     INTERRUPTED = 130
 
 

@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 from console.checks.loader import CheckConfigError
 from console.exitcodes import ExitCode
 from console.inventory import HostlistError, InventoryError, SelectionError
+from console.remediation.lease import LeaseHeld
 from console.report.text import printable
 from console.store.db import Store, StoreError, default_store_path
 
@@ -40,6 +41,7 @@ USAGE_ERRORS: tuple[type[Exception], ...] = (
     SelectionError,
     CheckConfigError,
     StoreError,
+    LeaseHeld,  # another actor holds the history database's lease: one actor at a time
 )
 
 
@@ -163,6 +165,25 @@ def add_baseline_partners(p: argparse.ArgumentParser) -> None:
         help="multinode: never borrow a node known-good in the pool's accepted baseline as a second-pass partner "
         "(by default one is borrowed, its GPUs taken for that run, when no selected node can partner)",
     )
+
+
+def add_lease_wait(p: argparse.ArgumentParser) -> None:
+    """``--wait-lease``: how long to wait for another actor's lease on the history database before exit 2."""
+    p.add_argument(
+        "--wait-lease",
+        type=_non_negative,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait up to SECONDS for another actor (watch, a console, a resume) holding this history database's"
+        " lease; default 0: exit 2 at once, naming the holder",
+    )
+
+
+def _non_negative(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 0 or more seconds")
+    return value
 
 
 def add_engine_options(p: argparse.ArgumentParser, *, inventory_required: bool = True) -> None:
