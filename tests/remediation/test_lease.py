@@ -87,3 +87,24 @@ async def test_the_holder_takes_it_again_and_only_the_outermost_releases_it(stor
         assert renewed is not None and renewed.expires_at > first.expires_at
     assert lease_holder(store) is None
     release(store)  # releasing what one does not hold changes nothing
+
+
+def test_a_version_7_database_is_upgraded_to_8_with_the_lease_table(tmp_path: Path) -> None:
+    db = tmp_path / "h.sqlite"
+    Store(db).close()
+    # What version 7 (main before issue 33) wrote: no leases table.
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    conn.execute("DROP TABLE leases")
+    conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    store = Store(db)
+    try:
+        version = store.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+        assert version == "8"
+        assert lease_holder(store) is None
+        assert try_take(store, "watch", "ops", 60) == (True, None)
+    finally:
+        store.close()
