@@ -8,7 +8,11 @@ Real slurmctld/slurmd (the session lab) and simulated Instinct nodes behind real
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.scenario import write_live_faults
 from console.store import Store
 from tests.harness.slurm_lab import SlurmLab
+from tests.integration.processes import WAIT_S, start_console
 from tests.remediation.crashing import killed_during
 
 
@@ -76,3 +81,54 @@ def test_kill_9_of_watch_auto_mid_drain_keeps_the_case_and_the_node_out(
     assert drain.startswith("outcome unknown: the console (pid ") and "reconciled by audit #" in drain, report
     reconcile = next(o for _, a, _, o in shown if a == "reconcile")
     assert "gpu002: the drain took effect (Slurm shows DRAIN" in reconcile and "case #1 kept" in reconcile, report
+
+
+def _lease_pid(db: Path) -> int | None:
+    import sqlite3
+
+    if not db.exists():
+        return None
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        row = conn.execute("SELECT owner FROM leases WHERE name = 'act'").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    finally:
+        conn.close()
+    return int(json.loads(row[0])["pid"]) if row else None
+
+
+def test_two_watch_processes_at_once_the_second_exits_2_naming_the_first(
+    lab: SlurmLab, sim: SimCluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inv, db, log = _local_slurm(sim, tmp_path), tmp_path / "h.sqlite", tmp_path / "first.log"
+    first = start_console("watch", "-i", inv, "--store", db, "--every", "3600", "--auto", log=log, env=lab.env)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while _lease_pid(db) != first.pid:
+            assert first.poll() is None, log.read_text(errors="replace")
+            assert time.monotonic() < deadline, "the first watch never took the lease"
+            time.sleep(0.05)
+        assert main(["watch", "-i", inv, "--store", str(db), "--every", "3600", "--rounds", "1", "--auto"]) == 2
+        said = capsys.readouterr().err
+        assert "another actor holds this history database's lease: watch by " in said, said
+        assert f"(pid {first.pid} on " in said, said
+        assert main(["resume", "gpu003", "-i", inv, "--yes", "--store", str(db)]) == 2
+        assert f"(pid {first.pid} on " in capsys.readouterr().err
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+    finally:
+        first.kill()
+        first.wait()
+    # Its holder is gone: the next actor takes the lease over, audited.
+    assert main(["drain", "gpu003", "-i", inv, "--reason", "maintenance", "--yes", "--store", str(db)]) == 0
+    capsys.readouterr()
+    store = Store(db)
+    try:
+        takeover = next(r for r in store.audit_log(50) if r["action"] == "lease-takeover")
+        assert (
+            "took over the lease of watch by " in takeover["outcome"] and f"(pid {first.pid} on " in takeover["outcome"]
+        )
+        assert json.loads(takeover["inputs"])["why"] == "its process is gone"
+    finally:
+        store.close()
