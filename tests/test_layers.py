@@ -26,10 +26,12 @@ ALLOWED: dict[str, frozenset[str]] = {
     "checks": frozenset({"model", "inventory", "probes"}),
     "report": frozenset({"model", "inventory", "files"}),
     "store": frozenset({"model", "inventory"}),
+    # The remediation case machine, its reconciliation and the lease: the history database and nothing above.
+    "remediation": frozenset({"model", "inventory", "store"}),
     "sweep": frozenset({"model", "inventory", "transport", "probes", "checks", "report", "store"}),
-    "actions": frozenset({"model", "inventory", "transport", "probes", "checks", "store", "sweep"}),
+    "actions": frozenset({"model", "inventory", "transport", "probes", "checks", "store", "sweep", "remediation"}),
     "service": frozenset(
-        {"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime", "files"}
+        {"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime", "files", "remediation"}
     ),
     # The console: the engine's events and results are its input; it never imports a transport.
     "ui": frozenset(
@@ -46,6 +48,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "exitcodes",
             "files",
             "runtime",
+            "remediation",
         }
     ),
     "sim": frozenset({"model", "inventory"}),  # simulated nodes: they know the console's models only

@@ -21,6 +21,7 @@ class ExitCode(IntEnum):
     DEADLINE = 4
     STORE_FAILED = 5
     OUTPUT_FAILED = 6
+    BREAKER_TRIPPED = 7  # watch: its circuit breaker is tripped, automation paused (console.actions.breaker)
     HANGUP = 129
     INTERRUPTED = 130
 

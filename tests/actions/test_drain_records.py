@@ -70,13 +70,19 @@ async def test_a_console_drain_is_recorded_with_who_why_when_and_the_sweep_behin
     assert not held.ok and f"case #{case.id} is drained" in held.outcome and "--force" in held.outcome
     assert lab.state("gpu002") == "drained"
 
-    _, resumed = await act(svc, ActionKind.RESUME, "gpu002", force=True)
+    # Forced past its case, a resume says why (issue 33): without a reason it is refused.
+    _, blind = await act(svc, ActionKind.RESUME, "gpu002", force=True)
+    assert not blind.ok and "--force needs --reason" in blind.outcome
+    _, resumed = await act(svc, ActionKind.RESUME, "gpu002", force=True, reason="link reseated, vendor sign-off")
     assert resumed.ok, resumed.outcome
     (record,) = store.drains()
     assert record.ended_at is not None and record.ended_by == f"resumed by the console (audit #{resumed.audit_id})"
     assert store.case("gpu002") is None
     (ended,) = store.cases("gpu002")
-    assert ended.stage is Stage.ENDED and "before its revalidation passed" in store.case_steps(ended.id)[-1].note
+    assert (
+        ended.stage is Stage.ENDED
+        and "before its revalidation passed: link reseated" in store.case_steps(ended.id)[-1].note
+    )
 
 
 async def test_resume_acts_only_on_drains_the_console_recorded(lab: SlurmLab, store: Store) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from console.cli import main
+from console.exitcodes import ExitCode
 from console.inventory import load_inventory
 from console.sim.faults import Fault, FaultKind
 from console.sim.launcher import start_sim_cluster
@@ -102,11 +103,12 @@ def test_the_breaker_trips_at_the_limit_and_holds_every_action_until_cleared(
         write_live_faults(sim.state_dir, faults)
         sim.wait_for_generation(2)
         watch = ["watch", "-i", inv, "--store", db, "--every", "3600", "--rounds", "1"]
-        assert main([*watch, "--auto"]) == 0
+        assert main([*watch, "--auto"]) == ExitCode.BREAKER_TRIPPED  # the breaker is tripped as watch ends (issue 33)
         line = _round_line(capsys.readouterr().out, 1)
         assert "sim002 FAIL" in line and "sim004 FAIL" in line, line
         assert "left alone; BREAKER TRIPPED (pool " in line, line  # it ran into "left alone BREAKER"
-        assert "2 nodes held out (" in line and "over its limit 1" in line, line
+        # It counts only what it holds: none drained yet, two it would drain.
+        assert "2 nodes: none held out, 2 to drain (" in line and "over its limit 1" in line, line
         assert "done:" not in line and "proposed:" not in line, line
 
         store = Store(db)
@@ -118,11 +120,12 @@ def test_the_breaker_trips_at_the_limit_and_holds_every_action_until_cleared(
         assert "refused: the breaker is tripped (pool " in capsys.readouterr().out
 
         # Still tripped on the next run: said at the start and on the round, and nothing is done.
-        assert main([*watch, "--auto"]) == 0
+        assert main([*watch, "--auto"]) == ExitCode.BREAKER_TRIPPED
         out = capsys.readouterr().out
         assert "breaker tripped: pool " in out and "BREAKER TRIPPED" in _round_line(out, 1), out
 
-        assert main(["watch", "-i", inv, "--store", db, "--clear-breaker"]) == 0
+        assert main(["watch", "-i", inv, "--store", db, "--clear-breaker"]) == 2  # a reason is required
+        assert main(["watch", "-i", inv, "--store", db, "--clear-breaker", "--reason", "two bad boards, checked"]) == 0
         assert "breaker cleared (it had tripped: pool " in capsys.readouterr().out
         store = Store(db)
         assert not store.breaker().tripped and store.drains() == []
@@ -165,14 +168,14 @@ def test_auto_drains_with_a_case_then_revalidates_and_resumes_after_two_passes(
         store = Store(db)
         store.set_breaker(Breaker(time.time(), "pool other: 3 nodes held out, over its limit 1 (20% of 5)"))
         store.close()
-        assert main(watch) == 0
+        assert main(watch) == ExitCode.BREAKER_TRIPPED
         line = _round_line(capsys.readouterr().out, 1)
         assert "BREAKER TRIPPED (pool other" in line and "revalidate" not in line and "resume" not in line, line
         store = Store(db)
         case_now = store.case("sim002")
         assert case_now is not None and case_now.passes == 1
         store.close()
-        assert main(["watch", "-i", inv, "--store", db, "--clear-breaker"]) == 0
+        assert main(["watch", "-i", inv, "--store", db, "--clear-breaker", "--reason", "other pool fixed"]) == 0
         capsys.readouterr()
 
         assert main(watch) == 0
@@ -222,7 +225,7 @@ def test_proposals_are_withdrawn_when_they_no_longer_apply_and_an_operator_may_r
         # Each proposal says why: the node's worst finding and the action it calls for (not only "FAIL").
         assert main(["watch", "-i", inv, "--store", db, "--proposals"]) == 0
         listed = capsys.readouterr().out
-        assert "#3 drain sim004 (sweep " in listed and ": watch: FAIL: gpu1 " in listed, listed
+        assert "#3 drain sim004 (sweep " in listed and ": watch: FAIL ras.cper_fatal: gpu1 " in listed, listed
         assert "; calls for " in listed and "CPER" in listed, listed
 
         # The operator turns #3 down: a reason is required, and the audit log keeps it.

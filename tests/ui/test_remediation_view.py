@@ -41,6 +41,13 @@ HOUR = 3600.0
 WHY = "pool mi300x: 3 nodes held out, over its limit 2 (20% of 8; [lifecycle] breaker_pool_fraction)"
 
 
+def _after(store: Store) -> int:
+    """A finished revalidation sweep that started now (a pass counts only from one after the repair)."""
+    sweep = store.start_sweep("standard", "synthetic", "")
+    store.finish_sweep(sweep, "done", {})
+    return sweep
+
+
 def _open(store: Store, node: str, action: Remedy) -> None:
     store.open_case(node, user="watch", action=action, sweep_id=1, findings=["ecc.uncorrectable"], audit_id=None)
 
@@ -64,12 +71,14 @@ def _loop(path: Path, fleet: SyntheticFleet) -> Store:
     )
     _open(store, n[3], Remedy.RESET_GPU)  # one pass of two
     store.acknowledge_repair(n[3], user="ops", note="reset GPU 2", audit_id=None)
-    store.record_revalidation(n[3], passed=True, sweep_id=checked, action=None, user="ops", policy=policy, note="PASS")
+    store.record_revalidation(
+        n[3], passed=True, sweep_id=_after(store), action=None, user="ops", policy=policy, note="PASS"
+    )
     _open(store, n[4], Remedy.REBOOT)  # passed twice: watch proposes its resume
     store.acknowledge_repair(n[4], user="ops", note="rebooted", audit_id=None)
-    for _ in range(2):
+    for _ in range(2):  # two sweeps, one after the other, both after the repair
         store.record_revalidation(
-            n[4], passed=True, sweep_id=checked, action=None, user="ops", policy=policy, note="PASS"
+            n[4], passed=True, sweep_id=_after(store), action=None, user="ops", policy=policy, note="PASS"
         )
     store.propose("resume", n[4], sweep_id=None, reason="watch: revalidated")
     _open(store, n[5], Remedy.RMA)  # sent to the vendor
@@ -318,6 +327,8 @@ async def test_a_suspect_row_shows_the_action_its_findings_call_for_and_the_prop
             row = _rows(screen)[node.name]
             assert row[2] == "suspect" and row[6] == "rma (physical)", row
             proposals = " ".join(str(screen.query_one("#rem-proposals", Static).render()).split())
-            assert "watch: FAIL: gpu3 Fatal CPER records: 1 (AFID 30); calls for rma" in proposals, proposals
+            assert "watch: FAIL ras.cper_fatal: gpu3 Fatal CPER records: 1 (AFID 30); calls for rma" in proposals, (
+                proposals
+            )
     finally:
         history.close()

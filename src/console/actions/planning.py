@@ -169,7 +169,13 @@ def _hold_for_cases(
         decision = decisions.get(target)
         if decision is None or not decision.act:
             continue
-        if request.force:
+        if request.force and not (request.reason or "").strip():
+            # Returning a node its case holds is the console's gravest step: the audit and the case say why.
+            decisions[target] = Decision(
+                False, f"skip: {why}; --force needs --reason TEXT (audited, and kept in the case)"
+            )
+            held.append(target)
+        elif request.force:
             decisions[target] = Decision(True, f"{decision.note} (forced past {why})")
         else:
             decisions[target] = Decision(False, f"skip: {why}; --force returns it anyway")

@@ -38,7 +38,10 @@ def drain_reason(verdict: NodeVerdict) -> str:
     failed = len(failing_set(verdict.findings))
     more = f" (+{failed - 1} more FAIL)" if failed > 1 else ""
     action = verdict.action.value if verdict.action is not None else "no action named"
-    return f"watch: {verdict.status.value}: {headline}{more}; calls for {action}"
+    # The finding by its check id (what `history` and the bundle look up) and the action it calls for.
+    worst = next((f.check_id for f in verdict.findings if f.status is verdict.status), None)
+    named = f" {worst}" if worst else ""
+    return f"watch: {verdict.status.value}{named}: {headline}{more}; calls for {action}"
 
 
 def sweep_verdict(store: Store, sweep_id: int, node: str) -> NodeVerdict:

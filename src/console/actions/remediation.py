@@ -73,6 +73,8 @@ def _who(case: Case, policy: LifecyclePolicy, proposals: tuple[Proposal, ...]) -
         return "vendor (RMA)"
     if case.stage.closed:
         return "-"
+    if case.stage is Stage.PROPOSED:
+        return "operator: approve (p), or reject"
     if any(p.kind == ActionKind.RESUME.value for p in proposals):
         return "operator: approve (p)"
     if case.stage is Stage.AWAITING_REPAIR or (case.stage is Stage.DRAINED and case.action in PHYSICAL):

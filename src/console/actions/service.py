@@ -77,6 +77,8 @@ from console.inventory.model import Inventory, SlurmConfig, SshConfig, StackPin
 from console.model.findings import Remedy, Status, worst_action
 from console.probes.base import ParseError
 from console.probes.host import parse_os_release
+from console.remediation.lease import DEFAULT_TTL_S, taken_lease
+from console.remediation.reconcile import BACK, OUT, reconcile_intents
 from console.store import AuditEntry, Store, current_user
 from console.store.lifecycle import PHYSICAL, Case, Stage
 from console.store.pins import effective_pins, pin_from_fields
@@ -133,8 +135,12 @@ class ActionService:
         user: str | None = None,
         clock: Callable[[], float] = time.time,
         engine: SweepEngine | None = None,
+        holder: str = "console",
+        lease_wait_s: float = 0.0,
     ) -> None:
         self.inventory = inventory
+        self.holder = holder  # who takes the lease to act: the command, or the console
+        self.lease_wait_s = lease_wait_s
         self.engine = engine
         self.store = store
         self.runner = runner or runner_for(inventory if inventory.nodes or inventory.slurm.controller else None)
@@ -239,6 +245,15 @@ class ActionService:
     async def _read_slurm(self) -> dict[str, SlurmNode]:
         self._slurm, self._slurm_reader = await slurm.read_states(self.runner, self.slurm_where, self._slurm_reader)
         self._unreadable.pop(_SLURM, None)
+        # Before anything is judged or planned on this state: what a killed console left half done.
+        reconcile_intents(
+            self.store,
+            {n: (node.reason if node.draining_flag else None, slurm.describe(node)) for n, node in self._slurm.items()},
+            actions=(OUT | BACK) - {"cordon", "uncordon"},
+            backend="Slurm",
+            user=self.user,
+            policy_of=self.inventory.policy_of,
+        )
         # A node resumed (or drained again) outside the console since its drain: the console's record ends.
         # Records of cordons are Kubernetes' to judge, even where Slurm lists a node of the same name.
         cordoned = self._records_of(kube_made=True)
@@ -274,6 +289,14 @@ class ActionService:
         nodes = {str(item.get("metadata", {}).get("name")): item for item in items}
         # An operator's uncordon (or removal of the console's taint) ends the console's record and case,
         # as a resume outside the console does on Slurm; what the console set and is left stays its own.
+        reconcile_intents(
+            self.store,
+            {n: (kube.held_reason(obj), kube.describe_node(obj)) for n, obj in nodes.items()},
+            actions=frozenset({"cordon", "uncordon"}),
+            backend="Kubernetes",
+            user=self.user,
+            policy_of=self.inventory.policy_of,
+        )
         made = self._records_of(kube_made=True)
         ended = self.store.reconcile_drains(
             {n: (kube.held_reason(obj), kube.describe_node(obj)) for n, obj in nodes.items() if n in made},
@@ -499,11 +522,23 @@ class ActionService:
     # executing ------------------------------------------------------------------------------------
 
     async def execute(self, plan: ActionPlan) -> ActionResult:
-        """Run ``plan`` after checking it against the state read now; audit what happened."""
+        """Run ``plan`` after checking it against the state read now; audit what happened.
+
+        Under the history database's lease (``console.remediation.lease``): another live actor holding
+        it raises ``LeaseHeld`` once ``lease_wait_s`` is over, and nothing runs.
+        """
         if self.read_only and plan.request.kind in DANGEROUS:
             plan = refused(plan.request, READ_ONLY)
         if plan.refused:
             return self._audit(plan, ActionResult(False, f"refused: {plan.refused}", dict(plan.decisions)))
+        async with self.lease():
+            return await self._execute(plan)
+
+    def lease(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """The lease to act, taken as this service's holder (re-entrant within this process)."""
+        return taken_lease(self.store, self.holder, self.user, ttl_s=DEFAULT_TTL_S, wait_s=self.lease_wait_s)
+
+    async def _execute(self, plan: ActionPlan) -> ActionResult:
         kind = plan.request.kind
         if kind in SLURM_KINDS:
             return await self._execute_slurm(plan)
@@ -541,6 +576,10 @@ class ActionService:
             plan = refused(plan.request, READ_ONLY)
         if plan.refused:
             return self._audit(plan, ActionResult(False, f"refused: {plan.refused}", dict(plan.decisions))), None
+        async with self.lease():
+            return await self._revalidate(plan)
+
+    async def _revalidate(self, plan: ActionPlan) -> tuple[ActionResult, Revalidation | None]:
         request, policy_of = plan.request, self.inventory.policy_of
         fresh = plan_revalidate(
             request,
@@ -573,11 +612,10 @@ class ActionService:
         if why is not None:
             return self._stale(fresh, why)
         kind = plan.request.kind
-        with self._audited(fresh, fresh.steps) as entry:
-            if kind is ActionKind.DRAIN:  # recorded with the intent: a drain that happens is never unclaimed
-                reason = slurm.tag_reason(fresh.request.reason, fresh.request.sweep_id)
-                sweep_id = fresh.request.sweep_id
-                self.store.record_drains(fresh.acting_on, reason, user=self.user, sweep_id=sweep_id, audit_id=entry.id)
+        claim = None
+        if kind is ActionKind.DRAIN:  # claimed with the intent: a drain that happens is never unclaimed
+            claim = self._out_intent(fresh, slurm.tag_reason(fresh.request.reason, fresh.request.sweep_id))
+        with self._audited(fresh, fresh.steps, with_intent=claim) as entry:
             outputs = [await self.runner.run(s.where, s.argv) for s in fresh.steps]
             self._end_drains(kind, entry.id, fresh.steps, outputs)
             self._step_cases(fresh, entry.id, outputs)
@@ -601,33 +639,47 @@ class ActionService:
             elif kind not in OUT_KINDS and out.ok:
                 self.store.end_drains(step.targets, f"{PAST[kind]} by the console (audit #{audit_id})")
 
+    def _out_intent(self, plan: ActionPlan, reason: str) -> Callable[[int], None]:
+        """What a drain or cordon writes with its intent, in the intent's transaction: a drain record per
+        node and, for a drain for what a sweep found, the node's case (opened, or gone on with). A
+        maintenance drain (no sweep, or none of the node's findings in it failed) opens no case."""
+        sweep_id = plan.request.sweep_id
+
+        def claim(audit_id: int) -> None:
+            self.store.record_drains(plan.acting_on, reason, user=self.user, sweep_id=sweep_id, audit_id=audit_id)
+            for node in plan.acting_on:
+                records = self.store.drains(node, open_only=True)
+                findings = records[-1].findings if records else []
+                if findings:
+                    action = self._action_of(node, sweep_id)
+                    self.store.open_case(
+                        node, user=self.user, action=action, sweep_id=sweep_id, findings=findings, audit_id=audit_id
+                    )
+
+        return claim
+
     def _step_cases(self, plan: ActionPlan, audit_id: int, outputs: list[RunOutput]) -> None:
-        """A drain opens (or goes on with) each node's remediation case; a resume or undrain closes it."""
+        """A failed drain ends the case its intent opened; a resume or undrain closes the node's case."""
         kind = plan.request.kind
         for step, out in zip(plan.steps, outputs, strict=True):
-            if not out.ok:
-                continue
             for node in step.targets:
                 if kind in OUT_KINDS:
-                    # A drain for what a sweep found opens a case; a maintenance drain (no sweep, or none
-                    # of the node's findings in it failed) is resumed as it was drained.
-                    records = self.store.drains(node, open_only=True)
-                    findings = records[-1].findings if records else []
-                    if findings:
-                        action = self._action_of(node, plan.request.sweep_id)
-                        sweep_id = plan.request.sweep_id
-                        self.store.open_case(
-                            node, user=self.user, action=action, sweep_id=sweep_id, findings=findings, audit_id=audit_id
-                        )
+                    if not out.ok and (case := self.store.case(node)) is not None:
+                        steps = self.store.case_steps(case.id)
+                        if steps and steps[0].audit_id == audit_id:
+                            note = f"the {kind.value} failed: {explain(out)}"
+                            self.store.close_case(node, Stage.ENDED, user=self.user, note=note, audit_id=audit_id)
                     continue
                 case = self.store.case(node)
-                if case is None:
+                if not out.ok or case is None:
                     continue
                 if case.ready(self.inventory.policy_of(node)):
                     note = f"{PAST[kind]} by the console after {case.passes} passing revalidations"
                     self.store.close_case(node, Stage.RETURNED, user=self.user, note=note, audit_id=audit_id)
                 else:
-                    note = f"{PAST[kind]} by the console (--force) before its revalidation passed"
+                    note = (
+                        f"{PAST[kind]} by the console (--force) before its revalidation passed: {plan.request.reason}"
+                    )
                     self.store.close_case(node, Stage.ENDED, user=self.user, note=note, audit_id=audit_id)
 
     def _action_of(self, node: str, sweep_id: int | None) -> Remedy | None:
@@ -682,11 +734,10 @@ class ActionService:
         kind = plan.request.kind
         # Send the bodies the operator saw (not the fresh plan's, whose timestamp differs).
         steps = [s for s in plan.steps if s.targets[0] in fresh.acting_on]
-        with self._audited(fresh, steps) as entry:
-            if kind is ActionKind.CORDON:  # recorded with the intent: a cordon that happens is never unclaimed
-                reason = slurm.clean_reason(fresh.request.reason)
-                sweep_id = fresh.request.sweep_id
-                self.store.record_drains(fresh.acting_on, reason, user=self.user, sweep_id=sweep_id, audit_id=entry.id)
+        claim = None
+        if kind is ActionKind.CORDON:  # claimed with the intent: a cordon that happens is never unclaimed
+            claim = self._out_intent(fresh, slurm.clean_reason(fresh.request.reason))
+        with self._audited(fresh, steps, with_intent=claim) as entry:
             outputs = await self._send_kube(steps, nodes, per_target, PAST[kind])
             # One line per node for the ledger and the cases: a node is done when all its requests were.
             node_steps = tuple(Step(KUBERNETES, (), (t,)) for t in fresh.acting_on)
@@ -865,8 +916,15 @@ class ActionService:
         return self._record(entry, outputs, result)
 
     @contextmanager
-    def _audited(self, plan: ActionPlan, steps: Iterable[Step], **extra: Any) -> Iterator[AuditEntry]:
-        """The store's one write-ahead path: who, targets, inputs and the exact commands before they run."""
+    def _audited(
+        self,
+        plan: ActionPlan,
+        steps: Iterable[Step],
+        with_intent: Callable[[int], None] | None = None,
+        **extra: Any,
+    ) -> Iterator[AuditEntry]:
+        """The store's one write-ahead path: who, targets, inputs and the exact commands before they run
+        (and ``with_intent``'s records, in the same transaction)."""
         request = plan.request
         inputs = {
             "reason": request.reason,
@@ -886,6 +944,7 @@ class ActionService:
             inputs=inputs,
             commands=[step.shown() for step in steps],
             user=self.user,
+            with_intent=with_intent,
         ) as entry:
             yield entry
 

@@ -39,10 +39,11 @@ from console.actions.slurm import describe
 from console.actions.slurm_state import SlurmNode
 from console.inventory import fold
 from console.inventory.model import LifecyclePolicy
-from console.model.findings import Status
+from console.model.findings import Status, worst_action
 from console.store import Store
 from console.store.faults import fault_of
 from console.store.lifecycle import Stage
+from console.store.transaction import immediate
 from console.store.watch import Breaker, Proposal
 from console.sweep.engine import SweepEngine, SweepResult
 from console.sweep.freshness import age_text, last_active_check
@@ -101,7 +102,7 @@ def plan_round(
     for name in nodes:
         case = store.case(name)
         policy = policy_of(name)
-        if case is not None:
+        if case is not None and case.stage is not Stage.PROPOSED:  # a proposed drain's node is still in service
             if case.ready(policy):
                 resume.append(name)
             elif case.stage is Stage.REVALIDATING:
@@ -318,10 +319,11 @@ class Watch:
             pools.setdefault(node.pool, []).append(node.name)
         inventory = self.service.inventory
         own = {pool: inventory.policy(pool) for pool in pools}
-        why = breach(inventory.lifecycle, pools, self.held_out() | set(adding), own)
+        drained = {d.node for d in self.store.drains(open_only=True)}
+        why = breach(inventory.lifecycle, pools, drained, own, pending=self.held_out() | set(adding))
         if why is None:
             return ""
-        inputs = {"adding": list(adding), "held_out": sorted(self.held_out())}
+        inputs = {"adding": list(adding), "held_out": sorted(drained), "proposed": sorted(self.held_out() - drained)}
         with self.store.audited("breaker-trip", adding, inputs=inputs, user=self.service.user) as entry:
             self.store.set_breaker(Breaker(self._clock(), why))
             entry.finish("tripped: automation paused", why)
@@ -340,11 +342,48 @@ class Watch:
             reasons[node] = drain_reason(verdict)
         if not reasons:
             return
-        if self.auto:  # one request for them all, as before: the drain cap judges them together
-            await self._act(report, ActionKind.DRAIN, tuple(reasons), "watch: FAIL", result.sweep_id)
+        for node, reason in reasons.items():  # one at a time: each drain's cap sees the ones before it
+            if self.auto:
+                await self._auto_drain(report, node, reason, result.sweep_id)
+            else:
+                await self._act(report, ActionKind.DRAIN, (node,), reason, result.sweep_id)
+
+    async def _auto_drain(self, report: RoundReport, node: str, reason: str, sweep_id: int | None) -> None:
+        """Drain ``node`` itself; a drain the cap (or a refusal) stops is declined, audited, proposed, a case."""
+        request = ActionRequest(ActionKind.DRAIN, (node,), reason=reason, sweep_id=sweep_id)
+        await self.service.refresh(request)
+        plan = self.service.plan(request)
+        cited = f" (sweep {sweep_id})" if sweep_id is not None else ""
+        if plan.refused or node in plan.capped:
+            why = plan.refused or plan.decisions.get(node, "capped")
+            report.done.append(f"drain {node}{cited}: not carried out: {self._decline(node, reason, sweep_id, why)}")
             return
-        for node, reason in reasons.items():
-            await self._act(report, ActionKind.DRAIN, (node,), reason, result.sweep_id)
+        result = await self.service.execute(plan)
+        if not result.ok and result.outcome.startswith("refused: "):  # the state read at execution said no
+            why = result.outcome.removeprefix("refused: ")
+            report.done.append(f"drain {node}{cited}: not carried out: {self._decline(node, reason, sweep_id, why)}")
+            return
+        report.done.append(f"drain {node}{cited}: {result.outcome}")
+
+    def _decline(self, node: str, reason: str, sweep_id: int | None, why: str) -> str:
+        """A drain ``watch --auto`` chose not to carry out: audited, proposed and opened as a case, at once."""
+        user = self.service.user
+        inputs = {"action": ActionKind.DRAIN.value, "reason": reason, "sweep_id": sweep_id, "why": why}
+        with immediate(self.store.conn), self.store.audited("watch-decline", [node], inputs=inputs, user=user) as entry:
+            proposal = self.store.propose(ActionKind.DRAIN.value, node, sweep_id=sweep_id, reason=reason)
+            found = self.store.findings(sweep_id, node, problems_only=True) if sweep_id is not None else []
+            case = self.store.open_case(
+                node,
+                user=user,
+                action=worst_action(found),
+                sweep_id=sweep_id,
+                findings=sorted({check for check, _ in failing_set(found)}),
+                audit_id=entry.id,
+                proposed=True,
+            )
+            said = f"{why}; proposed as #{proposal.id}, case #{case.id} {case.stage.value}; the node stays in service"
+            entry.finish(f"drain {node} not carried out: {said}")
+        return said
 
     async def _act(
         self, report: RoundReport, kind: ActionKind, nodes: tuple[str, ...], reason: str, sweep_id: int | None
@@ -409,7 +448,7 @@ def stale_because(
     node, slurm_node = proposal.node, (states or {}).get(proposal.node)
     case = store.case(node)
     if proposal.kind == ActionKind.DRAIN.value:
-        if case is not None:
+        if case is not None and case.stage is not Stage.PROPOSED:
             return f"the console drained it already (case #{case.id})"
         if mine := store.drains(node, open_only=True):
             return f"drained already through the console: {mine[-1].reason}"
@@ -436,7 +475,15 @@ def withdraw(store: Store, proposal: Proposal, why: str, user: str) -> None:
     inputs = {"proposal": proposal.id, "kind": proposal.kind, "why": why}
     with store.audited("withdraw-proposal", [proposal.node], inputs=inputs, user=user) as entry:
         store.decide_proposal(proposal.id, user=user, outcome=f"withdrawn: {why}")
+        _end_proposed_case(store, proposal, f"drain withdrawn: {why}", user, entry.id)
         entry.finish(f"withdrew #{proposal.id} {proposal.kind} {proposal.node}", why)
+
+
+def _end_proposed_case(store: Store, proposal: Proposal, note: str, user: str, audit_id: int) -> None:
+    """The case a declined drain opened ends with its proposal (the drain will not happen)."""
+    case = store.case(proposal.node)
+    if proposal.kind == ActionKind.DRAIN.value and case is not None and case.stage is Stage.PROPOSED:
+        store.close_case(proposal.node, Stage.ENDED, user=user, note=note, audit_id=audit_id)
 
 
 def reject(store: Store, which: str, reason: str, user: str) -> Proposal:
@@ -448,16 +495,18 @@ def reject(store: Store, which: str, reason: str, user: str) -> Proposal:
     inputs = {"proposal": proposal.id, "kind": proposal.kind, "reason": reason}
     with store.audited("reject-proposal", [proposal.node], inputs=inputs, user=user) as entry:
         store.decide_proposal(proposal.id, user=user, outcome=f"rejected: {reason}")
+        _end_proposed_case(store, proposal, f"drain rejected: {reason}", user, entry.id)
         entry.finish(f"rejected #{proposal.id} {proposal.kind} {proposal.node}", reason)
     return proposal
 
 
-def clear_breaker(store: Store, user: str) -> str:
-    """Clear a tripped breaker (audited); what it had tripped on, or "" when it was clear."""
+def clear_breaker(store: Store, user: str, reason: str) -> str:
+    """Clear a tripped breaker (audited with the operator's ``reason``); what it had tripped on, or ""."""
     breaker = store.breaker()
     if not breaker.tripped:
         return ""
-    with store.audited("clear-breaker", [], inputs={"tripped_on": breaker.why}, user=user) as entry:
+    inputs = {"tripped_on": breaker.why, "reason": reason}
+    with store.audited("clear-breaker", [], inputs=inputs, user=user) as entry:
         store.set_breaker(Breaker())
         entry.finish("cleared: automation resumes", breaker.why)
     return breaker.why

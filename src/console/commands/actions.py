@@ -41,6 +41,7 @@ from console.commands.arguments import (
     add_accept_new,
     add_checks,
     add_inventory,
+    add_lease_wait,
     add_probe_timeout,
     add_store,
     share,
@@ -106,6 +107,7 @@ def register(sub: Any) -> None:
         # Every scheduler action can reach Kubernetes: drain/resume/undrain on a pool the cluster file
         # runs under Kubernetes are carried out as cordon/uncordon.
         _add_kubeconfig(p)
+        add_lease_wait(p)
         p.set_defaults(func=run_action, kind=kind)
 
     # The steps of a drained node's remediation case (`cases` and `revalidate` are in console.commands.lifecycle).
@@ -118,6 +120,7 @@ def register(sub: Any) -> None:
         p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
         p.add_argument("--dry-run", action="store_true", help="show the plan only")
         _add_kubeconfig(p)  # on a Kubernetes pool the step also moves the console's taint and condition
+        add_lease_wait(p)
         p.set_defaults(func=run_action, kind=action.kind, sweep=None, force=False, cap=None, cap_fraction=0.10)
 
     p = _parser(sub, "pin", "show, set (--from-node) or enforce (--enforce) a pool's stack pin", ACTION_EXIT_HELP)
@@ -196,6 +199,8 @@ def run_action(args: argparse.Namespace) -> int:
         caps=CapPolicy(fraction=args.cap_fraction, fixed=args.cap),
         kubeconfig=getattr(args, "kubeconfig", None),
         read_only=args.read_only,
+        holder=args.kind.value,
+        lease_wait_s=getattr(args, "wait_lease", 0.0),
     )
     try:
         return asyncio.run(_act(service, request, args))

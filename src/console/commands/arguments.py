@@ -18,6 +18,7 @@ from console.exitcodes import ExitCode
 from console.files import OutputRefused, check_target
 from console.inert import printable
 from console.inventory import HostlistError, InventoryError, SelectionError
+from console.remediation.lease import LeaseHeld
 from console.store.db import Store, StoreError, default_store_path
 
 
@@ -43,6 +44,7 @@ USAGE_ERRORS: tuple[type[Exception], ...] = (
     CheckConfigError,
     StoreError,
     OutputRefused,
+    LeaseHeld,  # another actor holds the history database's lease: one actor at a time
 )
 
 
@@ -193,6 +195,25 @@ def check_outputs(args: argparse.Namespace, *names: str) -> None:
         path = getattr(args, name, None)
         if path and path != "-":
             check_target(path, force=getattr(args, "force_overwrite", False))
+
+
+def add_lease_wait(p: argparse.ArgumentParser) -> None:
+    """``--wait-lease``: how long to wait for another actor's lease on the history database before exit 2."""
+    p.add_argument(
+        "--wait-lease",
+        type=_non_negative,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait up to SECONDS for another actor (watch, a console, a resume) holding this history database's"
+        " lease; default 0: exit 2 at once, naming the holder",
+    )
+
+
+def _non_negative(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 0 or more seconds")
+    return value
 
 
 def add_engine_options(p: argparse.ArgumentParser, *, inventory_required: bool = True) -> None:

@@ -26,7 +26,7 @@ from console.actions import ActionService
 from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
-from console.commands.arguments import UsageError, add_engine_options, add_store, existing_store
+from console.commands.arguments import UsageError, add_engine_options, add_lease_wait, add_store, existing_store
 from console.commands.interrupts import run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode, exit_code_for
@@ -95,6 +95,7 @@ def register(sub: Any) -> None:
     )
     r.add_argument("--json", action="store_true", help="print each node's outcome and case as JSON")
     r.add_argument("--kubeconfig", help="Kubernetes pools: kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+    add_lease_wait(r)
     r.set_defaults(func=run_revalidate)
 
 
@@ -236,7 +237,15 @@ def run_revalidate(args: argparse.Namespace) -> int:
         )
         engine = build_engine(spec, store)
         # The console's remediation view plans and runs the same action through the same service.
-        service = ActionService(inventory, store, packs=packs, engine=engine, kubeconfig=args.kubeconfig)
+        service = ActionService(
+            inventory,
+            store,
+            packs=packs,
+            engine=engine,
+            kubeconfig=args.kubeconfig,
+            holder="revalidate",
+            lease_wait_s=args.wait_lease,
+        )
         plan = service.plan(ActionRequest(ActionKind.REVALIDATE, tuple(wanted), level=args.level))
         for name, note in plan.decisions.items():
             if note.startswith("skip: "):

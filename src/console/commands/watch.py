@@ -18,12 +18,13 @@ from console.actions.freshness import freshness
 from console.actions.watch import Watch, approve, clear_breaker, reject
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
-from console.commands.arguments import UsageError, add_engine_options, seconds, text, whole
+from console.commands.arguments import UsageError, add_engine_options, add_lease_wait, seconds, text, whole
 from console.commands.interrupts import Interruption, run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode
 from console.inert import printable
 from console.inventory import load_inventory
+from console.remediation.lease import taken_lease
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, current_user, default_store_path
 from console.store.db import BUSY_WAIT_S, StoreError
@@ -36,9 +37,12 @@ WATCH_EXIT_HELP = """exit codes:
   1    a round could not sweep: its maintenance reservation (--reservation) was refused (the
        rounds go on; the line says why); --approve: a proposal was refused or failed, none is
        open, or the breaker is tripped; --reject: no such open proposal
-  2    usage or configuration error
+  2    usage or configuration error; another actor holds the history database's lease (the
+       message names it; --wait-lease waits for it)
   5    the history database failed (locked past --store-wait, disk full, corrupt, deleted, read-only):
        the round did nothing more, since no action goes without its audit row; watch stopped
+  7    the circuit breaker is tripped as watch ends: automation is paused until an operator
+       runs --clear-breaker --reason TEXT
   129  the terminal was closed (SIGHUP): as 130, the reservation released as well
   130  interrupted (Ctrl-C or SIGTERM): the round's sweep was cancelled and its probes killed"""
 
@@ -112,9 +116,13 @@ def register(sub: Any) -> None:
     once.add_argument(
         "--clear-breaker", action="store_true", help="clear a tripped circuit breaker (audited): automation resumes"
     )
+    add_lease_wait(p)
     p.add_argument("--yes", action="store_true", help="with --approve: do not ask before each plan")
     p.add_argument(
-        "--reason", type=text, metavar="TEXT", help="with --reject: why (required; it goes to the audit log)"
+        "--reason",
+        type=text,
+        metavar="TEXT",
+        help="with --reject or --clear-breaker: why (required; it goes to the audit log)",
     )
     p.set_defaults(func=run_watch)
 
@@ -142,12 +150,15 @@ def run_watch(args: argparse.Namespace) -> int:
     try:
         if args.freshness:
             return _freshness(store, [n.name for n in inventory.nodes], out)
+        if args.clear_breaker and not (args.reason or "").strip():
+            raise UsageError("--clear-breaker needs --reason TEXT: the audit log keeps why automation may act again")
         if args.proposals or args.clear_breaker:
-            return _show_or_clear(store, args.clear_breaker, out)
+            return _show_or_clear(store, args.clear_breaker, out, (args.reason or "").strip())
         if args.reject:
             return _reject(store, args.reject, args.reason, out)
         if args.approve:
-            return _approve(ActionService(inventory, store), args.approve, out, yes=args.yes)
+            service = ActionService(inventory, store, holder="watch --approve", lease_wait_s=args.wait_lease)
+            return _approve(service, args.approve, out, yes=args.yes)
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
             inventory,
@@ -159,7 +170,7 @@ def run_watch(args: argparse.Namespace) -> int:
             origin="watch",
         )
         engine = build_engine(spec, store)
-        service = ActionService(inventory, store, packs=packs)
+        service = ActionService(inventory, store, packs=packs, holder="watch", lease_wait_s=args.wait_lease)
         watch = Watch(
             engine,
             service,
@@ -176,7 +187,9 @@ def run_watch(args: argparse.Namespace) -> int:
         out.print(said, markup=False)
         if (breaker := store.breaker()).tripped:
             out.print(f"breaker tripped: {printable(breaker.why)}", markup=False)
-        return interruption.exit_code(run_interruptible(_rounds(watch, args.every, args.rounds, out), interruption))
+        return interruption.exit_code(
+            run_interruptible(_rounds(watch, args.every, args.rounds, out, wait_lease=args.wait_lease), interruption)
+        )
     except KeyboardInterrupt:
         plain_console(stderr=True).print("interrupted")
         return interruption.exit_code(ExitCode.INTERRUPTED)
@@ -184,10 +197,10 @@ def run_watch(args: argparse.Namespace) -> int:
         store.close()
 
 
-def _show_or_clear(store: Store, clear: bool, out: Any) -> int:
+def _show_or_clear(store: Store, clear: bool, out: Any, reason: str) -> int:
     """``--proposals`` or ``--clear-breaker``: nothing runs on a node or the scheduler."""
     if clear:
-        was = clear_breaker(store, current_user())
+        was = clear_breaker(store, current_user(), reason)
         out.print(
             f"breaker cleared (it had tripped: {printable(was)})" if was else "breaker was not tripped", markup=False
         )
@@ -248,26 +261,36 @@ def _approve(service: ActionService, which: str, out: Any, *, yes: bool) -> int:
     return int(ExitCode.OK if ok else ExitCode.FAILED)
 
 
-async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) -> int:
-    code = int(ExitCode.OK)
+async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any, *, wait_lease: float) -> int:
     try:
-
-        async def once() -> None:
-            nonlocal code
-            report = await watch.round()
-            out.print(printable(report.line()), markup=False, highlight=False)
-            if report.unswept:  # the site asked for its sweeps under a reservation and got none: say so by exit
-                code = max(code, int(ExitCode.FAILED))
-            if report.store_failed:  # no action without its audit row: nothing more to do until it is fixed
-                code = int(ExitCode.STORE_FAILED)
-                runs.stop()
-            elif report.outcome == "cancelled":  # a signal (Ctrl-C, SIGTERM, SIGHUP) cancelled the round: no next one
-                code = int(ExitCode.INTERRUPTED)
-                runs.stop()
-
-        runs = Periodic(once, every_s, rounds, busy=lambda: watch.engine.running)
-        await runs.run()
-        return code
+        if watch.dry_run:  # a dry run changes nothing: it needs no lease
+            return await _held_rounds(watch, every_s, rounds, out)
+        # One actor at a time: watch holds the lease from its first round to its last (renewed meanwhile).
+        async with taken_lease(watch.store, "watch", watch.service.user, wait_s=wait_lease):
+            return await _held_rounds(watch, every_s, rounds, out)
     finally:
         await watch.engine.transport.close()
         await watch.service.close()
+
+
+async def _held_rounds(watch: Watch, every_s: float, rounds: int | None, out: Any) -> int:
+    code = int(ExitCode.OK)
+
+    async def once() -> None:
+        nonlocal code
+        report = await watch.round()
+        out.print(printable(report.line()), markup=False, highlight=False)
+        if report.unswept:  # the site asked for its sweeps under a reservation and got none: say so by exit
+            code = max(code, int(ExitCode.FAILED))
+        if report.store_failed:  # no action without its audit row: nothing more to do until it is fixed
+            code = int(ExitCode.STORE_FAILED)
+            runs.stop()
+        elif report.outcome == "cancelled":  # a signal (Ctrl-C, SIGTERM, SIGHUP) cancelled the round: no next one
+            code = int(ExitCode.INTERRUPTED)
+            runs.stop()
+
+    runs = Periodic(once, every_s, rounds, busy=lambda: watch.engine.running)
+    await runs.run()
+    if code == int(ExitCode.OK) and watch.store.breaker().tripped:
+        return int(ExitCode.BREAKER_TRIPPED)  # looking went on; acting did not: say so by exit
+    return code

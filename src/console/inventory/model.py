@@ -68,6 +68,9 @@ class LifecyclePolicy(_Strict):
     max_strikes: int = Field(3, ge=1, le=100, description="failed revalidations within the window that escalate")
     window_h: float = Field(168.0, gt=0, description="the strike window, in hours (a week by default)")
     level: str = Field("standard", description="the probe level a revalidation sweeps at")
+    pass_spacing_min: float = Field(
+        0.0, ge=0, description="minutes between the starts of two revalidation sweeps that both count as passes"
+    )
     # watch's circuit breaker: docs/operator-guide.md "Automation: watch", estimates.md#watch-circuit-breaker
     breaker_pool_fraction: float = Field(
         0.2, gt=0, le=1, description="share of a pool the console may hold out (at least one node) before it trips"
@@ -111,6 +114,7 @@ class PoolLifecycle(_Strict):
     max_strikes: int | None = None
     window_h: float | None = None
     level: str | None = None
+    pass_spacing_min: float | None = None
     breaker_pool_fraction: float | None = None
     breaker_pool_count: int | None = None
 

@@ -16,11 +16,12 @@ import os
 import pwd
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from console.store.owner import ProcessOwner
+from console.store.transaction import immediate
 
 
 def current_user() -> str:
@@ -87,13 +88,19 @@ class AuditLog:
         inputs: dict[str, Any],
         commands: Sequence[str] = (),
         user: str | None = None,
+        with_intent: Callable[[int], None] | None = None,
     ) -> Iterator[AuditEntry]:
         """Write the intent, run the block, then write the outcome it gave ``finish``.
 
-        A block that raises (Ctrl-C, SIGTERM, a bug) before finishing records "outcome unknown" with
-        the exception's name, and the exception goes on.
+        ``with_intent`` (given the new row's id) writes what belongs to the intent (the drain records
+        and cases of a drain about to run) in the same transaction: a console killed at any point has
+        written both or neither. A block that raises (Ctrl-C, SIGTERM, a bug) before finishing records
+        "outcome unknown" with the exception's name, and the exception goes on.
         """
-        entry = AuditEntry(self.audit_intent(action, targets, inputs=inputs, commands=commands, user=user))
+        with immediate(self.conn):
+            entry = AuditEntry(self.audit_intent(action, targets, inputs=inputs, commands=commands, user=user))
+            if with_intent is not None:
+                with_intent(entry.id)
         try:
             yield entry
         except BaseException as exc:

@@ -36,6 +36,9 @@ from console.store.transaction import immediate
 class Stage(StrEnum):
     """Where a case stands."""
 
+    # watch found the node FAIL and could not drain it (the cap, a refusal): it stays in service, its
+    # drain proposed for an operator. Approved, the drain moves the case on; withdrawn or rejected, it ends.
+    PROPOSED = "proposed"
     DRAINED = "drained"
     AWAITING_REPAIR = "awaiting-repair"
     REVALIDATING = "revalidating"
@@ -76,6 +79,8 @@ class Case:
         """What the operator does next, in one line."""
         if self.stage.closed:
             return "nothing: the case is closed"
+        if self.stage is Stage.PROPOSED:
+            return "approve the proposed drain (watch --approve), or reject it"
         if self.stage is Stage.DRAINED:
             return f"{self.action.value if self.action else 'look at the findings'}, then: repaired"
         if self.stage is Stage.AWAITING_REPAIR:
@@ -134,10 +139,17 @@ class LifecycleLedger:
         sweep_id: int | None,
         findings: list[str],
         audit_id: int | None,
+        proposed: bool = False,
     ) -> Case:
-        """The node's case for a drain the console just made: its open case goes on, else a new one."""
+        """The node's case for a drain the console is making: its open case goes on, else a new one.
+
+        ``proposed``: the drain was not carried out (``Stage.PROPOSED``); an open case stays as it is.
+        """
         stage = Stage.AWAITING_REPAIR if action in PHYSICAL else Stage.DRAINED
+        stage = Stage.PROPOSED if proposed else stage
         current = self.case(node)
+        if current is not None and proposed:
+            return current
         if current is not None:
             note = f"drained again ({action.value if action else 'no action'})"
             return self._step(
@@ -224,6 +236,10 @@ class LifecycleLedger:
         if passed is None:
             return self._step(case, "unjudged", case.stage, user=user, note=note, sweep_id=sweep_id)
         if passed:
+            uncounted = self._pass_uncounted(case, sweep_id, policy)
+            if uncounted:
+                why = f"{note}; not counted: {uncounted}"
+                return self._step(case, "pass-uncounted", case.stage, user=user, note=why, sweep_id=sweep_id)
             return self._step(
                 case, "pass", Stage.REVALIDATING, user=user, note=note, sweep_id=sweep_id, passes=case.passes + 1
             )
@@ -244,6 +260,38 @@ class LifecycleLedger:
         stage = Stage.AWAITING_REPAIR if action in PHYSICAL else Stage.DRAINED
         why = f"{note}; strike {strikes} of {policy.max_strikes}"
         return self._step(case, "strike", stage, user=user, note=why, sweep_id=sweep_id, passes=0, action=action)
+
+    def _pass_uncounted(self, case: Case, sweep_id: int, policy: Policy) -> str:
+        """Why a passing sweep is no pass of ``case`` ("" when it counts).
+
+        A pass comes from a sweep that started after the repair was acknowledged, after the previous
+        counted pass's sweep had finished (two sweeps at once are one look at the node), and at least
+        ``pass_spacing_min`` after that sweep started.
+        """
+        this = self.conn.execute("SELECT started_at FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+        if this is None:
+            return ""  # a sweep recorded elsewhere: nothing here to time it by
+        steps = self.case_steps(case.id)
+        repaired = max((s.at for s in steps if s.step == "repaired"), default=case.opened_at)
+        if this["started_at"] < repaired:
+            return f"sweep {sweep_id} started before the repair was acknowledged"
+        counted = [s for s in steps if s.step == "pass" and s.at >= repaired and s.sweep_id is not None]
+        if not counted:
+            return ""
+        last = self.conn.execute(
+            "SELECT id, started_at, finished_at FROM sweeps WHERE id = ?", (counted[-1].sweep_id,)
+        ).fetchone()
+        if last is None:
+            return ""
+        if last["id"] == sweep_id or last["finished_at"] is None or this["started_at"] < last["finished_at"]:
+            return f"sweep {sweep_id} overlaps sweep {last['id']}, the last pass: two passes need two sweeps in turn"
+        gap = this["started_at"] - last["started_at"]
+        if gap < policy.pass_spacing_min * 60:
+            return (
+                f"sweep {sweep_id} started {gap / 60:.1f} min after sweep {last['id']}, the last pass;"
+                f" passes are at least {policy.pass_spacing_min:g} min apart ([lifecycle] pass_spacing_min)"
+            )
+        return ""
 
     def strikes(self, node: str, window_s: float, now: float | None = None) -> int:
         """The node's strikes within the window before ``now`` (default: the time now), whichever case."""

@@ -1,4 +1,4 @@
-"""Schema versions 2 to 7, and the clean-up every opening of the history database does.
+"""Schema versions 2 to 8, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
@@ -14,7 +14,8 @@ each one's stack (JSON ``{node: stack}``; ``{}`` in the records written before).
 ``node_verdicts.cut``: what cut the node's check short ("deadline exceeded", "sweep cancelled"; empty when
 it ran to its end), so that a cut check is never a node's last active check (``console.sweep.freshness``);
 the verdicts an older console wrote for a node its sweep's deadline or cancel left unchecked get theirs
-from their reason. An older database is
+from their reason. Version 8 adds ``leases``: which process may act on the nodes of this database
+(``console.remediation.lease``: one actor at a time). An older database is
 upgraded in place the first time a newer console opens it; audit rows of version 1 were all written
 after the fact, so each is finished when it was written. Fresh databases take the same path.
 
@@ -30,7 +31,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -116,6 +117,15 @@ _ACCEPTANCES = (
     PRIMARY KEY (workload, pool)
 )""",
 )
+# Version 8: one actor at a time (``console.remediation.lease``); ``owner`` is a ``ProcessOwner``.
+_LEASES = """CREATE TABLE IF NOT EXISTS leases (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    user TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    taken_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+)"""
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS drains_open ON drains(node) WHERE ended_at IS NULL",
     "CREATE INDEX IF NOT EXISTS sweeps_unfinished ON sweeps(id) WHERE finished_at IS NULL",
@@ -138,7 +148,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 7: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 8: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
@@ -169,6 +179,7 @@ def upgrade(conn: sqlite3.Connection) -> None:
                 "UPDATE node_verdicts SET cut = substr(reason, length('could not check: ') + 1)"
                 " WHERE reason IN ('could not check: deadline exceeded', 'could not check: sweep cancelled')"
             )
+        conn.execute(_LEASES)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
     except BaseException:
         conn.execute("ROLLBACK")

@@ -19,6 +19,7 @@ from console.ui.text import safe
 COLUMNS = ("node", "pool", "stage", "in stage", "next step", "who", "action", "strikes", "passes", "last check")
 STAGE_STYLE = {
     SUSPECT: "bold $health-warn",
+    Stage.PROPOSED.value: "bold $health-warn",
     Stage.DRAINED.value: "bold $drained",
     Stage.AWAITING_REPAIR.value: "bold $health-crit",
     Stage.REVALIDATING.value: "bold $accent",
