@@ -14,8 +14,9 @@ from typing import Any, NoReturn
 
 from console.checks.loader import CheckConfigError
 from console.exitcodes import ExitCode
-from console.inventory import HostlistError, InventoryError, SelectionError
+from console.inventory import HostlistError, Inventory, InventoryError, SelectionError
 from console.report.text import printable
+from console.store.cluster import state_dir
 from console.store.db import Store, StoreError, default_store_path
 
 
@@ -119,7 +120,10 @@ def add_inventory(p: argparse.ArgumentParser, *, required: bool = False, help: s
 def add_store(p: argparse.ArgumentParser, *, help: str | None = None) -> None:
     """``--store``: the history database (default: the XDG state directory)."""
     p.add_argument(
-        "--store", type=Path, default=None, help=help or f"history database (default {default_store_path()})"
+        "--store",
+        type=Path,
+        default=None,
+        help=help or f"history database (default: the cluster's own, under {state_dir() / 'clusters'})",
     )
 
 
@@ -186,12 +190,13 @@ def options_of(add_arguments: Callable[[argparse.ArgumentParser], None], **given
     return argparse.Namespace(**(defaults | given))
 
 
-def existing_store(path: Path | str | None) -> Store:
-    """The history database to read (``--store``, else the default); a usage error when there is none.
+def existing_store(path: Path | str | None, cluster: Inventory | None = None) -> Store:
+    """The history database to read (``--store``, else the default: ``cluster``'s own when given); a usage
+    error when there is none, or when it is another cluster's.
 
     Reading must not create one: a mistyped --store would show an empty history instead of an error.
     """
-    where = Path(path or default_store_path())
+    where = Path(path or default_store_path(cluster))
     if not where.exists():
         raise UsageError(f"no history database at {where} (sweep first, or --store)")
-    return Store(where)
+    return Store(where, cluster)

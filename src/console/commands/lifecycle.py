@@ -222,7 +222,7 @@ def run_revalidate(args: argparse.Namespace) -> int:
     unknown = [n for n in wanted if n not in known]
     if unknown:
         raise UsageError(f"not in the inventory: {', '.join(unknown)}")
-    store = Store(args.store or default_store_path())
+    store = Store(args.store or default_store_path(inventory), inventory)
     console = plain_console(stderr=args.json)  # with --json, standard output is the JSON alone
     try:
         packs = load_packs(list(args.checks))

@@ -203,8 +203,8 @@ def run(args: argparse.Namespace) -> int:
     if args.via_slurm and args.probes == ProbeSet.WORKLOAD:
         raise UsageError("--via-slurm gathers the node probes only: run --probes workload over SSH, without it")
     if args.max_age is not None:
-        return gate_from_history(args, nodes)
-    store_path = Path(args.store or default_store_path())
+        return gate_from_history(args, nodes, inventory)
+    store_path = Path(args.store or default_store_path(inventory))
     spec = EngineSpec(
         inventory,
         packs,
@@ -221,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
         transport = build_transport(spec) if spec.slurm is not None else None
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
-    store = Store(store_path)
+    store = Store(store_path, inventory)
     try:
         engine = build_engine(spec, store, transport)
         # A pin stored with `pin --from-node` wins over the inventory's, field by field.

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     from console.ui import run_tui
     from console.ui.theme import ThemeError
 
-    store = Store(args.store or default_store_path())
+    store = Store(args.store or default_store_path(inventory), inventory)
     spec = EngineSpec(
         inventory,
         packs,

@@ -115,7 +115,7 @@ def reservation_name(text: str) -> str:
 def run_watch(args: argparse.Namespace) -> int:
     """Run rounds until ``--rounds`` are done or a signal stops them."""
     inventory = load_inventory(args.inventory)
-    store = Store(args.store or default_store_path())
+    store = Store(args.store or default_store_path(inventory), inventory)
     out = plain_console()
     try:
         if args.freshness:

@@ -21,9 +21,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from console.inventory import Inventory
 from console.model.findings import Finding, NodeVerdict, Status, Subject
 from console.store.acceptance import AcceptanceLedger
 from console.store.audit import AuditLog
+from console.store.cluster import ForeignStoreError, claim, legacy_store_path
+from console.store.cluster import default_path as cluster_default_path
 from console.store.drains import DrainLedger
 from console.store.lifecycle import LifecycleLedger
 from console.store.owner import ProcessOwner
@@ -114,10 +117,19 @@ CREATE TABLE IF NOT EXISTS audit (
 """
 
 
-def default_store_path() -> Path:
-    """``$XDG_STATE_HOME/instinct-console/history.sqlite`` (``~/.local/state/...`` by default)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "instinct-console" / "history.sqlite"
+def default_store_path(inventory: Inventory | None = None) -> Path:
+    """The cluster's own database in the XDG state directory (``console.store.cluster``); without a cluster
+    file, the one database a console knows of there (the shared one of older consoles first)."""
+    if inventory is not None:
+        return cluster_default_path(inventory)
+    legacy = legacy_store_path()
+    clusters = sorted(legacy.parent.glob("clusters/*/history.sqlite"))
+    if legacy.exists() or not clusters:
+        return legacy
+    if len(clusters) == 1:
+        return clusters[0]
+    names = ", ".join(p.parent.name for p in clusters)
+    raise StoreError(f"the history databases of several clusters ({names}) are in {legacy.parent}: give -i or --store")
 
 
 def _pack(data: bytes) -> bytes:
@@ -159,11 +171,20 @@ class StoreError(Exception):
 class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedger):
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
-    def __init__(self, path: str | Path) -> None:
-        """Open (or create) the database at ``path``; StoreError says why it cannot be used."""
+    def __init__(self, path: str | Path, cluster: Inventory | None = None) -> None:
+        """Open (or create) the database at ``path``; StoreError says why it cannot be used.
+
+        ``cluster``: the cluster the command acts on; a database of another cluster is refused
+        (``console.store.cluster``).
+        """
         self.path = Path(path)
         try:
             self._open()
+            if cluster is not None:
+                claim(self.conn, self.path, cluster)
+        except ForeignStoreError as exc:
+            self.conn.close()
+            raise StoreError(str(exc)) from None
         except sqlite3.DatabaseError as exc:
             if exc.sqlite_errorname == "SQLITE_NOTADB":
                 raise StoreError(f"{self.path}: not an SQLite database, so not a history database") from None

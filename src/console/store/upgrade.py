@@ -1,4 +1,4 @@
-"""Schema versions 2 to 7, and the clean-up every opening of the history database does.
+"""Schema versions 2 to 9, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
@@ -14,7 +14,10 @@ each one's stack (JSON ``{node: stack}``; ``{}`` in the records written before).
 ``node_verdicts.cut``: what cut the node's check short ("deadline exceeded", "sweep cancelled"; empty when
 it ran to its end), so that a cut check is never a node's last active check (``console.sweep.freshness``);
 the verdicts an older console wrote for a node its sweep's deadline or cancel left unchecked get theirs
-from their reason. An older database is
+from their reason. Version 8 is reserved (no change here). Version 9 gives the database to one cluster:
+``meta.cluster``, written by ``console.store.cluster.claim`` when the cluster that wrote the database's
+sweeps first opens it (a database of version 7 or older is upgraded in place, and given to its cluster
+then, not here: the upgrade does not know which cluster file is asking). An older database is
 upgraded in place the first time a newer console opens it; audit rows of version 1 were all written
 after the fact, so each is finished when it was written. Fresh databases take the same path.
 
@@ -30,7 +33,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 9
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -138,7 +141,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 7: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 9: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
