@@ -138,3 +138,18 @@ def test_the_shared_default_database_of_an_older_console_stays_with_its_cluster(
     assert store.pin("p") == {}  # the other cluster's pin is not this one's
     store.close()
     assert sqlite3.connect(legacy).execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("7",)
+
+
+def test_sweeps_of_a_cluster_file_that_is_gone_do_not_hand_the_shared_default_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    mine = load_inventory(cluster_file(tmp_path / "cluster.toml", "gpu[1-2]"))  # other.toml is gone
+    legacy = legacy_store_path()
+    legacy.parent.mkdir(parents=True)
+    version_7(legacy, "two-clusters.sql")
+    assert default_store_path(mine) == cluster_store_path(mine.name)  # not taken without being asked...
+    store = Store(legacy, mine)  # ...but given with --store, as the operator asked
+    assert store.conn.execute("SELECT value FROM meta WHERE key = 'cluster'").fetchone()[0] == mine.name
+    store.close()

@@ -9,8 +9,11 @@ has its own database in the XDG state directory (``cluster_store_path``).
 
 A database from before version 9 belongs to no cluster yet: it is given to the cluster whose cluster
 file wrote its sweeps (``sweeps.inventory`` keeps the file's path) the first time that cluster opens
-it. One whose sweeps came from several cluster files cannot be given to one of them: it is refused,
-with the files named, and stays readable by ``history`` with ``--store``.
+it. One with sweeps of a cluster file that names another cluster cannot be given: it is refused, with
+the files named, and stays readable by ``history`` with ``--store``. The old shared default database
+is taken by a cluster without being asked for (no ``--store``) only when every sweep in it is known to
+be that cluster's; a file that is gone or moved cannot be told, and given with ``--store`` the
+database goes to the cluster that asks.
 """
 
 from __future__ import annotations
@@ -58,18 +61,20 @@ def writers(conn: sqlite3.Connection) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
-def _written_by(source: str, inventory: Inventory) -> bool:
-    """Whether the sweeps recorded with cluster file ``source`` were of ``inventory``'s cluster."""
+def _written_by(source: str, inventory: Inventory) -> bool | None:
+    """Whether the sweeps recorded with cluster file ``source`` were of ``inventory``'s cluster; None when
+    that cannot be told (the file is gone or moved, or was no file)."""
     if source == inventory.source or _same_file(source, inventory.source):
+        return True
+    # A relative path given from another directory (``-i cluster.toml``) names the same file when it ends
+    # this cluster file's path.
+    recorded, current = Path(source).parts, Path(inventory.source).absolute().parts
+    if not Path(source).is_absolute() and current[-len(recorded) :] == recorded:
         return True
     try:
         return load_inventory(source).name == inventory.name
     except InventoryError:
-        pass
-    # A relative path given from another directory (``-i cluster.toml``) names the same file when it ends
-    # this cluster file's path; anything else gone or moved cannot be told, so it is not this cluster's.
-    recorded, current = Path(source).parts, Path(inventory.source).absolute().parts
-    return not Path(source).is_absolute() and current[-len(recorded) :] == recorded
+        return None
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -79,9 +84,10 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def others(conn: sqlite3.Connection, inventory: Inventory) -> list[str]:
-    """The cluster files that wrote sweeps of this database and are not ``inventory``'s cluster."""
-    return [source for source in writers(conn) if not _written_by(source, inventory)]
+def others(conn: sqlite3.Connection, inventory: Inventory, *, unknown: bool = False) -> list[str]:
+    """The cluster files that wrote sweeps of this database and name another cluster than ``inventory``'s
+    (and, with ``unknown``, those whose cluster cannot be told)."""
+    return [s for s in writers(conn) if (found := _written_by(s, inventory)) is False or (unknown and found is None)]
 
 
 def claim(conn: sqlite3.Connection, path: Path, inventory: Inventory) -> None:
@@ -136,7 +142,8 @@ def is_legacy_of(path: Path, inventory: Inventory) -> bool:
         if not {"meta", "sweeps"} <= tables:
             return False
         found = owner(conn)
-        return found == inventory.name if found is not None else not others(conn, inventory)
+        # Taken without being asked for: only when every sweep in it is known to be this cluster's.
+        return found == inventory.name if found is not None else not others(conn, inventory, unknown=True)
     except sqlite3.Error:
         return False
     finally:
