@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from console.model.findings import Status
 from console.store import Store
-from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.catalog import RERUN_PREFIX, ProbeSet, probes_for
 from console.sweep.clock import age_text, unusable_time
 
 __all__ = ["HistoryVerdict", "LastCheck", "age_text", "covers", "judged_from_history", "last_active_check"]
@@ -36,6 +36,9 @@ def covers(stored: str, wanted: str) -> bool:
     An unknown stored level (a database of a later release) covers nothing.
     """
     known = {s.value for s in ProbeSet}
+    # A rerun of every probe of a level (the console's "rerun" of a node) is a check at that level; one of
+    # some families only (``rerun:ecc,xgmi``) is no level's.
+    stored = stored.removeprefix(RERUN_PREFIX)
     if wanted == ProbeSet.WORKLOAD or wanted not in known:
         return stored == wanted
     if stored not in known:
@@ -44,8 +47,9 @@ def covers(stored: str, wanted: str) -> bool:
 
 
 def covering_levels(wanted: str) -> list[str]:
-    """Every level whose sweeps are checks at ``wanted`` (itself included)."""
-    return [s.value for s in ProbeSet if covers(s.value, wanted)]
+    """Every level whose sweeps are checks at ``wanted`` (itself included), and the reruns of those levels."""
+    levels = [s.value for s in ProbeSet if covers(s.value, wanted)]
+    return levels + [RERUN_PREFIX + level for level in levels]
 
 
 @dataclass(frozen=True)
