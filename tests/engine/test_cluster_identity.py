@@ -153,3 +153,21 @@ def test_sweeps_of_a_cluster_file_that_is_gone_do_not_hand_the_shared_default_ov
     store = Store(legacy, mine)  # ...but given with --store, as the operator asked
     assert store.conn.execute("SELECT value FROM meta WHERE key = 'cluster'").fetchone()[0] == mine.name
     store.close()
+
+
+def test_a_command_without_a_cluster_file_reads_the_one_database_or_asks_which(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    a = cluster_file(tmp_path / "a.toml", "a[1-2]", '[cluster]\nname = "east"\n')
+    b = cluster_file(tmp_path / "b.toml", "b[1-2]", '[cluster]\nname = "west"\n')
+    assert console("pin", "-i", str(a), "--pool", "p", state=state).returncode == 0
+    assert console("history", state=state).returncode == 0  # east's, the only one
+    assert console("pin", "-i", str(b), "--pool", "p", state=state).returncode == 0
+    which = console("history", state=state)
+    assert which.returncode == 2 and "several clusters (east, west)" in which.stderr and "--store" in which.stderr
+    # diff, accept, acceptance and cases know their cluster: another's database is refused to them too.
+    refused = console("diff", "-i", str(b), "--store", str(cluster_store_path_in(state, "east")), state=state)
+    assert refused.returncode == 2 and "the history database of cluster 'east', not of 'west'" in refused.stderr
+
+
+def cluster_store_path_in(state: Path, cluster: str) -> Path:
+    return state / "instinct-console" / "clusters" / cluster / "history.sqlite"

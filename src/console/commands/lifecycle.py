@@ -169,7 +169,7 @@ def run_cases(args: argparse.Namespace) -> int:
     def policy_of(node: str) -> LifecyclePolicy:
         return inventory.policy_of(node) if inventory is not None else LifecyclePolicy()
 
-    store = existing_store(args.store)
+    store = existing_store(args.store, inventory)
     try:
         cases = store.cases(args.node, open_only=not args.all)
         steps = {case.id: store.case_steps(case.id) for case in cases} if args.node else {}
