@@ -2,6 +2,8 @@
 # Keeps this node's check-local report fresh for the HealthCheckProgram and the prolog
 # (docs/operator-guide.md, section 7). Run it every 10 minutes: instinct-console-check.timer,
 # or cron: */10 * * * * root /opt/instinct-console/slurm/check-local-periodic.sh
+# It never calls scontrol: check-local-health.sh drains from this report, and treats a report that
+# stopped being renewed as "could not be checked".
 # Site settings:
 CONSOLE=/opt/instinct-console/bin/instinct-console
 CLUSTER=/shared/ic/cluster.toml

@@ -195,3 +195,24 @@ def test_an_older_history_marks_the_checks_its_deadlines_and_cancels_left_undone
     check = last_active_check(store, "n1", "standard")
     assert check is not None and ended[check.sweep_id] == "", "an unreachable node was checked: it is no cut"
     store.close()
+
+
+def test_a_check_dated_in_the_future_is_clock_skew_never_fresh(
+    tmp_path: Path, cluster: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = Store(tmp_path / "h.sqlite")
+    now = time.time()
+    _record(store, "n1", "standard", Status.PASS, -2 * HOUR, now=now)  # the clock was stepped back since
+    _record(store, "n2", "standard", Status.PASS, -30, now=now)  # within the skew: taken as now
+    judged = judged_from_history(store, "n1", "standard", 24 * HOUR, now)
+    assert judged.status is Status.UNKNOWN and judged.reason.startswith("clock skew: the last active check")
+    assert judged_from_history(store, "n2", "standard", 24 * HOUR, now).status is Status.PASS
+    check = last_active_check(store, "n1", "standard")
+    assert check is not None and check.stale(now, 24 * HOUR) is not None  # what watch and the console ask
+    # Days later by the stepped-back clock it is still not fresh: future-dated is never fresh.
+    assert check.stale(now + HOUR, 24 * HOUR) is not None
+    store.close()
+    assert (
+        main(["sweep", "-i", cluster, "--store", str(tmp_path / "h.sqlite"), "--nodes", "n1", "--max-age", "1d"]) == 3
+    )
+    assert "clock skew" in capsys.readouterr().out

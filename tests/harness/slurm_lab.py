@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 CLIENT_TOOLS = ("slurmctld", "slurmd", "scontrol", "sinfo", "sbatch", "scancel", "squeue")
-NAMESPACE_TOOLS = ("unshare", "setpriv")
+NAMESPACE_TOOLS = ("unshare", "setpriv", "nsenter")
 PORT_SEARCH_START = 26900  # the tests' block of the harness address plan (slurm_lab.sh uses 26817/27001)
 
 
@@ -83,15 +83,27 @@ def _all_pids() -> list[int]:
 class SlurmLab:
     """``count`` fake GPU nodes ``gpu001``.. served by real Slurm daemons; a context manager."""
 
-    def __init__(self, count: int = 6, *, prefix: str = "gpu", conf_lines: str = "", message_timeout: int = 5) -> None:
+    def __init__(
+        self,
+        count: int = 6,
+        *,
+        prefix: str = "gpu",
+        conf_lines: str = "",
+        message_timeout: int = 5,
+        root: Path | None = None,
+    ) -> None:
         self.count = count
+        # Where the lab lives (a new temporary directory by default): given, its slurm.conf path is known
+        # before the start, for scripts that must name it (a node's HealthCheckProgram's SLURM_CONF).
+        self.root = root
         self.conf_lines = conf_lines  # more slurm.conf lines (Prolog=, HealthCheckProgram=, ...)
         # How long srun waits for slurmd: a Prolog that starts a Python program needs more on a busy machine.
         self.message_timeout = message_timeout
         self.nodes = [f"{prefix}{i:03d}" for i in range(1, count + 1)]
-        self.dir = Path()
+        self.dir = root if root is not None else Path()
         self.ctld_port = 0
         self._init: subprocess.Popen[bytes] | None = None
+        self._entered: list[subprocess.Popen[bytes]] = []  # nsenter of restarted slurmds: gone with the namespace
         self._namespace: str | None = None
 
     # -- client side ----------------------------------------------------------------------------
@@ -150,7 +162,8 @@ class SlurmLab:
     def start(self, timeout_s: float = 60.0) -> SlurmLab:
         """Write slurm.conf, start the namespace with slurmctld and every slurmd, wait until all are idle."""
         skip_unless_possible()
-        self.dir = Path(tempfile.mkdtemp(prefix="ic-slurm-lab-"))
+        self.dir = self.root if self.root is not None else Path(tempfile.mkdtemp(prefix="ic-slurm-lab-"))
+        self.dir.mkdir(parents=True, exist_ok=True)
         self.dir.chmod(0o755)  # unprivileged clients (runuser -u nobody) must read slurm.conf
         for sub in ("state", "log", "run", *(f"spool/{n}" for n in self.nodes)):
             (self.dir / sub).mkdir(parents=True)
@@ -187,12 +200,40 @@ class SlurmLab:
             self._init.kill()
             self._init.wait(10)
         self._init = None
+        for entered in self._entered:
+            entered.wait(10)
+        self._entered.clear()
         deadline = time.monotonic() + 10
         while (left := self.leftover_processes()) and time.monotonic() < deadline:
             time.sleep(0.05)
         shutil.rmtree(self.dir, ignore_errors=True)
         if left:
             raise AssertionError(f"Slurm lab left processes behind: {left}")
+
+    def kill_controller(self) -> None:
+        """Kill slurmctld (SIGKILL) and leave the slurmds running: a controller that went away."""
+        for pid in self.leftover_processes():
+            with suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "slurmctld":
+                    os.kill(pid, signal.SIGKILL)
+
+    def restart_slurmd(self, node: str) -> None:
+        """Kill ``node``'s slurmd and start a new one in the lab's namespace (it runs its health check first)."""
+        assert self._init is not None and self._namespace is not None
+        for pid in self.leftover_processes():
+            with suppress(OSError):
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+                if argv[0] == b"slurmd" and node.encode() in argv:
+                    os.kill(pid, signal.SIGKILL)
+        init = _children(self._init.pid)[0]  # the namespace's init: nsenter puts the new slurmd beside it
+        argv = ["nsenter", "-t", str(init), "-p", "-m", "--", "slurmd", "-D", "-N", node, "-f", str(self.conf)]
+        with (self.dir / "log" / f"slurmd-{node}.out").open("ab") as out:
+            self._entered.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT))
+
+    def slurmd_log(self, node: str) -> str:
+        """What ``node``'s slurmd has logged so far."""
+        path = self.dir / "log" / f"slurmd-{node}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def leftover_processes(self) -> list[int]:
         """Pids still alive in the lab's PID namespace."""

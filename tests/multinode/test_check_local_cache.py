@@ -73,6 +73,9 @@ def _rewritten(cached: tuple[Path, Path], tmp_path: Path, **changes: object) -> 
     [
         (lambda c, t: t / "absent.json", "no cached report"),
         (lambda c, t: _rewritten(c, t, finished_at=time.time() - 7200), "older than 1800 s"),
+        # A clock stepped back (or a node's clock ahead): dated in the future is no freshness, ever.
+        (lambda c, t: _rewritten(c, t, finished_at=time.time() + 3600), "clock skew: cached report"),
+        (lambda c, t: _rewritten(c, t, finished_at=float("nan")), "has no usable time (nan)"),
         (lambda c, t: _rewritten(c, t, node="gpu002"), "is of gpu002, not of gpu001"),
         (lambda c, t: _rewritten(c, t, format="instinct-console-check-local-1"), "of format"),
         (lambda c, t: _rewritten(c, t, outcome="deadline"), "its check ended deadline"),

@@ -118,7 +118,7 @@ def plan_round(
             skipped[name] = "not a Slurm node"
         elif not is_idle(slurm_node):
             skipped[name] = f"not idle: {describe(slurm_node)}"
-        elif (checked := last_active_check(store, name, level)) is not None and checked.age_s(now) < every_s:
+        elif (checked := last_active_check(store, name, level)) is not None and checked.stale(now, every_s) is None:
             skipped[name] = f"fresh: checked {age_text(checked.age_s(now))} ago"
         else:
             sweep.append(name)

@@ -80,7 +80,7 @@ def failing(state: AcceptanceState, require_accepted: bool) -> bool:
 def run(args: argparse.Namespace) -> int:
     """Print the states; returns the exit code documented above."""
     inventory = load_inventory(args.inventory)
-    store = existing_store(args.store)
+    store = existing_store(args.store, inventory)
     try:
         states = acceptance_states(store, inventory)
     finally:

@@ -192,7 +192,8 @@ def run_action(args: argparse.Namespace) -> int:
     inventory = _inventory(args)
     targets = tuple(expand(args.nodes))
     request = ActionRequest(args.kind, targets, reason=args.reason, sweep_id=args.sweep, force=args.force)
-    store = Store(args.store or default_store_path())
+    cluster = inventory if args.inventory else None  # a bare inventory is no cluster to give a database to
+    store = Store(args.store or default_store_path(cluster), cluster)
     service = ActionService(
         inventory,
         store,
@@ -302,7 +303,7 @@ def run_pin(args: argparse.Namespace) -> int:
         raise UsageError("needs -i CLUSTER_FILE (pins belong to pools)")
     inventory = load_inventory(args.inventory)
     enforce_targets = tuple(expand(args.enforce)) if args.enforce else ()
-    store = Store(args.store or default_store_path())
+    store = Store(args.store or default_store_path(inventory), inventory)
     try:
         if args.clear:
             return _clear_pin(inventory, store, args)
@@ -328,7 +329,7 @@ def run_rollback(args: argparse.Namespace) -> int:
     inventory = load_inventory(args.inventory)
     if args.pool not in inventory.pools:
         raise UsageError(f"no pool {args.pool} in {args.inventory}")
-    store = Store(args.store or default_store_path())
+    store = Store(args.store or default_store_path(inventory), inventory)
     try:
         request = ActionRequest(ActionKind.ROLLBACK, (), reason=args.reason, pool=args.pool, workload=args.workload)
         service = ActionService(inventory, store, read_only=args.read_only)
@@ -392,7 +393,7 @@ def run_drift(args: argparse.Namespace) -> int:
     inventory = load_inventory(args.inventory)
     packs = load_packs(list(args.checks))
     nodes = select_exactly(inventory, args.nodes)
-    store = Store(args.store or default_store_path())
+    store = Store(args.store or default_store_path(inventory), inventory)
     try:
         warn_pin_overrides(inventory, store)
         spec = EngineSpec(

@@ -17,8 +17,9 @@ from console.checks.loader import CheckConfigError
 from console.exitcodes import ExitCode
 from console.files import OutputRefused, check_target
 from console.inert import printable
-from console.inventory import HostlistError, InventoryError, SelectionError
+from console.inventory import HostlistError, Inventory, InventoryError, SelectionError
 from console.remediation.lease import LeaseHeld
+from console.store.cluster import state_dir
 from console.store.db import Store, StoreError, default_store_path
 
 
@@ -133,7 +134,10 @@ def add_inventory(p: argparse.ArgumentParser, *, required: bool = False, help: s
 def add_store(p: argparse.ArgumentParser, *, help: str | None = None) -> None:
     """``--store``: the history database (default: the XDG state directory)."""
     p.add_argument(
-        "--store", type=Path, default=None, help=help or f"history database (default {default_store_path()})"
+        "--store",
+        type=Path,
+        default=None,
+        help=help or f"history database (default: the cluster's own, under {state_dir() / 'clusters'})",
     )
 
 
@@ -237,21 +241,24 @@ def options_of(add_arguments: Callable[[argparse.ArgumentParser], None], **given
     return argparse.Namespace(**(defaults | given))
 
 
-def existing_store(path: Path | str | None, *, write: bool = False, check: bool = True) -> Store:
-    """The history database to read (``--store``, else the default); a usage error when there is none.
+def existing_store(
+    path: Path | str | None, cluster: Inventory | None = None, *, write: bool = False, check: bool = True
+) -> Store:
+    """The history database to read (``--store``, else the default: ``cluster``'s own when given); a usage
+    error when there is none, or when it is another cluster's.
 
     Reading must not create one: a mistyped --store would show an empty history instead of an error. It is
     opened read-only (``mode=ro``) unless the command ``write``s (``accept``): reading works on a read-only
     file or filesystem, and changes nothing. A corrupt one is a usage error naming the way to recover it
     (``Store.check_integrity``) unless ``check`` is False.
     """
-    where = Path(path or default_store_path())
+    where = Path(path or default_store_path(cluster))
     if not where.exists():
         raise UsageError(f"no history database at {where} (sweep first, or --store)")
-    store = Store(where, read_only=not write, check=check)
+    store = Store(where, cluster, read_only=not write, check=check)
     if store.read_only and store.outdated() and os.access(where, os.W_OK) and os.access(where.parent, os.W_OK):
         # Written by an older console: upgraded once, in place, as any writer would (console.store.upgrade).
         store.close()
         Store(where, check=False).close()
-        store = Store(where, read_only=True, check=False)
+        store = Store(where, cluster, read_only=True, check=False)
     return store

@@ -182,7 +182,7 @@ def _when(ts: float) -> str:
 def run_accept(args: argparse.Namespace) -> int:
     """Record the sweep as baseline for its pools, and audit that."""
     inventory = load_inventory(args.inventory)
-    store = existing_store(args.store, write=True)
+    store = existing_store(args.store, inventory, write=True)
     try:
         # By default the newest sweep of this inventory's nodes: not a drift check's subset, not a rerun.
         sweep_id = args.sweep or store.latest_full_sweep([n.name for n in inventory.nodes], reruns=False)
@@ -222,7 +222,7 @@ def _accept_workload(
 def run_diff(args: argparse.Namespace) -> int:
     """Print what changed since each pool's baseline."""
     inventory = load_inventory(args.inventory)
-    store = existing_store(args.store)
+    store = existing_store(args.store, inventory)
     console = plain_console()
     try:
         if args.pool and args.pool not in inventory.pools:

@@ -19,7 +19,7 @@ from console.commands.terminal import plain_console
 from console.exitcodes import exit_code_for
 from console.files import write_file
 from console.inert import printable
-from console.inventory import fold
+from console.inventory import Inventory, fold
 from console.model.findings import Status
 from console.sweep import ProbeSet
 from console.sweep.freshness import age_text, judged_from_history
@@ -50,10 +50,11 @@ def refuse_with_max_age(args: argparse.Namespace) -> None:
         raise UsageError("--max-age judges nodes one by one: --probes multinode does not apply")
 
 
-def gate_from_history(args: argparse.Namespace, nodes: list[Any]) -> int:
+def gate_from_history(args: argparse.Namespace, nodes: list[Any], inventory: Inventory) -> int:
     """Judge ``nodes`` from their last active checks; print a line per node and return the exit code."""
     refuse_with_max_age(args)
-    store = existing_store(args.store)  # reading must not create an empty database that passes nothing
+    # Reading must not create an empty database that passes nothing, nor read another cluster's.
+    store = existing_store(args.store, inventory)
     now = time.time()
     try:
         judged = [judged_from_history(store, node.name, args.probes, args.max_age, now) for node in nodes]

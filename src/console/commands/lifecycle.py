@@ -170,7 +170,7 @@ def run_cases(args: argparse.Namespace) -> int:
     def policy_of(node: str) -> LifecyclePolicy:
         return inventory.policy_of(node) if inventory is not None else LifecyclePolicy()
 
-    store = existing_store(args.store)
+    store = existing_store(args.store, inventory)
     try:
         cases = store.cases(args.node, open_only=not args.all)
         steps = {case.id: store.case_steps(case.id) for case in cases} if args.node else {}
@@ -223,7 +223,7 @@ def run_revalidate(args: argparse.Namespace) -> int:
     unknown = [n for n in wanted if n not in known]
     if unknown:
         raise UsageError(f"not in the inventory: {', '.join(unknown)}")
-    store = Store(args.store or default_store_path())
+    store = Store(args.store or default_store_path(inventory), inventory)
     console = plain_console(stderr=args.json)  # with --json, standard output is the JSON alone
     try:
         packs = load_packs(list(args.checks))

@@ -222,8 +222,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--via-slurm gathers the node probes only: run --probes workload over SSH, without it")
     check_outputs(args, "json", "junit", "prom", "exclude_out")  # refused now, not after an hour's sweep
     if args.max_age is not None:
-        return gate_from_history(args, nodes)
-    store_path = Path(args.store or default_store_path())
+        return gate_from_history(args, nodes, inventory)
+    store_path = Path(args.store or default_store_path(inventory))
     spec = EngineSpec(
         inventory,
         packs,
@@ -240,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
         transport = build_transport(spec) if spec.slurm is not None else None
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
-    store, fault = open_for_sweeping(store_path, args.store_wait)
+    store, fault = open_for_sweeping(store_path, args.store_wait, inventory)
     interruption = Interruption()
     try:
         engine = build_engine(spec, store, transport)

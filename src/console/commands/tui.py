@@ -91,8 +91,8 @@ def run(args: argparse.Namespace) -> int:
     from console.ui.theme import ThemeError
 
     # A database that cannot be written is read (the console starts read-only, its banner says why).
-    store_path = Path(args.store or default_store_path())
-    store, _ = open_for_sweeping(store_path)
+    store_path = Path(args.store or default_store_path(inventory))
+    store, _ = open_for_sweeping(store_path, cluster=inventory)
     spec = EngineSpec(
         inventory,
         packs,

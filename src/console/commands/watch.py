@@ -138,10 +138,10 @@ def run_watch(args: argparse.Namespace) -> int:
     """Run rounds until ``--rounds`` are done or a signal stops them."""
     inventory = load_inventory(args.inventory)
     try:
-        store = Store(args.store or default_store_path(), busy_wait_s=args.store_wait)
+        store = Store(args.store or default_store_path(inventory), inventory, busy_wait_s=args.store_wait)
     except StoreError as exc:
         if exc.fault is None:
-            raise  # a usage error: no such directory, a plain file as --store
+            raise  # a usage error: no such directory, a plain file as --store, another cluster's database
         said = f"watch: {exc}: no round runs (no action without its audit row)"
         plain_console(stderr=True).print(printable(said), markup=False)
         return int(ExitCode.STORE_FAILED)

@@ -6,6 +6,7 @@ the operator can fix the file without reading a traceback.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tomllib
@@ -117,7 +118,7 @@ def expand_inventory(
             raise InventoryError(f"{where}.pools: no pool is called {', '.join(map(repr, unknown))}")
         workloads[workload.name] = workload
     return Inventory(
-        name=spec.name,
+        name=cluster_name(spec, source),
         ssh=spec.ssh,
         slurm=spec.slurm,
         pools=pools,
@@ -126,6 +127,25 @@ def expand_inventory(
         lifecycle=spec.lifecycle,
         workloads=workloads,
     )
+
+
+def cluster_name(spec: InventoryFile, source: str) -> str:
+    """The cluster's name: ``[cluster] name``, else the top-level ``name``, else ``<file stem>-<8 hex>``.
+
+    The default is stable for a file that stays where it is, and two unnamed cluster files never share
+    it (the hex is of the file's absolute path): two clusters never share a default history database.
+    """
+    given = spec.cluster.name
+    if "name" in spec.model_fields_set:
+        if given is not None and given != spec.name:
+            raise InventoryError(f"{source}: field cluster.name: {given!r}, but the top-level name is {spec.name!r}")
+        given = given or spec.name
+    if given is not None:
+        return given
+    if source.startswith("<"):
+        return spec.name
+    where = Path(source).absolute()
+    return f"{where.stem or 'cluster'}-{hashlib.sha256(str(where).encode()).hexdigest()[:8]}"
 
 
 def load_inventory(path: str | Path) -> Inventory:
@@ -166,7 +186,7 @@ def _single_pool(names: list[str], source: str, gpu_model: str, pool_name: str) 
         raise InventoryError(f"{source}: no nodes found")
     names = list(dict.fromkeys(names))  # an MPI hostfile names a host once per slot
     pool = {"name": pool_name, "gpu_model": gpu_model, "nodes": ",".join(names)}
-    spec = _built(source, {"name": Path(source).stem or "cluster", "pools": [pool]})
+    spec = _built(source, {"pools": [pool]})
     return expand_inventory(spec, source, {pool_name: names})
 
 
@@ -212,7 +232,7 @@ def from_cvs_cluster_json(text: str, source: str = "<cluster.json>", gpu_model: 
         if address and str(address) != str(host):
             overrides[str(host)] = {"address": str(address)}
     pool = {"name": "default", "gpu_model": gpu_model, "nodes": ",".join(hosts)}
-    spec = {"name": Path(source).stem or "cluster", "ssh": ssh, "pools": [pool], "hosts": overrides}
+    spec = {"ssh": ssh, "pools": [pool], "hosts": overrides}
     return expand_inventory(_built(source, spec), source, {"default": hosts})
 
 

@@ -177,10 +177,19 @@ class HostOverride(_Strict):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
+class ClusterSection(_Strict):
+    """``[cluster]``: what the cluster is called; its history database and every record in it are its own."""
+
+    name: str | None = Field(None, min_length=1, max_length=100)
+
+
 class InventoryFile(_Strict):
     """The TOML cluster file as written by the operator (or by ``sim serve --inventory-out``)."""
 
+    # The cluster's name: ``[cluster] name``, or this older top-level key (the same thing); when neither
+    # is given, a default derived from the file's path (``console.inventory.load.cluster_name``).
     name: str = "cluster"
+    cluster: ClusterSection = Field(default_factory=ClusterSection)
     ssh: SshConfig = Field(default_factory=SshConfig)
     slurm: SlurmConfig = Field(default_factory=SlurmConfig)
     lifecycle: LifecyclePolicy = Field(default_factory=LifecyclePolicy)

@@ -23,9 +23,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from console.inventory import Inventory
 from console.model.findings import Finding, NodeVerdict, Status, Subject
 from console.store.acceptance import AcceptanceLedger
 from console.store.audit import AuditLog
+from console.store.cluster import ForeignStoreError, claim, legacy_store_path
+from console.store.cluster import default_path as cluster_default_path
 from console.store.drains import DrainLedger
 from console.store.faults import StoreFault, fault_of, read_only_filesystem, recovery
 from console.store.lifecycle import LifecycleLedger
@@ -118,10 +121,19 @@ CREATE TABLE IF NOT EXISTS audit (
 """
 
 
-def default_store_path() -> Path:
-    """``$XDG_STATE_HOME/instinct-console/history.sqlite`` (``~/.local/state/...`` by default)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "instinct-console" / "history.sqlite"
+def default_store_path(inventory: Inventory | None = None) -> Path:
+    """The cluster's own database in the XDG state directory (``console.store.cluster``); without a cluster
+    file, the one database a console knows of there (the shared one of older consoles first)."""
+    if inventory is not None:
+        return cluster_default_path(inventory)
+    legacy = legacy_store_path()
+    clusters = sorted(legacy.parent.glob("clusters/*/history.sqlite"))
+    if legacy.exists() or not clusters:
+        return legacy
+    if len(clusters) == 1:
+        return clusters[0]
+    names = ", ".join(p.parent.name for p in clusters)
+    raise StoreError(f"the history databases of several clusters ({names}) are in {legacy.parent}: give -i or --store")
 
 
 def _pack(data: bytes) -> bytes:
@@ -173,10 +185,18 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
     """One SQLite file of history. Not thread-safe: use it from the thread that opened it."""
 
     def __init__(
-        self, path: str | Path, *, read_only: bool = False, busy_wait_s: float = BUSY_WAIT_S, check: bool = True
+        self,
+        path: str | Path,
+        cluster: Inventory | None = None,
+        *,
+        read_only: bool = False,
+        busy_wait_s: float = BUSY_WAIT_S,
+        check: bool = True,
     ) -> None:
         """Open (or create) the database at ``path``; StoreError says why it cannot be used.
 
+        ``cluster``: the cluster the command acts on; a database of another cluster is refused
+        (``console.store.cluster``), one of no cluster yet is given to it (unless ``read_only``).
         ``read_only`` opens an existing database for reading only (``mode=ro``), changing nothing: the
         history commands, and a read-only file or filesystem. ``busy_wait_s`` bounds each statement's wait
         for another process's lock. Every opening runs ``PRAGMA quick_check`` (``check_integrity``) unless
@@ -191,6 +211,11 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
                 self._open(busy_wait_s)
             if check:
                 self.check_integrity()
+            if cluster is not None:
+                claim(self.conn, self.path, cluster, record=not read_only)
+        except ForeignStoreError as exc:
+            self.conn.close()
+            raise StoreError(str(exc)) from None
         except sqlite3.DatabaseError as exc:
             read = fault_of(exc, self.path)
             if exc.sqlite_errorname == "SQLITE_NOTADB":
@@ -628,13 +653,16 @@ class Store(AuditLog, DrainLedger, LifecycleLedger, WatchLedger, AcceptanceLedge
         return {r["field"]: r["value"] for r in self.conn.execute("SELECT * FROM pins WHERE pool = ?", (pool,))}
 
 
-def open_for_sweeping(path: Path, busy_wait_s: float = BUSY_WAIT_S) -> tuple[Store | None, StoreFault | None]:
+def open_for_sweeping(
+    path: Path, busy_wait_s: float = BUSY_WAIT_S, cluster: Inventory | None = None
+) -> tuple[Store | None, StoreFault | None]:
     """The history database an engine sweeps into, and None; or, when it cannot be written (read-only, its
     disk full), the same database read-only (for its pins and the history checks of change compare with;
     None when it cannot even be read, or is corrupt) and the fault: the engine sweeps on without storing
-    (``console.store.faults``). Anything else (a plain file as --store) is a StoreError, a usage error."""
+    (``console.store.faults``). Anything else (a plain file as --store, another ``cluster``'s database) is
+    a StoreError, a usage error."""
     try:
-        return Store(path, busy_wait_s=busy_wait_s), None
+        return Store(path, cluster, busy_wait_s=busy_wait_s), None
     except StoreError as exc:
         if exc.fault is None:
             raise
@@ -642,6 +670,6 @@ def open_for_sweeping(path: Path, busy_wait_s: float = BUSY_WAIT_S) -> tuple[Sto
     if fault.kind == "corrupt":
         return None, fault  # its pins and history cannot be trusted: the inventory's pins apply alone
     try:
-        return Store(path, read_only=True, busy_wait_s=busy_wait_s), fault
+        return Store(path, cluster, read_only=True, busy_wait_s=busy_wait_s), fault
     except StoreError:
         return None, fault

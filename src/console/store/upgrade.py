@@ -1,4 +1,4 @@
-"""Schema versions 2 to 8, and the clean-up every opening of the history database does.
+"""Schema versions 2 to 9, and the clean-up every opening of the history database does.
 
 Version 2 records who owns a sweep or an audited action (``owner``: see ``console.store.owner``),
 when an audited action finished (``audit.finished_at``: NULL while only its intent is written) and
@@ -15,7 +15,10 @@ each one's stack (JSON ``{node: stack}``; ``{}`` in the records written before).
 it ran to its end), so that a cut check is never a node's last active check (``console.sweep.freshness``);
 the verdicts an older console wrote for a node its sweep's deadline or cancel left unchecked get theirs
 from their reason. Version 8 adds ``leases``: which process may act on the nodes of this database
-(``console.remediation.lease``: one actor at a time). An older database is
+(``console.remediation.lease``: one actor at a time). Version 9 gives the database to one cluster:
+``meta.cluster``, written by ``console.store.cluster.claim`` when the cluster that wrote the database's
+sweeps first opens it (a database of version 7 or older is upgraded in place, and given to its cluster
+then, not here: the upgrade does not know which cluster file is asking). An older database is
 upgraded in place the first time a newer console opens it; audit rows of version 1 were all written
 after the fact, so each is finished when it was written. Fresh databases take the same path.
 
@@ -31,7 +34,7 @@ import sqlite3
 
 from console.store.owner import ProcessOwner
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 INTERRUPTED = "interrupted"
 
 _DRAINS = """
@@ -148,7 +151,7 @@ def _version(conn: sqlite3.Connection) -> int:
 
 
 def upgrade(conn: sqlite3.Connection) -> None:
-    """Bring the database to version 8: one transaction, safe when several consoles open it at once."""
+    """Bring the database to version 9: one transaction, safe when several consoles open it at once."""
     if _version(conn) >= SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")

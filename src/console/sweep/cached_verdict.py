@@ -16,6 +16,7 @@ from pathlib import Path
 
 from console.checks import CheckPack
 from console.model.findings import Finding, NodeVerdict, Scope, roll_up
+from console.sweep.clock import unusable_time
 from console.sweep.node_report import LocalCheckReport, read_report
 
 # How old a cached report may be: two runs of a periodic check every 15 minutes (an estimate: one late
@@ -34,7 +35,11 @@ def read_cached(path: Path, node: str, max_age_s: float, now: float | None = Non
         return f"cached report {path}: {found[1]}"
     if found.node != node:
         return f"cached report {path} is of {found.node}, not of {node}"
-    age = (time.time() if now is None else now) - found.finished_at
+    now = time.time() if now is None else now
+    skewed = unusable_time(found.finished_at, now, f"cached report {path}")
+    if skewed is not None:
+        return skewed
+    age = now - found.finished_at
     if age > max_age_s:
         return f"cached report {path} is {age:.0f} s old, older than {max_age_s:g} s: the periodic check is not running"
     if found.outcome != "done":

@@ -32,6 +32,10 @@ from console.probes.ids import ProbeId
 from console.probes.pytorch.command import torch_probe_argv, torch_probe_shown
 from console.sweep.packed import pack_screen, unpack_screen
 
+# How a rerun's sweep records its level: ``rerun:standard`` (every probe of the level), ``rerun:ecc,xgmi``
+# (some families only: no level's check).
+RERUN_PREFIX = "rerun:"
+
 
 class ProbeSet(StrEnum):
     """How deep a sweep goes. Each of quick, standard and full includes the ones before it.

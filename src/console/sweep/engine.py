@@ -40,7 +40,7 @@ from console.sweep.bundle import (
     group_probes,
     split_bundle,
 )
-from console.sweep.catalog import PROBES_BY_ID, ProbeSet, ProbeSpec, in_pool, probes_for
+from console.sweep.catalog import PROBES_BY_ID, RERUN_PREFIX, ProbeSet, ProbeSpec, in_pool, probes_for
 from console.sweep.events import (
     Event,
     NodeDone,
@@ -299,6 +299,9 @@ class SweepEngine:
         # Nodes of this sweep whose check a deadline or a cancel cut short: node -> what was cut. Stored
         # with the verdict, so that the cut check does not count as the node's last active check.
         self._cut: dict[str, str] = {}
+        # Nodes the fleet pass is judging again without having probed them in this sweep (the others of a
+        # pool a rerun or a partial sweep compared its nodes with): recorded as no check of theirs.
+        self._not_probed: set[str] = set()
 
     # events -----------------------------------------------------------------------------------
 
@@ -374,7 +377,7 @@ class SweepEngine:
         if outcome != "done":
             cut = await self._workers.cut_reports(CUT_REPLY_S) if self._workers is not None else {}
             self._mark_unfinished(targets, _CUT_REASON[outcome], cut)
-        self._fleet_pass({n.pool for n in targets})
+        self._fleet_pass(targets)
         duration = time.monotonic() - started
         counts = self._counts(targets)
         summary = {"counts": {k.value: v for k, v in counts.items()}, "duration_s": duration}
@@ -429,7 +432,7 @@ class SweepEngine:
         parent = self._sweep_id or None
         started = time.monotonic()
         self._sweep_id = self._start_record(
-            f"rerun:{','.join(sorted(families or [])) or ProbeSet(level).value}", targets, parent
+            f"{RERUN_PREFIX}{','.join(sorted(families or [])) or ProbeSet(level).value}", targets, parent
         )
         self._running = True
         self._emit(
@@ -447,7 +450,7 @@ class SweepEngine:
             self._running = False
             # A standalone rerun is not judged in part when cancelled (``close``): what it kept goes.
             self._asked, self._so_far, self._in_flight = {}, {}, {}
-        self._fleet_pass({n.pool for n in targets})
+        self._fleet_pass(targets)
         duration = time.monotonic() - started
         counts = self._counts(targets)
         summary = {"counts": {k.value: v for k, v in counts.items()}}
@@ -1038,7 +1041,7 @@ class SweepEngine:
         self._published.add(node.name)
         if self._first_verdict is not None:
             self._first_verdict.set()
-        cut = self._cut.get(node.name, "")
+        cut = self._cut.get(node.name, "") or (NOT_PROBED if node.name in self._not_probed else "")
         self.writes.write(
             "node verdict", lambda s: s.record_node(self._sweep_id, node.pool, verdict, facts.stack, cut=cut)
         )
@@ -1108,8 +1111,11 @@ class SweepEngine:
         self._outcomes.setdefault(node.name, {}).update(finished)
         self._judge(node)
 
-    def _fleet_pass(self, pools: set[str]) -> None:
-        for pool in sorted(pools):
+    def _fleet_pass(self, targets: list[Node]) -> None:
+        """Judge the pools of ``targets`` as fleets (medians, outliers); the pools' other nodes are judged
+        again too, as verdicts of this sweep that are no check of theirs (``NOT_PROBED``)."""
+        probed = {n.name for n in targets}
+        for pool in sorted({n.pool for n in targets}):
             members = [n for n in self.inventory.nodes if n.pool == pool and n.name in self.facts]
             if not members:
                 continue
@@ -1120,8 +1126,14 @@ class SweepEngine:
             for finding in evaluate_fleet(pack, [self.facts[n.name] for n in members]):
                 extra.setdefault(finding.subject.node, []).append(finding)
             for node in members:
-                if node.name in extra:
+                if node.name not in extra:
+                    continue
+                if node.name not in probed:
+                    self._not_probed.add(node.name)
+                try:
                     self._judge(node, extra[node.name])
+                finally:
+                    self._not_probed.discard(node.name)
 
     def _counts(self, targets: list[Node]) -> dict[Status, int]:
         counts = {status: 0 for status in Status}
@@ -1150,7 +1162,12 @@ async def _all_of(tasks: list[asyncio.Task[None]], *, raise_first: bool = True) 
 _UNPARSED = object()
 # What stopped the nodes of a sweep that did not end "done", as their checks and findings say it.
 _CUT_REASON = {"deadline": "deadline exceeded", "cancelled": "sweep cancelled"}
-_CUT_LEAD = "check cut short: "  # how the finding of a node whose check was cut short begins
+_CUT_LEAD = "check cut short: "
+# Why a node judged again with its pool, but not probed, in a sweep is no check of it: only nodes a sweep
+# probed become fresh (``console.sweep.freshness``).
+NOT_PROBED = (
+    "not probed in this sweep: judged again with its pool"  # how the finding of a node whose check was cut short begins
+)
 # How long a sweep cut short waits for its engine workers to send the nodes they judged on what came back
 # (beyond the nodes' own stop, DEADLINE_MARGIN_S); a node whose report is later is UNKNOWN whole.
 CUT_REPLY_S = 0.5

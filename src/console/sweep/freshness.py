@@ -19,15 +19,10 @@ from dataclasses import dataclass
 
 from console.model.findings import Status
 from console.store import Store
-from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.catalog import RERUN_PREFIX, ProbeSet, probes_for
+from console.sweep.clock import age_text, unusable_time
 
-
-def age_text(seconds: float) -> str:
-    """``42 s``, ``7 min``, ``5 h``, ``3 d``: how an operator reads an age."""
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.0f} {unit}"
-    return f"{seconds:.0f} s"
+__all__ = ["HistoryVerdict", "LastCheck", "age_text", "covers", "judged_from_history", "last_active_check"]
 
 
 def _probe_ids(level: str) -> frozenset[str]:
@@ -41,6 +36,9 @@ def covers(stored: str, wanted: str) -> bool:
     An unknown stored level (a database of a later release) covers nothing.
     """
     known = {s.value for s in ProbeSet}
+    # A rerun of every probe of a level (the console's "rerun" of a node) is a check at that level; one of
+    # some families only (``rerun:ecc,xgmi``) is no level's.
+    stored = stored.removeprefix(RERUN_PREFIX)
     if wanted == ProbeSet.WORKLOAD or wanted not in known:
         return stored == wanted
     if stored not in known:
@@ -49,8 +47,9 @@ def covers(stored: str, wanted: str) -> bool:
 
 
 def covering_levels(wanted: str) -> list[str]:
-    """Every level whose sweeps are checks at ``wanted`` (itself included)."""
-    return [s.value for s in ProbeSet if covers(s.value, wanted)]
+    """Every level whose sweeps are checks at ``wanted`` (itself included), and the reruns of those levels."""
+    levels = [s.value for s in ProbeSet if covers(s.value, wanted)]
+    return levels + [RERUN_PREFIX + level for level in levels]
 
 
 @dataclass(frozen=True)
@@ -65,8 +64,20 @@ class LastCheck:
     reason: str
 
     def age_s(self, now: float) -> float:
-        """Seconds since the check's sweep started."""
+        """Seconds since the check's sweep started (0 for one dated ahead of ``now``: see ``stale``)."""
         return max(0.0, now - self.at)
+
+    def stale(self, now: float, max_age_s: float) -> str | None:
+        """Why this check does not vouch for the node now (older than ``max_age_s``, or dated in the future
+        past the clock skew: ``console.sweep.clock``); None when it is fresh. ``watch`` rounds, ``sweep
+        --max-age`` and the console all ask this."""
+        skewed = unusable_time(self.at, now, f"the last active check ({self.where()})")
+        if skewed is not None:
+            return skewed
+        age = self.age_s(now)
+        if age > max_age_s:
+            return f"last active check {age_text(age)} ago ({self.where()}), older than {age_text(max_age_s)}"
+        return None
 
     def where(self) -> str:
         """``sweep 12, quick``: which check it was."""
@@ -107,10 +118,10 @@ def judged_from_history(store: Store, node: str, level: str, max_age_s: float, n
     check = last_active_check(store, node, level)
     if check is None:
         return HistoryVerdict(node, Status.UNKNOWN, f"no active check at {level} or deeper in the history", None)
+    stale = check.stale(now, max_age_s)
+    if stale is not None:
+        return HistoryVerdict(node, Status.UNKNOWN, stale, check)
     age = check.age_s(now)
-    if age > max_age_s:
-        why = f"last active check {age_text(age)} ago ({check.where()}), older than {age_text(max_age_s)}"
-        return HistoryVerdict(node, Status.UNKNOWN, why, check)
     status, reason = check.status, check.reason
     later = [r for r in store.node_history(node, limit=LATER_LIMIT) if int(r["sweep_id"]) > check.sweep_id]
     if len(later) >= LATER_LIMIT:
