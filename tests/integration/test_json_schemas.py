@@ -1,6 +1,6 @@
 """Every ``--json`` output against its published schema, each command run for real on the simulator.
 
-The schemas in ``schemas/`` are written by ``python -m console.commands.schemas`` from the models in
+The schemas in ``schemas/`` are written by ``python -m console.commands.generate`` from the models in
 ``console.commands.outputs`` (and the report models); the first test fails when a file differs from what
 the generator writes, the others run one command each and validate what it printed. Every object in the
 schemas is closed, so a field a command adds without its model fails here.
@@ -52,7 +52,7 @@ def valid(name: str, document: Any) -> Any:
 def test_each_schema_file_is_what_the_generator_writes() -> None:
     for item in PUBLISHED:
         path = SCHEMAS / f"{item.name}.schema.json"
-        assert path.read_text() == schema_text(item), f"regenerate: python -m console.commands.schemas ({path})"
+        assert path.read_text() == schema_text(item), f"regenerate: python -m console.commands.generate ({path})"
     written = {f"{item.name}.schema.json" for item in PUBLISHED}
     assert {p.name for p in SCHEMAS.glob("*.schema.json")} == written, "a schema file no generator writes"
 

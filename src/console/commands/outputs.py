@@ -4,7 +4,7 @@ The sweep report (``SweepReport``), the check-local report (``LocalCheckReport``
 and findings are the models the commands print. The other outputs are built as dicts by their command;
 the models below describe them field by field, every object closed (``extra="forbid"``), so a field added
 to an output without its model fails ``tests/integration/test_json_schemas.py``, which runs every command
-and validates what it prints. ``console.commands.schemas`` writes the schema files from these.
+and validates what it prints. ``console.commands.generate`` writes the schema files from these.
 """
 
 from __future__ import annotations

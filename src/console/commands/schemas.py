@@ -1,7 +1,7 @@
 """The JSON schema of every ``--json`` output, written from the models so the files cannot drift.
 
-``python -m console.commands.schemas [DIR]`` writes one ``NAME.schema.json`` per output into DIR (default:
-the repository's ``schemas/``), which the wheel carries as ``console/_data/schemas``.
+``python -m console.commands.generate`` writes one ``schemas/NAME.schema.json`` per output, which the wheel
+carries as ``console/_data/schemas``.
 ``tests/integration/test_json_schemas.py`` fails when a file differs from what this writes, and runs each
 command to validate what it prints against its file.
 """
@@ -9,9 +9,7 @@ command to validate what it prints against its file.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -72,26 +70,3 @@ def json_schema(item: Published) -> dict[str, Any]:
 def schema_text(item: Published) -> str:
     """The file's text: stable key order, one trailing newline."""
     return json.dumps(json_schema(item), indent=2, sort_keys=True) + "\n"
-
-
-def write_schemas(directory: Path) -> list[Path]:
-    """Write every published schema into ``directory``; the paths written."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for item in PUBLISHED:
-        path = directory / f"{item.name}.schema.json"
-        path.write_text(schema_text(item))
-        written.append(path)
-    return written
-
-
-def main(argv: list[str]) -> int:
-    """Write the schemas into ``argv[0]`` (default: ``schemas/`` of the source tree)."""
-    directory = Path(argv[0]) if argv else Path(__file__).resolve().parents[3] / "schemas"
-    for path in write_schemas(directory):
-        print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
