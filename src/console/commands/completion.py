@@ -13,9 +13,9 @@ from typing import Any
 
 from console.exitcodes import ExitCode
 
-EPILOG = """turn it on:
-  bash  eval "$(instinct-console completion bash)"            in ~/.bashrc
-  zsh   eval "$(instinct-console completion zsh)"             in ~/.zshrc, after compinit
+EPILOG = """turn it on (again after an upgrade):
+  bash  instinct-console completion bash > ~/.local/share/bash-completion/completions/instinct-console
+  zsh   instinct-console completion zsh > ~/.zfunc/_instinct-console   (fpath=(~/.zfunc $fpath) before compinit)
   fish  instinct-console completion fish > ~/.config/fish/completions/instinct-console.fish
 
 Node names, pools and hostlists come from the cluster file given with -i on the line, else the default one.
