@@ -33,7 +33,7 @@ nodes = "big[01-02]"
 """
 # Calls the completion function as bash does for the line in $1, then prints what it offers, one a line.
 BASH_DRIVER = r"""
-eval "$(instinct-console completion bash)"
+source "$2"
 complete -p instinct-console
 line="$1"
 COMP_LINE="$line"
@@ -52,10 +52,24 @@ def _environment(home: Path) -> dict[str, str]:
     return {**env, "HOME": str(home), "PATH": f"{BIN}:{env['PATH']}"}
 
 
+@pytest.fixture(scope="module")
+def bash_script(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``instinct-console completion bash`` prints, as the guide has the operator save it."""
+    home = tmp_path_factory.mktemp("home")
+    done = subprocess.run(
+        ["instinct-console", "completion", "bash"], cwd=home, env=_environment(home), capture_output=True,
+        text=True, timeout=60, check=True,
+    )  # fmt: skip
+    script = home / "instinct-console"
+    script.write_text(done.stdout)
+    return script
+
+
 @pytest.fixture
-def site(tmp_path: Path) -> Path:
+def site(tmp_path: Path, bash_script: Path) -> Path:
     """A working directory holding the default cluster file (./cluster.toml), and another one elsewhere."""
     (tmp_path / "cluster.toml").write_text(CLUSTER)
+    (tmp_path / ".completion.bash").write_text(bash_script.read_text())
     other = tmp_path / "other.toml"
     other.write_text(CLUSTER.replace("gpu[001-004]", "node[7-8]"))
     return tmp_path
@@ -63,7 +77,7 @@ def site(tmp_path: Path) -> Path:
 
 def bash_completes(site: Path, line: str) -> list[str]:
     done = subprocess.run(
-        ["bash", "--norc", "-c", BASH_DRIVER, "driver", line],
+        ["bash", "--norc", "-c", BASH_DRIVER, "driver", line, str(site / ".completion.bash")],
         cwd=site, env=_environment(site), capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0 and not done.stderr, done.stderr
@@ -98,7 +112,8 @@ def test_bash_completes_nodes_pools_and_hostlists_from_the_cluster_file(site: Pa
     assert bash_completes(site, "instinct-console drain -i other.toml node") == ["node[7-8]", "node7", "node8"]
 
 
-def test_without_a_cluster_file_a_tab_offers_no_node_and_prints_nothing(tmp_path: Path) -> None:
+def test_without_a_cluster_file_a_tab_offers_no_node_and_prints_nothing(tmp_path: Path, bash_script: Path) -> None:
+    (tmp_path / ".completion.bash").write_text(bash_script.read_text())
     assert bash_completes(tmp_path, "instinct-console drain gpu") == []
 
 
