@@ -125,6 +125,12 @@ def _shown(text: str | None) -> str:
     return (text or "").replace("``", "").strip()
 
 
+def _usage(parser: argparse.ArgumentParser) -> str:
+    """The usage lines without ``usage:``, their continuation indented under the program's name."""
+    first, *rest = parser.format_usage().strip().splitlines()
+    return "\n".join([first.removeprefix("usage: "), *(line.removeprefix(" " * len("usage: ")) for line in rest)])
+
+
 def _option(action: argparse.Action) -> Option:
     takes = action.nargs != 0
     return Option(
@@ -161,7 +167,7 @@ def command_tree(parser: argparse.ArgumentParser, path: tuple[str, ...] = (), he
         path=path,
         help=_shown(help),
         description=_shown(parser.description),
-        usage=parser.format_usage().removeprefix("usage: ").strip(),
+        usage=_usage(parser),
         epilog=parser.epilog or "",
         options=tuple(options),
         positionals=tuple(positionals),
