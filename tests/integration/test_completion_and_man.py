@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -146,6 +147,40 @@ def test_zsh_loads_the_script_and_binds_it(site: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0 and not done.stderr, done.stderr
     assert done.stdout.strip() == "_instinct-console"
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None or shutil.which("tmux") is None, reason="needs zsh and tmux")
+def test_zsh_completes_a_command_and_the_nodes_at_a_real_prompt(site: Path) -> None:
+    """An interactive zsh in tmux, the script autoloaded from fpath as the guide installs it, and Tab typed."""
+    functions = site / "zfunc"
+    functions.mkdir()
+    (functions / "_instinct-console").write_text(generated_files()["completions/_instinct-console"])
+    (site / ".zshrc").write_text(f"fpath=({functions} $fpath)\nautoload -U compinit && compinit -u -D\nPS1='zsh> '\n")
+    socket = f"ic-zsh-{os.getpid()}"
+    env = {**_environment(site), "ZDOTDIR": str(site), "TERM": "xterm"}
+
+    def tmux(*args: str) -> str:
+        argv = ["tmux", "-L", socket, *args]
+        return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30, check=False).stdout
+
+    def screen_shows(text: str) -> str:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if text in (shown := tmux("capture-pane", "-p", "-t", "z")):
+                return shown
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never shown:\n{tmux('capture-pane', '-p', '-t', 'z')}")
+
+    tmux("new-session", "-d", "-s", "z", "-x", "150", "-y", "30", "-c", str(site), "zsh -i")
+    try:
+        screen_shows("zsh>")
+        tmux("send-keys", "-t", "z", "instinct-console sw", "Tab")
+        screen_shows("instinct-console sweep")
+        tmux("send-keys", "-t", "z", "-l", "--", "--nodes gpu00")  # literal text: tmux would read --nodes as flags
+        tmux("send-keys", "-t", "z", "Tab")
+        assert "gpu001  gpu002  gpu003  gpu004" in screen_shows("gpu004")
+    finally:
+        tmux("kill-server")
 
 
 @pytest.mark.skipif(shutil.which("man") is None, reason="needs man (man-db)")
