@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up everything instinct-console needs on a fresh Debian 12 machine: the Debian packages the
-# tests drive for real (OpenSSH sshd, Slurm, munge, nftables, tmux) and a virtualenv at .venv with
+# tests drive for real (OpenSSH sshd, Slurm, munge, nftables, tmux; man-db, bash-completion, zsh and fish
+# for the man page and the completion scripts) and a virtualenv at .venv with
 # the package and its dev dependencies, at the versions constraints.txt pins. Idempotent; safe to run on
 # every CI start.
 set -euo pipefail
@@ -9,7 +10,8 @@ VENV=${VENV:-.venv}
 PY=${PYTHON:-python3}
 
 need=()
-for p in openssh-server openssh-client nftables slurmctld slurmd slurm-client munge tmux iproute2 pdsh clustershell; do
+for p in openssh-server openssh-client nftables slurmctld slurmd slurm-client munge tmux iproute2 pdsh clustershell \
+    man-db groff-base bash-completion zsh fish; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from console import __version__
-from console.commands.arguments import USAGE_ERRORS, OneLineParser, usage_error_line
 from console.exitcodes import SWEEP_EXIT_CODE_HELP, ExitCode
 from console.inert import printable
 from console.runtime import tune_gc
@@ -38,11 +37,15 @@ COMMAND_MODULES: tuple[str, ...] = (
     "lifecycle",
     "watch",
     "evidence",
+    "completion",
+    "guide",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every subcommand registered."""
+    from console.commands.arguments import OneLineParser
+
     parser = OneLineParser(
         prog="instinct-console",
         description="Health console for AMD Instinct GPU clusters.",
@@ -64,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     sys.excepthook = _inert_traceback
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["__complete"]:
+        # A shell's Tab asks for node names: answered without importing every command for the parser
+        # (the commands are imported here, not at the top, for the same reason).
+        from console.commands.completion import complete
+
+        return complete(given[1:])
+    from console.commands.arguments import USAGE_ERRORS, usage_error_line
+
     parser = build_parser()
     args = parser.parse_args(argv)
     tune_gc()

@@ -88,8 +88,26 @@ def test_the_installed_console_finds_its_packs_themes_and_schema_in_the_install(
     assert (where["checks"], where["themes"]) == (str(data / "checks"), str(data / "themes")), where
     assert Path(where["stylesheet"]).is_file()
     assert where["packs"] == GPU_MODELS and where["theme_names"] == THEMES, where
-    schema = data / "schemas" / "sweep-report.schema.json"
-    assert schema.read_text() == (ROOT / "schemas" / "sweep-report.schema.json").read_text()
+    for schema in (ROOT / "schemas").glob("*.schema.json"):
+        assert (data / "schemas" / schema.name).read_text() == schema.read_text(), schema.name
+
+
+def test_the_install_has_the_man_page_the_completions_and_the_guide(installed: Installed, tmp_path: Path) -> None:
+    prefix = installed.python.parent.parent  # where pip puts a wheel's shared data: the environment's root
+    shipped = {
+        "share/man/man1/instinct-console.1": "man/instinct-console.1",
+        "share/bash-completion/completions/instinct-console": "completions/instinct-console.bash",
+        "share/zsh/site-functions/_instinct-console": "completions/_instinct-console",
+        "share/fish/vendor_completions.d/instinct-console.fish": "completions/instinct-console.fish",
+    }
+    for where, source in shipped.items():
+        assert (prefix / where).read_text() == (ROOT / source).read_text(), where
+    env = {**_environment(tmp_path), "MANPATH": str(prefix / "share" / "man"), "MANPAGER": "cat", "PAGER": "cat"}
+    assert "instinct-console sweep" in _run(["man", "instinct-console"], cwd=tmp_path, env=env)
+    said = _run([str(installed.script), "help", "8"], cwd=tmp_path, env=_environment(tmp_path))
+    assert said.startswith("## 8. Exit codes\n"), said[:200]
+    guide = installed.site / "console" / "_data" / "docs" / "operator-guide.md"
+    assert guide.read_text() == (ROOT / "docs" / "operator-guide.md").read_text()
 
 
 def test_the_installed_demo_sweeps_from_a_directory_that_is_not_the_repository(

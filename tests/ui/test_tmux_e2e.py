@@ -118,5 +118,7 @@ def test_demo_sweeps_reruns_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> Non
     tmux.keys("q")
     screen = tmux.wait_for(lambda s: "EXITED:" in s, 60, "the console to exit")
     assert "EXITED:0" in screen
+    # The demo's last word points at the next step: a simulator that stays up, and the sweep of it.
+    assert "instinct-console sim serve" in screen, screen
     _gone, alive = psutil.wait_procs(started, timeout=20)
     assert not alive, [p.cmdline() for p in alive]  # the engine process and the simulator with it

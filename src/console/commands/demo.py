@@ -12,10 +12,13 @@ import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from console.commands.arguments import UsageError, add_store, options_of
 from console.exitcodes import SWEEP_EXIT_CODE_HELP
+
+if TYPE_CHECKING:
+    from console.sim.launcher import SimCluster
 
 DEMO_MODELS = "mi300x,mi300x,mi300x,mi355x"
 
@@ -41,6 +44,11 @@ def register(sub: Any) -> None:
         "--probes", choices=["quick", "standard", "full"], default="standard", help="probe set (default standard)"
     )
     p.add_argument("--time-factor", type=float, default=50.0, help="simulated tool durations divided by this")
+    p.add_argument(
+        "--address-base",
+        default=None,
+        help="nodes listen on base+1, base+2... of 127.0.0.0/8, as sim serve's (default: a free 127.2.B.0 block)",
+    )
     p.add_argument("--headless", action="store_true", help="run the headless sweep instead of the TUI")
     add_store(p, help="history database (default: inside the demo's temporary state)")
     p.add_argument("--json", metavar="FILE", help="headless: write the JSON report")
@@ -69,26 +77,45 @@ def run(args: argparse.Namespace) -> int:
     try:
         sim = start_sim_cluster(
             nodes=args.nodes, models=DEMO_MODELS, pools=4, faults="demo", seed=args.seed,
-            time_factor=args.time_factor, scenario=args.scenario,
+            time_factor=args.time_factor, scenario=args.scenario, address_base=args.address_base,
         )  # fmt: skip
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
     except SimClusterError as exc:
         raise UsageError(f"cannot start the simulated cluster: {exc}") from None
     with sim:
-        store = args.store or sim.state_dir / "history.sqlite"
-        inventory = str(sim.inventory_path)
-        if not args.headless and sys.stdout.isatty() and _tui_available():
-            tui = importlib.import_module("console.commands.tui")
-            given = {"inventory": inventory, "store": store, "probes": args.probes, "read_only": args.read_only}
-            return int(tui.run(options_of(tui.add_arguments, **given)))
-        from console.commands import sweep
+        code = _run_console(args, sim)
+    # The demo's simulator and state are gone now: point at the one that stays up, and the sweep of it.
+    print(next_step_line(), file=sys.stderr)
+    return code
 
-        print(f"demo: {sim.ready_line}", file=sys.stderr)
-        if args.scenario:
-            print(
-                f"demo: change faults live: instinct-console sim inject|repair --state-dir {sim.state_dir} ...",
-                file=sys.stderr,
-            )
-        given = {"inventory": inventory, "store": store, "probes": args.probes, "json": args.json}
-        return sweep.run(options_of(sweep.add_arguments, **given))
+
+def next_step_line() -> str:
+    """What to try after the demo: a simulator that stays up (``sim serve``) and a sweep of its inventory."""
+    from console.sim.serve import default_state_dir
+
+    inventory = default_state_dir() / "inventory.toml"
+    return (
+        "demo: next, keep a simulated cluster up in another terminal with 'instinct-console sim serve --nodes 8' "
+        f"and sweep it: 'instinct-console sweep -i {inventory}' (operator guide, section 2)"
+    )
+
+
+def _run_console(args: argparse.Namespace, sim: SimCluster) -> int:
+    """The TUI on the running simulator, or the headless sweep of it; the exit code."""
+    store = args.store or sim.state_dir / "history.sqlite"
+    inventory = str(sim.inventory_path)
+    if not args.headless and sys.stdout.isatty() and _tui_available():
+        tui = importlib.import_module("console.commands.tui")
+        given = {"inventory": inventory, "store": store, "probes": args.probes, "read_only": args.read_only}
+        return int(tui.run(options_of(tui.add_arguments, **given)))
+    from console.commands import sweep
+
+    print(f"demo: {sim.ready_line}", file=sys.stderr)
+    if args.scenario:
+        print(
+            f"demo: change faults live: instinct-console sim inject|repair --state-dir {sim.state_dir} ...",
+            file=sys.stderr,
+        )
+    given = {"inventory": inventory, "store": store, "probes": args.probes, "json": args.json}
+    return sweep.run(options_of(sweep.add_arguments, **given))

@@ -6,11 +6,11 @@ Textual is imported only when the console opens, so ``--help`` and the headless 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
 from console.commands.arguments import UsageError, add_baseline_partners, add_engine_options, add_workers
+from console.inventory import default_inventory_paths
 from console.sweep.pairing import Pairing
 
 EPILOG = """keys: ? in the console lists every key; ctrl+p opens the command palette.
@@ -19,12 +19,6 @@ Without -i, ./cluster.toml is used, else $XDG_CONFIG_HOME/instinct-console/clust
 exit codes:
   0    the operator quit
   2    usage or configuration error (cluster file, check packs, theme)"""
-
-
-def default_inventory_paths() -> list[Path]:
-    """Where the console looks for a cluster file when ``-i`` is not given, in order."""
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return [Path("cluster.toml"), Path(config) / "instinct-console" / "cluster.toml"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -11,6 +11,7 @@ from console.inventory.load import (
     load_inventory,
 )
 from console.inventory.model import GPU_MODELS, Inventory, Node, Pool, SshConfig, StackPin
+from console.inventory.paths import default_inventory_paths
 from console.inventory.select import SelectionError, select_exactly, select_nodes, selection_problem
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "SelectionError",
     "SshConfig",
     "StackPin",
+    "default_inventory_paths",
     "expand",
     "expand_inventory",
     "fold",
