@@ -95,7 +95,8 @@ def test_history_and_one_nodes_history(lab: Lab) -> None:
 
 
 def test_diff_against_the_accepted_baseline(lab: Lab) -> None:
-    assert main(["accept", "-i", lab.inventory, "--store", lab.store, "--reason", "schema test"]) == 0
+    accept = ["accept", "-i", lab.inventory, "--store", lab.store, "--reason", "schema test", "--allow-failing"]
+    assert main(accept) == 0  # the lab has FAIL nodes: accepted knowingly
     document = run("diff", "-i", lab.inventory, "--store", lab.store, "--json")
     assert valid("diff", document) and all(pool["nodes"] == [] or pool["nodes"] for pool in document.values())
 
