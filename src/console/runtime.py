@@ -34,9 +34,9 @@ def leave_dead_terminal() -> bool:
     """
     gone = False
     for fd in (0, 1, 2):
+        # Not gated on isatty: on a hung-up terminal its ioctl fails with EIO too, so isatty says False.
+        # A zero-byte write to a pipe or a file succeeds (or fails otherwise), and leaves them alone.
         with contextlib.suppress(OSError):
-            if not os.isatty(fd):
-                continue
             try:
                 os.write(fd, b"")
                 continue

@@ -192,6 +192,9 @@ async def test_drain_and_resume_through_the_action_service(
         assert 'typing "override" returns it anyway' in plan and "--force" not in plan
         dialog.query_one("#confirm-override", Input).focus()
         await pilot.press(*"override")
+        # Returning a node its case holds is audited with the operator's reason (issue 33): none, no Yes.
+        dialog.query_one("#confirm-reason", Input).focus()
+        await pilot.press(*"vendor says fixed")
         yes = dialog.query_one("#confirm-yes", Button)
         await wait_for(lambda: not yes.disabled and dialog.preview is not None and dialog.preview.forced, 30)
         await pilot.click("#confirm-yes")

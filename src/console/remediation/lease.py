@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -127,7 +128,10 @@ async def taken_lease(
     async def renew() -> None:
         while True:
             await asyncio.sleep(ttl_s / 3)
-            try_take(store, holder, user, ttl_s)
+            # A store that fails now (locked, full, gone) cannot renew it: the lease then lapses at its
+            # expiry, and the holder acts no more anyway (no action without its audit row).
+            with contextlib.suppress(sqlite3.Error):
+                try_take(store, holder, user, ttl_s)
 
     renewing = asyncio.create_task(renew()) if fresh else None
     try:
@@ -137,4 +141,5 @@ async def taken_lease(
             renewing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewing
-            release(store)
+            with contextlib.suppress(sqlite3.Error):
+                release(store)  # a failed store keeps it until its expiry, a minute at most

@@ -245,12 +245,14 @@ class ConsoleApp(App[int]):
         loop.add_signal_handler(signal.SIGTERM, partial(self.exit, None, int(ExitCode.INTERRUPTED)))
 
     def _hang_up(self) -> None:
-        if leave_dead_terminal():
-            # Textual's writer thread may have died on the dead terminal before this ran, and its driver then
-            # waits for it for ever: past a bound, the engine is stopped here and the process ends.
-            watchdog = threading.Timer(HANGUP_EXIT_S, self._exit_now)
-            watchdog.daemon = True  # a console that ends in time is not held back by it
-            watchdog.start()
+        leave_dead_terminal()
+        # Textual's writer thread may have died on the dead terminal before this ran, and its driver then
+        # waits for it for ever: past a bound, the engine is stopped here and the process ends. Armed on
+        # every hangup: whether the terminal is gone cannot always be told (consoles were left running for
+        # an hour after their tmux session was killed when it was armed only for a terminal seen dead).
+        watchdog = threading.Timer(HANGUP_EXIT_S, self._exit_now)
+        watchdog.daemon = True  # a console that ends in time is not held back by it
+        watchdog.start()
         self.exit(None, int(ExitCode.HANGUP))
 
     def _exit_now(self) -> None:
