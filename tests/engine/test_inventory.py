@@ -206,3 +206,17 @@ def test_the_kill_grace_is_set_in_the_cluster_files_ssh_table() -> None:
     )
     assert inventory.ssh.kill_grace_s == 2.5
     assert transport_for(inventory)._settings.kill_grace_s == 2.5  # type: ignore[attr-defined]
+
+
+def test_an_engine_without_a_store_judges_drift_against_the_inventorys_pins() -> None:
+    """No history database (a prolog, `check-local`, a test): the cluster file's pins still hold. Once,
+    the engine read its pins through the store alone, and a rocm or driver drift read PASS without one."""
+    from console.checks import load_packs
+    from console.sweep.engine import SweepEngine
+    from console.transport.connect import transport_for
+
+    inventory = from_mapping(
+        {"pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu[1-2]", "pin": {"rocm": "6.4.1"}}]}
+    )
+    engine = SweepEngine(inventory, transport_for(inventory), load_packs())
+    assert engine.pins["p"].pinned_fields() == {"rocm": "6.4.1"}

@@ -236,8 +236,12 @@ def test_every_exit_code_is_in_the_help_of_the_commands_that_return_it() -> None
     from console.commands.watch import WATCH_EXIT_HELP
     from console.exitcodes import EXIT_CODE_HELP, SWEEP_EXIT_CODE_HELP
 
+    # Only watch trips the circuit breaker; every other code is sweep's to return.
+    watch_only = {ExitCode.BREAKER_TRIPPED}
     for code in ExitCode:
-        assert f"\n  {int(code)} " in SWEEP_EXIT_CODE_HELP, code
+        returned_by = WATCH_EXIT_HELP if code in watch_only else SWEEP_EXIT_CODE_HELP
+        assert f"\n  {int(code)} " in returned_by, code
+    assert "\n  7 " not in SWEEP_EXIT_CODE_HELP, "sweep has no circuit breaker"
     assert "\n  5 " not in EXIT_CODE_HELP, "check-local writes no history database"
     assert "\n  5    the history database failed" in WATCH_EXIT_HELP
     for command in ("sweep", "demo"):

@@ -249,10 +249,11 @@ class SweepEngine:
         self.writes.on_fault(self._store_failed)
         # Every engine judges against the same pins: the inventory's, overridden by the stored ones. The
         # console's engine used the inventory's alone while its detail screen and `sweep` used both.
+        # Without a store, or with one that fails, the inventory's pins still hold: drift is never unjudged.
         self.pins = (
             pins
             if pins is not None
-            else self.writes.read(lambda s: effective_pins(inventory, s), dict[str, StackPin]())
+            else self.writes.read(lambda s: effective_pins(inventory, s), effective_pins(inventory, None))
         )
         self.verdicts: dict[str, NodeVerdict] = {}
         self.facts: dict[str, NodeFacts] = {}
