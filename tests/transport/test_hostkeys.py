@@ -78,3 +78,25 @@ def test_changed_key_is_never_accepted(tmp_path: Path) -> None:
     assert error.kind is ErrorKind.HOST_KEY_CHANGED
     assert error.detail.index(fingerprint(old)) < error.detail.index(fingerprint(new))
     assert path.read_text() == _line("10.0.0.7", old)
+
+
+def test_accept_new_never_writes_through_a_symlinked_known_hosts(tmp_path: Path) -> None:
+    """As root, a known_hosts planted as a link would have the console append to the file it names."""
+    victim = tmp_path / "victim"
+    precious = _line("gpu0", _key())
+    victim.write_text(precious)
+    link = tmp_path / "kh"
+    link.symlink_to(victim)
+    key = _key()
+    check = HostKeyCheck("gpu7", KnownHosts(link), accept_new=True)
+    assert not check.untrusted_key("10.0.0.7", "10.0.0.7", 22, key)
+    assert check.accepted is None and victim.read_text() == precious
+    error = check.error("ops@10.0.0.7:22", "Host key is not trusted")
+    assert error.kind is ErrorKind.HOST_KEY_UNKNOWN
+    assert "symbolic link" in error.detail and fingerprint(key) in error.detail
+
+
+def test_a_recorded_key_file_is_private_to_its_owner(tmp_path: Path) -> None:
+    check = HostKeyCheck("gpu7", KnownHosts(tmp_path / "kh"), accept_new=True)
+    assert check.untrusted_key("10.0.0.7", "10.0.0.7", 22, _key())
+    assert (tmp_path / "kh").stat().st_mode & 0o077 == 0

@@ -8,7 +8,9 @@ known_hosts does not vouch for; :class:`HostKeyCheck` answers that question and 
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +74,10 @@ class KnownHosts:
         key_type, key_data = key.export_public_key("openssh").decode().split()[:2]
         line = f"{pattern} {key_type} {key_data}\n"
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with self.path.open("a+b") as handle:
+        # Never through a link: run as root, a known_hosts planted as a symlink would have us append
+        # to whatever file it names. ELOOP reaches the caller, which refuses the key and says why.
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(self.path, flags, 0o600), "a+b") as handle:
             size = handle.tell()  # append mode starts at the end
             if size:
                 handle.seek(size - 1)
@@ -98,6 +103,7 @@ class HostKeyCheck:
         self.presented: asyncssh.SSHKey | None = None
         self.expected: list[asyncssh.SSHKey] = []
         self.accepted: AcceptedHostKey | None = None
+        self.unrecorded: str | None = None  # why --accept-new could not write the key, when it could not
 
     def untrusted_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
         """asyncssh found no known_hosts entry vouching for ``key``: trust it only on accept-new first contact."""
@@ -107,7 +113,13 @@ class HostKeyCheck:
         self.expected = list(dict.fromkeys(self._known_hosts.trusted_keys(host, addr, known_port)))
         if self.expected or not self._accept_new:
             return False
-        pattern = self._known_hosts.append(host, known_port, key)
+        try:
+            pattern = self._known_hosts.append(host, known_port, key)
+        except OSError as exc:
+            # Unrecorded means untrusted: a key accepted but not written would be asked about again
+            # by ssh, and trusting it silently would leave no trace of what was accepted.
+            self.unrecorded = _why_unwritable(self._known_hosts.path, exc)
+            return False
         self.accepted = AcceptedHostKey(
             node=self.node,
             known_hosts_entry=pattern,
@@ -141,9 +153,25 @@ class HostKeyCheck:
                 f"the server presented {shown}; if the node was reinstalled, verify the new key and "
                 f"replace its line in known_hosts, otherwise suspect an impostor",
             )
+        if self.unrecorded is not None:
+            return TransportError(
+                self.node,
+                ErrorKind.HOST_KEY_UNKNOWN,
+                f"no known_hosts entry for {self.node} ({where}) in {path}; the server presented {shown}; "
+                f"--accept-new did not trust it because it could not be recorded: {self.unrecorded}",
+            )
         return TransportError(
             self.node,
             ErrorKind.HOST_KEY_UNKNOWN,
             f"no known_hosts entry for {self.node} ({where}) in {path}; the server presented {shown}; "
             f"verify it and add it to known_hosts, or run with --accept-new to trust and record it",
         )
+
+
+def _why_unwritable(path: Path, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return (
+            f"{path} is a symbolic link, which the console never writes through; "
+            "point ssh.known_hosts at the file itself"
+        )
+    return f"{path}: {exc.strerror or exc}"
