@@ -76,17 +76,23 @@ def test_a_signal_ends_a_periodic_sweep_instead_of_its_next_tick(
     assert [(s[0], s[1]) for s in sweeps(db)] == [(sweep_id, "cancelled")], "no sweep may start after the signal"
 
 
-def test_sigterm_ends_drift_with_130_and_the_sweep_cancelled(one_hung: SimCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "expected"), [(signal.SIGTERM, ExitCode.INTERRUPTED), (signal.SIGHUP, ExitCode.HANGUP)]
+)
+def test_a_signal_ends_drift_with_its_exit_code_and_the_sweep_cancelled(
+    one_hung: SimCluster, tmp_path: Path, signum: signal.Signals, expected: ExitCode
+) -> None:
+    """SIGTERM is 130; a closed terminal is 129, as for sweep (drift exited 130 on both)."""
     db, log = tmp_path / "h.db", tmp_path / "drift.log"
     proc = start_console("drift", "-i", one_hung.inventory_path, "--store", db, log=log)
     try:
         sweep_id = wait_for_running_sweep(proc, db, log)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         code = stopped(proc, log)
     finally:
         proc.kill()
         proc.wait()
-    assert code == ExitCode.INTERRUPTED, log.read_text(errors="replace")
+    assert code == expected, log.read_text(errors="replace")
     assert [(s[0], s[1]) for s in sweeps(db)] == [(sweep_id, "cancelled")]
 
 

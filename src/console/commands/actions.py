@@ -48,7 +48,7 @@ from console.commands.arguments import (
     text,
     whole,
 )
-from console.commands.interrupts import run_interruptible
+from console.commands.interrupts import Interruption, run_interruptible
 from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import ExitCode, exit_code_for
 from console.inventory import (
@@ -394,6 +394,7 @@ def run_drift(args: argparse.Namespace) -> int:
     packs = load_packs(list(args.checks))
     nodes = select_exactly(inventory, args.nodes)
     store = Store(args.store or default_store_path(inventory), inventory)
+    interruption = Interruption()  # a closed terminal (SIGHUP) exits 129, as sweep does
     try:
         warn_pin_overrides(inventory, store)
         spec = EngineSpec(
@@ -405,11 +406,11 @@ def run_drift(args: argparse.Namespace) -> int:
             origin="drift",
         )
         engine = build_engine(spec, store)
-        rows, outcome = run_interruptible(_drift(engine, nodes))
+        rows, outcome = run_interruptible(_drift(engine, nodes), interruption)
         unreachable = {n.name: engine.verdicts[n.name].reason for n in nodes if n.name not in engine.facts}
     except KeyboardInterrupt:
         plain_console(stderr=True).print("[red]error:[/] interrupted")
-        return int(ExitCode.INTERRUPTED)
+        return interruption.exit_code(ExitCode.INTERRUPTED)
     finally:
         store.close()
     rows += [DriftRow(node=n, field="node", status=Status.UNKNOWN, message=why) for n, why in unreachable.items()]
@@ -419,7 +420,7 @@ def run_drift(args: argparse.Namespace) -> int:
         _print_drift(rows, show_all=args.all)
     # Drift is a WARN: it fails the check. Ctrl-C or SIGTERM: what was judged is shown, the exit says it
     # is partial.
-    return int(exit_code_for([row.status for row in rows], outcome, fail_on_warn=True))
+    return interruption.exit_code(exit_code_for([row.status for row in rows], outcome, fail_on_warn=True))
 
 
 async def _drift(engine: SweepEngine, nodes: list[Any]) -> tuple[list[DriftRow], str]:

@@ -27,7 +27,7 @@ from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionR
 from console.checks import load_packs
 from console.commands.actions import confirm_on_terminal, print_plan
 from console.commands.arguments import UsageError, add_engine_options, add_lease_wait, add_store, existing_store
-from console.commands.interrupts import run_interruptible
+from console.commands.interrupts import Interruption, run_interruptible
 from console.commands.terminal import plain_console
 from console.exitcodes import ExitCode, exit_code_for
 from console.inert import printable
@@ -225,6 +225,7 @@ def run_revalidate(args: argparse.Namespace) -> int:
         raise UsageError(f"not in the inventory: {', '.join(unknown)}")
     store = Store(args.store or default_store_path(inventory), inventory)
     console = plain_console(stderr=args.json)  # with --json, standard output is the JSON alone
+    interruption = Interruption()  # a closed terminal (SIGHUP) exits 129, as sweep does
     try:
         packs = load_packs(list(args.checks))
         spec = EngineSpec(
@@ -262,10 +263,10 @@ def run_revalidate(args: argparse.Namespace) -> int:
                 console.print("[dim]dry run: nothing was changed[/]")
             asyncio.run(_close(service, engine))
             return answer
-        result, done = run_interruptible(_revalidate(service, engine, plan))
+        result, done = run_interruptible(_revalidate(service, engine, plan), interruption)
     except KeyboardInterrupt:
         plain_console(stderr=True).print("[red]error:[/] interrupted")
-        return int(ExitCode.INTERRUPTED)
+        return interruption.exit_code(ExitCode.INTERRUPTED)
     finally:
         store.close()
     if done is None:
@@ -288,7 +289,7 @@ def run_revalidate(args: argparse.Namespace) -> int:
     console.print(f"sweep {done.sweep_id}: {printable(result.outcome)}", markup=False)
     statuses = [done.verdicts[n].status if n in done.verdicts else Status.UNKNOWN for n in plan.acting_on]
     # A WARN is no pass either: the node is not healthy yet.
-    return int(exit_code_for(statuses, done.outcome, fail_on_warn=True))
+    return interruption.exit_code(exit_code_for(statuses, done.outcome, fail_on_warn=True))
 
 
 async def _revalidate(
