@@ -20,6 +20,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "runtime": frozenset(),
     "files": frozenset(),  # the one way to write an output file (console.files)
     "inert": frozenset(),  # the one way to make text safe to print (console.inert): every printing layer uses it
+    "timestamps": frozenset(),  # the one way to print a time, with its zone (console.timestamps)
     "inventory": frozenset({"model"}),
     "transport": frozenset({"inventory"}),  # reaches the inventory's nodes; knows nothing of what runs on them
     "probes": frozenset({"model"}),
@@ -58,7 +59,7 @@ ALLOWED: dict[str, frozenset[str]] = {
 }
 ALLOWED["commands"] = frozenset(ALLOWED) - {"commands", "__main__"}
 for _printing in ("transport", "report", "store", "sweep", "actions", "service", "ui", "cli"):
-    ALLOWED[_printing] |= {"inert"}
+    ALLOWED[_printing] |= {"inert", "timestamps"}
 # Where a layer may use only part of another: the console reads the action catalogue, baselines and
 # workload acceptance states (the history database); every action that reaches a node or a scheduler
 # runs on the engine side.

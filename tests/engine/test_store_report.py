@@ -14,7 +14,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from console.inventory import from_hostfile
+from console.inventory import from_hostfile, from_mapping
 from console.model.findings import Evidence, Finding, Status, Subject, roll_up
 from console.report import build_report, junit_xml, prometheus_textfile, report_json_schema
 from console.store import Store
@@ -107,8 +107,32 @@ def test_report_validates_against_published_schema_and_junit_parses(tmp_path: Pa
     assert root.get("failures") == "1" and root.get("errors") == "1" and root.get("tests") == "3"
     assert [s.get("name") for s in root.iter("testsuite")] == ["n1", "n2", "n3"]
     prom = prometheus_textfile(report)
-    assert 'instinct_console_node_verdict{node="n1",pool="default",model="MI300X"} 2' in prom
-    assert 'instinct_console_nodes{status="UNKNOWN"} 1' in prom
+    assert 'instinct_console_node_verdict{cluster="cluster",node="n1",pool="default",model="MI300X"} 2' in prom
+    assert 'instinct_console_nodes{cluster="cluster",status="UNKNOWN"} 1' in prom
+    assert 'instinct_console_sweep_complete{cluster="cluster",level="quick"} 1' in prom
+    assert report.started == "1970-01-01T00:00:01Z" and report.cluster == "cluster"
+
+
+def test_every_prometheus_series_names_its_cluster() -> None:
+    """One Prometheus scrapes several clusters' admin hosts, and pool names repeat between clusters."""
+    inventory = from_mapping(
+        {"cluster": {"name": 'east "1"'}, "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "n1"}]}
+    )
+    report = build_report(
+        inventory,
+        {"n1": roll_up("n1", [_finding("n1", Status.PASS, observed=32)])},
+        {},
+        sweep_id=1,
+        level="quick",
+        started_at=1_796_000_000.0,
+        duration_s=2.0,
+        outcome="cancelled",
+        exit_code=130,
+    )
+    series = [line for line in prometheus_textfile(report).splitlines() if not line.startswith("#")]
+    assert series and all(line.count('cluster="east \\"1\\""') == 1 for line in series), series
+    assert 'instinct_console_sweep_complete{cluster="east \\"1\\"",level="quick"} 0' in series
+    assert report.started.endswith("Z")
 
 
 def test_junit_carries_each_finding_with_its_message_and_evidence() -> None:

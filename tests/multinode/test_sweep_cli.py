@@ -80,7 +80,7 @@ def test_every_and_count_record_each_sweep(tmp_path: Path, capsys: pytest.Captur
         assert sweeps[0]["started_at"] - sweeps[1]["started_at"] >= 0.45
     finally:
         store.close()
-    assert 'instinct_console_nodes{status="PASS"} 2' in (tmp_path / "m.prom").read_text()
+    assert 'status="PASS"} 2' in (tmp_path / "m.prom").read_text()
 
 
 def test_count_without_every_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import json
 import sys
-import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -62,6 +61,7 @@ from console.model.findings import Status
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, default_store_path
 from console.sweep import ProbeSet, SweepEngine
+from console.timestamps import local
 
 ACTION_EXIT_HELP = """exit codes:
   0    done (or nothing to do, or a dry run)
@@ -485,7 +485,7 @@ def run_audit(args: argparse.Namespace) -> int:
         return 0
     table = Table("#", "when", "who", "action", "targets", "outcome", "commands")
     for e in entries:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"]))
+        when = local(e["at"])
         table.add_row(str(e["id"]), when, escape(e["user"]), e["action"], escape(_targets(e["action"], e["targets"])),
                       escape(e["outcome"]), escape("\n".join(e["commands"])))  # fmt: skip
     plain_console().print(table)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from typing import Any
 
 from rich.markup import escape
@@ -18,6 +17,7 @@ from console.exitcodes import ExitCode
 from console.inert import printable
 from console.inventory import Inventory, load_inventory
 from console.store import Store
+from console.timestamps import local
 
 DIFF_EXIT_HELP = """Only the checks the baseline ran are compared (a quick baseline against a full sweep).
 
@@ -176,7 +176,7 @@ def run_history(args: argparse.Namespace) -> int:
 
 
 def _when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    return local(ts)
 
 
 def run_accept(args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ from console.store import Store, current_user, default_store_path
 from console.store.db import BUSY_WAIT_S, StoreError
 from console.sweep import ProbeSet
 from console.sweep.periodic import Periodic
+from console.timestamps import local
 
 WATCH_EXIT_HELP = """exit codes:
   0    the rounds asked for (--rounds) are done; --approve carried out every proposal; --reject and
@@ -210,7 +211,7 @@ def _show_or_clear(store: Store, clear: bool, out: Any, reason: str) -> int:
     shown = store.proposals()
     for p in shown:
         cited = f" (sweep {p.sweep_id})" if p.sweep_id is not None else ""
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(p.at))
+        when = local(p.at, seconds=False)
         out.print(f"#{p.id} {p.kind} {printable(p.node)}{cited} proposed {when}: {printable(p.reason)}", markup=False)
     if not shown:
         out.print("no open proposals")

@@ -17,6 +17,7 @@ from console.inventory.model import Inventory
 from console.model.base import Model
 from console.model.findings import Finding, NodeVerdict, Remedy, Status
 from console.model.multinode import MultinodeResult
+from console.timestamps import iso_utc
 
 REPORT_SCHEMA_VERSION = "1"
 
@@ -42,9 +43,11 @@ class SweepReport(Model):
     tool: Literal["instinct-console"] = "instinct-console"
     tool_version: str = __version__
     sweep_id: int
+    cluster: str = Field("", description="the cluster's name ([cluster] name in the cluster file)")
     inventory: str
     level: str
     started_at: float = Field(description="Unix time")
+    started: str = Field("", description="started_at as ISO 8601 with its zone (UTC), e.g. 2026-12-07T23:40:05Z")
     duration_s: float
     outcome: Literal["done", "cancelled", "deadline"]
     exit_code: int
@@ -100,9 +103,11 @@ def build_report(
         )
     return SweepReport(
         sweep_id=sweep_id,
+        cluster=inventory.name,
         inventory=inventory.source,
         level=level,
         started_at=started_at,
+        started=iso_utc(started_at),
         duration_s=round(duration_s, 3),
         outcome=outcome,
         exit_code=exit_code,
@@ -200,28 +205,37 @@ def _label(value: str) -> str:
 
 
 def prometheus_textfile(report: SweepReport) -> str:
-    """node_exporter textfile: per-node verdict gauge (0 pass, 1 warn, 2 fail, 3 unknown) and sweep facts."""
+    """node_exporter textfile: per-node verdict gauge (0 pass, 1 warn, 2 fail, 3 unknown) and sweep facts.
+
+    Every series carries the cluster's name: one Prometheus scrapes the textfiles of several clusters'
+    admin hosts, and pool names repeat between clusters. Freshness is ``time() -
+    instinct_console_sweep_timestamp_seconds`` in PromQL, so an alert can fire on a sweep that stopped.
+    """
+    cluster = f'cluster="{_label(report.cluster)}"'
     lines = [
         "# HELP instinct_console_node_verdict Node verdict of the last sweep (0 pass, 1 warn, 2 fail, 3 unknown).",
         "# TYPE instinct_console_node_verdict gauge",
     ]
     for node in report.nodes:
         lines.append(
-            f'instinct_console_node_verdict{{node="{_label(node.node)}",pool="{_label(node.pool)}",'
+            f'instinct_console_node_verdict{{{cluster},node="{_label(node.node)}",pool="{_label(node.pool)}",'
             f'model="{_label(node.gpu_model)}"}} {_STATUS_VALUE[node.status]}'
         )
     lines += [
         "# HELP instinct_console_nodes Nodes per verdict in the last sweep.",
         "# TYPE instinct_console_nodes gauge",
     ]
-    lines += [f'instinct_console_nodes{{status="{s.value}"}} {n}' for s, n in report.counts.items()]
+    lines += [f'instinct_console_nodes{{{cluster},status="{s.value}"}} {n}' for s, n in report.counts.items()]
     lines += [
         "# HELP instinct_console_sweep_duration_seconds Wall time of the last sweep.",
         "# TYPE instinct_console_sweep_duration_seconds gauge",
-        f"instinct_console_sweep_duration_seconds {report.duration_s}",
-        "# HELP instinct_console_sweep_timestamp_seconds When the last sweep started.",
+        f"instinct_console_sweep_duration_seconds{{{cluster}}} {report.duration_s}",
+        "# HELP instinct_console_sweep_timestamp_seconds When the last sweep started (Unix time).",
         "# TYPE instinct_console_sweep_timestamp_seconds gauge",
-        f"instinct_console_sweep_timestamp_seconds {report.started_at:.0f}",
+        f"instinct_console_sweep_timestamp_seconds{{{cluster}}} {report.started_at:.0f}",
+        "# HELP instinct_console_sweep_complete 1 when the last sweep ran to its end, 0 when cancelled or cut short.",
+        "# TYPE instinct_console_sweep_complete gauge",
+        f'instinct_console_sweep_complete{{{cluster},level="{_label(report.level)}"}} {int(report.outcome == "done")}',
     ]
     return "\n".join(lines) + "\n"
 
