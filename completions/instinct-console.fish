@@ -254,6 +254,8 @@ complete -c instinct-console -n '__instinct_console_is sweep' -l exclude-out -r 
 complete -c instinct-console -n '__instinct_console_is sweep' -l exclude-unknown -d 'with --exclude-out: list nodes that could not be checked too'
 complete -c instinct-console -n '__instinct_console_is sweep' -l force-overwrite -d 'replace an output file that belongs to another user (a symlink, directory or device is refused whatever this says)'
 complete -c instinct-console -n '__instinct_console_is sweep' -l deadline -x -d 'give up and exit 4 after this long'
+complete -c instinct-console -n '__instinct_console_is sweep' -s v -l verbose -d 'list every finding that is not PASS under its node (default: a line per node, its worst finding)'
+complete -c instinct-console -n '__instinct_console_is sweep' -s q -l quiet -d 'print no summary, only problems: the exit code says the rest'
 complete -c instinct-console -n '__instinct_console_is sweep' -l store-wait -x -d 'most a write waits for another process'"'"'s lock on the history database before the sweep stops storing and goes on (exit 5; default 30)'
 complete -c instinct-console -n '__instinct_console_is sweep' -l allow-unknown -x -d 'fraction of nodes that may be UNKNOWN before the exit code is 3 (default 0)'
 complete -c instinct-console -n '__instinct_console_is sweep' -l fail-on-warn -d 'exit 1 when a node has a WARN verdict too (e.g. its stack drifted from the pool pin)'

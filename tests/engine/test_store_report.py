@@ -14,11 +14,14 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
+from console.commands.summary import Detail, print_summary
+from console.exitcodes import ExitCode
 from console.inventory import from_hostfile, from_mapping
 from console.model.findings import Evidence, Finding, Status, Subject, roll_up
 from console.report import build_report, junit_xml, prometheus_textfile, report_json_schema
 from console.store import Store
 from console.store.diff import diff_sweeps
+from console.sweep import SweepResult
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -386,3 +389,63 @@ def test_diff_leaves_out_stack_fields_only_one_of_two_levels_reads(tmp_path: Pat
     again = store.start_sweep("quick", "", "")
     store.record_node(again, "p", roll_up("n1", [_finding("n1", Status.PASS, observed=32)]), {"kernel": "6.8"})
     assert diff_sweeps(store, base, again)[0].stack == {"rocm": ("6.4.1", None), "kernel": (None, "6.8")}
+
+
+def _summary(detail: Detail) -> list[str]:
+    from rich.console import Console
+
+    inventory = from_hostfile("n1\nn2\nn3\n")
+    verdicts = {
+        "n1": roll_up(
+            "n1",
+            [_finding("n1", Status.WARN, "power.cap"), _finding("n1", Status.FAIL), _finding("n1", Status.FAIL, gpu=5)],
+        ),
+        "n2": roll_up("n2", [_finding("n2", Status.PASS, observed=32)]),
+        "n3": roll_up("n3", [_finding("n3", Status.UNKNOWN, check="node.reachable", gpu=None)]),
+    }
+    report = build_report(
+        inventory, verdicts, {}, sweep_id=7, level="quick", started_at=1.0, duration_s=2.0, outcome="done", exit_code=1
+    )
+    counts = {s: sum(v.status is s for v in verdicts.values()) for s in Status}
+    console = Console(record=True, width=200, color_system=None)
+    result = SweepResult(sweep_id=7, outcome="done", verdicts=verdicts, duration_s=2.0, counts=counts)
+    print_summary(console, report.nodes, result, ExitCode.FAILED, problems=["report not written: x"], detail=detail)
+    return console.export_text().splitlines()
+
+
+def test_the_headless_summary_is_a_line_per_node_by_default() -> None:
+    """At 1,000 nodes a line per finding scrolls the exit code off the screen: one line per unhealthy node."""
+    lines = _summary(Detail.NODES)
+    n1 = [line for line in lines if " n1" in line]
+    assert len(n1) == 1 and "FAIL" in n1[0] and "pcie.speed: 16" in n1[0] and "(+2 more)" in n1[0], lines
+    assert not any(" n2" in line for line in lines), "a PASS node has no line"
+    assert any(" n3" in line and "UNKNOWN" in line for line in lines)
+    assert lines[-2:] == ["report not written: x", "exit 1 (failed)"]
+
+
+def test_verbose_lists_every_finding_and_quiet_only_the_problems() -> None:
+    verbose = _summary(Detail.FINDINGS)
+    assert sum("pcie.speed: 16" in line for line in verbose) == 2 and any("power.cap" in line for line in verbose)
+    first_fail = next(i for i, line in enumerate(verbose) if "pcie.speed" in line)
+    assert first_fail < next(i for i, line in enumerate(verbose) if "power.cap" in line), "gravest first"
+    assert _summary(Detail.QUIET) == ["report not written: x"]
+
+
+def test_the_progress_bar_names_the_node_it_has_waited_on_longest() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from console.commands.sweep import _Progress
+    from console.sweep.events import NodeDone, NodeSnapshot, ProbeStarted, SweepStarted
+
+    progress = _Progress(Console(file=StringIO(), force_terminal=True, width=160))
+    with progress:
+        progress(SweepStarted(sweep_id=1, nodes=["a", "b"], probes=["amdsmi"], level="quick"))
+        progress(ProbeStarted(sweep_id=1, node="a", probe="amdsmi"))
+        progress(ProbeStarted(sweep_id=1, node="b", probe="amdsmi"))
+        progress(ProbeStarted(sweep_id=1, node="a", probe="stack"))  # a later probe does not restart a's clock
+        assert progress.slowest.render(None).plain.startswith("waiting on a ")
+        verdict = roll_up("a", [_finding("a", Status.PASS, observed=32)])
+        progress(NodeDone(sweep_id=1, pool="default", verdict=verdict, snapshot=NodeSnapshot()))
+        assert progress.slowest.render(None).plain.startswith("waiting on b ")

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from console.actions.acceptance import record_outcomes
 from console.actions.caps import CapPolicy
@@ -32,6 +33,7 @@ from console.commands.arguments import (
 )
 from console.commands.history_gate import gate_from_history
 from console.commands.interrupts import Interruption, run_interruptible
+from console.commands.summary import Detail, print_summary
 from console.commands.terminal import plain_console, warn_pin_overrides
 from console.exitcodes import SWEEP_EXIT_CODE_HELP, ExitCode, exit_code_for
 from console.files import OutputRefused, write_file
@@ -45,7 +47,7 @@ from console.store import Store, default_store_path
 from console.store.db import BUSY_WAIT_S, open_for_sweeping
 from console.sweep import NodeDone, ProbeSet, SweepEngine, SweepResult, SweepStarted
 from console.sweep.cluster_sweep import sweep_cluster
-from console.sweep.events import Event, StoreFailed
+from console.sweep.events import Event, ProbeStarted, StoreFailed
 from console.sweep.multinode import MultinodeOptions, borrowable
 from console.sweep.pairing import Pairing
 from console.sweep.periodic import Periodic
@@ -85,6 +87,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_force_overwrite(p)
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
+    said = p.add_mutually_exclusive_group()
+    said.add_argument(
+        "-v",
+        "--verbose",
+        dest="detail",
+        action="store_const",
+        const=Detail.FINDINGS.value,
+        default=Detail.NODES.value,
+        help="list every finding that is not PASS under its node (default: a line per node, its worst finding)",
+    )
+    said.add_argument(
+        "-q",
+        "--quiet",
+        dest="detail",
+        action="store_const",
+        const=Detail.QUIET.value,
+        help="print no summary, only problems: the exit code says the rest",
+    )
     p.add_argument(
         "--store-wait",
         type=seconds,
@@ -161,6 +181,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+class _Slowest(ProgressColumn):
+    """The node the sweep has waited on longest, and for how long: at 1,000 nodes the last few hold the
+    sweep, and an operator watching the bar wants to know which one to look at."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: dict[str, float] = {}  # node -> when its first probe was sent (monotonic)
+
+    def render(self, task: Any) -> Text:
+        if not self.pending:
+            return Text("")
+        node, since = min(self.pending.items(), key=lambda item: item[1])
+        return Text(f"waiting on {printable(node)} {time.monotonic() - since:.0f} s", style="dim")
+
+
 class _Progress:
     """Rich progress on a terminal; silent when stderr is not one."""
 
@@ -169,6 +204,7 @@ class _Progress:
         self.progress: Progress | None = None
         self.task: Any = None
         self.done = 0
+        self.slowest = _Slowest()
 
     def __enter__(self) -> _Progress:
         if self.console.is_terminal:
@@ -177,6 +213,7 @@ class _Progress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[status]}"),
+                self.slowest,
                 TimeElapsedColumn(),
                 console=self.console,
                 transient=True,
@@ -193,7 +230,10 @@ class _Progress:
             return
         if isinstance(event, SweepStarted):
             self.task = self.progress.add_task("sweep", total=len(event.nodes), status="")
+        elif isinstance(event, ProbeStarted):
+            self.slowest.pending.setdefault(event.node, time.monotonic())
         elif isinstance(event, NodeDone) and self.task is not None:
+            self.slowest.pending.pop(event.verdict.node, None)
             self.done += 1
             mark = {Status.FAIL: "red", Status.UNKNOWN: "magenta", Status.WARN: "yellow"}.get(event.verdict.status)
             status = f"[{mark}]{_shown(event.verdict.node)} {event.verdict.status.value}[/]" if mark else ""
@@ -371,7 +411,8 @@ async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace
         code = ExitCode.OUTPUT_FAILED
         report.exit_code = int(code)
     console = plain_console(stderr=args.json == "-")
-    _print_summary(console, report.nodes, result, code, [*([f"history: {unstored}"] if unstored else []), *unwritten])
+    problems = [*([f"history: {unstored}"] if unstored else []), *unwritten]
+    print_summary(console, report.nodes, result, code, problems=problems, detail=Detail(args.detail))
     if refused:  # after the summary: the sweep's verdicts are said even when a file may not be written
         raise OutputRefused("; ".join(refused))
     if args.probes in (ProbeSet.WORKLOAD, ProbeSet.FRAMEWORK) and engine.writes.writable and outcome == "done":
@@ -417,26 +458,3 @@ def _write_reports(report: SweepReport, result: SweepResult, args: argparse.Name
         except OSError as exc:
             unwritten.append(f"report not written: {path}: {exc.strerror or exc}")
     return refused, unwritten
-
-
-def _print_summary(
-    console: Console, nodes: list[Any], result: SweepResult, code: ExitCode, problems: list[str] | None = None
-) -> None:
-    counts = " ".join(f"{s.value}={n}" for s, n in result.counts.items() if n)
-    console.print(f"sweep {result.sweep_id}: {len(result.verdicts)} nodes in {result.duration_s:.1f} s: {counts}")
-    for node in nodes:
-        if node.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
-            colour = {Status.FAIL: "red", Status.UNKNOWN: "magenta", Status.WARN: "yellow"}[node.status]
-            action = f"  next: {node.action.value}" if node.action else ""
-            console.print(f"  [{colour}]{node.status.value:7}[/] {_shown(node.node)}{action}")
-            for finding in node.findings:
-                if finding.status in (Status.FAIL, Status.UNKNOWN, Status.WARN):
-                    where = finding.subject.label()[len(node.node) :].strip()
-                    prefix = f"{where}: " if where else ""
-                    then = finding.evidence.action
-                    said = then is None or finding.status is Status.UNKNOWN or f"-> {then.value}" in finding.message
-                    arrow = "" if said else f" -> {then.value}"
-                    console.print(f"           {finding.status.value:7} {_shown(prefix + finding.message)}{arrow}")
-    for problem in problems or []:
-        console.print(f"[red]{_shown(problem)}[/]")
-    console.print(f"exit {int(code)} ({code.name.lower()})")
