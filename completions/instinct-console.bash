@@ -1,7 +1,7 @@
 # bash completion for instinct-console: generated from the argument definitions by `python -m console.commands.generate`; do not edit
 declare -gA _ic_subcommands
 _ic_subcommands=(
-    [_]='tui demo sweep check-local parse workload-check history accept diff acceptance sim drain resume undrain cordon uncordon repaired escalate pin rollback drift audit cases revalidate watch bundle completion help'
+    [_]='tui demo sweep check-local parse workload-check history accept diff acceptance sim drain resume undrain cordon uncordon repaired escalate pin rollback drift audit cases revalidate watch bundle completion help config'
     [_tui]=''
     [_demo]=''
     [_sweep]=''
@@ -34,6 +34,7 @@ _ic_subcommands=(
     [_bundle]=''
     [_completion]=''
     [_help]=''
+    [_config]=''
 )
 declare -gA _ic_options
 _ic_options=(
@@ -70,6 +71,7 @@ _ic_options=(
     [_bundle]='-h --help --store --sweep -o --output --redact --force-overwrite'
     [_completion]='-h --help'
     [_help]='-h --help'
+    [_config]='-h --help --json'
 )
 declare -gA _ic_valued
 _ic_valued=(
@@ -106,6 +108,7 @@ _ic_valued=(
     [_bundle]='--store --sweep -o --output'
     [_completion]=''
     [_help]=''
+    [_config]=''
 )
 declare -gA _ic_kinds
 _ic_kinds=(

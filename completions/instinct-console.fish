@@ -4,7 +4,7 @@ function __instinct_console_table
         case subcommands
             switch "$argv[2..-1]"
                 case ''
-                    echo 'tui demo sweep check-local parse workload-check history accept diff acceptance sim drain resume undrain cordon uncordon repaired escalate pin rollback drift audit cases revalidate watch bundle completion help'
+                    echo 'tui demo sweep check-local parse workload-check history accept diff acceptance sim drain resume undrain cordon uncordon repaired escalate pin rollback drift audit cases revalidate watch bundle completion help config'
                 case tui
                     echo ''
                 case demo
@@ -68,6 +68,8 @@ function __instinct_console_table
                 case completion
                     echo ''
                 case help
+                    echo ''
+                case config
                     echo ''
             end
         case valued
@@ -137,6 +139,8 @@ function __instinct_console_table
                 case completion
                     echo ''
                 case help
+                    echo ''
+                case config
                     echo ''
             end
     end
@@ -210,6 +214,7 @@ complete -c instinct-console -n '__instinct_console_is '"'"''"'"'' -a watch -d '
 complete -c instinct-console -n '__instinct_console_is '"'"''"'"'' -a bundle -d 'write one archive of a node'"'"'s evidence (raw outputs, CPER, findings, audit)'
 complete -c instinct-console -n '__instinct_console_is '"'"''"'"'' -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c instinct-console -n '__instinct_console_is '"'"''"'"'' -a help -d 'print a section of the operator guide (offline); without a topic, list them'
+complete -c instinct-console -n '__instinct_console_is '"'"''"'"'' -a config -d 'show the defaults the site and user config files give, and which file each comes from'
 complete -c instinct-console -n '__instinct_console_is '"'"''"'"'' -s h -l help -d 'show this help message and exit'
 complete -c instinct-console -n '__instinct_console_is '"'"''"'"'' -l version -d 'show program'"'"'s version number and exit'
 complete -c instinct-console -n '__instinct_console_is tui' -s h -l help -d 'show this help message and exit'
@@ -554,3 +559,5 @@ complete -c instinct-console -n '__instinct_console_is bundle' -a '(__instinct_c
 complete -c instinct-console -n '__instinct_console_is completion' -s h -l help -d 'show this help message and exit'
 complete -c instinct-console -n '__instinct_console_is completion' -a 'bash zsh fish'
 complete -c instinct-console -n '__instinct_console_is help' -s h -l help -d 'show this help message and exit'
+complete -c instinct-console -n '__instinct_console_is config' -s h -l help -d 'show this help message and exit'
+complete -c instinct-console -n '__instinct_console_is config' -l json -d 'print it as JSON'

@@ -39,6 +39,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "evidence",
     "completion",
     "guide",
+    "config",
 )
 
 
@@ -77,6 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from console.commands.arguments import USAGE_ERRORS, usage_error_line
 
     parser = build_parser()
+    from console.commands.site_config import apply_site_config, load_site_config
+
+    try:  # the site's and the user's defaults (console.commands.site_config); the command line still wins
+        apply_site_config(parser, load_site_config())
+    except USAGE_ERRORS as exc:
+        print(usage_error_line(parser.prog, exc), file=sys.stderr)
+        return int(ExitCode.USAGE)
     args = parser.parse_args(argv)
     tune_gc()
     if getattr(args, "func", None) is None:

@@ -164,3 +164,11 @@ def test_check_local_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("SLURMD_NODENAME", "gpu001")
     report = run("check-local", "-i", str(inventory), "--json", "-")
     assert valid("check-local-report", report)["node"] == "gpu001"
+
+
+def test_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "instinct-console").mkdir()
+    (tmp_path / "instinct-console" / "config.toml").write_text('theme = "light"\n[sweep]\nprobes = "standard"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    document = valid("config", run("config", "--json"))
+    assert {s["key"] for s in document["settings"]} == {"theme", "probes"}

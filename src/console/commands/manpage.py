@@ -67,6 +67,13 @@ The default cluster file is ./cluster.toml, else $XDG_CONFIG_HOME/instinct-conso
 (default ~/.config).
 .SH FILES
 .TP
+.I /etc/instinct-console/config.toml
+The site's defaults for every command (cluster, store, theme, checks, and a table per command of its
+options); \fBinstinct-console config\fR shows each and where it comes from.
+.TP
+.I ~/.config/instinct-console/config.toml
+The user's defaults, over the site's key by key; the command line overrides both.
+.TP
 .I ~/.local/state/instinct-console/history.sqlite
 Sweeps, verdicts, findings, pins, cases and the audit log (\fB\-\-store\fR for another).
 .TP

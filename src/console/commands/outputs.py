@@ -304,3 +304,28 @@ class ParseOutput(ParsedOutput):
     )
     verdict: ParseVerdict
     findings: list[Finding]
+
+
+class ConfigFile(Output):
+    """A config file the console looks at."""
+
+    scope: str = Field(description="system (under /etc) or user (under $XDG_CONFIG_HOME)")
+    path: str
+    read: bool = Field(description="it exists and was read")
+
+
+class ConfigSetting(Output):
+    """One default a config file gives."""
+
+    command: str | None = Field(description="the command it is for; null: every command that has the option")
+    key: str
+    value: Any
+    source: str = Field(description="the file it comes from (the strongest that sets it)")
+
+
+class ConfigOutput(Output):
+    """``config --json``: the files looked at and each effective setting with its source."""
+
+    files: list[ConfigFile]
+    settings: list[ConfigSetting]
+    built_in: list[str] = Field(description="shared keys no file sets: the built-in default holds")

@@ -49,6 +49,7 @@ PUBLISHED: tuple[Published, ...] = (
     Published("acceptance", "acceptance --json", outputs.AcceptanceOutput),
     Published("workload", "workload --json", outputs.WorkloadOutput),
     Published("parse", "parse --json", outputs.ParseOutput),
+    Published("config", "config --json", outputs.ConfigOutput),
 )
 
 
