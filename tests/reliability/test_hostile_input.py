@@ -132,6 +132,7 @@ def test_hostile_tool_output_is_inert_on_the_terminal_and_in_reports(recorded: S
     args = [
         "sweep", "-i", recorded.inventory_path, "--nodes", "sim[001-002]", "--store", tmp_path / "h.sqlite",
         "--json", tmp_path / "report.json", "--junit", tmp_path / "junit.xml", "--prom", tmp_path / "nodes.prom",
+        "--verbose",  # every finding printed, so each hostile text reaches the terminal
     ]  # fmt: skip
     plain = console(*args)
     forced = console(*args, env={**os.environ, "FORCE_COLOR": "1", "COLUMNS": "160"})  # Rich colours on

@@ -182,7 +182,7 @@ def test_the_demo_opens_on_a_scenario_file() -> None:
     for node, words in {
         "sim002": "XGMI link: down",
         "sim003": "Uncorrectable ECC",
-        "sim004": "amd-smi list --json",
+        "sim004": "amdsmi.list",  # the compact summary names the probe; --verbose the command
         "sim005": "RDMA port rate: 200 Gb/s",
         "sim011": "refused",
     }.items():

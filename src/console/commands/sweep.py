@@ -103,6 +103,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         dest="detail",
         action="store_const",
         const=Detail.QUIET.value,
+        default=Detail.NODES.value,
         help="print no summary, only problems: the exit code says the rest",
     )
     p.add_argument(
