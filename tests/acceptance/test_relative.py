@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+import jsonschema
 import pytest
 
 from console.actions.acceptance import (
@@ -47,6 +48,7 @@ figure = "tokens_per_s"
 fail_if = "< 5"
 source = "test floor"
 """
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 STACK = {"rocm": "6.4.1", "amdgpu_driver": "6.12.12"}
 # The framework's stack: its image as the probe ran it (``framework_view``), torch with it.
 IMAGE_A = {**STACK, "torch": "2.6.0", "framework_image": "rocm/pytorch:A", "framework_image_ref": "tag"}
@@ -118,7 +120,9 @@ def test_a_slower_image_within_the_floors_regresses_against_the_first_accepted_f
     assert deeper.outcome == "regressed" and "600.4 -> 450.3" in deeper.reason
     gate = _gate(store, path, "--json", "--workload", "framework")
     assert gate.returncode == 1, gate.stderr
-    [shown] = [s for s in json.loads(gate.stdout)["states"] if s["pool"] == "a"]
+    document = json.loads(gate.stdout)
+    jsonschema.validate(document, json.loads((SCHEMAS / "acceptance.schema.json").read_text()))
+    [shown] = [s for s in document["states"] if s["pool"] == "a"]
     assert shown["state"] == "regressed" and shown["reference"]["figures"] == {"bf16_tflops": 600.4}
     [compared] = shown["newest"]["compared"]
     assert (compared["reference"], compared["value"], compared["beyond"]) == (600.4, 450.3, True)
