@@ -210,11 +210,14 @@ class AcceptanceLedger:
         if not nodes:
             return []
         marks = ",".join("?" * len(nodes))
+        # A range on check_id rather than substr(): the (node, check_id, sweep_id) index then reads only the
+        # workload's findings, not every finding the pool's nodes ever had.
+        after = prefix[:-1] + chr(ord(prefix[-1]) + 1)
         rows = self.conn.execute(
             f"SELECT DISTINCT f.sweep_id AS sweep_id FROM findings f JOIN sweeps s ON s.id = f.sweep_id"
-            f" WHERE f.sweep_id <= ? AND f.node IN ({marks}) AND substr(f.check_id, 1, ?) = ?"
+            f" WHERE f.sweep_id <= ? AND f.node IN ({marks}) AND f.check_id >= ? AND f.check_id < ?"
             " AND s.finished_at IS NOT NULL ORDER BY f.sweep_id DESC LIMIT ?",
-            (upto, *nodes, len(prefix), prefix, limit),
+            (upto, *nodes, prefix, after, limit),
         ).fetchall()
         return [int(r["sweep_id"]) for r in rows]
 
