@@ -320,6 +320,7 @@ complete -c instinct-console -n '__instinct_console_is accept' -l sweep -x -d 's
 complete -c instinct-console -n '__instinct_console_is accept' -l pool -x -a '(__instinct_console_words pool)' -d 'only these pools (default: every pool in the sweep)'
 complete -c instinct-console -n '__instinct_console_is accept' -l workload -x -d 'accept this workload'"'"'s run in the sweep on its pools instead ('"'"'framework'"'"' is the built-in one; docs/workloads.md, Acceptance)'
 complete -c instinct-console -n '__instinct_console_is accept' -l reason -x -d 'why: the upgrade or change this acceptance is for (audited)'
+complete -c instinct-console -n '__instinct_console_is accept' -l rebaseline -d 'with --workload: make this run'"'"'s figures the reference though they are beyond tolerance of the accepted ones (audited with the reason; docs/workloads.md, Re-baselining)'
 complete -c instinct-console -n '__instinct_console_is accept' -l allow-failing -d 'accept a sweep with FAIL or UNKNOWN nodes in its pools (refused without; the audit lists them)'
 complete -c instinct-console -n '__instinct_console_is diff' -s h -l help -d 'show this help message and exit'
 complete -c instinct-console -n '__instinct_console_is diff' -l store -r -F -d 'history database (default: the cluster'"'"'s own, under ~/.local/state/instinct-console/clusters)'

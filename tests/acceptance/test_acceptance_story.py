@@ -104,7 +104,9 @@ def test_accepted_due_accepted_again_regressed(tmp_path: Path, capsys: pytest.Ca
         assert throughput["direction"] == "down" and throughput["values"][-1] == after
         assert regressed["running"] is None and regressed["settled_state"] == "regressed"
         [failure] = ET.parse(junit).getroot().iter("failure")
-        assert failure.get("message") == f"{VLLM} on mi300x-a: regressed" and "rocm" in str(failure.text)
+        since = regressed["failing_since"]
+        assert failure.get("message") == f"{VLLM} on mi300x-a: regressed failing since run #{since}"
+        assert "rocm" in str(failure.text)
 
         # The way back. Read-only refuses it (audited); the dry run pins the last accepted stack (B) and
         # holds nothing: both nodes are off it, and the console installs no packages.

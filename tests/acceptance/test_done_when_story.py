@@ -70,7 +70,13 @@ def test_accepted_on_a_then_due_regressed_rolled_back_and_accepted_again(
     scenario = tmp_path / "scenario.toml"
     scenario.write_text(SCENARIO)
     store_path = tmp_path / "h.sqlite"
-    examples = workload_examples()
+    # The training run takes both nodes of the pool: one run per sweep. This story is about the stack, not
+    # repeatability (tests/acceptance/test_relative.py): it declares that one run accepts it.
+    examples = workload_examples().replace(
+        '[workloads.results]\njson_prefix = "RESULT "',
+        '[workloads.acceptance]\nruns = 1\n\n[workloads.results]\njson_prefix = "RESULT "',
+    )
+    assert "runs = 1" in examples
     with start_sim_cluster(scenario=scenario) as sim:
         cluster = tmp_path / "cluster.toml"
         cluster.write_text(sim.inventory_path.read_text() + "\n" + examples)

@@ -9,7 +9,11 @@ current stack (each node's newest recorded stack):
   is on a stack that none of the nodes that ran the accepted runs had (``uncovered``: the runs since the
   last regression, each record naming its nodes and their stacks), though the pool's merged stack reads
   the same;
-- ``regressed``: a rerun on the current stack failed; its figures sit beside the accepted ones;
+- ``regressed``: a rerun on the current stack failed, or moved a figure the worse way beyond its tolerance
+  of the reference figures (``console.actions.tolerance``); its figures sit beside the accepted ones. A run
+  on the accepted stack itself that FAILed or fell beyond tolerance is recorded ``regressed`` too, so the
+  gate fails on the newest run (``failing since run N``) until a run within tolerance comes back;
+- ``unstable``: the runs on a new stack passed, but their figures spread wider than the tolerance;
 - ``blocked``: a rerun on the current stack ran on a node that same sweep judged FAIL or UNKNOWN (its
   own checks, not the workload's): the run says nothing about the stack, so it is not acceptable; the
   record names the node and why. A gate fails on it like on ``regressed``;
@@ -19,15 +23,23 @@ current stack (each node's newest recorded stack):
 Each state carries the pool's trend: the figures of the last ``TREND_RUNS`` runs of the workload on
 the pool, every run the history kept (judged or not), oldest first.
 
+The reference figures are those of the newest ``accepted`` record: an operator's acceptance, audited with
+a reason; one whose run is beyond tolerance of the reference before it is a re-baseline, refused unless
+asked for (``rebaseline``). ``accepted-again`` records never move the reference.
+
 A sweep that runs workloads (``sweep --probes workload``, or ``framework`` for the built-in workload
 of that name) records, for each workload already accepted on a pool whose stack changed, ``accepted
-again`` (every node's run passed and every node it ran on was judged healthy in that sweep: the new
-stack becomes the accepted one), ``blocked`` (a node it ran on was not) or ``regressed`` (a run FAILed
-on healthy nodes). A run that could not be judged (UNKNOWN) records nothing: the workload stays due. A
-run on the accepted stack records nothing either, except the first pass after a ``regressed`` or
-``blocked`` record (the pool came back, by ``rollback``): ``accepted again``, so the audit log says so.
-The first acceptance is always an operator's (``accept --workload``), with a reason, audited as
-``accept``, and refused on a run that is not PASS/WARN or ran on a node not judged healthy.
+again`` (every node's run passed, every node it ran on was judged healthy in that sweep, the figures
+are within tolerance of the reference and the workload's repeat runs on that stack are there and close:
+the new stack becomes the accepted one), ``blocked`` (a node it ran on was not), ``regressed`` (a run
+FAILed on healthy nodes, or a figure fell beyond tolerance) or ``unstable`` (the repeat runs spread wider
+than the tolerance); with fewer passing runs on the new stack than the workload needs, nothing (due). A
+run that could not be judged (UNKNOWN) records nothing: the workload stays due. A run on the accepted
+stack records ``regressed`` when it FAILed or fell beyond tolerance on healthy nodes, else nothing,
+except the first pass within tolerance after a ``regressed``, ``unstable`` or ``blocked`` record (the
+pool came back, by ``rollback``): ``accepted again``, so the audit log says so. The first acceptance is
+always an operator's (``accept --workload``), with a reason, audited as ``accept``, and refused on a run
+that is not PASS/WARN, ran on a node not judged healthy, lacks its repeat runs or is unstable.
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from console.actions.model import ActionKind, ActionResult
+from console.actions.tolerance import Comparison, Spread, compare, runs_needed, spreads
 from console.inventory.model import Inventory
 from console.model.findings import Finding, Status, worst
 from console.probes.ids import ProbeId
@@ -48,6 +61,7 @@ from console.store.acceptance import (
     ACCEPTING,
     BLOCKED,
     REGRESSED,
+    UNSTABLE,
     AcceptanceRecord,
     json_figure,
     json_figures,
@@ -59,9 +73,9 @@ FRAMEWORK = "framework"  # the framework probe, accepted like a site workload
 NOT_ACCEPTED = "not-accepted"
 DUE = "due"
 RUNNING = "running"
-STATES = (NOT_ACCEPTED, ACCEPTED, ACCEPTED_AGAIN, DUE, REGRESSED, BLOCKED, RUNNING)
+STATES = (NOT_ACCEPTED, ACCEPTED, ACCEPTED_AGAIN, DUE, REGRESSED, BLOCKED, UNSTABLE, RUNNING)
 # States a gate fails on whatever it requires: the stack is not accepted and a rerun said so.
-NOT_ACCEPTABLE = (REGRESSED, BLOCKED)
+NOT_ACCEPTABLE = (REGRESSED, BLOCKED, UNSTABLE)
 # How much of a finding's message a reason quotes (a reason is one line in a table).
 _REASON_CHARS = 120
 # Runs a trend shows: enough to see a drift over a few stack changes, short enough to read on one line.
@@ -76,7 +90,8 @@ STACK_KEYS = ("rocm", "amdgpu_driver", "torch", "image", "image_ref")
 BARE = "node python3"
 FIRMWARE = "firmware."
 # Findings of a workload run that are not figures.
-_NOT_FIGURES = frozenset({"exit", "output", "run"})
+_NOT_FIGURES = frozenset({"exit", "output", "run", "steps"})
+_PASSED = (Status.PASS, Status.WARN)
 
 
 def workload_names(inventory: Inventory) -> list[str]:
@@ -220,6 +235,128 @@ def _reading(observed: object) -> float | None:
     return None
 
 
+@dataclass(frozen=True)
+class RepeatRun:
+    """One passing run of a workload: its sweep, the node(s) it ran on, and its figures (their mean per node)."""
+
+    sweep_id: int
+    nodes: tuple[str, ...]
+    figures: dict[str, float]
+
+    def as_json(self) -> dict[str, object]:
+        """JSON-ready."""
+        return {"sweep_id": self.sweep_id, "nodes": list(self.nodes), "figures": json_figures(self.figures)}
+
+
+def _node_readings(
+    store: Store, sweep_id: int, nodes: Sequence[str], workload: str
+) -> dict[str, tuple[Status, dict[str, float]]]:
+    """Each node's run of ``workload`` in ``sweep_id``: its worst status and its figures (the mean of its
+    readings: the framework's are per GPU)."""
+    prefix = _prefix(workload)
+    statuses: dict[str, list[Status]] = {}
+    readings: dict[str, dict[str, list[float]]] = {}
+    for node, check_id, status, observed in store.check_readings(sweep_id, list(nodes), prefix):
+        statuses.setdefault(node, []).append(Status(status))
+        name, reading = check_id.removeprefix(prefix), _reading(observed)
+        if name not in _NOT_FIGURES and reading is not None:
+            readings.setdefault(node, {}).setdefault(name, []).append(reading)
+    return {
+        node: (worst(seen), {k: sum(v) / len(v) for k, v in sorted(readings.get(node, {}).items())})
+        for node, seen in statuses.items()
+    }
+
+
+def stack_runs(
+    store: Store, inventory: Inventory, workload: str, pool: str, stack: dict[str, str], *, upto: int
+) -> list[RepeatRun]:
+    """The passing runs of ``workload`` on ``pool`` on ``stack``, newest first, from sweep ``upto`` back to the
+    last run on that stack that FAILed (repeat runs are runs in a row): one per node that ran it, judged
+    healthy in its sweep. The nodes of an N-node workload's group carry the group's findings, so for it
+    nodes of one sweep with the same figures are one run (counting one run twice would fake repeatability)."""
+    members = _members(inventory, pool)
+    spec = inventory.workloads.get(workload)
+    group = spec is not None and spec.nodes > 1
+    found: list[RepeatRun] = []
+    for sweep_id in store.workload_sweeps(members, _prefix(workload), upto, TREND_RUNS):
+        per_node = _node_readings(store, sweep_id, members, workload)
+        ran, _ = _sweep_stacks(store, inventory, sweep_id, workload=workload, pool=pool, nodes=list(per_node))
+        if stack_changes(stack, ran) or stack_changes(ran, stack):
+            continue  # another stack: says nothing of this one's repeatability
+        unhealthy = unhealthy_nodes(store, sweep_id, list(per_node), workload)
+        healthy = {n: run for n, run in per_node.items() if n not in unhealthy}
+        if any(status is Status.FAIL for status, _ in healthy.values()):
+            break
+        passed = [(n, figures) for n, (status, figures) in sorted(healthy.items()) if status in _PASSED and figures]
+        if group:
+            runs: dict[tuple[tuple[str, float], ...], list[str]] = {}
+            for node, figures in passed:
+                runs.setdefault(tuple(figures.items()), []).append(node)
+            found += [RepeatRun(sweep_id, tuple(nodes), dict(key)) for key, nodes in runs.items()]
+        else:
+            found += [RepeatRun(sweep_id, (node,), figures) for node, figures in passed]
+    return found
+
+
+@dataclass(frozen=True)
+class Repeatability:
+    """The runs a stack's acceptance rests on: the newest ``needed`` passing runs on it, and their spread."""
+
+    needed: int
+    runs: list[RepeatRun]
+    spreads: list[Spread]
+
+    @property
+    def short(self) -> bool:
+        """Fewer passing runs on the stack than the workload needs."""
+        return len(self.runs) < self.needed
+
+    @property
+    def wider(self) -> list[Spread]:
+        """The figures whose spread is wider than their tolerance."""
+        return [s for s in self.spreads if s.wider]
+
+    def line(self) -> str:
+        """``2 of 2 runs (#3 n1, #3 n2); tokens_per_s spread 1.2 % over 2 runs (tolerance 5 %)``."""
+        runs = ", ".join(f"#{r.sweep_id} {','.join(r.nodes)}" for r in self.runs) or "none"
+        shown = [s for s in self.spreads if s.wider] or self.spreads
+        spread = "; ".join(s.line() for s in shown)
+        return f"{min(len(self.runs), self.needed)} of {self.needed} runs ({runs})" + (f"; {spread}" if spread else "")
+
+    def as_json(self) -> dict[str, object]:
+        """JSON-ready."""
+        return {
+            "needed": self.needed,
+            "runs": [r.as_json() for r in self.runs],
+            "spreads": [s.as_json() for s in self.spreads],
+        }
+
+
+def repeatability(
+    store: Store, inventory: Inventory, workload: str, pool: str, stack: dict[str, str], *, upto: int
+) -> Repeatability:
+    """The newest passing runs ``workload`` needs on ``stack`` (``stack_runs``) and their spread."""
+    spec = inventory.workloads.get(workload)
+    needed = runs_needed(spec)
+    runs = stack_runs(store, inventory, workload, pool, stack, upto=upto)[:needed]
+    return Repeatability(needed, runs, spreads(spec, [r.figures for r in runs]))
+
+
+def reference_record(history: Sequence[AcceptanceRecord]) -> AcceptanceRecord | None:
+    """The record whose figures every run is held to: the newest operator's acceptance (``accepted``)."""
+    return next((r for r in reversed(history) if r.outcome == ACCEPTED), None)
+
+
+def held_to_reference(
+    inventory: Inventory, workload: str, history: Sequence[AcceptanceRecord], figures: Mapping[str, float]
+) -> list[Comparison]:
+    """Each figure of a run beside the reference's (none before a first acceptance)."""
+    reference = reference_record(history)
+    if reference is None:
+        return []
+    return compare(inventory.workloads.get(workload), reference.figures, figures)
+
+
 def _message(store: Store, sweep_id: int, node: str, check_id: str) -> str:
     found = [f for f in store.findings(sweep_id, node, problems_only=True) if f.check_id == check_id]
     return _short(found[0].message) if found else check_id
@@ -264,9 +401,40 @@ def blocked_reason(sweep_id: int, unhealthy: dict[str, tuple[Status, str]]) -> s
     return f"not judged: a node it ran on was not healthy in sweep {sweep_id}: {said}"
 
 
-def run_refusal(store: Store, inventory: Inventory, workload: str, pool: str, sweep_id: int) -> str | None:
+def run_refusal(
+    store: Store, inventory: Inventory, workload: str, pool: str, sweep_id: int, *, rebaseline: bool = False
+) -> str | None:
     """Why the run of ``workload`` on ``pool`` in ``sweep_id`` cannot be accepted (None: it can). One check
-    for ``accept --workload``, the acceptance view's plan (before Yes) and ``accept_workload`` itself."""
+    for ``accept --workload``, the acceptance view's plan (before Yes) and ``accept_workload`` itself: the
+    run, the nodes it ran on, the repeat runs on its stack (``repeatability``) and, once a reference exists,
+    its figures within tolerance of it unless ``rebaseline``."""
+    refusal = _run_refusal(store, inventory, workload, pool, sweep_id)
+    if refusal is not None:
+        return refusal
+    run = pool_run(store, sweep_id, workload, _members(inventory, pool))
+    assert run is not None  # _run_refusal refused a sweep that did not run it
+    stack, _ = _sweep_stacks(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes)
+    repeat = repeatability(store, inventory, workload, pool, stack, upto=sweep_id)
+    if repeat.short:
+        return (
+            f"{workload} on pool {pool} needs {repeat.needed} passing runs on this stack and has"
+            f" {len(repeat.runs)} ({repeat.line()}): run it again (sweep --probes workload) and accept then"
+        )
+    if repeat.wider:
+        return f"{workload} is unstable on pool {pool}: {repeat.line()}; find why its runs differ before accepting"
+    history = store.acceptance_history(workload, pool)
+    beyond = [c for c in held_to_reference(inventory, workload, history, run.figures) if c.beyond]
+    if beyond and not rebaseline:
+        return (
+            f"{workload} on pool {pool} in sweep {sweep_id} is beyond tolerance of the accepted figures: "
+            + "; ".join(c.line() for c in beyond)
+            + " (to make these the reference on purpose, re-baseline: accept --rebaseline with a reason)"
+        )
+    return None
+
+
+def _run_refusal(store: Store, inventory: Inventory, workload: str, pool: str, sweep_id: int) -> str | None:
+    """Why the run itself cannot be accepted: not finished, not run, not PASS/WARN, on an unhealthy node."""
     refusal = store.baseline_refusal(sweep_id)
     if refusal is not None:
         return refusal
@@ -310,6 +478,12 @@ class AcceptanceState:
     blocked: AcceptanceRecord | None = None  # the rerun that ran on a node not judged healthy (its reason says which)
     # Nodes of the pool on a stack no node that ran an accepted run had: node -> {field: (accepted, current)}.
     uncovered: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    unstable: AcceptanceRecord | None = None  # the rerun whose repeat runs spread wider than the tolerance
+    reference: AcceptanceRecord | None = None  # whose figures every run is held to (``reference_record``)
+    # The sweep of the first of the newest regressed records on the current stack, in a row.
+    failing_since: int | None = None
+    newest: NewestRun | None = None  # the newest run of the workload on the pool, beside the reference
+    repeat: Repeatability | None = None  # the runs the accepted stack's acceptance rests on
 
     def uncovered_lines(self) -> list[str]:
         """One line per node on a stack no accepted run covered: ``sim003: rocm 6.4.1 -> 6.2.2``."""
@@ -345,6 +519,11 @@ class AcceptanceState:
                 for node, gap in self.uncovered.items()
             },
             "running": self.running.as_json() if self.running else None,
+            "unstable": self.unstable.as_json() if self.unstable else None,
+            "reference": self.reference.as_json() if self.reference else None,
+            "failing_since": self.failing_since,
+            "newest": self.newest.as_json() if self.newest else None,
+            "repeatability": self.repeat.as_json() if self.repeat else None,
             "trend": {
                 "runs": [t.as_json() for t in self.trend],
                 "figures": {
@@ -352,6 +531,26 @@ class AcceptanceState:
                     for k, v in self.figure_trends().items()
                 },
             },
+        }
+
+
+@dataclass(frozen=True)
+class NewestRun:
+    """The newest run of a workload on a pool: its sweep, worst status, figures, and each figure beside the
+    reference's (ratio, tolerance)."""
+
+    sweep_id: int
+    status: Status
+    figures: dict[str, float]
+    compared: list[Comparison]
+
+    def as_json(self) -> dict[str, object]:
+        """JSON-ready."""
+        return {
+            "sweep_id": self.sweep_id,
+            "status": self.status.value,
+            "figures": json_figures(self.figures),
+            "compared": [c.as_json() for c in self.compared],
         }
 
 
@@ -491,24 +690,69 @@ def _settled_state(store: Store, inventory: Inventory, workload: str, pool: str)
     current = merge_stacks(node_stacks.values(), image, framework=workload == FRAMEWORK)
     history = store.acceptance_history(workload, pool)
     accepting = [r for r in history if r.outcome in ACCEPTING]
+    newest = newest_run(store, inventory, workload, pool, history)
     if not accepting:
-        return AcceptanceState(workload, pool, NOT_ACCEPTED, current)
+        return AcceptanceState(workload, pool, NOT_ACCEPTED, current, newest=newest)
     accepted = accepting[-1]
+    repeat = (
+        repeatability(store, inventory, workload, pool, accepted.stack, upto=accepted.sweep_id)
+        if accepted.sweep_id is not None
+        else None
+    )
+    state = AcceptanceState(
+        workload, pool, accepted.outcome, current, accepted, reference=reference_record(history), newest=newest,
+        repeat=repeat,
+    )  # fmt: skip
     changes = stack_changes(accepted.stack, current)
     gaps = uncovered(history, node_views(node_stacks, image, workload))
-    if (not changes and gaps is None) or gaps == {}:
-        # Every node's stack is one a node that ran an accepted run had (or, for records that do not say
-        # which nodes ran, the pool's stack is the accepted one).
-        return AcceptanceState(workload, pool, accepted.outcome, current, accepted)
+    covered = (not changes and gaps is None) or gaps == {}
     later = [r for r in history if r.id > accepted.id and r.outcome in NOT_ACCEPTABLE]
     if later and not stack_changes(later[-1].stack, current):
-        newest = later[-1]
-        if newest.outcome == BLOCKED:
-            return AcceptanceState(
-                workload, pool, BLOCKED, current, accepted, None, changes, blocked=newest, uncovered=gaps or {}
+        last = later[-1]
+        last_gaps = uncovered(history, last.nodes)
+        on_accepted = (not stack_changes(accepted.stack, last.stack) and last_gaps is None) or last_gaps == {}
+        # A rerun on the stack the pool runs now was not acceptable, unless the pool is covered now and that
+        # run was on a node no accepted run covered (which has come back since).
+        if on_accepted or not covered:
+            return replace(
+                state,
+                state=last.outcome,
+                changes=changes,
+                uncovered=gaps or {},
+                regressed=last if last.outcome == REGRESSED else None,
+                blocked=last if last.outcome == BLOCKED else None,
+                unstable=last if last.outcome == UNSTABLE else None,
+                failing_since=failing_since(history, current),
             )
-        return AcceptanceState(workload, pool, REGRESSED, current, accepted, newest, changes, uncovered=gaps or {})
-    return AcceptanceState(workload, pool, DUE, current, accepted, None, changes, uncovered=gaps or {})
+    if covered:
+        # Every node's stack is one a node that ran an accepted run had (or, for records that do not say
+        # which nodes ran, the pool's stack is the accepted one).
+        return state
+    return replace(state, state=DUE, changes=changes, uncovered=gaps or {})
+
+
+def failing_since(history: Sequence[AcceptanceRecord], current: dict[str, str]) -> int | None:
+    """The sweep of the first of the newest ``regressed`` records on ``current``, in a row (a blocked or unstable
+    run is not the workload failing: a node kept it from judging, or its runs disagree)."""
+    since = None
+    for record in reversed(history):
+        if record.outcome != REGRESSED or stack_changes(record.stack, current):
+            break
+        since = record.sweep_id
+    return since
+
+
+def newest_run(
+    store: Store, inventory: Inventory, workload: str, pool: str, history: Sequence[AcceptanceRecord]
+) -> NewestRun | None:
+    """The newest run of ``workload`` on ``pool`` the history kept, held to the reference (``held_to_reference``)."""
+    members = _members(inventory, pool)
+    found = store.workload_sweeps(members, _prefix(workload), 2**62, 1)
+    run = pool_run(store, found[0], workload, members) if found else None
+    if run is None:
+        return None
+    compared = held_to_reference(inventory, workload, history, run.figures)
+    return NewestRun(found[0], run.status, run.figures, compared)
 
 
 def node_views(stacks: dict[str, dict[str, str]], image: str | None, workload: str) -> dict[str, dict[str, str]]:
@@ -577,23 +821,34 @@ def accept_workload(
     *,
     reason: str,
     user: str | None = None,
+    rebaseline: bool = False,
 ) -> ActionResult:
-    """Accept the run of ``workload`` in ``sweep_id`` on each of ``pools``, audited as ``accept``.
+    """Accept the run of ``workload`` in ``sweep_id`` on each of ``pools``, audited as ``accept``: its figures
+    become the reference (the audit entry names the reference they replace).
 
     Refused (nothing written) when the sweep did not finish, did not run the workload on a pool, a run
-    there is not PASS or WARN, or a node it ran on was not judged healthy in that sweep (``run_refusal``).
+    there is not PASS or WARN, a node it ran on was not judged healthy in that sweep, the workload's repeat
+    runs on that stack are too few or too far apart, or its figures are beyond tolerance of the reference
+    and ``rebaseline`` was not asked for (``run_refusal``).
     """
     user = user or current_user()
     pools = sorted(pools)
     runs: dict[str, tuple[PoolRun, tuple[dict[str, str], dict[str, dict[str, str]]]]] = {}
     for pool in pools:
-        refusal = run_refusal(store, inventory, workload, pool, sweep_id)
+        refusal = run_refusal(store, inventory, workload, pool, sweep_id, rebaseline=rebaseline)
         if refusal is not None:
             return ActionResult(False, refusal, {})
         run = pool_run(store, sweep_id, workload, _members(inventory, pool))
         assert run is not None  # run_refusal refused a sweep that did not run it
         runs[pool] = (run, _sweep_stacks(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes))
-    inputs: dict[str, object] = {"sweep": sweep_id, "workload": workload, "reason": reason}
+    replaced = {p: reference_record(store.acceptance_history(workload, p)) for p in pools}
+    inputs: dict[str, object] = {
+        "sweep": sweep_id,
+        "workload": workload,
+        "reason": reason,
+        "rebaseline": rebaseline,
+        "replaces": {p: r.id for p, r in replaced.items() if r is not None},
+    }
     with store.audited(ActionKind.ACCEPT.value, pools, inputs=inputs, user=user) as entry:
         for pool, (run, (stack, nodes)) in runs.items():
             store.record_acceptance(
@@ -617,8 +872,7 @@ def accept_workload(
 def record_outcomes(
     store: Store, inventory: Inventory, sweep_id: int, *, user: str | None = None
 ) -> list[AcceptanceRecord]:
-    """After a sweep that ran workloads: record ``accepted-again``, ``blocked`` or ``regressed`` where the
-    stack changed (``blocked`` first: a run on a node not judged healthy judges nothing of the stack).
+    """After a sweep that ran workloads: record each accepted workload's rerun outcome (``judge_rerun``).
 
     Each record is audited as ``accept`` (with its outcome), so the audit log tells the story in order.
     """
@@ -626,63 +880,102 @@ def record_outcomes(
     made: list[AcceptanceRecord] = []
     for workload in workload_names(inventory):
         for pool in workload_pools(inventory, workload):
-            history = store.acceptance_history(workload, pool)
-            accepting = [r for r in history if r.outcome in ACCEPTING]
-            run = pool_run(store, sweep_id, workload, _members(inventory, pool))
-            if not accepting or run is None:
-                continue
-            stack, nodes = _sweep_stacks(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes)
-            changes = stack_changes(accepting[-1].stack, stack)
-            gaps = uncovered(history, nodes)
-            if (not changes and gaps is None) or gaps == {}:
-                # The accepted stack: nothing to re-judge, unless a rerun since regressed or was blocked and the
-                # pool came back (``rollback``): a pass then says the way back worked, in the audit log too.
-                came_back = history[-1].outcome in NOT_ACCEPTABLE
-                if not (came_back and run.status in (Status.PASS, Status.WARN)):
-                    continue
-                if unhealthy_nodes(store, sweep_id, run.nodes, workload):
-                    continue  # not judged healthy: it stays as it was, the rerun says nothing
-                back = f"rerun on the accepted stack after {history[-1].outcome} (record #{history[-1].id})"
+            rerun = judge_rerun(store, inventory, workload, pool, sweep_id)
+            if rerun is not None:
                 made.append(
-                    _record_outcome(store, workload, pool, ACCEPTED_AGAIN, (stack, nodes), run, sweep_id, user, back)
+                    _record_outcome(
+                        store, workload, pool, rerun.outcome, rerun.stacks, rerun.run, sweep_id, user, rerun.reason
+                    )
                 )
-                continue
-            # What is new: the pool's stack fields, unless the nodes disagree on one ("mixed"): then each node on
-            # a stack no accepted run covered, against the nearest one that ran.
-            mixed = any(v.startswith("mixed: ") for pair in changes.values() for v in pair)
-            detail = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in changes.items())
-            if gaps and (mixed or not detail):
-                detail = "; ".join(
-                    f"{node} " + ", ".join(f"{k} {a} -> {c}" for k, (a, c) in gap.items()) for node, gap in gaps.items()
-                )
-            unhealthy = unhealthy_nodes(store, sweep_id, run.nodes, workload)
-            failed_node = any(status is Status.FAIL for status, _ in unhealthy.values())
-            # A node that FAILed its own checks explains whatever the run did: blocked. A run that FAILed on
-            # nodes none of which FAILed is a regression (an UNKNOWN node does not explain it away). A pass
-            # accepts only when every node it ran on was judged healthy.
-            if failed_node or (unhealthy and run.status is not Status.FAIL):
-                outcome = BLOCKED
-                detail += f"; {blocked_reason(sweep_id, unhealthy)}"
-            elif run.status is Status.FAIL:
-                outcome = REGRESSED
-            elif run.status in (Status.PASS, Status.WARN):
-                outcome = ACCEPTED_AGAIN
-            else:
-                continue  # not judged: no outcome, it stays due
-            made.append(
-                _record_outcome(
-                    store,
-                    workload,
-                    pool,
-                    outcome,
-                    (stack, nodes),
-                    run,
-                    sweep_id,
-                    user,
-                    f"rerun after a stack change: {detail}",
-                )
-            )
     return made
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """What a rerun records: its outcome, the stack it ran on (merged, per node), the run, and why."""
+
+    outcome: str
+    stacks: tuple[dict[str, str], dict[str, dict[str, str]]]
+    run: PoolRun
+    reason: str
+
+
+def judge_rerun(store: Store, inventory: Inventory, workload: str, pool: str, sweep_id: int) -> Rerun | None:
+    """The outcome the run of ``workload`` on ``pool`` in ``sweep_id`` records (None: nothing).
+
+    On the accepted stack: ``regressed`` when it FAILed or fell beyond tolerance of the reference on
+    healthy nodes; ``accepted-again`` for the first pass within tolerance after a regressed, blocked or
+    unstable record (the pool came back: the audit log says the way back worked); else nothing. On a new
+    stack: ``blocked`` first (a run on a node not judged healthy judges nothing of the stack), then
+    ``regressed``, ``unstable`` or ``accepted-again`` (``_new_stack_outcome``).
+    """
+    history = store.acceptance_history(workload, pool)
+    run = pool_run(store, sweep_id, workload, _members(inventory, pool))
+    if run is None or not any(r.outcome in ACCEPTING for r in history):
+        return None
+    accepting = [r for r in history if r.outcome in ACCEPTING]
+    stacks = _sweep_stacks(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes)
+    changes = stack_changes(accepting[-1].stack, stacks[0])
+    gaps = uncovered(history, stacks[1])
+    unhealthy = unhealthy_nodes(store, sweep_id, run.nodes, workload)
+    beyond = [c for c in held_to_reference(inventory, workload, history, run.figures) if c.beyond]
+    held = "; beyond tolerance of the accepted figures (record #{}): {}".format(
+        getattr(reference_record(history), "id", "?"), "; ".join(c.line() for c in beyond)
+    )
+    if (not changes and gaps is None) or gaps == {}:
+        if unhealthy or run.status not in (Status.PASS, Status.WARN, Status.FAIL):
+            return None  # not judged healthy, or not judged: it stays as it was, the run says nothing
+        if run.status is Status.FAIL or beyond:
+            why = f"run on the accepted stack {'FAILed' if run.status is Status.FAIL else 'passed its floors'}"
+            return Rerun(REGRESSED, stacks, run, why + (held if beyond else ""))
+        if history[-1].outcome not in NOT_ACCEPTABLE:
+            return None
+        back = f"rerun on the accepted stack after {history[-1].outcome} (record #{history[-1].id})"
+        return Rerun(ACCEPTED_AGAIN, stacks, run, back)
+    # What is new: the pool's stack fields, unless the nodes disagree on one ("mixed"): then each node on
+    # a stack no accepted run covered, against the nearest one that ran.
+    mixed = any(v.startswith("mixed: ") for pair in changes.values() for v in pair)
+    detail = ", ".join(f"{k} {a} -> {c}" for k, (a, c) in changes.items())
+    if gaps and (mixed or not detail):
+        detail = "; ".join(
+            f"{node} " + ", ".join(f"{k} {a} -> {c}" for k, (a, c) in gap.items()) for node, gap in gaps.items()
+        )
+    found = _new_stack_outcome(store, inventory, (workload, pool, sweep_id), run, unhealthy, beyond=bool(beyond))
+    if found is None:
+        return None
+    outcome, why = found
+    detail += held if outcome == REGRESSED and beyond else why
+    return Rerun(outcome, stacks, run, f"rerun after a stack change: {detail}")
+
+
+def _new_stack_outcome(
+    store: Store,
+    inventory: Inventory,
+    where: tuple[str, str, int],
+    run: PoolRun,
+    unhealthy: dict[str, tuple[Status, str]],
+    *,
+    beyond: bool,
+) -> tuple[str, str] | None:
+    """The outcome of a rerun on a new stack, and what its reason adds (None: nothing to record)."""
+    workload, pool, sweep_id = where
+    failed_node = any(status is Status.FAIL for status, _ in unhealthy.values())
+    # A node that FAILed its own checks explains whatever the run did: blocked. A run that FAILed on
+    # nodes none of which FAILed is a regression (an UNKNOWN node does not explain it away). A pass
+    # accepts only when every node it ran on was judged healthy.
+    if failed_node or (unhealthy and run.status is not Status.FAIL):
+        return BLOCKED, f"; {blocked_reason(sweep_id, unhealthy)}"
+    if run.status is Status.FAIL or (beyond and run.status in (Status.PASS, Status.WARN)):
+        return REGRESSED, ""
+    if run.status not in (Status.PASS, Status.WARN):
+        return None  # not judged: no outcome, it stays due
+    stack, _ = _sweep_stacks(store, inventory, sweep_id, workload=workload, pool=pool, nodes=run.nodes)
+    repeat = repeatability(store, inventory, workload, pool, stack, upto=sweep_id)
+    if repeat.short:
+        return None  # too few runs on the new stack yet: it stays due until the next one
+    if repeat.wider:
+        return UNSTABLE, f"; its runs spread wider than the tolerance: {repeat.line()}"
+    return ACCEPTED_AGAIN, ""
 
 
 def _record_outcome(  # noqa: PLR0917
@@ -720,10 +1013,33 @@ def _record_outcome(  # noqa: PLR0917
     return record
 
 
-def last_accepted(store: Store, pool: str, workload: str | None = None) -> AcceptanceRecord | None:
-    """The newest record that made a stack accepted on ``pool`` (of ``workload``, or of any workload)."""
-    accepting = [r for r in store.acceptance_history(workload, pool) if r.outcome in ACCEPTING]
-    return max(accepting, key=lambda r: r.id, default=None)
+def last_accepted(
+    store: Store, pool: str, workload: str | None = None, inventory: Inventory | None = None
+) -> AcceptanceRecord | None:
+    """The newest record that made a stack accepted on ``pool`` (of ``workload``, or of any workload) and that
+    is still good: no later run on its stack regressed (or was unstable), and its figures are within
+    tolerance of the reference it was judged against (a record written before tolerances were: given
+    ``inventory``). What ``rollback`` goes back to: never a stack that regressed."""
+    history = store.acceptance_history(workload, pool)
+    good = []
+    for index, record in enumerate(history):
+        if record.outcome not in ACCEPTING:
+            continue
+        mine = [r for r in history if r.workload == record.workload]
+        later = [r for r in history[index + 1 :] if r.workload == record.workload]
+        if any(r.outcome in (REGRESSED, UNSTABLE) and not _differs(r.stack, record.stack) for r in later):
+            continue
+        before = [r for r in mine if r.id <= record.id]
+        if record.outcome == ACCEPTED_AGAIN and inventory is not None:
+            compared = held_to_reference(inventory, record.workload, before, record.figures)
+            if any(c.beyond for c in compared):
+                continue
+        good.append(record)
+    return max(good, key=lambda r: r.id, default=None)
+
+
+def _differs(one: dict[str, str], other: dict[str, str]) -> bool:
+    return bool(stack_changes(one, other) or stack_changes(other, one))
 
 
 def pin_fields_of(stack: dict[str, str]) -> dict[str, str]:
@@ -737,7 +1053,7 @@ def images_to_restore(store: Store, inventory: Inventory, pool: str) -> dict[str
     has no image to go back to (the pool's ``[pools.framework]`` says where it runs)."""
     restore = {}
     for workload in workload_names(inventory):
-        record = last_accepted(store, pool, workload)
+        record = last_accepted(store, pool, workload, inventory)
         now = current_image(store, inventory, workload, pool)
         accepted = record.stack.get("image") if record else None
         if now is not None and accepted not in (None, BARE, now) and not str(accepted).startswith("mixed: "):

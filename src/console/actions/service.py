@@ -393,7 +393,7 @@ class ActionService:
         pool = request.pool
         if not pool or pool not in self.inventory.pools:
             return refused(request, f"no such pool: {pool or '(none given)'}"), {}, {}
-        record = last_accepted(self.store, pool, request.workload)
+        record = last_accepted(self.store, pool, request.workload, self.inventory)
         if record is None:
             what = request.workload or "no workload"
             return refused(request, f"{what} was never accepted on pool {pool}: nothing to roll back to"), {}, {}

@@ -15,7 +15,7 @@ from console.checks.evaluate import fmt_value
 from console.checks.spec import Condition
 from console.model.findings import Evidence, Finding, Remedy, Status, Subject
 from console.model.workload import WorkloadSpec
-from console.probes.workload import is_finite, read_figures, split_tasks
+from console.probes.workload import is_finite, read_figures, read_steps, split_tasks
 
 FAMILY = "workload"
 WORKLOAD_ACTION = (
@@ -82,6 +82,8 @@ def _judge_result(spec: WorkloadSpec, output: str, finding: _Make, where: str) -
             found.append(
                 finding(name, Status.FAIL, f"{where}{name} is {number}", observed=str(number), expected="finite")
             )
+    if spec.results.steps is not None:
+        found.append(_judge_steps(spec, output, finding, where))
     for criterion in spec.criteria:
         value = figures.values.get(criterion.figure)
         if value is None:
@@ -94,6 +96,22 @@ def _judge_result(spec: WorkloadSpec, output: str, finding: _Make, where: str) -
         message += f" ({line})" if status is not Status.PASS else ""
         found.append(finding(criterion.figure, status, message, observed=value, expected=line, source=criterion.source))
     return found
+
+
+def _judge_steps(spec: WorkloadSpec, output: str, finding: _Make, where: str) -> Finding:
+    """The per-step lines of one result: FAIL naming the first bad step (``read_steps``), UNKNOWN when none
+    was read or one could not be, else PASS."""
+    assert spec.results.steps is not None
+    steps = read_steps(spec.results.steps, output)
+    if steps.first_bad is not None:
+        bad = steps.first_bad
+        expected = f"not {bad.band}" if bad.band is not None else "finite"
+        return finding("steps", Status.FAIL, f"{where}first bad {bad.line()}", observed=bad.step, expected=expected)
+    if steps.problems:
+        return finding("steps", Status.UNKNOWN, f"{where}{steps.problems[0]}")
+    if not steps.read:
+        return finding("steps", Status.UNKNOWN, f"{where}no line matches its steps pattern")
+    return finding("steps", Status.PASS, f"{where}{steps.read} steps, each finite and in band", observed=steps.read)
 
 
 def _judged(fail_if: str | None, warn_if: str | None, value: float) -> tuple[Status, str]:

@@ -1,8 +1,9 @@
 """``acceptance``: each workload's state on each pool (docs/workloads.md, "Acceptance"), for people and CI.
 
 A CI job gates a stack upgrade on it: after ``sweep --probes workload`` on the upgraded pool, exit 1
-says a workload regressed or its rerun was blocked by a node not judged healthy (or, with
-``--require-accepted``, is not accepted on the pool's stack).
+says a workload regressed (FAILed, or fell beyond tolerance of its accepted figures, on a new stack or
+on the accepted one: ``failing since run N``), was unstable or its rerun was blocked by a node not
+judged healthy (or, with ``--require-accepted``, is not accepted on the pool's stack).
 """
 
 from __future__ import annotations
@@ -38,15 +39,18 @@ from console.inventory import load_inventory
 from console.inventory.hostlist import fold
 
 EXIT_HELP = """states: not-accepted, accepted, accepted-again, due (the pool's stack changed since the
-workload was accepted, and no rerun judged it yet), regressed (a rerun on the current stack failed),
-blocked (a rerun on the current stack ran on a node that sweep judged FAIL or UNKNOWN: not acceptable,
-the record names the node and why; repair it and rerun), running (a run is in progress on the pool:
-since when and where; the gate judges the state it was in).
+workload was accepted, and no rerun judged it yet, or too few of the runs it needs), regressed (the
+newest run on the current stack, the accepted one included, failed or fell beyond tolerance of the
+accepted figures: "failing since run N"), unstable (its repeat runs on the new stack passed but spread
+wider than the tolerance), blocked (a rerun on the current stack ran on a node that sweep judged
+FAIL or UNKNOWN: not acceptable, the record names the node and why; repair it and rerun), running (a
+run is in progress on the pool: since when and where; the gate judges the state it was in).
 
 exit codes:
-  0  nothing regressed or blocked (and, with --require-accepted, every workload is accepted on its
-     pool's stack)
-  1  a workload regressed or is blocked; with --require-accepted, also one due or never accepted
+  0  nothing regressed, unstable or blocked (and, with --require-accepted, every workload is accepted
+     on its pool's stack)
+  1  a workload regressed (its newest run failed or fell beyond tolerance), is unstable or is
+     blocked; with --require-accepted, also one due or never accepted
   2  usage error (no history database, no such workload or pool)"""
 
 
@@ -119,10 +123,15 @@ def _trend(state: AcceptanceState) -> str:
     return "\n".join(lines) or "-"
 
 
+def failing_line(state: AcceptanceState) -> str:
+    """``failing since run #12`` (the sweep of the first of the not acceptable runs in a row), or ''."""
+    return f"failing since run #{state.failing_since}" if state.failing_since is not None else ""
+
+
 def _state(state: AcceptanceState) -> str:
     run = state.running
     if run is None:
-        return state.state
+        return " ".join(filter(None, (state.state, failing_line(state))))
     since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.started_at))
     return f"running since {since} on {fold(run.nodes)} (was {run.settled})"
 
@@ -142,7 +151,13 @@ def _print(states: list[AcceptanceState]) -> None:
         since = "\n".join([since, *(f"not covered: {line}" for line in s.uncovered_lines())]).strip() or "-"
         figures = _figures(accepted.figures) if accepted else "-"
         if s.regressed is not None:
-            figures += f"  regressed: {_figures(s.regressed.figures)}"
+            figures += f"  regressed: {_figures(s.regressed.figures)}\n{s.regressed.reason}"
+        if s.unstable is not None:
+            figures += f"  unstable: {s.unstable.reason}"
+        if s.newest is not None and s.newest.compared:
+            figures += f"\nnewest run #{s.newest.sweep_id}: " + "; ".join(c.line() for c in s.newest.compared)
+        if s.repeat is not None:
+            figures += f"\naccepted on {s.repeat.line()}"
         if s.blocked is not None:
             figures += f"  blocked (sweep {s.blocked.sweep_id}): {_blocked_why(s.blocked.reason)}"
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(accepted.at)) if accepted else ""
@@ -151,7 +166,12 @@ def _print(states: list[AcceptanceState]) -> None:
             on += f"\nran on {fold(accepted.nodes)}"
         row = (s.workload, s.pool, _state(s), on, since, figures, _trend(s))
         table.add_row(*(escape(printable(x, keep_newlines=True)) for x in row))
-    plain_console().print(table)
+    console = plain_console()
+    console.print(table)
+    # One line per workload failing on its newest runs, whole: what a CI log is searched for.
+    for s in states:
+        if s.failing_since is not None:
+            console.print(escape(printable(f"{s.workload} on {s.pool}: {s.settled}, {failing_line(s)}")))
 
 
 def _junit(states: list[AcceptanceState], require_accepted: bool) -> str:
@@ -165,7 +185,11 @@ def _junit(states: list[AcceptanceState], require_accepted: bool) -> str:
             changed = "\n".join([changed, *(f"not covered: {line}" for line in s.uncovered_lines())]).strip()
             if s.blocked is not None:
                 changed += f"\n{_blocked_why(s.blocked.reason)}"
-            ET.SubElement(case, "failure", message=f"{s.workload} on {s.pool}: {s.settled}").text = changed
+            for record in (s.regressed, s.unstable):
+                if record is not None:
+                    changed += f"\n{record.reason}"
+            said = " ".join(filter(None, (s.settled, failing_line(s))))
+            ET.SubElement(case, "failure", message=f"{s.workload} on {s.pool}: {said}").text = changed.strip()
     suite.set("failures", str(failures))
     root = ET.Element("testsuites")
     root.append(suite)

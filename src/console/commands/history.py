@@ -74,6 +74,12 @@ def register(sub: Any) -> None:
         "--reason", type=text, default="", help="why: the upgrade or change this acceptance is for (audited)"
     )
     a.add_argument(
+        "--rebaseline",
+        action="store_true",
+        help="with --workload: make this run's figures the reference though they are beyond tolerance of the"
+        " accepted ones (audited with the reason; docs/workloads.md, Re-baselining)",
+    )
+    a.add_argument(
         "--allow-failing",
         action="store_true",
         help="accept a sweep with FAIL or UNKNOWN nodes in its pools (refused without; the audit lists them)",
@@ -212,7 +218,9 @@ def _accept_workload(
     pools &= set(workload_pools(inventory, args.workload))
     if not pools:
         raise UsageError(f"{args.workload} applies to none of the pools of sweep {sweep_id}")
-    result = accept_workload(store, inventory, args.workload, pools, sweep_id, reason=args.reason)
+    result = accept_workload(
+        store, inventory, args.workload, pools, sweep_id, reason=args.reason, rebaseline=args.rebaseline
+    )
     if not result.ok:
         raise UsageError(result.outcome)
     print(printable(result.outcome))

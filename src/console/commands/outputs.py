@@ -214,6 +214,54 @@ class Trend(Output):
     figures: dict[str, FigureTrendOut]
 
 
+class ComparisonOut(Output):
+    """One figure of a run beside the reference figure it is held to."""
+
+    figure: str
+    reference: float | str
+    value: float | str
+    ratio: float | str | None = Field(description="value / reference; null when the reference is 0")
+    tolerance: float = Field(description="how far the worse way it may move, a fraction of the reference")
+    better: str = Field(description="higher, lower or either")
+    source: str
+    beyond: bool
+
+
+class NewestRunOut(Output):
+    """The newest run of the workload on the pool, held to the reference figures."""
+
+    sweep_id: int
+    status: str
+    figures: dict[str, float | str]
+    compared: list[ComparisonOut]
+
+
+class RepeatRunOut(Output):
+    """One passing run acceptance rests on."""
+
+    sweep_id: int
+    nodes: list[str]
+    figures: dict[str, float | str]
+
+
+class SpreadOut(Output):
+    """How far apart one figure is over the repeat runs: (max - min) / |mean|."""
+
+    figure: str
+    values: list[float | str]
+    spread: float | str
+    tolerance: float
+    wider: bool
+
+
+class RepeatabilityOut(Output):
+    """The runs the accepted stack's acceptance rests on, and their spread."""
+
+    needed: int
+    runs: list[RepeatRunOut]
+    spreads: list[SpreadOut]
+
+
 class AcceptanceStateOut(Output):
     """One workload on one pool."""
 
@@ -228,6 +276,11 @@ class AcceptanceStateOut(Output):
     changes: dict[str, Change]
     uncovered: dict[str, dict[str, Change]]
     running: RunInProgressOut | None
+    unstable: AcceptanceRecordOut | None
+    reference: AcceptanceRecordOut | None = Field(description="whose figures every run is held to")
+    failing_since: int | None = Field(description="the first run (sweep) of the not acceptable runs in a row")
+    newest: NewestRunOut | None
+    repeatability: RepeatabilityOut | None
     trend: Trend
 
 

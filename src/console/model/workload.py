@@ -58,11 +58,40 @@ def image_reference(runtime: str, image: str) -> ImageReference:
     return "digest" if "@sha256:" in image else "tag"
 
 
+class StepsSpec(_Strict):
+    """How to read the per-step lines of a run (loss, grad norm, tokens/s at each step), so a run that went bad
+    names the first step that did, not only its result line: a pattern with a named group ``step`` and one
+    named group per figure, and optional bands (``bands = {loss = "> 12"}``: a step whose figure meets the
+    condition is out of band). A non-finite figure at a step is always bad."""
+
+    pattern: str = Field(min_length=1, description="a pattern with the named groups step and one per figure")
+    bands: dict[str, str] = Field(default_factory=dict, description="figure -> the condition that is out of band")
+    source: str | None = Field(None, min_length=1, description="where the bands come from")
+
+    @model_validator(mode="after")
+    def _readable(self) -> StepsSpec:
+        try:
+            groups = set(re.compile(self.pattern).groupindex)
+        except re.error as exc:
+            raise ValueError(f"steps pattern: {exc}") from None
+        if "step" not in groups or len(groups) < 2:
+            raise ValueError("steps pattern needs a named group 'step' and one named group per figure")
+        for figure, condition in self.bands.items():
+            if figure not in groups:
+                raise ValueError(f"steps band on {figure!r}: the pattern has no group of that name")
+            if not CRITERION.match(condition):
+                raise ValueError(f"steps band {condition!r} must be an operator and a number, e.g. '> 12'")
+        if self.bands and self.source is None:
+            raise ValueError("steps bands need their source")
+        return self
+
+
 class ResultsSpec(_Strict):
     """Where the figures are in what the workload prints: a JSON line, or one pattern per figure."""
 
     json_prefix: str | None = Field(None, min_length=1, description="a line starting with it, then one JSON object")
     regex: dict[str, str] = Field(default_factory=dict, description="figure -> pattern with one group")
+    steps: StepsSpec | None = None
 
     @model_validator(mode="after")
     def _one_way(self) -> ResultsSpec:
@@ -100,6 +129,36 @@ class Criterion(_Strict):
         return self
 
 
+Better = Literal["higher", "lower", "either"]
+
+
+class AcceptanceSpec(_Strict):
+    """How a rerun is held to the accepted figures (docs/workloads.md, "Tolerance and repeatability"):
+    each figure's tolerance (a fraction of the accepted figure), which way is better when the criteria
+    do not say, and how many passing runs on one stack acceptance needs."""
+
+    runs: int = Field(2, ge=1, le=20, description="passing runs on one stack acceptance needs (their spread is read)")
+    tolerance: dict[str, float] = Field(
+        default_factory=dict, description="figure -> how far from the accepted figure a run may be (0.05: 5 %)"
+    )
+    better: dict[str, Better] = Field(default_factory=dict, description="figure -> which way is better")
+    source: str | None = Field(None, min_length=1, description="where the tolerances come from")
+
+    @field_validator("tolerance")
+    @classmethod
+    def _fractions(cls, value: dict[str, float]) -> dict[str, float]:
+        for figure, fraction in value.items():
+            if not 0 < fraction < 1:
+                raise ValueError(f"tolerance of {figure!r} is {fraction}: a fraction above 0 and below 1 (0.05: 5 %)")
+        return value
+
+    @model_validator(mode="after")
+    def _sourced(self) -> AcceptanceSpec:
+        if self.tolerance and self.source is None:
+            raise ValueError("a declared tolerance needs its source (e.g. the run-to-run spread of the accepted runs)")
+        return self
+
+
 class WorkloadSpec(_Strict):
     """One declared workload."""
 
@@ -111,6 +170,7 @@ class WorkloadSpec(_Strict):
     container: ContainerSpec | None = None
     results: ResultsSpec
     criteria: list[Criterion] = Field(default_factory=list)
+    acceptance: AcceptanceSpec = Field(default_factory=AcceptanceSpec)
 
     @field_validator("name")
     @classmethod

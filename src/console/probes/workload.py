@@ -15,14 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from console.model.workload import ContainerSpec, ResultsSpec, WorkloadSpec
+from console.model.workload import CRITERION, ContainerSpec, ResultsSpec, StepsSpec, WorkloadSpec
 
 __all__ = [
     "SRUN_IMMEDIATE_S",
+    "BadStep",
     "Figures",
+    "Steps",
     "container_argv",
     "is_finite",
     "read_figures",
+    "read_steps",
     "split_tasks",
     "srun_refusal",
     "workload_argv",
@@ -180,3 +183,72 @@ def _flatten(stem: str, value: Any, into: dict[str, float]) -> None:
 def is_finite(value: float) -> bool:
     """False for NaN and infinities: a figure no criterion can pass."""
     return math.isfinite(value)
+
+
+@dataclass(frozen=True)
+class BadStep:
+    """The first step at which a figure went bad: not finite, or out of its band."""
+
+    step: int
+    figure: str
+    value: float
+    band: str | None  # the band's condition it met; None: not finite
+
+    def line(self) -> str:
+        """``step 40: loss is nan`` or ``step 70: loss 14.2 (out of band: > 12)``."""
+        if self.band is None:
+            return f"step {self.step}: {self.figure} is {self.value}"
+        return f"step {self.step}: {self.figure} {self.value:g} (out of band: {self.band})"
+
+
+@dataclass
+class Steps:
+    """What the per-step lines of one run say: how many were read, the first bad one, what could not be read."""
+
+    read: int = 0
+    first_bad: BadStep | None = None
+    problems: list[str] = field(default_factory=list)
+
+
+_COMPARE = {
+    "<": float.__lt__,
+    "<=": float.__le__,
+    ">": float.__gt__,
+    ">=": float.__ge__,
+    "==": float.__eq__,
+    "!=": float.__ne__,
+}
+
+
+def _out_of_band(condition: str, value: float) -> bool:
+    found = CRITERION.match(condition)
+    return found is not None and bool(_COMPARE[found.group(1)](value, float(found.group(2))))
+
+
+def read_steps(spec: StepsSpec, text: str) -> Steps:
+    """The per-step lines of ``text`` (those ``spec.pattern`` matches), up to the first bad step: a figure
+    that is not finite, or meets its band's condition. A step or figure that is not a number is said."""
+    pattern = re.compile(spec.pattern)
+    steps = Steps()
+    for line in text.splitlines():
+        found = pattern.search(line)
+        if found is None:
+            continue
+        steps.read += 1
+        raw_step = found.group("step")
+        step = int(raw_step) if raw_step is not None and raw_step.isdigit() else None
+        if step is None:
+            steps.problems.append(f"step {str(raw_step)[:20]!r} is not a step number")
+            continue
+        for name, raw in found.groupdict().items():
+            if name == "step" or raw is None:
+                continue
+            value = _number(raw)
+            if value is None:
+                steps.problems.append(f"step {step}: {name} {raw[:40]!r} is not a number")
+                continue
+            band = spec.bands.get(name)
+            if not math.isfinite(value) or (band is not None and _out_of_band(band, value)):
+                steps.first_bad = BadStep(step, name, value, band if math.isfinite(value) else None)
+                return steps
+    return steps

@@ -4,7 +4,11 @@ A record is one row per event and none is ever rewritten, so the history of a wo
 in order: ``accepted`` (an operator accepted a passing run, with a reason), then after a stack change
 ``accepted-again`` (a rerun on the new stack passed: the new stack is accepted) or ``regressed`` (it
 failed: its figures and stack are kept beside the accepted ones) or ``blocked`` (a node it ran on was
-not judged healthy in that sweep: its reason names the node and why). Each record names the nodes the run
+not judged healthy in that sweep: its reason names the node and why) or ``unstable`` (its runs on the new
+stack passed, but their figures spread wider than the tolerance). A ``regressed`` record is also written
+for a run on the accepted stack that FAILed or fell beyond tolerance of the reference figures: the figures
+of the newest ``accepted`` record (an operator's, audited with a reason; ``accepted-again`` records keep
+the reference they were judged against). Each record names the nodes the run
 was on, with each one's stack (schema version 6). The framework probe is the built-in
 workload ``framework``. An image override is the image a containerised workload runs in on one pool
 instead of the cluster file's: ``rollback`` sets it back to the accepted one. Schema version 4
@@ -28,7 +32,9 @@ REGRESSED = "regressed"
 # A rerun on a new stack that ran on a node the same sweep judged FAIL or UNKNOWN: it says nothing about the
 # stack (a fatal CPER record, not the upgrade, may be why), so it is neither accepted again nor regressed.
 BLOCKED = "blocked"
-OUTCOMES = (ACCEPTED, ACCEPTED_AGAIN, REGRESSED, BLOCKED)
+# Repeat runs on a new stack that all passed, with figures spread wider than the tolerance: not accepted.
+UNSTABLE = "unstable"
+OUTCOMES = (ACCEPTED, ACCEPTED_AGAIN, REGRESSED, BLOCKED, UNSTABLE)
 # The outcomes that make their stack the accepted one.
 ACCEPTING = (ACCEPTED, ACCEPTED_AGAIN)
 
@@ -197,6 +203,23 @@ class AcceptanceLedger:
             (*probes, *nodes, limit),
         ).fetchall()
         return [(int(r["sweep_id"]), float(r["finished_at"]), str(r["nodes"]).split(",")) for r in rows]
+
+    def workload_sweeps(self, nodes: list[str], prefix: str, upto: int, limit: int) -> list[int]:
+        """The newest ``limit`` finished sweeps up to ``upto`` with a finding whose check id starts with ``prefix``
+        on one of ``nodes``, newest first (read from the findings: a run leaves them whatever its probe kept)."""
+        if not nodes:
+            return []
+        marks = ",".join("?" * len(nodes))
+        # A range on check_id rather than substr(): the (node, check_id, sweep_id) index then reads only the
+        # workload's findings, not every finding the pool's nodes ever had.
+        after = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        rows = self.conn.execute(
+            f"SELECT DISTINCT f.sweep_id AS sweep_id FROM findings f JOIN sweeps s ON s.id = f.sweep_id"
+            f" WHERE f.sweep_id <= ? AND f.node IN ({marks}) AND f.check_id >= ? AND f.check_id < ?"
+            " AND s.finished_at IS NOT NULL ORDER BY f.sweep_id DESC LIMIT ?",
+            (upto, *nodes, prefix, after, limit),
+        ).fetchall()
+        return [int(r["sweep_id"]) for r in rows]
 
     def check_readings(self, sweep_id: int, nodes: list[str], prefix: str) -> list[tuple[str, str, str, object]]:
         """(node, check id, status, observed) of the findings of ``sweep_id`` on ``nodes`` whose check id starts

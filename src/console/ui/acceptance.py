@@ -22,7 +22,7 @@ from console.actions.acceptance import (
     RunInProgress,
 )
 from console.inventory.hostlist import fold
-from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, BLOCKED, REGRESSED
+from console.store.acceptance import ACCEPTED, ACCEPTED_AGAIN, BLOCKED, REGRESSED, UNSTABLE
 from console.ui.text import safe
 from console.ui.workload_runs import LiveRun
 
@@ -32,6 +32,7 @@ STATE_STYLE = {
     DUE: "$health-warn",
     REGRESSED: "bold $health-crit",
     BLOCKED: "bold $health-crit",
+    UNSTABLE: "bold $health-crit",
     NOT_ACCEPTED: "$muted",
     RUNNING: "bold $accent",
 }
@@ -113,6 +114,24 @@ def _figures(figures: dict[str, float]) -> str:
     return " ".join(f"{k}={v:.4g}" for k, v in figures.items()) or "-"
 
 
+def _held_lines(s: AcceptanceState) -> list[str | tuple[str, str]]:
+    """The reference figures (when not the accepted record's own), the newest run beside them with each
+    ratio, and the runs the accepted stack's acceptance rests on with their spread."""
+    parts: list[str | tuple[str, str]] = []
+    reference = s.reference
+    if reference is not None and (s.accepted is None or reference.id != s.accepted.id):
+        said = f"{_figures(reference.figures)} (sweep {reference.sweep_id}, record #{reference.id})"
+        parts += [("    reference ", "$muted"), safe(said), "\n"]
+    newest = s.newest
+    if newest is not None and newest.compared:
+        beyond = any(c.beyond for c in newest.compared)
+        said = f"#{newest.sweep_id} {newest.status.value}: " + "; ".join(c.line() for c in newest.compared)
+        parts += [("    newest    ", "$health-crit" if beyond else "$muted"), safe(said), "\n"]
+    if s.repeat is not None:
+        parts += [("    repeat    ", "$health-crit" if s.repeat.wider else "$muted"), safe(s.repeat.line()), "\n"]
+    return parts
+
+
 def acceptance_content(states: list[AcceptanceState]) -> Content:
     """Per workload, one block per pool: state, stacks, what changed, figures (and the regressed run's)."""
     parts: list[str | tuple[str, str]] = []
@@ -123,7 +142,10 @@ def acceptance_content(states: list[AcceptanceState]) -> Content:
         if s.workload != workload:
             workload = s.workload
             parts += [(f"{safe(workload)}", "bold $accent"), "\n"]
-        parts += [(f"  {safe(s.pool):<14}", "bold"), (f"{s.state:<16}", STATE_STYLE.get(s.state, "")), "\n"]
+        parts += [(f"  {safe(s.pool):<14}", "bold"), (f"{s.state:<16}", STATE_STYLE.get(s.state, ""))]
+        if s.failing_since is not None:
+            parts.append((f"failing since run #{s.failing_since}", STATE_STYLE.get(s.state, "")))
+        parts.append("\n")
         if s.running is not None:
             run = s.running
             since = f"since {clock(run.started_at)} on {fold(run.nodes)} (sweep #{run.sweep_id}), was {run.settled}"
@@ -141,8 +163,12 @@ def acceptance_content(states: list[AcceptanceState]) -> Content:
             parts += [("    changed   ", "$drift"), safe(f"{key}: {old} -> {new}"), "\n"]
         for line in s.uncovered_lines():
             parts += [("    uncovered ", "$drift"), safe(line), "\n"]
+        parts += _held_lines(s)
         if s.regressed is not None:
             parts += [("    regressed ", "$health-crit"), safe(_figures(s.regressed.figures)), "\n"]
+        if s.unstable is not None:
+            why = s.unstable.reason.partition("; ")[2] or s.unstable.reason
+            parts += [("    unstable  ", "$health-crit"), safe(f"sweep {s.unstable.sweep_id}: {why}"), "\n"]
         if s.blocked is not None:
             why = s.blocked.reason.partition("; ")[2] or s.blocked.reason
             parts += [("    blocked   ", "$health-crit"), safe(f"sweep {s.blocked.sweep_id}: {why}"), "\n"]
@@ -151,7 +177,7 @@ def acceptance_content(states: list[AcceptanceState]) -> Content:
         if s.trend:
             runs = " ".join(f"#{t.sweep_id} {t.status.value}" for t in s.trend)
             parts += [("    runs      ", "$muted"), safe(runs), "\n"]
-        if s.settled in (DUE, REGRESSED, BLOCKED, NOT_ACCEPTED) and s.running is None:
+        if s.settled in (DUE, REGRESSED, BLOCKED, UNSTABLE, NOT_ACCEPTED) and s.running is None:
             parts += [
                 ("    next      ", "$muted"),
                 "r runs it on the pool now; a accepts its last passed run; B rolls the pool back",
