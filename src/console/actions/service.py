@@ -30,6 +30,7 @@ from console.actions.acceptance import (
     pin_fields_of,
     with_images,
 )
+from console.actions.baseline import execute_accept, plan_accept
 from console.actions.caps import CapPolicy
 from console.actions.casework import (
     engine_problem,
@@ -103,7 +104,9 @@ NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an
 SERVICE_KINDS = SLURM_KINDS | KUBE_KINDS | CASE_KINDS | {ActionKind.PIN, ActionKind.ENFORCE_PIN, ActionKind.ROLLBACK}
 # The remediation loop's steps that sweep (revalidate) or stand for another action (approve): console.actions.casework.
 SERVICE_KINDS |= {ActionKind.REVALIDATE, ActionKind.APPROVE}
-NOT_HERE = {ActionKind.UNPIN: "pin --clear", ActionKind.ACCEPT: "console.actions.baseline"}
+# Accepting a sweep as its pools' baseline (console.actions.baseline), engine-side like every other action.
+SERVICE_KINDS |= {ActionKind.ACCEPT}
+NOT_HERE = {ActionKind.UNPIN: "pin --clear"}
 
 
 def bare_inventory() -> Inventory:
@@ -342,6 +345,8 @@ class ActionService:
             return refused(request, READ_ONLY)
         if request.kind not in SERVICE_KINDS:
             return refused(request, f"{request.kind.value} is not carried out here: {NOT_HERE[request.kind]}")
+        if request.kind is ActionKind.ACCEPT:
+            return plan_accept(request, self.store, running=self.engine is not None and self.engine.running)
         if request.kind is ActionKind.PIN:
             return self._plan_pin(request)
         if request.kind is ActionKind.ROLLBACK:
@@ -546,6 +551,8 @@ class ActionService:
             return await self._execute_kube(plan)
         if kind is ActionKind.PIN:
             return self._execute_pin(plan)
+        if kind is ActionKind.ACCEPT:
+            return execute_accept(self.store, plan, self.user)
         if kind is ActionKind.ROLLBACK:
             return await self._execute_rollback(plan)
         if kind in CASE_KINDS:
