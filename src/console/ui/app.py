@@ -377,6 +377,10 @@ class ConsoleApp(App[int]):
         """The engine's end the screens ask (None until it was started)."""
         return self.link.bridge
 
+    @bridge.setter
+    def bridge(self, bridge: EngineBridge | ProcessBridge | None) -> None:
+        self.link.bridge = bridge  # another end speaking the same commands (tests, the UI benchmark)
+
     async def shutdown(self) -> None:
         """Stop the engine (cancelling the sweep and closing connections), then exit."""
         if self.bridge is not None:

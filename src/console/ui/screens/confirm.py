@@ -242,14 +242,17 @@ class ConfirmScreen(ModalScreen[PlanT | None], Generic[PlanT]):
 
     @property
     def can_confirm(self) -> bool:
-        """True when Yes is allowed: a fresh, unrefused plan for these targets and, if needed, the count."""
+        """True when Yes is allowed: a fresh, unrefused plan for these targets and, if needed, the count.
+
+        A plan may take in more than the targets (a rollback asked on one node acts on its pool), never fewer.
+        """
         preview = self.preview
         return (
             preview is not None
             and preview.refused is None
             and preview.reason == self.reason
             and preview.forced == self.force
-            and preview.targets == self.targets
+            and set(self.targets) <= set(preview.targets)
             and (self.borrow is None or (isinstance(preview, RunPlan) and preview.borrow == self.borrow))
             and self._count_ok()
         )
