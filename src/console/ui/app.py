@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from textual.app import App
+from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 from textual.timer import Timer
@@ -119,20 +121,15 @@ class ConsoleApp(App[int]):
             # The stricter wins, on both sides: the engine refuses what the keys hide, and the reverse.
             read_only = True
             engine_spec = replace(engine_spec, read_only=True)
-        self.inventory = inventory
-        self.packs = packs
-        self.store = store
-        self.level = level
-        self.families = families
-        self.read_only = read_only
-        self.clock = clock
+        self.inventory, self.packs, self.store = inventory, packs, store
+        self.level, self.families = level, families  # what a sweep from the console runs
+        self.read_only, self.clock = read_only, clock
         self.export_dir = export_dir or Path.cwd()
         self.confirm_threshold = confirm_threshold
         self.pairing = (pairing, pairing_seed)  # the multinode level's first pass (tui --pairing)
         # The confirm dialog's first answer to borrowing baseline partners (tui --no-baseline-partners).
         self.baseline_partners = baseline_partners
-        self.refresh_interval_s = refresh_interval_s
-        self.scheduler_poll_s = scheduler_poll_s
+        self.refresh_interval_s, self.scheduler_poll_s = refresh_interval_s, scheduler_poll_s
         self.waiting_after_s = waiting_after_s
         self.prebuild_detail_after_s = prebuild_detail_after_s  # None: built at its first `enter`
         self.follow_interval_s = follow_interval_s
@@ -140,31 +137,40 @@ class ConsoleApp(App[int]):
         self.queries = HistoryQueries(store, inventory)  # what the screens read of the history database
         self.actions = ActionFlow(self)  # every catalogued action's plan, dialog and execution
         self.keymap: dict[str, str] = {}  # binding id -> the operator's keys (console.ui.keymap)
+        self._unbound: set[str] = set()  # binding ids the key file took the key of (said once)
         # Verdicts other processes store (watch, revalidate, a headless sweep) move the rows too.
         # With --no-sweep the rows start from each node's newest stored verdict, not only the newest sweep's.
         self.follower = StoreFollower(store, self.state, from_history=not start_sweep) if store else None
         self._follow_failed = False
-        self.console_themes: dict[str, Theme] = load_themes()
-        for console_theme in self.console_themes.values():
-            self.register_theme(console_theme)
-        self.theme = resolve_theme_name(theme, self.available_themes)
+        self.console_themes = self._register_themes(theme)
         self.link = EngineLink(self, engine_spec, in_thread=engine_in_thread)  # the engine and its commands
         self._start_sweep = start_sweep
         self.main_screen = MainScreen(read_only)
-        self.paused = False
-        self.flush_count = 0
-        self._deferred = False
+        self.paused, self.flush_count = False, 0  # repaints held by the operator; repaints done
+        self._deferred, self._last_flush = False, 0.0
         self._flush_timer: Timer | None = None
-        self._last_flush = 0.0
-        self._settled_sweep = 0
-        self._settled_at = time.monotonic()
-        self._switch_interval = sys.getswitchinterval()
-        self._gc_thresholds = gc.get_threshold()
+        self._settled_sweep, self._settled_at = 0, time.monotonic()
+        self._switch_interval, self._gc_thresholds = sys.getswitchinterval(), gc.get_threshold()
+
+    def _register_themes(self, theme: str) -> dict[str, Theme]:
+        """Register the console's themes and switch to ``theme``; returns them by name."""
+        themes = load_themes()
+        for console_theme in themes.values():
+            self.register_theme(console_theme)
+        self.theme = resolve_theme_name(theme, self.available_themes)
+        return themes
 
     def use_keymap(self, keymap: Mapping[str, str]) -> None:
         """Rebind keys by binding id (``console.ui.keymap``); the key bar, help and palette show them."""
         self.keymap = dict(keymap)
         self.set_keymap(self.keymap)
+
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+        """Say once per action which ones lost their key to the key file (Textual gives the key to the file's)."""
+        lost = sorted({b.id for b in clashed_bindings if b.id and b.id not in self._unbound})
+        if lost:
+            self._unbound.update(lost)
+            self.notify(f"key file: {', '.join(lost)} left without a key (another action took it)", severity="warning")
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """The console's semantic variables, valued from the default theme (other themes override them)."""

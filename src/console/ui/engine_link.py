@@ -2,16 +2,19 @@
 operator how each went. The app keeps Textual's lifecycle; this holds the engine's.
 
 Every command goes through ``bridge`` (``console.service.client.ProcessBridge`` or the thread's
-``console.ui.bridge.EngineBridge``); a command that waits for its answer runs as a worker of the app,
-so the operator's keys never wait for the engine.
+``console.ui.bridge.EngineBridge``); a command that waits for its answer runs as a worker of the app
+(handed over as a function, not a coroutine: an exclusive worker cancelled before it starts leaves no
+coroutine unawaited), so the operator's keys never wait for the engine.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from textual.worker import Worker
 
 from console.actions.model import ActionPlan, ActionResult
 from console.inventory.hostlist import fold
@@ -80,6 +83,12 @@ class EngineLink:
         """Stop the engine if it still runs (cancelling its sweep, closing its connections)."""
         if self.bridge is not None:
             self.bridge.stop()
+
+    def _in_worker(self, work: Callable[[], Awaitable[None]], group: str, *, exclusive: bool = False) -> None:
+        """Run ``work`` as a worker of the app (what Textual's ``@work`` does for a method of a widget)."""
+        # An async def's coroutine type says it takes Any sent in, Textual's signature None: the same thing.
+        job = cast("Callable[[], Coroutine[None, None, None]]", work)
+        _started: Worker[None] = self.app.run_worker(job, group=group, exclusive=exclusive)  # the app owns it
 
     def submit(self, label: str, command: Command) -> bool:
         """Send ``command`` to the engine; its failure is reported as a notification."""
@@ -150,7 +159,7 @@ class EngineLink:
             return
         checked = tuple(name for name in targets if app.state.row(name).running)
         if checked:
-            app.run_worker(self._give_up(targets, checked), group="give-up", exclusive=False)
+            self._in_worker(partial(self._give_up, targets, checked), "give-up")
         else:
             self._nothing_to_give_up(targets)
 
@@ -218,7 +227,7 @@ class EngineLink:
     def run_workload(self, workload: str, pool: str, reason: str, *, force: bool = False) -> None:
         """Run ``workload`` on ``pool`` through the engine (confirmed in the acceptance view) and say how it
         ended; the view reads the recorded outcome when the run's end reaches it."""
-        self.app.run_worker(self._run_workload(workload, pool, reason, force), group="workloads", exclusive=False)
+        self._in_worker(partial(self._run_workload, workload, pool, reason, force), "workloads")
 
     async def _run_workload(self, workload: str, pool: str, reason: str, force: bool) -> None:
         from console.ui.screens.acceptance import AcceptanceScreen  # the view imports the app's modules
@@ -244,7 +253,7 @@ class EngineLink:
 
     def execute_plan(self, plan: ActionPlan, title: str) -> None:
         """Carry out a confirmed catalogued action on the engine side and report what happened."""
-        self.app.run_worker(self._execute(plan, title), group="actions", exclusive=False)
+        self._in_worker(partial(self._execute, plan, title), "actions")
 
     async def _execute(self, plan: ActionPlan, title: str) -> None:
         app = self.app
@@ -264,7 +273,7 @@ class EngineLink:
 
     def poll_scheduler(self) -> None:
         """Refresh the scheduler column from the action service (blank while there is none)."""
-        self.app.run_worker(self._poll_scheduler(), group="scheduler", exclusive=True)
+        self._in_worker(self._poll_scheduler, "scheduler", exclusive=True)
 
     async def _poll_scheduler(self) -> None:
         if self.bridge is None or not self.bridge.running:
