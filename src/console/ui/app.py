@@ -1,5 +1,9 @@
 """The Textual app: wires the live state, the engine (its process, or a thread), the screens and the themes.
 
+It keeps Textual's lifecycle; the engine's is ``console.ui.engine_link`` (``app.link``), the catalogued
+actions' ``console.ui.acting`` (``app.actions``), what screens read of the history database
+``console.ui.queries`` (``app.queries``), and the operator's keys ``console.ui.keymap``.
+
 Live updates are batched: the engine's event callback (the bridge's reader thread, or the engine
 thread) only folds events into ``LiveState`` and posts one
 ``FleetChanged`` when the first change after a repaint arrives; the app repaints at most every
