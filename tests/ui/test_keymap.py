@@ -99,3 +99,16 @@ def test_the_operator_guide_lists_every_binding_id() -> None:
     section = GUIDE.read_text().split("### Your own keys", 1)[1].split("\n### ", 1)[0]
     listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", section, flags=re.MULTILINE))
     assert listed == {a.id for a in ACTIONS}
+
+
+async def test_in_read_only_mode_the_moved_key_of_a_dangerous_action_says_why_it_does_nothing(
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+) -> None:
+    app = make_app(read_only=True)
+    app.use_keymap(load_keymap(_keys(tmp_path, '[keys]\ndrain = "ctrl+d"\n')))
+    async with app.run_test(size=SIZE) as pilot:
+        await feed(pilot, fleet.events)
+        await pilot.press("ctrl+d")
+        await wait_until(pilot, lambda: bool(app._notifications))
+        assert [n.message for n in app._notifications] == ["Drain: not available in read-only mode (--read-only)"]
+        assert isinstance(app.screen, MainScreen)
