@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from console.actions.model import ActionKind
+from console.actions.model import ActionKind, ActionPlan, ActionResult
 from console.checks import CheckPack, load_packs
 from console.inventory import load_inventory
 from console.inventory.model import Inventory
@@ -23,14 +23,13 @@ from console.model.multinode import CollectiveRun, MultinodeResult
 from console.service.assembly import EngineSpec
 from console.service.client import EngineError, EngineGone, ProcessBridge, describe_error
 from console.service.commands import (
-    ActionOutcome,
     ExecuteAction,
     PlanAction,
     PlanMultinode,
-    PlanPreview,
     StartMultinode,
     StartSweep,
 )
+from console.service.run_plan import RunPlan
 from console.service.wire import WireError, encode, read_frame
 from console.sweep.events import (
     Event,
@@ -115,7 +114,7 @@ def test_the_multinode_level_runs_in_the_engine_and_streams_its_phase(
     bridge, events = started
     nodes = ("127.0.0.11", "127.0.0.12", "127.0.0.13")
     preview = bridge.request(PlanMultinode(nodes)).result(30)
-    assert isinstance(preview, PlanPreview) and preview.refused is None
+    assert isinstance(preview, RunPlan) and preview.refused is None
     assert preview.commands[0][:6] == ("mpirun", "-np", "16", "-N", "8", "-H")
     result = bridge.request(StartMultinode(nodes)).result(60)
     # Every node unreachable: the per-node sweep ran, then the phase said why no pair could run.
@@ -153,17 +152,16 @@ def test_a_failed_command_says_what_failed_and_the_engine_goes_on(
     assert bridge.running
 
 
-def test_a_plan_stays_in_the_engine_and_runs_from_its_token(
+def test_the_action_plan_crosses_the_wire_as_the_service_made_it(
     started: tuple[ProcessBridge, list[Event]],
 ) -> None:
     bridge, _ = started
-    preview = bridge.request(PlanAction(ActionKind.DRAIN, ("127.0.0.11",), reason="test")).result(30)
-    assert isinstance(preview, PlanPreview) and isinstance(preview.plan, int)
-    outcome = bridge.request(ExecuteAction(preview)).result(30)
-    assert isinstance(outcome, ActionOutcome)
-    # The token is spent: the same preview again has no plan behind it.
-    again = bridge.request(ExecuteAction(preview)).result(30)
-    assert again == ActionOutcome(False, "nothing to run")
+    plan = bridge.request(PlanAction(ActionKind.DRAIN, ("127.0.0.11",), reason="test")).result(30)
+    # The service's own plan, not a copy of its fields: what the dialog shows is what comes back to run.
+    assert isinstance(plan, ActionPlan) and plan.request.kind is ActionKind.DRAIN and plan.targets == ("127.0.0.11",)
+    outcome = bridge.request(ExecuteAction(plan)).result(30)
+    # No Slurm here: the engine side reads it again before acting, says why not, and audits the attempt.
+    assert isinstance(outcome, ActionResult) and not outcome.ok and outcome.audit_id is not None
 
 
 def test_start_up_failure_is_reported_with_the_engines_words(

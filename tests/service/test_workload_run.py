@@ -15,8 +15,8 @@ from console.checks import load_packs
 from console.inventory import load_inventory
 from console.model.findings import Status
 from console.service.assembly import EngineSpec
-from console.service.commands import PlanPreview
 from console.service.context import close_context, open_context
+from console.service.run_plan import RunPlan
 from console.service.workload_run import (
     PlanWorkloadRun,
     StartWorkloadRun,
@@ -56,7 +56,7 @@ def _plan(
     drained: tuple[str, ...] = (),
     start: bool = True,
     cluster: str = CLUSTER,
-) -> tuple[PlanPreview, str]:
+) -> tuple[RunPlan, str]:
     """The plan, and what starting it said (``start``: only where it is refused, as these nodes do not exist)."""
     tmp_path.mkdir(exist_ok=True)
     path = tmp_path / "c.toml"
@@ -67,7 +67,7 @@ def _plan(
         with contextlib.closing(Store(spec.store_path)) as store:
             store.record_drains(drained, "test", user="ops", sweep_id=None, audit_id=None)
 
-    async def ask() -> tuple[PlanPreview, str]:
+    async def ask() -> tuple[RunPlan, str]:
         context = open_context(spec, lambda _event: None)
         try:
             preview = await plan_workload_run(context, command)

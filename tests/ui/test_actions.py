@@ -12,9 +12,11 @@ from textual.command import CommandList
 from textual.widgets import Button, Input, OptionList, Static
 
 from console.actions.baseline import accept_baseline
+from console.actions.model import ActionKind, ActionPlan, ActionRequest, Step
+from console.actions.planning import refused
 from console.checks import CheckPack
 from console.model.findings import Status
-from console.service.commands import PlanPreview
+from console.service.assembly import EngineSpec
 from console.store import Store
 from console.store.upgrade import INTERRUPTED
 from console.sweep.events import SweepDone
@@ -51,6 +53,19 @@ def test_every_registry_action_has_a_handler(action: object) -> None:
     screens = {"main": MainScreen, "detail": DetailScreen, "remediation": RemediationScreen}
     screen = {**screens, "acceptance": AcceptanceScreen}[action.screen]
     assert callable(getattr(screen, f"action_{action.action_name}", None)), action.id
+
+
+def test_every_catalogued_key_runs_the_one_parameterised_handler() -> None:
+    catalogued = [a for a in ACTIONS if a.kind is not None]
+    assert {a.kind for a in catalogued} >= {ActionKind.DRAIN, ActionKind.ACCEPT, ActionKind.APPROVE}
+    # The acceptance view's B keeps its own handler: it plans the selected row's pool, not a node's.
+    assert all(a.handler == f"act('{a.id}')" for a in catalogued if a.id != "acceptance-rollback")
+    for copied in ("drain", "resume", "cordon", "uncordon", "repaired", "escalate", "enforce_pin", "pin_stack"):
+        assert not hasattr(MainScreen, f"action_{copied}"), copied
+    assert not hasattr(MainScreen, "action_accept_baseline") and not hasattr(RemediationScreen, "action_approve")
+    # Read-only mode hides the dangerous ones by the id the handler is given, and keeps the others.
+    screen = MainScreen(read_only=True)
+    assert screen.check_action("act", ("drain",)) is None and screen.check_action("act", ("accept",))
 
 
 async def test_bindings_footer_help_and_palette_come_from_the_registry(make_app: Callable[..., ConsoleApp]) -> None:
@@ -174,27 +189,22 @@ class DialogHost(App[None]):
     def __init__(self, targets: tuple[str, ...]) -> None:
         super().__init__()
         self.targets = targets
-        self.result: PlanPreview | str | None = "open"
+        self.result: ActionPlan | str | None = "open"
         self.plans: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Static("host")
 
-    async def planner(self, reason: str) -> PlanPreview:
+    async def planner(self, reason: str) -> ActionPlan:
         self.plans.append(reason)
+        request = ActionRequest(ActionKind.DRAIN, self.targets, reason)
+        if not reason:
+            return refused(request, "a reason is required for drain")
         argv = ("scontrol", "update", f"nodename={','.join(self.targets)}", "state=DRAIN", f"reason={reason}")
-        return PlanPreview(
-            "drain",
-            "Drain",
-            self.targets,
-            reason,
-            commands=(argv,),
-            where="ctl01",
-            refused=None if reason else "a reason is required for drain",
-        )
+        return ActionPlan(request, (argv,), "ctl01", steps=(Step("ctl01", argv, self.targets),))
 
     def on_mount(self) -> None:
-        def done(preview: PlanPreview | None) -> None:
+        def done(preview: ActionPlan | None) -> None:
             self.result = preview
 
         self.push_screen(ConfirmScreen(BY_ID["drain"], self.targets, self.planner, count_threshold=5), done)
@@ -225,7 +235,7 @@ async def test_above_the_threshold_the_count_must_be_typed() -> None:
         await pilot.press("enter")  # enter in a field never confirms; it moves to No
         assert host.result == "open" and host.focused is dialog.query_one("#confirm-no", Button)
         await pilot.click("#confirm-yes")
-        assert isinstance(host.result, PlanPreview)
+        assert isinstance(host.result, ActionPlan)
         assert host.result.targets == targets and host.result.reason == "bad hbm"
 
 
@@ -261,7 +271,7 @@ async def test_a_reason_typed_at_once_is_kept_and_enter_makes_yes_ready() -> Non
         await pilot.press("tab")
         assert host.focused is yes
         await pilot.press("enter")
-        assert isinstance(host.result, PlanPreview) and host.result.reason == "hbm ecc"
+        assert isinstance(host.result, ActionPlan) and host.result.reason == "hbm ecc"
 
 
 async def test_rerun_family_picker_and_rerun_without_engine(
@@ -293,7 +303,7 @@ async def test_rerun_of_a_family_the_level_does_not_run_says_so_instead_of_done_
         assert rvs.disabled and "full level only" in str(rvs.prompt)
         assert not options.get_option("ecc").disabled
         await pilot.press("escape")
-        app.rerun(("gpu001",), {"rvs"})  # the palette's way in, which has no picker
+        app.link.rerun(("gpu001",), {"rvs"})  # the palette's way in, which has no picker
         await pilot.pause()
         said = [n.message for n in app._notifications]
         assert "rvs: nothing to rerun at the standard level (its probes run at the full level)" in said
@@ -305,7 +315,13 @@ async def test_accept_baseline_then_diff(packs: dict[str, CheckPack], tmp_path: 
     fleet = synthetic_fleet(8, "mi300x,mi355x", 2, faults="none", store=history)  # healthy: a baseline
     sweep_id = fleet.events[0].sweep_id  # type: ignore[union-attr]
     app = ConsoleApp(
-        fleet.inventory, packs, store=history, clock=lambda: FIXED_NOW, export_dir=tmp_path, refresh_interval_s=0.0
+        fleet.inventory,
+        packs,
+        store=history,
+        clock=lambda: FIXED_NOW,
+        export_dir=tmp_path,
+        refresh_interval_s=0.0,
+        **with_engine(fleet, packs, history),
     )
     try:
         async with app.run_test(size=SIZE) as pilot:
@@ -317,10 +333,9 @@ async def test_accept_baseline_then_diff(packs: dict[str, CheckPack], tmp_path: 
             assert not dialog.query("#confirm-count")
             await wait_until(pilot, lambda: f"#{sweep_id}" in str(dialog.query_one("#confirm-plan", Static).render()))
             await pilot.click("#confirm-yes")
-            await pilot.pause()
             assert isinstance(app.screen, MainScreen)
-            for pool in fleet.inventory.pools:
-                assert history.baseline(pool) == sweep_id
+            # Carried out on the engine side, through its own connection to the history database.
+            await wait_until(pilot, lambda: all(history.baseline(pool) == sweep_id for pool in fleet.inventory.pools))
             entry = history.audit_log(1)[0]
             # Audited as the CLI's accept is: same action and inputs, intent and outcome in one row.
             assert entry["action"] == "accept" and json.loads(entry["targets"]) == sorted(fleet.inventory.pools)
@@ -336,11 +351,11 @@ async def test_accept_baseline_then_diff(packs: dict[str, CheckPack], tmp_path: 
 
 
 async def test_accept_baseline_refuses_a_sweep_with_failing_nodes(
-    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, store: Store
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, store: Store, packs: dict[str, CheckPack]
 ) -> None:
     """The demo faults leave FAIL and UNKNOWN nodes: such a sweep is no baseline from the dialog (the CLI's
     accept --allow-failing is the deliberate way), and the refusal names them and writes nothing."""
-    app = make_app()
+    app = make_app(**with_engine(fleet, packs, store))
     failing = sorted(n for n, v in fleet.verdicts.items() if v.status in (Status.FAIL, Status.UNKNOWN))
     assert failing
     audited = len(store.audit_log(1000))
@@ -358,14 +373,14 @@ async def test_accept_baseline_refuses_a_sweep_with_failing_nodes(
 
 
 async def test_accept_baseline_refuses_what_the_cli_refuses(
-    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path
+    make_app: Callable[..., ConsoleApp], fleet: SyntheticFleet, tmp_path: Path, packs: dict[str, CheckPack]
 ) -> None:
     history = Store(tmp_path / "history.sqlite")
     cancelled = history.start_sweep("quick", "synthetic", "", None)
     history.finish_sweep(cancelled, "cancelled", {})
     events = [e.model_copy(update={"sweep_id": cancelled}) for e in fleet.events[:-1]]
     events.append(SweepDone(sweep_id=cancelled, outcome="cancelled", counts={}, duration_s=1.0))
-    app = make_app(store=history)
+    app = make_app(store=history, **with_engine(fleet, packs, history))
     try:
         async with app.run_test(size=SIZE) as pilot:
             await feed(pilot, events)
@@ -390,9 +405,10 @@ async def test_accept_baseline_refuses_what_the_cli_refuses(
             history.finish_sweep(done, INTERRUPTED, {})
             await pilot.click("#confirm-yes")
             await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
+            await wait_until(pilot, lambda: any(n.title == "Accept baseline" for n in app._notifications))
             said = [(n.title, n.message) for n in app._notifications]
             assert (
-                "baseline not accepted",
+                "Accept baseline",
                 f"sweep {done} was interrupted: its process ended before the sweep"
                 " finished: not a baseline; sweep again and accept that one",
             ) in said, said
@@ -400,6 +416,13 @@ async def test_accept_baseline_refuses_what_the_cli_refuses(
         assert not [row for row in history.audit_log(10) if row["action"] == "accept"]
     finally:
         history.close()
+
+
+def with_engine(fleet: SyntheticFleet, packs: dict[str, CheckPack], store: Store) -> dict[str, object]:
+    """A console's options for an engine on a thread of the test over ``store`` (no sweep at start): accepting
+    a baseline runs on the engine side, as every catalogued action does."""
+    spec = EngineSpec(fleet.inventory, packs, store.path, local=True)
+    return {"engine_spec": spec, "engine_in_thread": True, "start_sweep": False}
 
 
 def test_accept_baseline_commits_its_intent_before_the_baseline_changes(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from console.actions.model import ActionKind
+from console.actions.baseline import plan_accept
+from console.actions.model import ActionKind, ActionPlan, ActionRequest
 from console.checks import CheckPack
 from console.cli import COMMAND_MODULES, build_parser, main
 from console.exitcodes import exit_code_for
@@ -21,8 +22,6 @@ from console.store.db import StoreError
 from console.sweep.engine import SweepEngine
 from console.transport.connect import transport_for
 from console.ui.bridge import EngineBridge
-from console.ui.operations import baseline_preview
-from console.ui.state import SweepProgress
 
 
 @pytest.fixture
@@ -115,23 +114,25 @@ def test_actions_need_the_history_database(hostfile: Path, packs: dict[str, Chec
     assert preview.refused == problem and preview.targets == ("gpu001",)
 
 
-def test_baseline_preview_refusals(tmp_path: Path) -> None:
+def test_accept_plan_refusals(tmp_path: Path) -> None:
+    """The console's A is planned on the engine side (``plan_accept``) and refuses what the CLI's accept does."""
     store = Store(tmp_path / "h.sqlite")
     try:
-        assert baseline_preview(None, SweepProgress(), ["p"]).refused == "no history database is open"
-        running = SweepProgress(sweep_id=3, started_at=1.0, last_full_sweep_id=3)
-        assert baseline_preview(store, running, ["p"]).refused == "wait for a full sweep to finish"
-        finished = SweepProgress(sweep_id=3, started_at=1.0, finished_at=2.0, last_full_sweep_id=3)
+
+        def plan(sweep_id: int | None, pools: tuple[str, ...] = ("p",), running: bool = False) -> ActionPlan:
+            return plan_accept(ActionRequest(ActionKind.ACCEPT, pools, sweep_id=sweep_id), store, running=running)
+
+        assert plan(None).refused == "wait for a full sweep to finish"
+        assert plan(3, running=True).refused == "wait for a full sweep to finish"
         # What the CLI's accept refuses, the console refuses: unknown, cancelled, or unfinished sweeps.
-        assert baseline_preview(store, finished, ["p"]).refused == f"no sweep 3 in {store.path}"
+        assert plan(3).refused == f"no sweep 3 in {store.path}"
         for status in ("cancelled", "deadline", "done"):
             store.finish_sweep(store.start_sweep("quick", "x", "", None), status, {})
-        preview = baseline_preview(store, finished, ["b", "a"])
-        assert preview.refused is None and preview.targets == ("a", "b")
-        assert preview.notes == ("pool a: baseline sweep #none -> #3", "pool b: baseline sweep #none -> #3")
+        planned = plan(3, ("b", "a"))
+        assert planned.refused is None and planned.targets == ("a", "b")
+        assert planned.notes == ("pool a: baseline sweep #none -> #3", "pool b: baseline sweep #none -> #3")
         for sweep_id, why in ((1, "was cancelled before it finished"), (2, "ran out of its deadline")):
-            ended = SweepProgress(sweep_id=sweep_id, started_at=1.0, finished_at=2.0, last_full_sweep_id=sweep_id)
-            refused = baseline_preview(store, ended, ["p"]).refused
+            refused = plan(sweep_id).refused
             assert refused is not None and refused.startswith(f"sweep {sweep_id} {why}"), refused
     finally:
         store.close()

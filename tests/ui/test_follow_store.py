@@ -111,7 +111,7 @@ async def test_a_node_healed_by_another_process_shows_its_newer_pass_and_where_i
         assert row.sweep_id == healed and row.followed is not None
         assert row.followed_from(row.followed.stored_at + 120) == f"sweep {healed} by revalidate, 2 min ago"
         assert app.state.counts().get(Status.FAIL, 0) == fails_before - 1
-        assert all(f.status is not Status.FAIL for f in app.findings_of(row)[0])  # the old FAILs are gone
+        assert all(f.status is not Status.FAIL for f in app.queries.findings_of(row)[0])  # the old FAILs are gone
         reason = row_cells(row, False)[REASON][0]
         assert reason.startswith(f"sweep {healed} by revalidate")
         await wait_until(pilot, lambda: f"from sweep {healed} by revalidate" in head_of(screen))

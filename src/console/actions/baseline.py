@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from console.actions.model import ActionKind, ActionResult
+from console.actions.model import ActionKind, ActionPlan, ActionRequest, ActionResult
+from console.actions.planning import refused
 from console.inventory.model import Inventory
 from console.model.findings import Status
 from console.store import Store, current_user
@@ -81,6 +83,40 @@ def accept_baseline(
     return ActionResult(
         True, f"sweep #{sweep_id} is the baseline of {', '.join(pools)}", dict.fromkeys(pools, "accepted"), entry.id
     )
+
+
+def plan_accept(request: ActionRequest, store: Store, *, running: bool) -> ActionPlan:
+    """The 'accept as baseline' dry run: sweep ``request.sweep_id`` becomes the baseline of the pools
+    ``request.targets``. Refused as the CLI's ``accept`` refuses: a sweep that did not finish its work
+    (cancelled, interrupted, cut by its deadline, still running: ``running``, or no sweep at all) is no
+    baseline, nor is one with FAIL or UNKNOWN nodes in those pools (the command line's deliberate
+    ``accept --allow-failing`` is the only way to accept that; the audit log keeps the list)."""
+    request = replace(request, targets=tuple(sorted(request.targets)))
+    sweep_id = request.sweep_id
+    if sweep_id is None or running:
+        return refused(request, "wait for a full sweep to finish")
+    refusal = store.baseline_refusal(sweep_id)
+    if refusal is not None:
+        return refused(request, refusal)
+    failing = failing_nodes(store, sweep_id, request.targets)
+    if failing:
+        return refused(request, failing_refusal(sweep_id, failing))
+    notes = tuple(
+        f"pool {pool}: baseline sweep #{store.baseline(pool) or 'none'} -> #{sweep_id}" for pool in request.targets
+    )
+    return ActionPlan(request=request, commands=(), where=f"history {store.path}", notes=notes)
+
+
+def execute_accept(store: Store, plan: ActionPlan, user: str) -> ActionResult:
+    """Carry out a confirmed accept plan: ``accept_baseline`` checks the sweep again (it may have been found
+    interrupted since the plan) and audits what it does."""
+    sweep_id = plan.request.sweep_id
+    if sweep_id is None:
+        return ActionResult(False, "wait for a full sweep to finish", {})
+    try:
+        return accept_baseline(store, sweep_id, plan.targets, reason=plan.reason, user=user)
+    except sqlite3.Error as exc:  # a read-only opening, or a database failed since the plan
+        return ActionResult(False, f"not accepted: history database: {exc}", {})
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,27 @@ class ActionPlan:
         acted = {t for step in self.steps for t in step.targets}
         return tuple(t for t in self.request.targets if t in acted)
 
+    # What the console's confirm dialog reads: the plan crosses the wire as it is (console.service.commands).
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The targets asked for (nodes, or pools for ``accept``)."""
+        return self.request.targets
+
+    @property
+    def reason(self) -> str:
+        """The operator's reason, as planned."""
+        return self.request.reason
+
+    @property
+    def forced(self) -> bool:
+        """True when planned with the cap (or a case's hold) overridden."""
+        return self.request.force
+
+    def command_lines(self) -> list[str]:
+        """Each command as the operator would type it, prefixed with where it runs (``ctl01$ scontrol ...``)."""
+        return [step.shown() for step in self.steps] or [f"$ {shlex.join(argv)}" for argv in self.commands]
+
 
 @dataclass(frozen=True)
 class ActionResult:

@@ -7,6 +7,10 @@ when the fresh state would break a cap or ownership rule, and it skips nodes tha
 the wanted state. Every execution, refused or not, is in the audit log, written ahead: the intent
 (who, targets, inputs, the exact commands) is committed before the first command runs, and the
 outcome with the commands' output updates that row after the last.
+
+The service is the facade of its backends: pins, holds and rollbacks are ``PinsBackend``'s
+(``console.actions.pins_backend``), a baseline ``console.actions.baseline``'s, the remediation loop's
+steps ``console.actions.casework``'s; Slurm and Kubernetes are still planned and run here.
 """
 
 from __future__ import annotations
@@ -21,15 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from console.actions import kube, slurm
-from console.actions.acceptance import (
-    DUE,
-    NOT_ACCEPTABLE,
-    acceptance_states,
-    images_to_restore,
-    last_accepted,
-    pin_fields_of,
-    with_images,
-)
+from console.actions.baseline import execute_accept, plan_accept
 from console.actions.caps import CapPolicy
 from console.actions.casework import (
     engine_problem,
@@ -40,7 +36,7 @@ from console.actions.casework import (
     revalidation_result,
 )
 from console.actions.catalogue import DANGEROUS
-from console.actions.holds import OS_RELEASE_ARGV, hold_argv, manager_for
+from console.actions.holds import OS_RELEASE_ARGV
 from console.actions.model import (
     CASE_KINDS,
     HOLD_KINDS,
@@ -52,7 +48,8 @@ from console.actions.model import (
     ActionResult,
     Step,
 )
-from console.actions.pin import DriftRow, drift_report, fingerprint, pin_changes
+from console.actions.pin import DriftRow, drift_report
+from console.actions.pins_backend import PIN_KINDS, PinsBackend
 from console.actions.planning import (
     KUBERNETES,
     PAST,
@@ -60,28 +57,22 @@ from console.actions.planning import (
     explain,
     outcome,
     plan_case,
-    plan_enforce,
     plan_kube,
-    plan_pin,
     plan_slurm,
-    reason_missing,
     recheck,
     refused,
 )
-from console.actions.rollback import plan_rollback
 from console.actions.runner import LOCAL, CommandRunner, RunOutput, runner_for
 from console.actions.slurm_state import SlurmNode
 from console.checks import CheckPack, NodeFacts
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, SlurmConfig, SshConfig, StackPin
 from console.model.findings import Remedy, Status, worst_action
-from console.probes.base import ParseError
-from console.probes.host import parse_os_release
 from console.remediation.lease import DEFAULT_TTL_S, taken_lease
 from console.remediation.reconcile import BACK, OUT, reconcile_intents
 from console.store import AuditEntry, Store, current_user
 from console.store.lifecycle import PHYSICAL, Case, Stage
-from console.store.pins import effective_pins, pin_from_fields
+from console.store.pins import effective_pins
 from console.sweep.engine import SweepEngine
 from console.sweep.partner import choose_partner
 from console.sweep.revalidation import Revalidation, revalidate_by_policy
@@ -103,7 +94,9 @@ NO_INVENTORY_POOL = "cluster"  # the one pool of a Slurm cluster used without an
 SERVICE_KINDS = SLURM_KINDS | KUBE_KINDS | CASE_KINDS | {ActionKind.PIN, ActionKind.ENFORCE_PIN, ActionKind.ROLLBACK}
 # The remediation loop's steps that sweep (revalidate) or stand for another action (approve): console.actions.casework.
 SERVICE_KINDS |= {ActionKind.REVALIDATE, ActionKind.APPROVE}
-NOT_HERE = {ActionKind.UNPIN: "pin --clear", ActionKind.ACCEPT: "console.actions.baseline"}
+# Accepting a sweep as its pools' baseline (console.actions.baseline), engine-side like every other action.
+SERVICE_KINDS |= {ActionKind.ACCEPT}
+NOT_HERE = {ActionKind.UNPIN: "pin --clear"}
 
 
 def bare_inventory() -> Inventory:
@@ -155,8 +148,8 @@ class ActionService:
         self._slurm: dict[str, SlurmNode] | None = None
         self._slurm_reader = 0
         self._kube_nodes: dict[str, dict[str, Any]] | None = None
-        self._os_ids: dict[str, str] = {}
         self._unreadable: dict[str, str] = {}  # "slurm"/"kubernetes"/node -> why the last read failed
+        self.pins_backend = PinsBackend(self, self._unreadable)  # pins, holds and rollbacks
 
     # reading state --------------------------------------------------------------------------------
 
@@ -203,12 +196,7 @@ class ActionService:
         elif request.kind is ActionKind.APPROVE:
             await refresh_approve(self, request)
         elif request.kind in HOLD_KINDS:
-            for node, os_id, out in await asyncio.gather(*(self._os_id(t) for t in self._enforce_targets(request))):
-                if os_id:
-                    self._os_ids[node] = os_id
-                    self._unreadable.pop(node, None)
-                else:
-                    self._unreadable[node] = f"cannot read /etc/os-release: {out.message()}"
+            await self.pins_backend.refresh(self._enforce_targets(request))
 
     async def _refresh_kube(self) -> None:
         try:
@@ -306,25 +294,6 @@ class ActionService:
         self._end_cases(ended)
         return nodes
 
-    async def _os_id(self, node: str) -> tuple[str, str | None, RunOutput]:
-        """The node's os-release ``ID`` (None when unreadable) and the command's output."""
-        out = await self.runner.run(node, OS_RELEASE_ARGV, timeout_s=30)
-        try:
-            os_id = parse_os_release(out.stdout).id if out.ok else None
-        except ParseError:
-            os_id = None
-        return node, os_id, out
-
-    def _stack_of(self, node: str) -> tuple[dict[str, str], str]:
-        """The node's stack from the live sweep facts, else from its newest stored verdict."""
-        facts = self.facts.get(node)
-        if facts is not None and facts.stack:
-            return dict(facts.stack), "the current sweep"
-        rows = self.store.node_history(node, 1)
-        if rows:
-            return json.loads(rows[0]["stack"] or "{}"), f"sweep {rows[0]['sweep_id']}"
-        return {}, "nowhere"
-
     def pins(self) -> dict[str, StackPin]:
         """Every pool's effective pin (stored pins win over the inventory's)."""
         return effective_pins(self.inventory, self.store)
@@ -342,10 +311,10 @@ class ActionService:
             return refused(request, READ_ONLY)
         if request.kind not in SERVICE_KINDS:
             return refused(request, f"{request.kind.value} is not carried out here: {NOT_HERE[request.kind]}")
-        if request.kind is ActionKind.PIN:
-            return self._plan_pin(request)
-        if request.kind is ActionKind.ROLLBACK:
-            return self._plan_rollback(request)[0]
+        if request.kind is ActionKind.ACCEPT:
+            return plan_accept(request, self.store, running=self.engine is not None and self.engine.running)
+        if request.kind in (ActionKind.PIN, ActionKind.ROLLBACK):
+            return self.pins_backend.plan(request)
         if request.kind is ActionKind.APPROVE:
             return plan_approve(self, request)
         routed = self._route(request)
@@ -375,42 +344,7 @@ class ActionService:
         if request.kind in KUBE_KINDS:
             problem = self._unreadable.get(KUBERNETES)
             return refused(request, problem) if problem else self._plan_kube(request, self._kube_nodes)
-        pins = self.pins()
-        pool_of = {n.name: n.pool for n in self.inventory.nodes}
-        return self._plan_holds(request, {t: pins.get(pool_of.get(t, ""), StackPin()) for t in targets})
-
-    def _plan_holds(self, request: ActionRequest, node_pins: Mapping[str, StackPin]) -> ActionPlan:
-        """The package holds of ``request.targets``, each on its pin, skipping nodes off it."""
-        stacks = {t: self._stack_of(t)[0] for t in request.targets}
-        os_ids = {t: self._os_ids.get(t) or stacks[t].get("os") for t in request.targets}
-        return plan_enforce(request, node_pins, os_ids, self._unreadable, stacks)
-
-    def _plan_rollback(self, request: ActionRequest) -> tuple[ActionPlan, dict[str, str], dict[str, str]]:
-        """The rollback plan, the pin fields it stores and the images it sets back (``console.actions.rollback``)."""
-        missing = reason_missing(request)
-        if missing is not None:
-            return missing, {}, {}
-        pool = request.pool
-        if not pool or pool not in self.inventory.pools:
-            return refused(request, f"no such pool: {pool or '(none given)'}"), {}, {}
-        record = last_accepted(self.store, pool, request.workload, self.inventory)
-        if record is None:
-            what = request.workload or "no workload"
-            return refused(request, f"{what} was never accepted on pool {pool}: nothing to roll back to"), {}, {}
-        current = self.pins()[pool]
-        new = pin_from_fields({**current.pinned_fields(), **pin_fields_of(record.stack)})
-        images = images_to_restore(self.store, self.inventory, pool)
-        members = tuple(n.name for n in self.inventory.nodes if n.pool == pool)
-        holds = self._plan_holds(replace(request, targets=members), dict.fromkeys(members, new))
-        due = [
-            s.workload
-            for s in acceptance_states(self.store, self.inventory)
-            if s.pool == pool and s.settled in (DUE, *NOT_ACCEPTABLE)
-        ]
-        plan = plan_rollback(
-            holds, pool=pool, record=record, pin_changes=pin_changes(current, new), images=images, due=due
-        )
-        return plan, new.pinned_fields(), {name: accepted for name, (_, accepted) in images.items()}
+        return self.pins_backend.plan(request)  # enforce-pin, on the targets resolved above
 
     def _pools(self, names: Iterable[str]) -> dict[str, list[str]]:
         """Pool -> members for the cap; without an inventory, every node the scheduler knows is one pool."""
@@ -499,21 +433,6 @@ class ActionService:
             steps += [Step(KUBERNETES, kube.request_argv(path, body), (target,)) for path, body in made]
         return replace(plan, steps=tuple(steps), commands=tuple(s.argv for s in steps), notes=tuple(notes))
 
-    def _plan_pin(self, request: ActionRequest) -> ActionPlan:
-        node = request.from_node
-        if not node:
-            return refused(request, "pin needs --from-node: the known-good node whose stack becomes the pin")
-        pool_of = {n.name: n.pool for n in self.inventory.nodes}
-        pool = request.pool or pool_of.get(node)
-        if pool is None or pool not in self.inventory.pools:
-            return refused(request, f"no such pool: {pool or '(none given)'}")
-        if pool_of.get(node) != pool:
-            return refused(request, f"{node} is not a node of pool {pool}")
-        stack, source = self._stack_of(node)
-        new = fingerprint(stack, request.image_digest)
-        peers = [self._stack_of(n)[0] for n, p in pool_of.items() if p == pool and n != node]
-        return plan_pin(request, pool=pool, new=new, current=self.pins()[pool], source=source, peers=peers)
-
     def _enforce_targets(self, request: ActionRequest) -> tuple[str, ...]:
         if request.kind not in HOLD_KINDS or request.targets or not request.pool:
             return request.targets
@@ -544,17 +463,17 @@ class ActionService:
             return await self._execute_slurm(plan)
         if kind in KUBE_KINDS:
             return await self._execute_kube(plan)
-        if kind is ActionKind.PIN:
-            return self._execute_pin(plan)
-        if kind is ActionKind.ROLLBACK:
-            return await self._execute_rollback(plan)
+        if kind in PIN_KINDS:
+            return await self.pins_backend.execute(plan)
+        if kind is ActionKind.ACCEPT:
+            return execute_accept(self.store, plan, self.user)
         if kind in CASE_KINDS:
             return await self._execute_case(plan)
         if kind is ActionKind.REVALIDATE:
             return (await self.revalidate(plan))[0]
         if kind is ActionKind.APPROVE:
             return await execute_approve(self, plan)
-        return await self._execute_enforce(plan)
+        return self._stale(plan, f"{kind.value} is not carried out here")
 
     def _stale(self, fresh: ActionPlan, why: str) -> ActionResult:
         return self._audit(fresh, ActionResult(False, f"refused: {why}", dict(fresh.decisions)))
@@ -828,72 +747,6 @@ class ActionService:
         whatever became of its condition (a failed one fails the result all the same)."""
         path = kube.node_path(target)
         return next(out for step, out in zip(steps, outputs, strict=True) if step.argv[1] == path)
-
-    def _execute_pin(self, plan: ActionPlan) -> ActionResult:
-        fresh = self._plan_pin(plan.request)
-        if fresh.refused:
-            return self._stale(fresh, fresh.refused)
-        pool, node = fresh.request.pool or "", fresh.request.from_node or ""
-        fields = fingerprint(self._stack_of(node)[0], plan.request.image_digest).pinned_fields()
-        with self._audited(fresh, [], pinned=fields) as entry:
-            self.store.set_pin(pool, fields, node, self.user)
-            done = f"pinned pool {pool} to the stack of {node} ({len(fields)} fields)"
-            return self._record(entry, [], ActionResult(True, done, {node: done}))
-
-    async def _execute_rollback(self, plan: ActionPlan) -> ActionResult:
-        fresh, fields, images = self._plan_rollback(plan.request)
-        why = recheck(plan, fresh)
-        if why is not None:
-            return self._stale(fresh, why)
-        pool = fresh.request.pool or ""
-        per_target = dict(fresh.decisions)
-        outputs: list[RunOutput] = []
-        with self._audited(fresh, fresh.steps, pinned=fields, images=images) as entry:
-            # The pin and images first: what every later sweep judges and runs against.
-            self.store.set_pin(pool, fields, None, self.user)
-            for name, image in images.items():
-                self.store.set_image_override(name, pool, image, user=self.user, audit_id=entry.id)
-            if images and self.engine is not None:
-                # This console's engine was built before: its next framework run is in the accepted image too (its
-                # worker processes get each node's pool from it with the node: ``console.service.worker``).
-                self.engine.inventory = with_images(self.engine.inventory, self.store.image_overrides())
-            await self._hold(fresh, per_target, outputs)
-            failed = [o for o in outputs if not o.ok and o.argv != OS_RELEASE_ARGV]
-            done = f"pool {pool} pinned back to its accepted stack ({len(fields)} fields)"
-            if images:
-                done += f", images of {', '.join(sorted(images))} set back"
-            held = fold(fresh.acting_on)
-            # The pin and images are set whatever the holds do: the outcome says both.
-            text = done + (f"; holds failed: {explain(failed[0])}" if failed else f"; held {held}" if held else "")
-            return self._record(entry, outputs, ActionResult(not failed, text, per_target))
-
-    async def _execute_enforce(self, plan: ActionPlan) -> ActionResult:
-        per_target = dict(plan.decisions)
-        outputs: list[RunOutput] = []
-        with self._audited(plan, plan.steps) as entry:
-            await self._hold(plan, per_target, outputs)
-            return self._finished(entry, plan, outputs, per_target)
-
-    async def _hold(self, plan: ActionPlan, per_target: dict[str, str], outputs: list[RunOutput]) -> None:
-        """Run the plan's hold commands, each after confirming the node's OS still takes it."""
-        for step in plan.steps:
-            target = step.targets[0]
-            # The hold command was chosen for the OS seen when planning: confirm it before running it.
-            _, os_id, probe = await self._os_id(target)
-            outputs.append(probe)
-            manager = manager_for(os_id)
-            if manager is None or hold_argv(manager, [])[0] != step.argv[0]:
-                why = (
-                    f"cannot read /etc/os-release: {probe.message()}"
-                    if not probe.ok
-                    else f"{target} now runs {os_id or 'an unknown OS'}, not one for {step.argv[0]}"
-                )
-                outputs.append(RunOutput(target, step.argv, None, "", "", why))
-                per_target[target] = f"failed: {why}"
-                continue
-            out = await self.runner.run(step.where, step.argv)
-            outputs.append(out)
-            per_target[target] = f"held: {' '.join(step.argv[2:])}" if out.ok else f"failed: {explain(out)}"
 
     def _finished(
         self, entry: AuditEntry, plan: ActionPlan, outputs: list[RunOutput], per_target: dict[str, str]

@@ -15,10 +15,11 @@ from console.sweep.pairing import Pairing
 
 EPILOG = """keys: ? in the console lists every key; ctrl+p opens the command palette.
 Without -i, ./cluster.toml is used, else $XDG_CONFIG_HOME/instinct-console/cluster.toml.
+Your own keys: $XDG_CONFIG_HOME/instinct-console/keys.toml (docs/operator-guide.md, "Your own keys").
 
 exit codes:
   0    the operator quit
-  2    usage or configuration error (cluster file, check packs, theme)"""
+  2    usage or configuration error (cluster file, check packs, theme, key file)"""
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -82,7 +83,13 @@ def run(args: argparse.Namespace) -> int:
     inventory = load_inventory(path)
     packs = load_packs(list(args.checks))
     from console.ui import run_tui
+    from console.ui.keymap import KeymapError, load_keymap
     from console.ui.theme import ThemeError
+
+    try:
+        keymap = load_keymap()  # before the database is opened: a bad key file is a usage error
+    except KeymapError as exc:
+        raise UsageError(str(exc)) from None
 
     # A database that cannot be written is read (the console starts read-only, its banner says why).
     store_path = Path(args.store or default_store_path(inventory))
@@ -108,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
             pairing=args.pairing,
             pairing_seed=args.pairing_seed,
             baseline_partners=not args.no_baseline_partners,
+            keymap=keymap,
         )
     except ThemeError as exc:
         raise UsageError(str(exc)) from None

@@ -14,13 +14,12 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
-from dataclasses import replace
 from typing import Any, BinaryIO
 
 from console.inert import log_to_stderr
 from console.runtime import tune_gc
 from console.service.assembly import EngineSpec
-from console.service.commands import Command, ExecuteAction, PlanPreview, perform, without_passing
+from console.service.commands import Command, perform, without_passing
 from console.service.context import EngineContext, close_context, open_context
 from console.service.wire import HEADER, WireError, body_length, decode, encode
 from console.sweep.events import Event, NodeDone, SweepDone, SweepStarted
@@ -37,8 +36,6 @@ class EngineHost:
         self._writer = writer
         self._events: list[Event] = []
         self._flush_handle: asyncio.TimerHandle | None = None
-        self._plans: dict[int, Any] = {}
-        self._next_plan = 0
         self._calls: set[asyncio.Task[None]] = set()
         self.context: EngineContext | None = None
 
@@ -80,14 +77,7 @@ class EngineHost:
     async def _answer(self, call_id: int, command: Command) -> None:
         assert self.context is not None
         try:
-            if isinstance(command, ExecuteAction):
-                command = ExecuteAction(replace(command.preview, plan=self._plans.pop(command.preview.plan, None)))
             value = await perform(self.context, command)
-            if isinstance(value, PlanPreview) and value.plan is not None:
-                # The action service's plan object stays here; the console gets a token for it.
-                self._next_plan += 1
-                self._plans[self._next_plan] = value.plan
-                value = replace(value, plan=self._next_plan)
             reply: tuple[Any, ...] = ("reply", call_id, True, value)
         except asyncio.CancelledError:
             reply = ("reply", call_id, False, "CancelledError: the engine is stopping")

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from console.actions.acceptance import FRAMEWORK, pool_run, record_outcomes, workload_names, workload_pools
 from console.actions.caps import CapPolicy
@@ -25,14 +24,12 @@ from console.inventory.hostlist import fold
 from console.inventory.model import Node
 from console.model.findings import Status
 from console.service.context import EngineContext
+from console.service.run_plan import RunPlan
 from console.sweep.catalog import ProbeSet, in_pool, probes_for
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.events import Event, SweepStarted
 from console.sweep.workload_runs import RunLedger
 from console.sweep.workloads import run_argv
-
-if TYPE_CHECKING:
-    from console.service.commands import PlanPreview
 
 TITLE = "Run workload"
 AUDIT_ACTION = "workload-rerun"  # the operator's request; each run itself is audited as workload-run
@@ -98,11 +95,9 @@ async def _allowance(context: EngineContext, pool: str, force: bool) -> Workload
     return await workload_allowance(caps, context.engine.inventory, [pool], actions, context.store)
 
 
-async def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) -> PlanPreview:
+async def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) -> RunPlan:
     """What running ``command.workload`` on ``command.pool`` would do (no side effect but reading the
     scheduler's node states, for the cap)."""
-    from console.service.commands import PlanPreview  # here: commands imports this module to dispatch to it
-
     inventory = context.engine.inventory
     nodes = _nodes(context, command.pool)
     names = tuple(n.name for n in nodes)
@@ -151,7 +146,7 @@ async def plan_workload_run(context: EngineContext, command: PlanWorkloadRun) ->
         where = f"on the Slurm controller {inventory.slurm.controller}, once per group"
     else:
         where = "from the first node of each group"
-    return PlanPreview(
+    return RunPlan(
         "acceptance-run",
         f"{TITLE} {command.workload} on",
         names,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 # Textual paints a changed screen on its next update tick, 60 a second by default: a key then waits up
@@ -28,12 +29,14 @@ def run_tui(
     pairing: str = "reference",
     pairing_seed: int = 0,
     baseline_partners: bool = True,
+    keymap: Mapping[str, str] | None = None,
 ) -> int:
     """Open the console on ``spec``'s inventory and block until the operator quits; returns the exit code.
 
     The engine ``spec`` describes runs in a process of its own, or with ``engine_in_thread`` on a thread
     of this one (debugging). ``store`` is the UI's own connection to the history database. The console
-    never reaches nodes itself: the engine does.
+    never reaches nodes itself: the engine does. ``keymap``: the operator's keys by binding id
+    (``console.ui.keymap``).
     """
     app = ConsoleApp(
         spec.inventory,
@@ -50,10 +53,12 @@ def run_tui(
         pairing_seed=pairing_seed,
         baseline_partners=baseline_partners,
     )
+    if keymap:
+        app.use_keymap(keymap)
     try:
         code = app.run()
     finally:
-        app.stop_engine()
+        app.link.stop()
     return int(app.return_code or code or 0)  # a signal's exit code (129, 130) is the app's return code
 
 

@@ -1,5 +1,9 @@
 """The Textual app: wires the live state, the engine (its process, or a thread), the screens and the themes.
 
+It keeps Textual's lifecycle; the engine's is ``console.ui.engine_link`` (``app.link``), the catalogued
+actions' ``console.ui.acting`` (``app.actions``), what screens read of the history database
+``console.ui.queries`` (``app.queries``), and the operator's keys ``console.ui.keymap``.
+
 Live updates are batched: the engine's event callback (the bridge's reader thread, or the engine
 thread) only folds events into ``LiveState`` and posts one
 ``FleetChanged`` when the first change after a repaint arrives; the app repaints at most every
@@ -10,7 +14,6 @@ the operator paused them, catching up from the latest state afterwards.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import gc
 import os
 import signal
@@ -18,52 +21,38 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from textual import work
 from textual.app import App
+from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.theme import Theme
 from textual.timer import Timer
 
 from console.checks import CheckPack
 from console.exitcodes import ExitCode
-from console.inventory.hostlist import fold
 from console.inventory.model import Inventory
-from console.model.findings import Finding, Status
 from console.runtime import leave_dead_terminal
 from console.service.assembly import EngineSpec
-from console.service.client import EngineGone, ProcessBridge, describe_error
-from console.service.commands import (
-    CancelSweep,
-    Command,
-    ExecuteAction,
-    GiveUp,
-    PlanPreview,
-    Rerun,
-    SchedulerStates,
-    StartMultinode,
-    StartSweep,
-)
-from console.service.workload_run import StartWorkloadRun, WorkloadRunOutcome
+from console.service.client import ProcessBridge
 from console.store import Store
-from console.sweep.catalog import ProbeSet
-from console.sweep.engine import probes_for_families
-from console.sweep.events import Event, SweepDone
+from console.sweep.events import Event
+from console.ui.acting import ActionFlow
 from console.ui.bridge import EngineBridge
+from console.ui.engine_link import EngineLink
 from console.ui.follow import FOLLOW_INTERVAL_S, StoreFollower
 from console.ui.messages import EngineProblem, FleetChanged
-from console.ui.operations import history_events
 from console.ui.palette import ConsoleCommands
-from console.ui.registry import Scope
+from console.ui.queries import HistoryQueries
 from console.ui.screens.acceptance import AcceptanceScreen
 from console.ui.screens.detail import DetailScreen
 from console.ui.screens.main import DETAIL_SCREEN, MainScreen
-from console.ui.state import WAITING_SHOWN_AFTER_S, LiveState, NodeRow
+from console.ui.state import WAITING_SHOWN_AFTER_S, LiveState
 from console.ui.text import safe
 from console.ui.theme import DEFAULT_THEME, load_themes, resolve_theme_name, stylesheet_path
 
@@ -136,47 +125,56 @@ class ConsoleApp(App[int]):
             # The stricter wins, on both sides: the engine refuses what the keys hide, and the reverse.
             read_only = True
             engine_spec = replace(engine_spec, read_only=True)
-        self.inventory = inventory
-        self.packs = packs
-        self.store = store
-        self.level = level
-        self.families = families
-        self.read_only = read_only
-        self.clock = clock
+        self.inventory, self.packs, self.store = inventory, packs, store
+        self.level, self.families = level, families  # what a sweep from the console runs
+        self.read_only, self.clock = read_only, clock
         self.export_dir = export_dir or Path.cwd()
         self.confirm_threshold = confirm_threshold
         self.pairing = (pairing, pairing_seed)  # the multinode level's first pass (tui --pairing)
         # The confirm dialog's first answer to borrowing baseline partners (tui --no-baseline-partners).
         self.baseline_partners = baseline_partners
-        self.refresh_interval_s = refresh_interval_s
-        self.scheduler_poll_s = scheduler_poll_s
+        self.refresh_interval_s, self.scheduler_poll_s = refresh_interval_s, scheduler_poll_s
         self.waiting_after_s = waiting_after_s
         self.prebuild_detail_after_s = prebuild_detail_after_s  # None: built at its first `enter`
         self.follow_interval_s = follow_interval_s
         self.state = LiveState(inventory, clock)
+        self.queries = HistoryQueries(store, inventory)  # what the screens read of the history database
+        self.actions = ActionFlow(self)  # every catalogued action's plan, dialog and execution
+        self.keymap: dict[str, str] = {}  # binding id -> the operator's keys (console.ui.keymap)
+        self._unbound: set[str] = set()  # binding ids the key file took the key of (said once)
         # Verdicts other processes store (watch, revalidate, a headless sweep) move the rows too.
         # With --no-sweep the rows start from each node's newest stored verdict, not only the newest sweep's.
         self.follower = StoreFollower(store, self.state, from_history=not start_sweep) if store else None
         self._follow_failed = False
-        self.console_themes: dict[str, Theme] = load_themes()
-        for console_theme in self.console_themes.values():
+        self.console_themes = self._register_themes(theme)
+        self.link = EngineLink(self, engine_spec, in_thread=engine_in_thread)  # the engine and its commands
+        self._start_sweep = start_sweep
+        self.main_screen = MainScreen(read_only)
+        self.paused, self.flush_count = False, 0  # repaints held by the operator; repaints done
+        self._deferred, self._last_flush = False, 0.0
+        self._flush_timer: Timer | None = None
+        self._settled_sweep, self._settled_at = 0, time.monotonic()
+        self._switch_interval, self._gc_thresholds = sys.getswitchinterval(), gc.get_threshold()
+
+    def _register_themes(self, theme: str) -> dict[str, Theme]:
+        """Register the console's themes and switch to ``theme``; returns them by name."""
+        themes = load_themes()
+        for console_theme in themes.values():
             self.register_theme(console_theme)
         self.theme = resolve_theme_name(theme, self.available_themes)
-        self._engine_spec = engine_spec
-        self._engine_in_thread = engine_in_thread
-        self._engine_lost = "nothing was running"  # what the last engine took with it when it died
-        self._start_sweep = start_sweep
-        self.bridge: EngineBridge | ProcessBridge | None = None
-        self.main_screen = MainScreen(read_only)
-        self.paused = False
-        self.flush_count = 0
-        self._deferred = False
-        self._flush_timer: Timer | None = None
-        self._last_flush = 0.0
-        self._settled_sweep = 0
-        self._settled_at = time.monotonic()
-        self._switch_interval = sys.getswitchinterval()
-        self._gc_thresholds = gc.get_threshold()
+        return themes
+
+    def use_keymap(self, keymap: Mapping[str, str]) -> None:
+        """Rebind keys by binding id (``console.ui.keymap``); the key bar, help and palette show them."""
+        self.keymap = dict(keymap)
+        self.set_keymap(self.keymap)
+
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+        """Say once per action which ones lost their key to the key file (Textual gives the key to the file's)."""
+        lost = sorted({b.id for b in clashed_bindings if b.id and b.id not in self._unbound})
+        if lost:
+            self._unbound.update(lost)
+            self.notify(f"key file: {', '.join(lost)} left without a key (another action took it)", severity="warning")
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """The console's semantic variables, valued from the default theme (other themes override them)."""
@@ -209,30 +207,13 @@ class ConsoleApp(App[int]):
         if self.follower is not None:
             self.follow_store()
             self.set_interval(self.follow_interval_s, self.follow_store)
-        if self._engine_spec is None:
+        if self.link.spec is None:
             return
-        self._start_engine()
+        self.link.start()
         if self._start_sweep:
-            self.start_sweep()
-        self.poll_scheduler()
-        self.set_interval(self.scheduler_poll_s, self.poll_scheduler)
-
-    def _start_engine(self) -> None:
-        assert self._engine_spec is not None
-        if self._engine_in_thread:
-            self.bridge = EngineBridge(self._engine_spec, self.ingest)
-        else:
-            log = self.store.path.with_name("engine.log") if self.store is not None else None
-            self.bridge = ProcessBridge(self._engine_spec, self.ingest, self._engine_ended, log_path=log)
-        self.bridge.start()
-
-    def restart_engine(self) -> None:
-        """Start the engine again after its process died (``_engine_ended`` said what was lost with it)."""
-        if self._engine_spec is None or (self.bridge is not None and self.bridge.running):
-            self.notify("the sweep engine is running: nothing to restart")
-            return
-        self._start_engine()
-        self.notify(f"engine restarted; lost with the last one: {self._engine_lost}; S sweeps again", markup=False)
+            self.link.start_sweep()
+        self.link.poll_scheduler()
+        self.set_interval(self.scheduler_poll_s, self.link.poll_scheduler)
 
     def _stop_on_signals(self) -> None:
         """A closed terminal (SIGHUP: a tmux session killed, an SSH session dropped) or SIGTERM ends the console
@@ -256,12 +237,12 @@ class ConsoleApp(App[int]):
         self.exit(None, int(ExitCode.HANGUP))
 
     def _exit_now(self) -> None:
-        self.stop_engine()
+        self.link.stop()
         os._exit(int(ExitCode.HANGUP))
 
     def show_last_sweep(self) -> None:
         """Open on the newest sweep of this inventory in the history, marked with its age (not swept now)."""
-        found = history_events(self.store, self.inventory) if self.store is not None else None
+        found = self.queries.opening_sweep()
         if found is None:
             return
         events, row = found
@@ -401,204 +382,27 @@ class ConsoleApp(App[int]):
         """Tell the operator what went wrong on the engine side."""
         self.notify(safe(message.text), title="engine", severity="error", markup=False, timeout=10)
 
-    # engine commands ----------------------------------------------------------------------------
+    @property
+    def bridge(self) -> EngineBridge | ProcessBridge | None:
+        """The engine's end the screens ask (None until it was started)."""
+        return self.link.bridge
 
-    def submit(self, label: str, command: Command) -> bool:
-        """Send ``command`` to the engine; its failure is reported as a notification."""
-        if self.bridge is None or not self.bridge.running:
-            self.notify("the sweep engine is not running", severity="warning")
-            return False
-        future = self.bridge.request(command)
-        future.add_done_callback(partial(self._job_done, label))
-        return True
-
-    def _job_done(self, label: str, future: concurrent.futures.Future[Any]) -> None:
-        if future.cancelled():
-            return
-        error = future.exception()
-        # An engine process that died is reported once, by _engine_ended, not by every command it took along.
-        if error is not None and not isinstance(error, EngineGone):
-            self.post_message(EngineProblem(f"{label} failed: {describe_error(error)}"))
-
-    def _engine_ended(self, text: str) -> None:
-        # Called on the engine reader thread when the engine process ends without being asked to: its
-        # sweep is over too, or the summary would show it running forever.
-        progress = self.state.progress
-        self._engine_lost = "nothing was running"
-        if progress.running:
-            self._engine_lost = (
-                f"sweep {progress.sweep_id}, {len(progress.done)} of {len(progress.nodes)} nodes judged"
-                " (the others were not)"
-            )
-            self.ingest(SweepDone(sweep_id=progress.sweep_id, outcome="cancelled", counts={}, duration_s=0.0))
-        self.post_message(EngineProblem(text))
-        self.post_message(EngineProblem(f"lost with the engine: {self._engine_lost}; e restarts it"))
-
-    def start_sweep(self) -> None:
-        """Sweep every node at the console's level."""
-        if self.state.progress.running or self.state.pairs.running:
-            self.notify("a sweep is already running (K cancels it)")
-            return
-
-        families = frozenset(self.families) if self.families else None
-        self.submit("sweep", StartSweep(self.level, families))
-
-    def start_multinode(self, targets: tuple[str, ...], reason: str = "", baseline_partners: bool = True) -> None:
-        """The multinode level on ``targets`` (confirmed by the operator): probes, then node pairs;
-        ``baseline_partners`` as the confirmed plan said."""
-        if self.read_only:
-            return  # the engine refuses it too; the key is not even bound
-        command = StartMultinode(tuple(targets), *self.pairing, reason=reason, baseline_partners=baseline_partners)
-        if self.submit("multi-node RCCL", command):
-            self.notify(f"multi-node RCCL on {len(targets)} node(s): their own probes first, then the pairs")
-
-    def cancel_sweep(self) -> None:
-        """Stop the running sweep; the transport kills probes in flight."""
-
-        if self.submit("cancel", CancelSweep()):
-            self.notify("cancelling the sweep…")
-
-    def give_up(self, targets: tuple[str, ...]) -> None:
-        """Stop waiting for ``targets`` in the running sweep: their probes are killed on the nodes, each
-        reads UNKNOWN ("given up") and the sweep goes on. Only the console's own probes end: no confirmation."""
-        if not targets:
-            self.notify("no node selected")
-            return
-        if self.bridge is None or not self.bridge.running:
-            self.notify("the sweep engine is not running", severity="warning")
-            return
-        checked = tuple(name for name in targets if self.state.row(name).running)
-        if checked:
-            self._give_up(targets, checked)
-        else:
-            self._nothing_to_give_up(targets)
-
-    @work(exclusive=False, group="give-up")
-    async def _give_up(self, targets: tuple[str, ...], checked: tuple[str, ...]) -> None:
-        if self.bridge is None:
-            return
-        try:
-            given: tuple[str, ...] = await self.bridge.ask(GiveUp(checked))
-        except EngineGone:
-            return  # reported once by _engine_ended
-        except Exception as exc:  # the engine failed it: say so, keep the console up
-            self.notify(safe(describe_error(exc)), title="give up", severity="error", markup=False, timeout=10)
-            return
-        if given:
-            self.notify(
-                safe(f"gave up on {fold(given)}: its probes are killed on the node, it will read UNKNOWN"),
-                markup=False,
-            )
-        # Nodes done before the key, or while the command was on its way (the engine is the judge).
-        missed = tuple(name for name in targets if name not in given)
-        if missed:
-            self._nothing_to_give_up(missed)
-
-    def _nothing_to_give_up(self, names: tuple[str, ...]) -> None:
-        being = f"{fold(names)} {'is' if len(names) == 1 else 'are'}"
-        self.notify(safe(f"nothing to give up on: {being} not being checked now"), severity="warning", markup=False)
-
-    def rerun(self, targets: tuple[str, ...], families: set[str] | None) -> None:
-        """Run the probes of ``families`` (all of the level when None) again on ``targets``."""
-        if not targets:
-            self.notify("no node selected")
-            return
-        levels = self.levels_judging(families) if families is not None else []
-        if families is not None and ProbeSet(self.level) not in levels:
-            # "done in 0:00" with nothing run was all the walk-through got for rvs at the standard level.
-            ran = " and ".join(level.value for level in levels)
-            where = f"its probes run at the {ran} level" if levels else "no probe judges it"
-            self.notify(
-                f"{', '.join(sorted(families))}: nothing to rerun at the {self.level} level ({where})",
-                severity="warning",
-            )
-            return
-        command = Rerun(tuple(targets), frozenset(families) if families is not None else None, self.level)
-        what = ", ".join(sorted(families)) if families else f"all {self.level} probes"
-        if self.submit("rerun", command):
-            self.notify(f"rerunning {what} on {len(targets)} node(s)")
-
-    def levels_judging(self, families: set[str]) -> list[ProbeSet]:
-        """The sweep levels with a probe that judges ``families`` (what a rerun of them could run)."""
-        levels = (ProbeSet.QUICK, ProbeSet.STANDARD, ProbeSet.FULL)
-        return [level for level in levels if probes_for_families(self.packs, level, families)]
-
-    def rerun_family_from_cursor(self, family: str) -> None:
-        """Palette entry: rerun one family on the marked (else cursor) nodes."""
-        self.rerun(self.main_screen.targets(Scope.MARKED), {family})
-
-    @work(exclusive=False, group="workloads")
-    async def run_workload(self, workload: str, pool: str, reason: str, *, force: bool = False) -> None:
-        """Run ``workload`` on ``pool`` through the engine (confirmed in the acceptance view) and say how it
-        ended; the view reads the recorded outcome when the run's end reaches it."""
-        if self.bridge is None or not self.bridge.running:
-            self.notify("the sweep engine is not running", severity="warning")
-            return
-        try:
-            outcome: WorkloadRunOutcome = await self.bridge.ask(StartWorkloadRun(workload, pool, reason, force=force))
-        except Exception as exc:  # refused, or the engine failed it: say so, keep the console up
-            self.notify(safe(describe_error(exc)), title="Run workload", severity="error", markup=False, timeout=10)
-            return
-        bad = any(word in r for r in outcome.recorded for word in ("regressed", "blocked")) or outcome.status in (
-            Status.FAIL,
-            Status.UNKNOWN,
-        )
-        self.notify(
-            safe(outcome.summary), title="Run workload", severity="error" if bad else "information", markup=False,
-            timeout=10,
-        )  # fmt: skip
-        for screen in self.screen_stack:
-            if isinstance(screen, AcceptanceScreen):
-                screen.reload()
-
-    @work(exclusive=False, group="actions")
-    async def execute_plan(self, preview: PlanPreview) -> None:
-        """Carry out a confirmed cluster action on the engine side and report what happened."""
-        if self.bridge is None:
-            return
-        try:
-            outcome = await self.bridge.ask(ExecuteAction(preview))
-        except Exception as exc:  # the engine failed it, or is gone: say so, keep the console up
-            self.notify(safe(describe_error(exc)), title=preview.title, severity="error", markup=False, timeout=10)
-            return
-        lines = [outcome.summary, *(f"{node}: {text}" for node, text in outcome.per_target.items())]
-        self.notify(
-            safe("; ".join(lines)),
-            title=preview.title,
-            severity="information" if outcome.ok else "error",
-            markup=False,
-            timeout=10,
-        )
-        self.poll_scheduler()
-
-    @work(exclusive=True, group="scheduler")
-    async def poll_scheduler(self) -> None:
-        """Refresh the scheduler column from the action service (blank while there is none)."""
-        if self.bridge is None or not self.bridge.running:
-            return
-        try:
-            states = await self.bridge.ask(SchedulerStates())
-        except EngineGone:
-            return  # reported once by _engine_ended
-        except Exception as exc:  # the action service's failure is the operator's to see, not a crash
-            self.post_message(EngineProblem(f"reading the scheduler failed: {describe_error(exc)}"))
-            return
-        if states and self.state.set_scheduler_states(states):
-            self.post_message(FleetChanged())
+    @bridge.setter
+    def bridge(self, bridge: EngineBridge | ProcessBridge | None) -> None:
+        self.link.bridge = bridge  # another end speaking the same commands (tests, the UI benchmark)
 
     async def shutdown(self) -> None:
         """Stop the engine (cancelling the sweep and closing connections), then exit."""
         if self.bridge is not None:
             self.notify("stopping the engine…")
-            await asyncio.to_thread(self.bridge.stop)
+            await asyncio.to_thread(self.link.stop)
         self.exit(0)
 
     async def on_unmount(self) -> None:
         """However the app ends, the engine ends with it (no sweep keeps running headless)."""
         sys.setswitchinterval(self._switch_interval)
         gc.set_threshold(*self._gc_thresholds)
-        if self.bridge is not None:
-            await asyncio.to_thread(self.bridge.stop)
+        await asyncio.to_thread(self.link.stop)
 
     # themes and pins ----------------------------------------------------------------------------
 
@@ -618,40 +422,3 @@ class ConsoleApp(App[int]):
             self.main_screen.grid.restyle()
             self.main_screen.refresh_links()
             self.main_screen.refresh_summary()
-
-    def findings_of(self, row: NodeRow) -> tuple[list[Finding], bool]:
-        """Every finding of the row's verdict (from the history database) and whether the list is complete.
-
-        Rows keep only findings that are not PASS; without a database holding the rest, that is what is shown.
-        """
-        kept = self.kept_findings(row)
-        counted = sum(row.verdict.passed.values()) if row.verdict is not None else 0  # PASS kept as counts
-        if self.more_findings_stored(row):
-            assert self.store is not None and row.sweep_id is not None  # what more_findings_stored checked
-            stored = self.store.findings(row.sweep_id, row.name)
-            if len(stored) + counted == row.findings_total:
-                return stored, True
-        return kept, len(kept) + counted == row.findings_total
-
-    @staticmethod
-    def kept_findings(row: NodeRow) -> list[Finding]:
-        """The findings the row holds in memory: every one that is not PASS."""
-        return list(row.verdict.findings) if row.verdict is not None else []
-
-    def more_findings_stored(self, row: NodeRow) -> bool:
-        """True when the history database may hold findings of the row's verdict that the row does not."""
-        kept = row.verdict.total if row.verdict is not None else 0
-        return self.store is not None and row.sweep_id is not None and kept < row.findings_total
-
-    def pool_pin(self, pool: str) -> dict[str, str]:
-        """The pin a pool is held to: the one stored by 'pin stack', else the inventory's."""
-        stored = self.store.pin(pool) if self.store is not None else {}
-        if stored:
-            return stored
-        spec = self.inventory.pools.get(pool)
-        return spec.pin.pinned_fields() if spec is not None else {}
-
-    def stop_engine(self) -> None:
-        """Stop the engine if it still runs (after the app has exited)."""
-        if self.bridge is not None:
-            self.bridge.stop()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from console.store import Store
 from console.store.follow import StoredVerdict, newest_verdicts, node_totals, stored_row, verdicts_since, watermark
-from console.ui.operations import stored_node_done
+from console.ui.queries import stored_node_done
 from console.ui.state import LiveState, shows_older
 
 # Seconds between two looks at the history database: well under how often another process stores a

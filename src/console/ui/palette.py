@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from console.ui.registry import visible_actions
+from console.ui.registry import Scope, visible_actions
 from console.ui.state import FAMILIES
 
 if TYPE_CHECKING:
@@ -32,14 +32,14 @@ def palette_commands(app: ConsoleApp) -> list[PaletteCommand]:
     commands = []
     for action in visible_actions(app.read_only, "main"):
         # The group's own short name: the first word of its title read "the: resume", "finding: help".
-        text = f"{action.group}: {action.title.lower()} ({action.key_display})"
+        text = f"{action.group}: {action.title.lower()} ({action.key_shown(app.keymap)})"
         commands.append(PaletteCommand(text, action.description, partial(main.run_action, action.handler)))
     for family in FAMILIES:
         commands.append(
             PaletteCommand(
                 f"sweep: rerun family {family}",
                 "on the marked nodes, else the node under the cursor",
-                partial(app.rerun_family_from_cursor, family),
+                partial(_rerun_family, app, family),
             )
         )
     for name in app.console_themes:
@@ -64,3 +64,8 @@ class ConsoleCommands(Provider):
         app: ConsoleApp = self.app  # type: ignore[assignment]
         for command in palette_commands(app):
             yield DiscoveryHit(command.text, command.run, text=command.text, help=command.help)
+
+
+def _rerun_family(app: ConsoleApp, family: str) -> None:
+    """Rerun one family on the marked (else cursor) nodes."""
+    app.link.rerun(app.main_screen.targets(Scope.MARKED), {family})

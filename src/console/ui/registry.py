@@ -1,14 +1,17 @@
 """Every operator action of the console, declared once.
 
 The registry drives the key bindings (with stable ids, so ``App.set_keymap`` can rebind them), the
-footer, the command palette and the help screen. ``handler`` is the Textual action run on the main
-screen. The actions that change something come from ``console.actions.catalogue``, with its id, title,
-description and danger: dangerous ones (drain, resume, pins) are not bound at all in ``--read-only``
-mode, and every one of them goes through the confirm dialog.
+footer, the command palette and the help screen; ``console.ui.keymap`` rebinds them from the user's
+key file. ``handler`` is the Textual action run on the action's screen. The actions that change
+something come from ``console.actions.catalogue``, with its id, title, description and danger, and run
+through one parameterised handler, ``act('<id>')`` (``console.ui.acting``): dangerous ones (drain,
+resume, pins) are not bound at all in ``--read-only`` mode, and every one of them goes through the
+confirm dialog.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -64,6 +67,7 @@ class UiAction:
     # Checked before the key reaches the focused widget: what is typed right after it must already
     # find the widget the action focused (e.g. the filter line after "/").
     priority: bool = False
+    kind: ActionKind | None = None  # the catalogue's action it runs (None: the console's own)
 
     @property
     def action_name(self) -> str:
@@ -72,21 +76,38 @@ class UiAction:
 
     @property
     def key_display(self) -> str:
-        """The key as the help screen prints it."""
-        return _KEY_NAMES.get(self.key, self.key)
+        """The default key as the help screen prints it."""
+        return self.key_shown()
+
+    def key_shown(self, keymap: Mapping[str, str] | None = None) -> str:
+        """The key as the help screen prints it, the operator's own from ``keymap`` (``console.ui.keymap``)."""
+        keys = (keymap or {}).get(self.id, self.key)
+        return "/".join(_KEY_NAMES.get(k, k) for k in keys.split(","))
+
+
+# The one handler of every catalogued action: ``action_act(action_id)`` on its screen (console.ui.acting).
+ACT = "act"
 
 
 def _catalogued(
-    kind: ActionKind, key: str, scope: Scope, handler: str, group: str, *, footer: bool = False, screen: str = "main"
+    kind: ActionKind,
+    key: str,
+    scope: Scope,
+    group: str,
+    *,
+    footer: bool = False,
+    screen: str = "main",
+    handler: str | None = None,
 ) -> UiAction:
     """The console's key for a catalogued action: its id, title, description and danger come from there.
 
     On another screen than the main one the id is ``<screen>-<action>``: ids are unique across screens.
+    Its handler is ``act('<id>')`` unless the screen needs its own (``handler``).
     """
     e = entry(kind)
     uid = e.id if screen == "main" else f"{screen}-{e.id}"
-    return UiAction(uid, e.title, key, scope, handler, e.summary, group, dangerous=e.dangerous, confirm=True,
-                    footer=footer, screen=screen)  # fmt: skip
+    return UiAction(uid, e.title, key, scope, handler or f"{ACT}('{uid}')", e.summary, group, dangerous=e.dangerous,
+                    confirm=True, footer=footer, screen=screen, kind=kind)  # fmt: skip
 
 
 _KEY_NAMES = {"question_mark": "?", "slash": "/", "space": "space", "enter": "enter", "escape": "esc"}
@@ -140,21 +161,21 @@ ACTIONS: tuple[UiAction, ...] = (
              "the link panel shows the multi-node heatmap (busbw / floor per node pair) and the stragglers",
              "view"),
     # the cluster (dangerous)
-    _catalogued(ActionKind.DRAIN, "d", Scope.MARKED, "drain", "cluster", footer=True),
-    _catalogued(ActionKind.RESUME, "u", Scope.MARKED, "resume", "cluster"),
-    _catalogued(ActionKind.CORDON, "c", Scope.MARKED, "cordon", "cluster"),
-    _catalogued(ActionKind.UNCORDON, "U", Scope.MARKED, "uncordon", "cluster"),
+    _catalogued(ActionKind.DRAIN, "d", Scope.MARKED, "cluster", footer=True),
+    _catalogued(ActionKind.RESUME, "u", Scope.MARKED, "cluster"),
+    _catalogued(ActionKind.CORDON, "c", Scope.MARKED, "cluster"),
+    _catalogued(ActionKind.UNCORDON, "U", Scope.MARKED, "cluster"),
     # a drained node's remediation case (console.store.lifecycle)
-    _catalogued(ActionKind.REPAIRED, "a", Scope.MARKED, "repaired", "cluster"),
-    _catalogued(ActionKind.ESCALATE, "X", Scope.MARKED, "escalate", "cluster"),
+    _catalogued(ActionKind.REPAIRED, "a", Scope.MARKED, "cluster"),
+    _catalogued(ActionKind.ESCALATE, "X", Scope.MARKED, "cluster"),
     UiAction("remediation", "Remediation view", "H", Scope.GLOBAL, "remediation_view",
              "nodes per stage of the remediation loop: age, next step and who takes it, strikes, breaker, "
              "proposals", "cluster"),
-    _catalogued(ActionKind.ENFORCE_PIN, "E", Scope.MARKED, "enforce_pin", "cluster"),
-    _catalogued(ActionKind.PIN, "P", Scope.NODE, "pin_stack", "cluster"),
-    _catalogued(ActionKind.ROLLBACK, "B", Scope.NODE, "rollback", "cluster"),
+    _catalogued(ActionKind.ENFORCE_PIN, "E", Scope.MARKED, "cluster"),
+    _catalogued(ActionKind.PIN, "P", Scope.NODE, "cluster"),
+    _catalogued(ActionKind.ROLLBACK, "B", Scope.NODE, "cluster"),
     # history
-    _catalogued(ActionKind.ACCEPT, "A", Scope.GLOBAL, "accept_baseline", "history"),
+    _catalogued(ActionKind.ACCEPT, "A", Scope.GLOBAL, "history"),
     UiAction("diff-baseline", "Diff baseline", "D", Scope.GLOBAL, "diff_baseline",
              "what changed since each pool's accepted baseline", "history"),
     UiAction("acceptance", "Workload acceptance", "W", Scope.GLOBAL, "acceptance_view",
@@ -182,11 +203,10 @@ ACTIONS: tuple[UiAction, ...] = (
     UiAction("back", "Back", "escape", Scope.GLOBAL, "back", "back to the node list", "detail", footer=True,
              screen="detail"),
     # the remediation view (H): the cursor node's case, through the catalogue like every action
-    _catalogued(ActionKind.REPAIRED, "a", Scope.NODE, "repaired", "remediation", footer=True, screen="remediation"),
-    _catalogued(ActionKind.REVALIDATE, "v", Scope.NODE, "revalidate", "remediation", footer=True,
-                screen="remediation"),
-    _catalogued(ActionKind.APPROVE, "p", Scope.NODE, "approve", "remediation", footer=True, screen="remediation"),
-    _catalogued(ActionKind.ESCALATE, "X", Scope.NODE, "escalate", "remediation", footer=True, screen="remediation"),
+    _catalogued(ActionKind.REPAIRED, "a", Scope.NODE, "remediation", footer=True, screen="remediation"),
+    _catalogued(ActionKind.REVALIDATE, "v", Scope.NODE, "remediation", footer=True, screen="remediation"),
+    _catalogued(ActionKind.APPROVE, "p", Scope.NODE, "remediation", footer=True, screen="remediation"),
+    _catalogued(ActionKind.ESCALATE, "X", Scope.NODE, "remediation", footer=True, screen="remediation"),
     UiAction("remediation-back", "Back", "escape", Scope.GLOBAL, "back", "back to the node list", "remediation",
              footer=True, screen="remediation"),
     # the acceptance view (W): one row per workload and pool
@@ -200,14 +220,28 @@ ACTIONS: tuple[UiAction, ...] = (
     UiAction("acceptance-accept-run", "Accept run", "a", Scope.POOL, "accept_workload",
              "accept the selected workload's last passed run on its pool, with a reason (audited)", "acceptance",
              confirm=True, footer=True, screen="acceptance"),
-    _catalogued(ActionKind.ROLLBACK, "B", Scope.POOL, "rollback_pool", "acceptance", footer=True,
-                screen="acceptance"),
+    _catalogued(ActionKind.ROLLBACK, "B", Scope.POOL, "acceptance", footer=True, screen="acceptance",
+                handler="rollback_pool"),
     UiAction("acceptance-close", "Back", "escape", Scope.GLOBAL, "close", "back to the node list", "acceptance",
              footer=True, screen="acceptance"),
 )  # fmt: skip
 
 BY_ID: dict[str, UiAction] = {a.id: a for a in ACTIONS}
 DANGEROUS_ACTION_NAMES = frozenset(a.action_name for a in ACTIONS if a.dangerous)
+
+
+def hidden_when_read_only(action: str, parameters: tuple[object, ...]) -> bool:
+    """True when the Textual action ``action(*parameters)`` is a dangerous one (read-only mode hides it).
+
+    ``act`` runs every catalogued action: its parameter, the action's id, says which (without one it is
+    hidden: it could not run anyway).
+    """
+    if action == ACT:
+        named = BY_ID.get(str(parameters[0])) if parameters else None
+        return named is None or named.dangerous
+    return action in DANGEROUS_ACTION_NAMES
+
+
 GROUP_TITLES = {
     "view": "Finding your way",
     "sweep": "Sweeps",
@@ -240,3 +274,11 @@ def bindings(read_only: bool, screen: str = "main") -> list[Binding]:
         if read_only and a.dangerous and a.screen == screen
     ]
     return usable + refused
+
+
+def pair_keys_hint(read_only: bool, keymap: Mapping[str, str] | None = None) -> str:
+    """The keys of the multi-node runs and the node-pair view, as the link panel's pair line says them."""
+    pool, fleet, view = (BY_ID[k].key_shown(keymap) for k in ("multinode", "multinode-fleet", "pair-view"))
+    if read_only:
+        return f"{view}: node-pair view (starting runs is off in read-only mode)"
+    return f"{pool}: run on the marked nodes, else the cursor's pool; {fleet}: every node; {view}: node-pair view"

@@ -24,7 +24,7 @@ from textual.widgets.data_table import RowKey
 
 from console.actions.acceptance import AcceptanceState, accept_workload, acceptance_states, run_refusal
 from console.actions.model import ActionKind
-from console.service.commands import PlanAction, PlanPreview
+from console.service.run_plan import RunPlan
 from console.service.workload_run import PlanWorkloadRun
 from console.ui.acceptance import COLUMNS, acceptance_content, row_cells, with_live_runs
 from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, bindings
@@ -70,7 +70,7 @@ class AcceptanceScreen(Screen[None]):
             yield DataTable(id="acceptance-table", cursor_type="row", zebra_stripes=False)
             with VerticalScroll(id="acceptance-scroll"):
                 yield Static(id="acceptance-detail")
-        yield KeyBar(self.read_only, SCREEN)
+        yield KeyBar(self.read_only, SCREEN, keymap=self.console_app.keymap)
 
     async def on_mount(self) -> None:
         """Fill the table and focus it, once the details pane (two containers deep) is mounted too."""
@@ -183,19 +183,19 @@ class AcceptanceScreen(Screen[None]):
         action = BY_ID["acceptance-run"]
         targets = self._members(state.pool)
 
-        async def planner(reason: str, force: bool = False) -> PlanPreview:
+        async def planner(reason: str, force: bool = False) -> RunPlan:
             if app.bridge is None:
-                return PlanPreview(action.id, action.title, targets, reason, refused="the engine is not running")
+                return RunPlan(action.id, action.title, targets, reason, refused="the engine is not running")
             # force: the operator typed the override word (past the pool's cap: every node at once).
             command = PlanWorkloadRun(state.workload, state.pool, reason, force=force)
-            preview: PlanPreview = await app.bridge.ask(command)
+            preview: RunPlan = await app.bridge.ask(command)
             return preview
 
-        def done(preview: PlanPreview | None) -> None:
+        def done(preview: RunPlan | None) -> None:
             if preview is None:
                 self.notify(f"{action.title}: cancelled, nothing was done")
                 return
-            app.run_workload(state.workload, state.pool, preview.reason, force=preview.forced)
+            app.link.run_workload(state.workload, state.pool, preview.reason, force=preview.forced)
 
         screen = ConfirmScreen(action, targets, planner, count_threshold=app.confirm_threshold)
         self.app.push_screen(screen, done)
@@ -219,7 +219,7 @@ class AcceptanceScreen(Screen[None]):
             # a node the sweep did not judge healthy, is refused in the plan with why and what to do.
             refused = run_refusal(app.store, app.inventory, state.workload, state.pool, last.sweep_id)
 
-        async def planner(reason: str, force: bool = False) -> PlanPreview:
+        async def planner(reason: str, force: bool = False) -> RunPlan:
             why = refused or (None if reason else "a reason is required: what this acceptance is for (audited)")
             notes = (
                 f"accept the run of sweep #{last.sweep_id} ({last.status.value}): its stack becomes the accepted one"
@@ -227,9 +227,9 @@ class AcceptanceScreen(Screen[None]):
                 else "",
             )
             title = f"Accept {state.workload} on"
-            return PlanPreview(action.id, title, (state.pool,), reason, notes=notes, refused=why)
+            return RunPlan(action.id, title, (state.pool,), reason, notes=notes, refused=why)
 
-        def done(preview: PlanPreview | None) -> None:
+        def done(preview: RunPlan | None) -> None:
             if preview is None or last is None or app.store is None:
                 self.notify(f"{action.title}: cancelled, nothing was done")
                 return
@@ -252,24 +252,6 @@ class AcceptanceScreen(Screen[None]):
         state = self.selected
         if self.read_only or state is None:
             return
-        app = self.console_app
-        action = BY_ID[ActionKind.ROLLBACK.value]
         targets = self._members(state.pool)
-        if not targets:
-            return
-
-        async def planner(reason: str, force: bool = False) -> PlanPreview:
-            if app.bridge is None:
-                return PlanPreview(action.id, action.title, targets, reason, refused="the engine is not running")
-            command = PlanAction(ActionKind.ROLLBACK, targets, reason, None, state.pool, targets[0], force=force)
-            preview: PlanPreview = await app.bridge.ask(command)
-            return preview
-
-        def done(preview: PlanPreview | None) -> None:
-            if preview is None:
-                self.notify(f"{action.title}: cancelled, nothing was done")
-                return
-            app.execute_plan(preview)
-
-        screen = ConfirmScreen(action, targets, planner, count_threshold=app.confirm_threshold)
-        self.app.push_screen(screen, done)
+        if targets:
+            self.console_app.actions.start(BY_ID[ActionKind.ROLLBACK.value], targets, with_sweep=False)

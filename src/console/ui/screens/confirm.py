@@ -17,8 +17,8 @@ threshold) the operator typed the number of targets.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import ClassVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -30,12 +30,39 @@ from textual.timer import Timer
 from textual.widgets import Button, Checkbox, Input, Static
 
 from console.inventory.hostlist import fold
-from console.service.commands import PlanPreview
+from console.service.run_plan import RunPlan
 from console.ui.registry import UiAction
 from console.ui.text import safe
 
+
+class ShownPlan(Protocol):
+    """What the dialog reads of a plan: a catalogued action's ``ActionPlan`` as the engine made it, or a
+    run's ``RunPlan`` (the multinode level, a workload)."""
+
+    @property
+    def targets(self) -> tuple[str, ...]: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def forced(self) -> bool: ...
+    @property
+    def refused(self) -> str | None: ...
+    @property
+    def where(self) -> str: ...
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+    @property
+    def decisions(self) -> Mapping[str, str]: ...
+    @property
+    def capped(self) -> tuple[str, ...]: ...
+    @property
+    def held(self) -> tuple[str, ...]: ...
+    def command_lines(self) -> list[str]: ...
+
+
+PlanT = TypeVar("PlanT", bound=ShownPlan)
 # planner(reason) -> the plan; planner(reason, force=True) -> the plan with the pool caps overridden.
-Planner = Callable[..., Awaitable[PlanPreview]]
+Planner = Callable[..., Awaitable[PlanT]]
 OVERRIDE_WORD = "override"
 
 
@@ -62,7 +89,7 @@ CLI_OVERRIDE = "--force"
 DIALOG_OVERRIDE = f'typing "{OVERRIDE_WORD}"'
 
 
-class ConfirmScreen(ModalScreen[PlanPreview | None]):
+class ConfirmScreen(ModalScreen[PlanT | None], Generic[PlanT]):
     """Asks before ``action`` runs on ``targets``; dismisses with the confirmed plan or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="confirm-cancel")]
@@ -71,7 +98,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
         self,
         action: UiAction,
         targets: tuple[str, ...],
-        planner: Planner,
+        planner: Planner[PlanT],
         *,
         count_threshold: int = 5,
         target_noun: str = "node",
@@ -82,7 +109,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
         self.planner = planner
         self.needs_count = len(self.targets) > count_threshold
         self.target_noun = target_noun
-        self.preview: PlanPreview | None = None
+        self.preview: PlanT | None = None
         self.force = False
         self.borrow: bool | None = None  # the borrow checkbox's value once the plan offers one
         self._replan_timer: Timer | None = None
@@ -143,7 +170,7 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
             self._update_yes()
             self._replan()
 
-    def _offer_override(self, preview: PlanPreview) -> None:
+    def _offer_override(self, preview: PlanT) -> None:
         """Mount the override field the first time a plan leaves nodes out by the cap or their case."""
         if (preview.capped or preview.held) and not self.query("#confirm-override"):
             n = len(preview.capped or preview.held)
@@ -159,9 +186,9 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
             self._update_yes()
             self._replan()
 
-    def _offer_borrow(self, preview: PlanPreview) -> None:
+    def _offer_borrow(self, preview: PlanT) -> None:
         """Mount the borrow choice the first time a plan names nodes outside the targets it may take."""
-        if preview.borrowable and not self.query("#confirm-borrow"):
+        if isinstance(preview, RunPlan) and preview.borrowable and not self.query("#confirm-borrow"):
             self.borrow = preview.borrow
             label = f"borrow baseline partners when needed: {fold(preview.borrowable)} (not selected)"
             box = Checkbox(label, value=preview.borrow, id="confirm-borrow")
@@ -190,17 +217,16 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
         options = {"force": True} if self.force else {}
         if borrow is not None:
             options["borrow"] = borrow
+        force = self.force
         try:
             preview = await self.planner(reason, **options)
         except Exception as exc:  # a failing planner must leave the dialog usable (No still works)
-            preview = PlanPreview(
-                self.action_spec.id,
-                self.action_spec.title,
-                self.targets,
-                reason,
-                refused=f"could not plan: {type(exc).__name__}: {exc}",
-                forced=self.force,
-            )
+            if reason == self.reason and force == self.force and borrow == self.borrow:
+                self.preview = None
+                failed = f"could not plan: {type(exc).__name__}: {exc}"
+                self.query_one("#confirm-plan", Static).update(refusal_content(failed))
+                self._update_yes()
+            return
         if reason != self.reason or preview.forced != self.force or borrow != self.borrow:
             return  # typed on meanwhile; the next plan is on its way
         self._offer_override(preview)
@@ -216,15 +242,18 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
 
     @property
     def can_confirm(self) -> bool:
-        """True when Yes is allowed: a fresh, unrefused plan for these targets and, if needed, the count."""
+        """True when Yes is allowed: a fresh, unrefused plan for these targets and, if needed, the count.
+
+        A plan may take in more than the targets (a rollback asked on one node acts on its pool), never fewer.
+        """
         preview = self.preview
         return (
             preview is not None
             and preview.refused is None
             and preview.reason == self.reason
             and preview.forced == self.force
-            and preview.targets == self.targets
-            and (self.borrow is None or preview.borrow == self.borrow)
+            and set(self.targets) <= set(preview.targets)
+            and (self.borrow is None or (isinstance(preview, RunPlan) and preview.borrow == self.borrow))
             and self._count_ok()
         )
 
@@ -242,7 +271,12 @@ class ConfirmScreen(ModalScreen[PlanPreview | None]):
             self.dismiss(self.preview)
 
 
-def plan_content(preview: PlanPreview) -> Content:
+def refusal_content(refused: str) -> Content:
+    """Why nothing may run, in the dialog's words."""
+    return Content.assemble(("refused: ", "bold $health-crit"), (safe(_dialog_words(refused)), "$health-crit"))
+
+
+def plan_content(preview: ShownPlan) -> Content:
     """The dry run: where it runs, each exact command, notes, or why it was refused."""
     parts: list[str | tuple[str, str]] = []
     if preview.refused and not preview.reason and "reason is required" in preview.refused:
@@ -250,15 +284,14 @@ def plan_content(preview: PlanPreview) -> Content:
         parts += [("waiting for a reason: ", "bold $health-warn"), (safe(preview.refused), "$muted")]
         return Content.assemble(*parts)
     if preview.refused:
-        parts += [("refused: ", "bold $health-crit"), (safe(_dialog_words(preview.refused)), "$health-crit")]
-        return Content.assemble(*parts)
+        return refusal_content(preview.refused)
     parts += [("will run", "bold"), (f" {safe(preview.where)}" if preview.where else "", "$muted")]
     lines = preview.command_lines()
     if not lines:
         parts += ["\n", ("  (no commands: only the console's history changes)", "$muted")]
     for line in lines:
         parts += ["\n  ", (safe(line), "bold")]
-    for target, decision in preview.decisions:
+    for target, decision in preview.decisions.items():
         parts += ["\n", (f"  {safe(target)}: ", "$muted"), safe(_dialog_words(decision))]
     for note in preview.notes:
         parts += ["\n", ("  note: ", "$muted"), safe(_dialog_words(note))]

@@ -205,7 +205,7 @@ class DetailScreen(Screen[None]):
                 yield Static(id="evidence")
             for tab in TABS[1:]:
                 yield Container(id=tab)
-        yield KeyBar(self.read_only, "detail")
+        yield KeyBar(self.read_only, "detail", keymap=self.console_app.keymap)
 
     @staticmethod
     def _tab_line(active: str) -> Content:
@@ -358,14 +358,14 @@ class DetailScreen(Screen[None]):
     def _fill_findings(self, row: NodeRow, preselect: bool, *, first_paint: bool = False) -> None:
         grid = self.query_one("#findings-table", RowGrid)
         app = self.console_app
-        if first_paint and app.more_findings_stored(row):
+        if first_paint and app.queries.more_findings_stored(row):
             # The problems are in memory and on screen at once; the passing findings (~95 % of an 8-GPU
             # node's) are read from the history database once this frame is painted.
-            everything, self._complete = app.kept_findings(row), True
+            everything, self._complete = app.queries.kept_findings(row), True
             # Once the first frame is out and the loop is idle: a key pressed meanwhile is served first.
             self.set_timer(REST_OF_FINDINGS_S, partial(self._complete_findings, row.name, row.version))
         else:
-            everything, self._complete = app.findings_of(row)
+            everything, self._complete = app.queries.findings_of(row)
         lines = finding_rows(everything)
         if row.verdict is not None and row.verdict.passed:
             pack = app.packs.get(row.node.gpu_model)
@@ -500,7 +500,7 @@ class DetailScreen(Screen[None]):
         table = self._table("stack")
         table.clear()
         app = self.console_app
-        pin = app.pool_pin(row.node.pool)
+        pin = app.queries.pool_pin(row.node.pool)
         stack = row.view.stack if row.view is not None else {}
         for field in sorted(set(stack) | set(pin)):
             have, want = stack.get(field), pin.get(field)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -33,8 +34,9 @@ STATUS_MEANING = {
 }
 
 
-def help_content(read_only: bool) -> Content:
-    """Keys per group from the registry, then colours, glyphs, columns and the filter grammar."""
+def help_content(read_only: bool, keymap: Mapping[str, str] | None = None) -> Content:
+    """Keys per group from the registry (the operator's own from ``keymap``), then colours, glyphs, columns
+    and the filter grammar."""
     parts: list[Part] = []
     width = max(len(a.title) for a in ACTIONS) + 2  # the longest title still ends before its description
     for group, title in GROUP_TITLES.items():
@@ -45,7 +47,7 @@ def help_content(read_only: bool) -> Content:
         for action in actions:
             hidden = read_only and action.dangerous
             style = "$muted" if hidden else ""
-            parts += [(f"  {action.key_display:>7}  ", style or "bold"), (action.title.ljust(width), style)]
+            parts += [(f"  {action.key_shown(keymap):>7}  ", style or "bold"), (action.title.ljust(width), style)]
             parts += [(action.description, "$muted")]
             if action.dangerous:
                 parts += [
@@ -82,16 +84,17 @@ class HelpScreen(ModalScreen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "close", "Close", id="help-close")]
 
-    def __init__(self, read_only: bool) -> None:
+    def __init__(self, read_only: bool, keymap: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.read_only = read_only
+        self.keymap = keymap
 
     def compose(self) -> ComposeResult:
         """One scrollable page."""
         with Vertical(id="help-box"):
             yield Static(Content.styled("instinct-console keys", "bold"), id="help-title")
             with VerticalScroll(id="help-scroll"):
-                yield Static(help_content(self.read_only))
+                yield Static(help_content(self.read_only, self.keymap))
 
     def action_close(self) -> None:
         """Back."""

@@ -6,8 +6,6 @@ Targets of an action are resolved by node name when its key is pressed and passe
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Awaitable, Callable
 from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
@@ -19,18 +17,15 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Input, Static
 
-from console.actions.baseline import PoolDiff, accept_baseline, baseline_diffs
-from console.actions.model import ActionKind
+from console.actions.baseline import PoolDiff
 from console.files import OutputRefused
 from console.model.findings import Status
-from console.service.commands import MULTINODE_TITLE, PlanAction, PlanMultinode, PlanPreview
 from console.store.faults import StoreFault
-from console.sweep.catalog import ProbeSet
-from console.ui.operations import baseline_preview, export_report, hostlist
-from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, Scope, UiAction, bindings
+from console.ui.acting import scope_targets
+from console.ui.operations import export_report, hostlist
+from console.ui.registry import BY_ID, Scope, bindings, hidden_when_read_only, pair_keys_hint
 from console.ui.rows import COLUMNS, row_cells
 from console.ui.screens.acceptance import AcceptanceScreen
-from console.ui.screens.confirm import ConfirmScreen
 from console.ui.screens.dialogs import ALL_FAMILIES, FamilyPicker, TextScreen
 from console.ui.screens.help import HelpScreen
 from console.ui.state import FAMILIES
@@ -49,6 +44,10 @@ if TYPE_CHECKING:
 FAILED = (Status.FAIL, Status.UNKNOWN)
 LINKS_DELAY_S = 0.08
 DETAIL_SCREEN = "detail"
+STORE_FAILED = (
+    "Sweeps go on and show here; actions are off (none runs without its audit row) until the console is"
+    " restarted on a sound history database."
+)
 
 
 class MainScreen(Screen[None]):
@@ -80,7 +79,7 @@ class MainScreen(Screen[None]):
         yield FilterLine(
             placeholder="filter: text, gpu[01-08], pool=…, verdict=FAIL, !term   (enter: keep, esc: clear)", id="filter"
         )
-        yield KeyBar(self.read_only, "main")
+        yield KeyBar(self.read_only, "main", keymap=self.console_app.keymap)
 
     @property
     def grid(self) -> RowGrid:
@@ -102,9 +101,7 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide dangerous actions in read-only mode."""
-        if self.read_only and action in DANGEROUS_ACTION_NAMES:
-            return None
-        return True
+        return None if self.read_only and hidden_when_read_only(action, parameters) else True
 
     # live updates -------------------------------------------------------------------------------
 
@@ -152,10 +149,7 @@ class MainScreen(Screen[None]):
 
     @cached_property
     def _pair_keys(self) -> str:
-        pool, fleet, view = (BY_ID[k].key_display for k in ("multinode", "multinode-fleet", "pair-view"))
-        if self.read_only:
-            return f"{view}: node-pair view (starting runs is off in read-only mode)"
-        return f"{pool}: run on the marked nodes, else the cursor's pool; {fleet}: every node; {view}: node-pair view"
+        return pair_keys_hint(self.read_only, self.console_app.keymap)
 
     @cached_property
     def _label_keys(self) -> frozenset[str]:
@@ -178,7 +172,7 @@ class MainScreen(Screen[None]):
             read_only=self.read_only,
             now=now,
             holdups=tuple(app.state.holdups(now, app.waiting_after_s)) if app.state.progress.running else (),
-            give_up_key=BY_ID["give-up"].key_display,
+            give_up_key=BY_ID["give-up"].key_shown(app.keymap),
             filter_hint=filter_hint(self.spec.text, self._label_keys) if self.spec.text else "",
         )
         self.query_one(SummaryBar).show(facts)
@@ -194,16 +188,13 @@ class MainScreen(Screen[None]):
         banner = self.query_one("#store-banner", Static)
         if banner.display:
             return
-        banner.update(
-            f"HISTORY NOT STORED: {safe(fault.describe())}. Sweeps go on and show here; actions are off"
-            " (none runs without its audit row) until the console is restarted on a sound history database."
-        )
+        banner.update(f"HISTORY NOT STORED: {safe(fault.describe())}. {STORE_FAILED}")
         banner.display = True
         self.console_app.read_only = True
         if not self.read_only:
             self.read_only = True
             self._bindings = BindingsMap(bindings(True, "main"))
-            self.query_one(KeyBar).update(key_bar_content(True, "main"))
+            self.query_one(KeyBar).update(key_bar_content(True, "main", self.console_app.keymap))
             self.refresh_bindings()
 
     @on(RowGrid.CursorMoved)
@@ -222,23 +213,9 @@ class MainScreen(Screen[None]):
 
     def targets(self, scope: Scope) -> tuple[str, ...]:
         """Node names an action of ``scope`` acts on, right now (callers keep the tuple: it is frozen)."""
-        grid = self.grid
-        cursor = grid.cursor_key
-        if scope is Scope.ALL_FAILED:
-            return tuple(r.name for r in self.console_app.state.rows() if r.status in FAILED)
-        if scope in (Scope.MARKED, Scope.VISIBLE) and grid.marked:
-            order = {name: i for i, name in enumerate(self.console_app.state.names())}
-            return tuple(sorted(grid.marked, key=lambda n: order.get(n, 0)))
-        if scope is Scope.VISIBLE:
-            return tuple(grid.order)
-        if scope is Scope.FLEET:
-            return tuple(self.console_app.state.names())
-        if scope is Scope.POOL:
-            if cursor is None:
-                return ()
-            pool = self.console_app.inventory.node(cursor).pool
-            return tuple(n.name for n in self.console_app.inventory.nodes if n.pool == pool)
-        return (cursor,) if cursor is not None else ()
+        grid, app = self.grid, self.console_app
+        rows, marked, inv = app.state.rows(), grid.marked, app.inventory
+        return scope_targets(scope, cursor=grid.cursor_key, marked=marked, shown=grid.order, rows=rows, inv=inv)
 
     # view actions -------------------------------------------------------------------------------
 
@@ -249,7 +226,7 @@ class MainScreen(Screen[None]):
 
     def action_help(self) -> None:
         """Keys, colours and the filter grammar."""
-        self.app.push_screen(HelpScreen(self.read_only))
+        self.app.push_screen(HelpScreen(self.read_only, self.console_app.keymap))
 
     def action_filter(self) -> None:
         """Open the filter line."""
@@ -359,7 +336,7 @@ class MainScreen(Screen[None]):
 
     def action_rerun(self) -> None:
         """Rerun every probe of the level on the marked (or cursor) nodes."""
-        self.console_app.rerun(self.targets(Scope.MARKED), None)
+        self.console_app.link.rerun(self.targets(Scope.MARKED), None)
 
     def action_rerun_family(self) -> None:
         """Pick a family, then rerun it on the marked (or cursor) nodes."""
@@ -369,16 +346,9 @@ class MainScreen(Screen[None]):
 
         def chosen(family: str | None) -> None:
             if family is not None:
-                self.console_app.rerun(targets, None if family == ALL_FAMILIES else {family})
+                self.console_app.link.rerun(targets, None if family == ALL_FAMILIES else {family})
 
-        app = self.console_app
-        level = ProbeSet(app.level)
-        absent = {}
-        for family in FAMILIES:
-            levels = app.levels_judging({family})
-            if level not in levels:
-                absent[family] = f"{' and '.join(lv.value for lv in levels)} level only" if levels else "no probe"
-        self.app.push_screen(FamilyPicker(targets, absent), chosen)
+        self.app.push_screen(FamilyPicker(targets, self.console_app.link.families_off_level(FAMILIES)), chosen)
 
     def action_rerun_failed(self) -> None:
         """Rerun every FAIL and UNKNOWN node."""
@@ -386,23 +356,23 @@ class MainScreen(Screen[None]):
         if not targets:
             self.notify("no FAIL or UNKNOWN node to rerun")
             return
-        self.console_app.rerun(targets, None)
+        self.console_app.link.rerun(targets, None)
 
     def action_new_sweep(self) -> None:
         """Sweep every node again."""
-        self.console_app.start_sweep()
+        self.console_app.link.start_sweep()
 
     def action_restart_engine(self) -> None:
         """Start the engine again after it died."""
-        self.console_app.restart_engine()
+        self.console_app.link.restart()
 
     def action_cancel_sweep(self) -> None:
         """Stop the running sweep."""
-        self.console_app.cancel_sweep()
+        self.console_app.link.cancel_sweep()
 
     def action_give_up(self) -> None:
         """Stop waiting for the marked (or cursor) nodes of the running sweep."""
-        self.console_app.give_up(self.targets(Scope.MARKED))
+        self.console_app.link.give_up(self.targets(Scope.MARKED))
 
     def action_multinode(self, scope: str) -> None:
         """Ask, then run the multinode level on the marked nodes (else the cursor's pool) or every node."""
@@ -412,118 +382,16 @@ class MainScreen(Screen[None]):
         # m takes the marked nodes when there are any (its docstring and the operator guide say so); the
         # pool's scope alone ignored them, so a subset of a pool could not be chosen.
         marked = scope == "pool" and bool(self.grid.marked)
-        targets = self.targets(Scope.MARKED if marked else action.scope)
-        if not targets:
-            self.notify("no node selected")
-            return
-        app = self.console_app
+        self.console_app.actions.start_multinode(action, self.targets(Scope.MARKED if marked else action.scope))
 
-        async def planner(reason: str, force: bool = False, borrow: bool | None = None) -> PlanPreview:
-            # borrow: the dialog's choice once it shows one; until then the console's (tui --no-baseline-partners).
-            borrow = app.baseline_partners if borrow is None else borrow
-            if app.bridge is None:
-                return PlanPreview(action.id, MULTINODE_TITLE, targets, reason, refused="the engine is not running")
-            preview: PlanPreview = await app.bridge.ask(PlanMultinode(targets, reason, *app.pairing, borrow))
-            return preview
+    # catalogued actions -------------------------------------------------------------------------
 
-        def run(preview: PlanPreview) -> None:
-            app.start_multinode(preview.targets, preview.reason, preview.borrow)
-            self.action_toggle_pair_view(True)
-
-        self._confirm(action, targets, planner, run)
-
-    # cluster actions ----------------------------------------------------------------------------
-
-    def cluster_action(self, kind: ActionKind, *, targets: tuple[str, ...], action: UiAction) -> None:
-        """Plan ``kind`` on ``targets`` (frozen by another screen's key), confirm, and carry it out."""
-        self._cluster_action(kind, targets=targets, action=action)
-
-    def _cluster_action(
-        self,
-        kind: ActionKind,
-        *,
-        single_pool: bool = False,
-        targets: tuple[str, ...] | None = None,
-        action: UiAction | None = None,
-    ) -> None:
-        action = action or BY_ID[kind.value]
+    def action_act(self, action_id: str) -> None:
+        """Plan, confirm and carry out the catalogued action ``action_id`` on its scope's nodes."""
+        action = BY_ID[action_id]
         if self.read_only and action.dangerous:
             return
-        targets = targets if targets is not None else self.targets(action.scope)
-        if not targets:
-            self.notify("no node selected")
-            return
-        app = self.console_app
-        pool = app.inventory.node(targets[0]).pool if single_pool else None
-        from_node = targets[0] if single_pool else None
-        sweep_id = app.state.progress.sweep_id or None
-
-        async def planner(reason: str, force: bool = False) -> PlanPreview:
-            if app.bridge is None:
-                return PlanPreview(action.id, action.title, targets, reason, refused="the engine is not running")
-            command = PlanAction(kind, targets, reason, sweep_id, pool, from_node, force=force)
-            preview: PlanPreview = await app.bridge.ask(command)
-            return preview
-
-        def run(preview: PlanPreview) -> None:
-            app.execute_plan(preview)
-
-        self._confirm(action, targets, planner, run)
-
-    def _confirm(
-        self,
-        action: UiAction,
-        targets: tuple[str, ...],
-        planner: Callable[[str], Awaitable[PlanPreview]],
-        run: Callable[[PlanPreview], None],
-        noun: str = "node",
-    ) -> None:
-        def done(preview: PlanPreview | None) -> None:
-            if preview is None:
-                self.notify(f"{action.title}: cancelled, nothing was done")
-            else:
-                run(preview)
-
-        screen = ConfirmScreen(
-            action, targets, planner, count_threshold=self.console_app.confirm_threshold, target_noun=noun
-        )
-        self.app.push_screen(screen, done)
-
-    def action_drain(self) -> None:
-        """Drain the marked (or cursor) nodes in the scheduler."""
-        self._cluster_action(ActionKind.DRAIN)
-
-    def action_resume(self) -> None:
-        """Return the marked (or cursor) nodes to service."""
-        self._cluster_action(ActionKind.RESUME)
-
-    def action_cordon(self) -> None:
-        """Cordon and taint the marked (or cursor) nodes in Kubernetes."""
-        self._cluster_action(ActionKind.CORDON)
-
-    def action_uncordon(self) -> None:
-        """Uncordon the marked (or cursor) nodes the console cordoned."""
-        self._cluster_action(ActionKind.UNCORDON)
-
-    def action_repaired(self) -> None:
-        """Say the repair the marked (or cursor) nodes' cases call for is done: they are revalidated next."""
-        self._cluster_action(ActionKind.REPAIRED)
-
-    def action_escalate(self) -> None:
-        """Send the marked (or cursor) drained nodes to the vendor (RMA): their cases close."""
-        self._cluster_action(ActionKind.ESCALATE)
-
-    def action_enforce_pin(self) -> None:
-        """Act on marked (or cursor) nodes whose stack differs from the pool pin."""
-        self._cluster_action(ActionKind.ENFORCE_PIN)
-
-    def action_pin_stack(self) -> None:
-        """Make the cursor node's stack the pin of its pool."""
-        self._cluster_action(ActionKind.PIN, single_pool=True)
-
-    def action_rollback(self) -> None:
-        """Roll the cursor node's pool back to its last accepted stack (pin, images, holds)."""
-        self._cluster_action(ActionKind.ROLLBACK, single_pool=True)
+        self.console_app.actions.start(action, self.targets(action.scope))
 
     def action_remediation_view(self) -> None:
         """Show the remediation loop: nodes per stage, the breaker, proposals (docs/operator-guide.md)."""
@@ -544,63 +412,16 @@ class MainScreen(Screen[None]):
             return
         app.push_screen(AcceptanceScreen(self.read_only))
 
-    def action_accept_baseline(self) -> None:
-        """Accept the last full sweep as the baseline of the pools it covered."""
-        app = self.console_app
-        action = BY_ID[ActionKind.ACCEPT.value]
-        progress = app.state.progress
-        pools = sorted({app.inventory.node(n).pool for n in progress.nodes if n in app.state.names()})
-        if not pools:
-            self.notify("no sweep to accept yet")
-            return
-        frozen = (progress.last_full_sweep_id, progress.running)
-
-        async def planner(reason: str) -> PlanPreview:
-            preview = baseline_preview(app.store, progress, pools)
-            return PlanPreview(
-                preview.action_id,
-                preview.title,
-                preview.targets,
-                reason,
-                where=preview.where,
-                notes=preview.notes,
-                refused=preview.refused,
-            )
-
-        def run(preview: PlanPreview) -> None:
-            if app.store is None or frozen[0] is None:
-                return
-            if app.state.store_fault is not None:  # its audit row cannot be written: it is not done at all
-                self.notify("not accepted: the history database failed (see the banner)", severity="error")
-                return
-            try:
-                result = accept_baseline(app.store, frozen[0], preview.targets, reason=preview.reason)
-            except sqlite3.Error as exc:  # failed since the banner went up, or a read-only opening
-                self.notify(safe(f"not accepted: history database: {exc}"), severity="error", markup=False)
-                return
-            if result.ok:
-                self.notify(safe(result.outcome), title="baseline accepted", markup=False)
-            else:
-                self.notify(
-                    safe(result.outcome), title="baseline not accepted", severity="error", markup=False, timeout=10
-                )
-
-        self._confirm(action, tuple(pools), planner, run, noun="pool")
-
     def action_diff_baseline(self) -> None:
         """Show what changed since each pool's accepted baseline."""
         app = self.console_app
         current = app.state.progress.last_full_sweep_id
-        if app.store is None or current is None:
+        pools = {n.pool for n in app.inventory.nodes}
+        diffs = app.queries.baseline_diffs(pools, current) if current is not None else None
+        if diffs is None or current is None:
             self.notify("no sweep in the history database to compare yet", severity="warning")
             return
-        pools = {n.pool for n in app.inventory.nodes}
-        app.push_screen(
-            TextScreen(
-                f"Changes of sweep #{current} against each pool's baseline",
-                diff_content(baseline_diffs(app.store, app.inventory, pools, current)),
-            )
-        )
+        app.push_screen(TextScreen(f"Changes of sweep #{current} against each pool's baseline", diff_content(diffs)))
 
     def action_copy_hostlist(self) -> None:
         """Fold the marked (else shown) nodes into a hostlist; show it and copy it."""

@@ -16,9 +16,8 @@ from textual.binding import BindingsMap
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from console.actions.model import ActionKind
 from console.actions.remediation import RemediationView, remediation_view
-from console.ui.registry import BY_ID, DANGEROUS_ACTION_NAMES, bindings, visible_actions
+from console.ui.registry import BY_ID, bindings, hidden_when_read_only, visible_actions
 from console.ui.remediation import COLUMNS, head_content, proposals_content, row_cells
 from console.ui.widgets.key_bar import KeyBar
 
@@ -55,7 +54,7 @@ class RemediationScreen(Screen[None]):
         table.add_columns(*COLUMNS)
         yield table
         yield Static(id="rem-proposals")
-        yield KeyBar(self.read_only, SCREEN)
+        yield KeyBar(self.read_only, SCREEN, keymap=self.console_app.keymap)
 
     def on_mount(self) -> None:
         """Fill from the store, then keep it current."""
@@ -69,7 +68,7 @@ class RemediationScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide dangerous actions in read-only mode."""
-        if self.read_only and action in DANGEROUS_ACTION_NAMES:
+        if self.read_only and hidden_when_read_only(action, parameters):
             return None
         return True
 
@@ -77,7 +76,8 @@ class RemediationScreen(Screen[None]):
         used = [a for a in visible_actions(self.read_only, SCREEN) if a.dangerous]
         if not used:
             return "read-only: the keys that move a case are off (--read-only)"
-        return "on the node under the cursor: " + ", ".join(f"{a.key_display} {a.title.lower()}" for a in used)
+        keys = [f"{a.key_shown(self.console_app.keymap)} {a.title.lower()}" for a in used]
+        return "on the node under the cursor: " + ", ".join(keys)
 
     def reload(self) -> None:
         """Read the loop again; the cursor stays on its node."""
@@ -108,30 +108,15 @@ class RemediationScreen(Screen[None]):
 
     # actions -------------------------------------------------------------------------------------
 
-    def _act(self, kind: ActionKind) -> None:
+    def action_act(self, action_id: str) -> None:
+        """The catalogued action ``action_id`` (repaired, revalidate, approve, escalate) on the cursor node."""
         if self.read_only:
             return
         node = self.cursor_node
         if node is None:
             self.notify("no node in the remediation loop")
             return
-        self.console_app.main_screen.cluster_action(kind, targets=(node,), action=BY_ID[f"{SCREEN}-{kind.value}"])
-
-    def action_repaired(self) -> None:
-        """Acknowledge the repair the cursor node's case calls for: it is revalidated next."""
-        self._act(ActionKind.REPAIRED)
-
-    def action_revalidate(self) -> None:
-        """Sweep the cursor node at the policy's level: a pass or a strike on its case."""
-        self._act(ActionKind.REVALIDATE)
-
-    def action_approve(self) -> None:
-        """Carry out what watch proposed for the cursor node (its drain or resume)."""
-        self._act(ActionKind.APPROVE)
-
-    def action_escalate(self) -> None:
-        """Send the cursor node to the vendor (RMA): its case closes."""
-        self._act(ActionKind.ESCALATE)
+        self.console_app.actions.start(BY_ID[action_id], (node,))
 
     def action_read_only_refusal(self, action_id: str) -> None:
         """Say why a dangerous key does nothing in read-only mode."""
