@@ -59,6 +59,7 @@ def test_a_configured_cluster_answers_a_required_cluster_file(
         ('[sweep]\nallow-unknown = "lots"\n', "allow-unknown"),
         ("[sweep]\nno-such-option = 1\n", "[sweep] no-such-option: the command has no such option"),
         ('[swep]\nprobes = "quick"\n', "[swep] is not a command"),
+        ('[keys]\ndrain = "ctrl+d"\n', "[keys] goes in keys.toml beside it"),
         ("cluster = \n", "config.toml"),
     ],
 )

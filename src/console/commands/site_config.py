@@ -105,6 +105,8 @@ def apply_site_config(parser: argparse.ArgumentParser, config: SiteConfig) -> No
                 if action is not None:
                     _set_default(action, setting)
             continue
+        if command == "keys":  # the console's key bindings have their own file (console.ui.keymap)
+            raise UsageError(f"site config {setting.source}: [keys] goes in keys.toml beside it (the console's keys)")
         if command not in commands:
             raise UsageError(f"site config {setting.source}: [{command}] is not a command")
         action = _action(commands[command], key.replace("-", "_")) or _action(commands[command], SHARED.get(key, ""))
