@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
 
 from console.checks import CheckPack, load_packs
 from console.commands.parse import judge
 from console.probes import ParseError, parse_output
+from tests.probes.fuzz import FUZZ_EXAMPLES, FUZZ_SETTINGS, assert_total, mangled_outputs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXPECTED: dict[str, dict[str, object]] = tomllib.loads((FIXTURES / "expected.toml").read_text(encoding="utf-8"))
@@ -157,3 +159,15 @@ def test_every_sample_has_an_expected_reading() -> None:
 
 def test_unread_names_only_samples() -> None:
     assert sorted(set(UNREAD) - set(EXPECTED)) == []
+
+
+# Detection runs every parser on each input: a quarter of the per-parser budget, over every sample of both folders.
+_SAMPLES = sorted(
+    p for folder in ("real", "corpus") for p in (FIXTURES / folder).rglob("*") if p.is_file() and p.name != "INDEX.md"
+)
+
+
+@settings(FUZZ_SETTINGS, max_examples=max(FUZZ_EXAMPLES // 4, 100))
+@given(mangled_outputs(_SAMPLES))
+def test_mangled_samples_are_read_or_refused_never_crash(data: bytes) -> None:
+    assert_total(lambda text, _kind: parse_output(text), data.decode("utf-8", "replace"))
