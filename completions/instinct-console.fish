@@ -279,7 +279,7 @@ complete -c instinct-console -n '__instinct_console_is sweep' -l count -x -d 'wi
 complete -c instinct-console -n '__instinct_console_is sweep' -l max-age -x -d 'gate from the history, running nothing: a node'"'"'s last check at --probes or deeper counts if at most DURATION old (90, 30m, 12h, 1d); older or none is UNKNOWN, never PASS'
 complete -c instinct-console -n '__instinct_console_is check-local' -s h -l help -d 'show this help message and exit'
 complete -c instinct-console -n '__instinct_console_is check-local' -s i -l inventory -r -F -d 'cluster file naming this node (its pool, model and pin)'
-complete -c instinct-console -n '__instinct_console_is check-local' -l model -x -a 'MI300X MI325X MI350X MI355X MI250X' -d 'GPU model, when there is no cluster file'
+complete -c instinct-console -n '__instinct_console_is check-local' -l model -x -a 'MI300X MI325X MI350X MI355X MI250X MI210 MI300A' -d 'GPU model, when there is no cluster file'
 complete -c instinct-console -n '__instinct_console_is check-local' -l gpu-count -x -d 'expected GPUs with --model (default 8)'
 complete -c instinct-console -n '__instinct_console_is check-local' -l node -x -a '(__instinct_console_words node)' -d 'this node'"'"'s name (default $SLURMD_NODENAME, else the short hostname)'
 complete -c instinct-console -n '__instinct_console_is check-local' -l probes -x -a 'quick standard full framework' -d 'probe set (default quick)'

@@ -76,7 +76,7 @@ def _findings(gpus: list[GpuRecord], pin: StackPin | None = None, **extra: Probe
 
 def test_every_builtin_threshold_has_a_source() -> None:
     packs = load_packs()
-    assert set(packs) == {"MI300X", "MI325X", "MI350X", "MI355X", "MI250X"}
+    assert set(packs) == {"MI300X", "MI325X", "MI350X", "MI355X", "MI250X", "MI210", "MI300A"}
     for pack in packs.values():
         assert pack.checks
         for check in pack.checks:

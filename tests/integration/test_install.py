@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GPU_MODELS = ["MI250X", "MI300X", "MI325X", "MI350X", "MI355X"]
+GPU_MODELS = ["MI210", "MI250X", "MI300A", "MI300X", "MI325X", "MI350X", "MI355X"]
 THEMES = ["instinct-dark", "instinct-high-contrast", "instinct-light"]
 # What the installed package says about itself: where it is, and where it found its data.
 WHERE_CODE = """

@@ -113,7 +113,7 @@ def test_an_unknown_model_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
     assert (code, out) == (2, "")
     assert err == (
         "instinct-console parse: error: --model MI999: no check pack for it; "
-        "the packs are MI250X, MI300X, MI325X, MI350X, MI355X\n"
+        "the packs are MI210, MI250X, MI300A, MI300X, MI325X, MI350X, MI355X\n"
     )
 
 
@@ -122,9 +122,12 @@ def test_without_a_model_nothing_is_judged_and_the_exit_code_is_as_before(capsys
     code, out, _ = _text(capsys, str(xgmi))
     assert code == 0 and "verdict  not judged: no GPU model known: the output names none" in out
     code, obj = _json(capsys, str(REAL / "amd-smi" / "static-asic-mi210-truncated-market-name.txt"))
+    # It names MI200 (no pack) and MI210 (a pack since the corpus showed MI210 fleets): judged as MI210.
+    assert code == 0 and (obj["verdict"]["model"], obj["verdict"]["model_from"]) == ("MI210", "output")
+    code, obj = _json(capsys, str(REAL / "amd-smi" / "metric-usage-wrapped-list-rocm610.txt"))
     assert code == 0 and obj["findings"] == []
     assert obj["verdict"]["status"] is None
-    assert obj["verdict"]["reason"] == "the output names MI200, MI210, for which there is no check pack"
+    assert obj["verdict"]["reason"] == "no GPU model known: the output names none; give --model to judge it"
 
 
 def test_an_output_no_probe_reads_is_not_judged(capsys: pytest.CaptureFixture[str]) -> None:
@@ -132,12 +135,13 @@ def test_an_output_no_probe_reads_is_not_judged(capsys: pytest.CaptureFixture[st
     assert code == 0 and "verdict  not judged: no check reads rocm-smi concise output" in out
 
 
-def test_what_a_whole_output_does_not_report_is_unknown_as_in_a_sweep(capsys: pytest.CaptureFixture[str]) -> None:
-    # `amd-smi metric -p --json`: power only; the sweep's metric probe asks for ECC, PCIe and thermals too.
+def test_what_a_whole_output_was_not_asked_for_is_not_applicable(capsys: pytest.CaptureFixture[str]) -> None:
+    # `amd-smi metric -p --json`: power only. The sweep's metric probe asks for ECC, PCIe and thermals too, and
+    # there their absence is UNKNOWN; a paste of `-p` was not asked for them: said, and not judged.
     code, obj = _json(capsys, "--model", "MI300X", str(REAL / "amd-smi" / "metric-power-json-rocm610-list.json"))
-    assert code == 3 and obj["verdict"]["status"] == "UNKNOWN"
-    unknown = {f["check_id"]: f["message"] for f in obj["findings"] if f["status"] == "UNKNOWN"}
-    assert unknown["ecc.uncorrectable"] == "Uncorrectable ECC errors: no ecc data"
+    assert obj["verdict"]["not_applicable"]["ecc.uncorrectable"] == "not in this output (no ecc data)"
+    assert "ecc.uncorrectable" not in {f["check_id"] for f in obj["findings"]}
+    assert code == 0 and obj["verdict"]["status"] == "PASS"
 
 
 # --- fragments ----------------------------------------------------------------------------------

@@ -82,6 +82,8 @@ def test_real_outputs(case: RealCase) -> None:
     # The small-message figures: the in-place time of the smallest size the run printed.
     assert summary.pop("min_size_bytes") == smallest.size_bytes
     assert summary.pop("inplace_time_at_min_size_us") == (smallest.in_place.time_us if smallest.in_place else None)
+    # What the run asked for (-e): the parameter line's maxBytes, none in a table tail without it.
+    assert summary.pop("max_bytes_asked") == (data.header.max_bytes if data.header else None)
     assert summary == {
         "avg_busbw_gbps": case.avg_busbw,
         "wrong_total": 0,

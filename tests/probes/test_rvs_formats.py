@@ -107,9 +107,13 @@ def test_single_module_run_with_box_keeps_module_kind_and_flags_a_gpu_without_ve
         (27226, 1, 3, "0000:15:00.0"),
         (1590, 4, 6, "0000:85:00.0"),
     ]
-    # GPU 1590 ramped up and measured but never printed its met: line: the log was cut.
-    assert result.ok is False
-    assert result.errors == ["incomplete: gst action gst-Tflops-2K2K2K-trig-fp4 printed no result for GPU 1590"]
+    # GPU 1590 ramped up and measured but its met: line is not in the text, while the box RVS prints after every
+    # verdict judges the action PASS: the line was lost from the paste, not from the run. Said, never judged.
+    assert result.ok is True and result.errors == []
+    assert result.warnings == [
+        "lost in the paste: gst action gst-Tflops-2K2K2K-trig-fp4 printed no result for GPU 1590"
+        " (the summary box judges the action PASS)"
+    ]
     assert result.summary["min_gflops"] == 1063560.0
 
 

@@ -47,6 +47,14 @@ class Unread(str):
     __slots__ = ()
 
 
+class Absent(str):
+    """The reason a value is missing when the output printed nothing for it at all (no key, no section, not
+    even ``N/A``): a pasted output judged alone (``console.checks.single``) did not show it, so a check of it
+    does not apply there; in a sweep it is missing like any value the tool did not report."""
+
+    __slots__ = ()
+
+
 Metric = Callable[[NodeFacts], list[Observation]]
 METRICS: dict[str, Metric] = {}
 
@@ -105,12 +113,12 @@ def _per_gpu(facts: NodeFacts, probe: str, read: Callable[[GpuRecord], tuple[Any
 
 def _field(obj: Any, name: str, absent: str) -> tuple[Any, str | None]:
     if obj is None:
-        return None, absent
+        return None, Absent(absent)
     value = getattr(obj, name, None)
     if value is None:
         reasons = getattr(obj, "unavailable", {}) or {}
         if name not in reasons:
-            return None, "not reported"
+            return None, Absent("not reported")
         # What the parser could not read is no "not supported" (``values.said_no_value``).
         reason = reasons[name]
         return None, reason if said_no_value(reason) else Unread(reason)
@@ -252,7 +260,7 @@ _POWER = ("PVIOL", "PPT", "POWER", "SOCKET_POWER")
 
 def _violation(gpu: GpuRecord, names: Iterable[str]) -> tuple[Any, str | None]:
     if gpu.metrics is None:
-        return None, "no metric data"
+        return None, Absent("no metric data")
     wanted = {n.upper() for n in names}
     lost = [
         f"{key.removeprefix('violation.')}: {why}"
@@ -264,7 +272,7 @@ def _violation(gpu: GpuRecord, names: Iterable[str]) -> tuple[Any, str | None]:
         return None, Unread("; ".join(lost))
     values = [v.percent for v in gpu.metrics.violations if v.name.upper() in wanted and v.percent is not None]
     if not values:
-        return None, gpu.metrics.unavailable.get("violations", "violation counters not reported")
+        return None, gpu.metrics.unavailable.get("violations", Absent("violation counters not reported"))
     return max(values), None
 
 
@@ -441,6 +449,25 @@ def xgmi_up(facts: NodeFacts) -> list[Observation]:
         else:
             up = status is LinkStatus.UP
             observations.append(Observation(subject, up, None, ProbeId.AMDSMI_XGMI, detail=differ))
+    return observations + _xgmi_ports(facts, per_peer=bool(observations))
+
+
+def _xgmi_ports(facts: NodeFacts, *, per_peer: bool) -> list[Observation]:
+    """Each XGMI port of a GPU whose table says it per port, not per peer (ROCm 6.4's ``xgmi --link-status``
+    text, ``U U U U D U D X``): up or down; a disabled port (X) is no link to judge, and one not reported is
+    unread unless the links were judged ``per_peer`` already (a port table beside them says nothing more)."""
+    observations = []
+    for probe in (ProbeId.AMDSMI_XGMI_STATUS, ProbeId.AMDSMI_XGMI):
+        parsed = facts.parsed(probe)
+        for row in getattr(getattr(parsed, "data", None), "xgmi_ports", None) or []:
+            for number, state in enumerate(row.ports):
+                if state in (LinkStatus.DISABLED, LinkStatus.SELF) or (per_peer and state is LinkStatus.UNKNOWN):
+                    continue
+                where = f"XGMI port {number}"
+                subject = facts.subject(Scope.GPU, gpu=row.gpu_index, gpu_bdf=row.bdf, port=where)
+                up = None if state is LinkStatus.UNKNOWN else state is LinkStatus.UP
+                said = f"{where}: state not reported" if up is None else None
+                observations.append(Observation(subject, up, said, probe, detail=where))
     return observations
 
 
@@ -766,6 +793,29 @@ def tb_healthcheck(facts: NodeFacts) -> list[Observation]:
     return [Observation(_node(facts), parsed.ok, None, ProbeId.TB_HEALTHCHECK, detail=detail)]
 
 
+def _sized(read: Metric, size_key: str, setting: str, *, largest: bool, required: bool) -> Metric:
+    """``read`` where the run reached the message size its rule is stated at (the pack's ``setting``, in bytes):
+    a floor stated at 8 GB says nothing of a paste whose largest row is 8 MB. Short of it, each value is
+    missing, "sizes not covered": unjudged (UNKNOWN) when ``required``, else not in the output (``Absent``)."""
+
+    def extract(facts: NodeFacts) -> list[Observation]:
+        observations = read(facts)
+        parsed = facts.parsed(ProbeId.RCCL_ALL_REDUCE)
+        summary = parsed.summary if isinstance(parsed, ParsedOutput) else {}
+        size, wanted = summary.get(size_key), facts.settings.get(setting)
+        if not isinstance(size, int) or not isinstance(wanted, int) or (size >= wanted if largest else size <= wanted):
+            return observations
+        which, bound = ("largest", ">=") if largest else ("smallest", "<=")
+        said = f"sizes not covered: the {which} size run is {size} bytes; the rule is stated at {bound} {wanted} bytes"
+        asked = summary.get("max_bytes_asked")
+        # A whole run that was not asked for the size (``-e 128M``) lost nothing: the rule does not apply to it.
+        not_asked = largest and summary.get("complete") is True and isinstance(asked, int) and asked <= size
+        missing = said if required and not not_asked else Absent(said)
+        return [replace(o, value=None, missing=missing) if o.value is not None else o for o in observations]
+
+    return extract
+
+
 for _name, _probe, _key in (
     ("rccl.busbw_inplace_max_gbps", ProbeId.RCCL_ALL_REDUCE, "inplace_busbw_at_max_size_gbps"),
     ("rccl.wrong_total", ProbeId.RCCL_ALL_REDUCE, "wrong_total"),
@@ -775,6 +825,14 @@ for _name, _probe, _key in (
     ("rvs.fail_count", ProbeId.RVS_LEVEL3, "fail_count"),
 ):
     METRICS[_name] = _summary_metric(_probe, _key)
+# The busbw floor is what an all_reduce run is for: a run short of its size proves nothing of the node. The
+# small-message time is one figure more: a paste without small sizes does not show it.
+METRICS["rccl.busbw_inplace_max_gbps"] = _sized(
+    METRICS["rccl.busbw_inplace_max_gbps"], "max_size_bytes", "rccl_busbw_min_size_bytes", largest=True, required=True
+)
+METRICS["rccl.small_time_us"] = _sized(
+    METRICS["rccl.small_time_us"], "min_size_bytes", "rccl_small_size_max_bytes", largest=False, required=False
+)
 
 for _name, _probe in (
     ("tb.a2a_ok", ProbeId.TB_A2A),

@@ -3,13 +3,17 @@ the probe which prints that output, evaluated against a GPU model's pack as a sw
 
 A check applies when one of its ``requires`` is that probe and it needs nothing one output cannot give:
 no pool median, no pool pin, no figure of the cluster file (``$gpu_count``). The others are counted as
-not applicable, each with why, never reported UNKNOWN.
+not applicable, each with why, never reported UNKNOWN. So is a check of what the output printed nothing of at
+all, not even ``N/A`` (``amd-smi metric --ecc`` holds no throttle section, ``monitor -p`` no temperature
+column): the command was not asked for it. What it printed as ``N/A``, or could not be read, is judged as in a
+sweep.
 
 A fragment (grep-filtered amd-smi text, the tail of an RVS JSON log: ``summary["fragment"]``) is judged
 for what it shows only: a value it does not show is not judged (filtered out is not "not reported"), nor
 is the tool's own success, which the filter may have removed the lines of, unless it shows a failure.
 ECC counts of single blocks it shows add up to a lower bound of the totals: enough to fail or warn, never
-to pass.
+to pass. A whole output with the blocks and no totals (``metric --ecc-blocks``) lists every block amd-smi
+counts: their sums are the totals.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from console.checks.evaluate import evaluate_check
+from console.checks.evaluate import evaluate_check, observe
 from console.checks.facts import NodeFacts, ProbeOutcome, build_facts
+from console.checks.metrics import Absent
 from console.checks.spec import CheckPack, CheckSpec
 from console.inventory.model import Node, StackPin
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
@@ -37,13 +42,17 @@ from console.probes.ids import ProbeId, Tool
 NODE = "pasted"
 
 # Which catalogued probe reads an output of this tool and kind: the sweep asks each tool for exactly these
-# kinds (console.sweep.catalog; tests/probes/test_parse_verdicts.py holds this table to it). Other kinds
-# (rocm-smi, rocminfo, all_gather_perf, amd-smi monitor) are read by no probe, and so by no check.
+# kinds (console.sweep.catalog; tests/probes/test_parse_verdicts.py holds this table to it), and
+# ``amd-smi monitor`` and the default view (``amd-smi`` alone) print a subset of ``metric``'s readings
+# (power, temperatures, use, ECC and PCIe counters, violations), so they are judged like metric output.
+# Other kinds (rocm-smi, rocminfo, all_gather_perf) are read by no probe, and so by no check.
 PROBES_OF_KIND: dict[tuple[Tool, str], tuple[ProbeId, ...]] = {
     (Tool.AMD_SMI, "version"): (ProbeId.AMDSMI_VERSION,),
     (Tool.AMD_SMI, "list"): (ProbeId.AMDSMI_LIST,),
     (Tool.AMD_SMI, "static"): (ProbeId.AMDSMI_STATIC,),
     (Tool.AMD_SMI, "metric"): (ProbeId.AMDSMI_METRIC,),
+    (Tool.AMD_SMI, "monitor"): (ProbeId.AMDSMI_METRIC,),
+    (Tool.AMD_SMI, "default"): (ProbeId.AMDSMI_METRIC,),
     (Tool.AMD_SMI, "firmware"): (ProbeId.AMDSMI_FIRMWARE,),
     (Tool.AMD_SMI, "bad-pages"): (ProbeId.AMDSMI_BAD_PAGES,),
     (Tool.AMD_SMI, "ras"): (ProbeId.AMDSMI_CPER,),
@@ -148,6 +157,9 @@ def judge_output(pack: CheckPack, parsed: ParsedOutput, probes: Sequence[str]) -
     facts = build_facts(node, StackPin(), {probe: ProbeOutcome(probe, parsed) for probe in probes})
     fragment = is_fragment(parsed)
     bounded = _with_block_sums(facts) if fragment else None
+    if not fragment:
+        # A whole ``metric --ecc-blocks`` lists every block amd-smi counts, and its totals are their sums.
+        facts = _with_block_sums(facts)[0]
     # The pack's own variables only: what the cluster file says of a node ($gpu_count) is not known here.
     variables: dict[str, Any] = pack.pack.values()
     sources = {name: sv for name in pack.pack.vars if (sv := pack.pack.source_of(name)) is not None}
@@ -160,13 +172,27 @@ def judge_output(pack: CheckPack, parsed: ParsedOutput, probes: Sequence[str]) -
         if why is None:
             if fragment:
                 judged = _shown(check, facts, bounded, variables, sources)
+                why = None if judged else "not shown in the fragment"
             else:
                 judged = evaluate_check(check, facts, variables, None, sources)
-            findings.extend(judged)
-            why = None if judged else "not shown in the fragment"
+                why = _not_in_output(check, facts)
+            if why is None:
+                findings.extend(judged)
         if why is not None:
             not_applicable[check.id] = why
     return OutputVerdict(model, tuple(probes), findings, not_applicable, roll_up(NODE, findings), fragment)
+
+
+def _not_in_output(check: CheckSpec, facts: NodeFacts) -> str | None:
+    """Why ``check`` does not apply to a whole output that printed nothing of what it reads (``amd-smi metric
+    --ecc`` holds no throttle section, ``monitor -p`` no temperature column): not even an ``N/A``. None when
+    the output printed a value, an ``N/A`` or something unreadable for it, which is judged as in a sweep."""
+    observations = observe(check.metric, facts)
+    if not observations:
+        return "not in this output"
+    if all(o.value is None and isinstance(o.missing, Absent) for o in observations):
+        return f"not in this output ({observations[0].missing})"
+    return None
 
 
 def _why_not_applicable(check: CheckSpec, probes: Sequence[str], variables: dict[str, Any]) -> str | None:

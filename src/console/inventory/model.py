@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from console.model.workload import ContainerSpec, WorkloadSpec
 
-GPU_MODELS = ("MI300X", "MI325X", "MI350X", "MI355X", "MI250X")
+GPU_MODELS = ("MI300X", "MI325X", "MI350X", "MI355X", "MI250X", "MI210", "MI300A")
 
 
 class _Strict(BaseModel):

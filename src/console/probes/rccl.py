@@ -435,6 +435,9 @@ def _summary(result: RcclResult) -> dict[str, object]:
         **({"wrong_total_unread": unread} if unread else {}),
         "gpu_count": _gpu_count(result),
         "max_size_bytes": largest.size_bytes if largest else None,
+        # What the run was asked for (``-e``, the parameter line's maxBytes): a complete run that asked for no
+        # more than its largest row did not lose the larger sizes; a paste short of what was asked did.
+        "max_bytes_asked": result.header.max_bytes if result.header else None,
         "inplace_busbw_at_max_size_gbps": largest.in_place.busbw_gbps if largest and largest.in_place else None,
         "outofplace_busbw_at_max_size_gbps": (
             largest.out_of_place.busbw_gbps if largest and largest.out_of_place else None

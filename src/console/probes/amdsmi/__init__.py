@@ -175,7 +175,7 @@ def _read_payload(lines: list[str], found: Triage) -> AmdSmiResult | None:
     if any(is_topology_title(line) for line in lines):
         return _from_topology_tables(lines)
     if any(is_monitor_header(line) for line in lines):
-        entries = parse_monitor(lines, found.errors)
+        entries = parse_monitor(lines, found.errors, found.warnings)
         watch = any("timestamp" in entry for entry in entries)
         return _from_entries(entries, AmdSmiForm.TABLE, watch=watch, kind="monitor") if entries else None
     if any(is_csv_header(line) for line in lines):

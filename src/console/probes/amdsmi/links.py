@@ -25,8 +25,8 @@ from console.probes.amdsmi.fields import (
     text_of,
     to_int,
 )
-from console.probes.amdsmi.tables import link_status
-from console.probes.values import Quantity, na_reason, normalise_bdf, parse_quantity, to_bytes
+from console.probes.amdsmi.tables import link_status, xgmi_rate
+from console.probes.values import Quantity, na_reason, normalise_bdf, to_bytes
 
 Entry = Mapping[str, Any]
 
@@ -36,10 +36,7 @@ def _index(raw: Any) -> int | None:
 
 
 def _gbits(raw: Any) -> Quantity:
-    q = parse_quantity(raw)
-    if q.value is None or (q.unit or "Gb/s").lower() in ("gb/s", "gbps"):
-        return Quantity(q.value, None, q.reason)
-    return Quantity(None, q.unit, f"unexpected unit {q.unit!r}")
+    return xgmi_rate(raw)
 
 
 def _kilobytes(raw: Any) -> Quantity:

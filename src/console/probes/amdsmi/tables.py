@@ -16,7 +16,7 @@ from console.model.amdsmi import CperRecord, PartitionState, XgmiPortStatus
 from console.model.gpu import LinkStatus, TopologyLink, XgmiLink
 from console.probes.amdsmi.cper import afid_values
 from console.probes.amdsmi.fields import finite_int, split_pair, to_int
-from console.probes.values import na_reason, normalise_bdf, parse_quantity, to_bytes
+from console.probes.values import Quantity, na_reason, normalise_bdf, parse_quantity, to_bytes
 
 _UNITS = {
     "w", "mw", "kw", "°c", "c", "mhz", "ghz", "khz", "%", "b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib",
@@ -76,26 +76,56 @@ def is_monitor_header(line: str) -> bool:
     return len(tokens) > start and tokens[start] == "GPU" and len(known) >= 3
 
 
-def parse_monitor(lines: list[str], misfits: list[str] | None = None) -> list[dict[str, Any]]:
+def parse_monitor(
+    lines: list[str], misfits: list[str] | None = None, unread: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Rows of every monitor table (watch mode repeats the header) as metric-shaped entries.
 
-    A GPU row with more or fewer cells than its header (cut off, or garbled) goes to ``misfits``.
+    A GPU row with more or fewer cells than its header (cut off, or garbled) goes to ``misfits``. The
+    ``PROCESS INFO:`` table that ``monitor -q`` prints below (``GPU NAME PID GTT_MEM ...``) is no GPU row:
+    each of its rows joins the last row of its GPU as a process; one that does not fit goes to ``unread``.
     """
     rows: list[dict[str, Any]] = []
+    latest: dict[str, dict[str, Any]] = {}  # GPU cell -> its last row, for the process table below
     header: list[str] | None = None
+    processes = False
     for line in lines:
         if is_monitor_header(line):
-            header = line.split()
+            header, processes = line.split(), False
+            continue
+        if _PROCESS_TITLE.match(line):
+            header, processes = None, True
             continue
         values = cells(line)
+        if processes:
+            _monitor_process(line, values, latest, unread)
+            continue
         if header is None or not values or not values[0].isdigit():
             continue
         if len(values) != len(header):
             if misfits is not None:
                 misfits.append(f"monitor row has {len(values)} cells, header {len(header)}: {line.strip()}")
             continue
-        rows.append(_monitor_entry(header, values))
+        entry = _monitor_entry(header, values)
+        rows.append(entry)
+        latest[str(entry.get("gpu"))] = entry
     return rows
+
+
+_PROCESS_TITLE = re.compile(r"^\s*PROCESS INFO\s*:\s*$")
+_PROCESS_COLUMNS = ("gpu", "name", "pid", "gtt_mem", "cpu_mem", "vram_mem", "mem_usage", "gfx", "enc")
+
+
+def _monitor_process(line: str, values: list[str], latest: dict[str, dict[str, Any]], unread: list[str] | None) -> None:
+    """One row of the process table under ``monitor -q``: its header, a process, or a line not understood."""
+    if not values or (values[0] == "GPU" and "PID" in values):
+        return
+    owner = latest.get(values[0])
+    if len(values) != len(_PROCESS_COLUMNS) or owner is None or not values[2].isdigit():
+        if unread is not None:
+            unread.append(f"monitor process row not read: {line.strip()[:200]}")
+        return
+    owner.setdefault("process_list", []).append(dict(zip(_PROCESS_COLUMNS[1:], values[1:], strict=True)))
 
 
 def _monitor_entry(header: list[str], values: list[str]) -> dict[str, Any]:
@@ -113,6 +143,26 @@ def _monitor_entry(header: list[str], values: list[str]) -> dict[str, Any]:
 
 
 # --- xgmi ------------------------------------------------------------------------------------
+
+# Maxima of the field's width that amd-smi prints for a rate it has not got: 65535 Gb/s bit rate and
+# 4294967295 Gb/s max bandwidth on GPUs without XGMI before ROCm 7.12 (ROCm/amdsmi CHANGELOG), never a rate.
+_PLACEHOLDER_MAXIMA = frozenset({2**16 - 1, 2**32 - 1, 2**64 - 1})
+# Old releases print the bit_rate, max_bandwidth and link_type cells without a space between them when a
+# value fills its column: "65535 Gb/s4294967295 Gb/sN/A".
+_GLUED_UNIT = re.compile(r"(Gb/s|GB/s|Mb/s)(?=[\dN])")
+
+
+def xgmi_rate(raw: Any) -> Quantity:
+    """An XGMI bit rate or bandwidth in Gb/s; a placeholder maximum is "not reported" (``sentinel <n>``)."""
+    q = parse_quantity(raw)
+    if q.value is None:
+        return Quantity(None, None, q.reason)
+    if (q.unit or "Gb/s").lower() not in ("gb/s", "gbps"):
+        return Quantity(None, q.unit, f"unexpected unit {q.unit!r}")
+    if q.value in _PLACEHOLDER_MAXIMA:
+        return Quantity(None, None, f"sentinel {int(q.value)}: a placeholder maximum, not a rate")
+    return Quantity(q.value, None, None)
+
 
 _GPU_ROW = re.compile(r"^\s*GPU(\d+)\s+(\S+)\s*(.*)$")
 _RW_ROW = re.compile(r"^\s*(Read|Write)\s+(.*)$", re.IGNORECASE)
@@ -160,13 +210,16 @@ def parse_xgmi(lines: list[str]) -> XgmiTables:
             columns = (
                 tokens[tokens.index("link_type") + 1 :] if "link_type" in tokens else tokens[tokens.index("bdf") + 1 :]
             )
-            section = "GPU LINK PORT STATUS" if "port_num" in tokens else section or "LINK METRIC TABLE"
+            # ROCm 6.4's ``xgmi --link-status`` heads its rows "bdf link_status": a word per port of the GPU
+            # ("U U U U D U D X"), not per peer GPU as the GPU-column table before and after it.
+            per_port = "port_num" in tokens or columns == ["link_status"]
+            section = "GPU LINK PORT STATUS" if per_port else section or "LINK METRIC TABLE"
             continue
         row = _GPU_ROW.match(line)
         if row:
             index, bdf, rest = int(row.group(1)), normalise_bdf(row.group(2)), row.group(3)
             if section == "LINK METRIC TABLE":
-                metric_rows.append((index, bdf, cells(rest), {}))
+                metric_rows.append((index, bdf, cells(_GLUED_UNIT.sub(r"\1 ", rest)), {}))
             else:
                 status_rows.append((index, bdf, rest.split()))
             continue
@@ -223,13 +276,11 @@ def _metric_link(
 ) -> XgmiLink:
     link = XgmiLink(src_index=src[0], dst_index=dst[0], src_bdf=src[1], dst_bdf=dst[1])
     for name, cell in zip(("bit_rate_gbps", "max_bandwidth_gbps"), info[:2], strict=False):
-        q = parse_quantity(cell)
+        q = xgmi_rate(cell)
         if q.value is None:
             link.mark_unavailable(name, q.reason or "N/A")
-        elif (q.unit or "Gb/s").lower() in ("gb/s", "gbps"):
-            setattr(link, name, q.value)
         else:
-            link.mark_unavailable(name, f"unexpected unit {q.unit!r}")
+            setattr(link, name, q.value)
     for name, key in (("read_bytes", "read"), ("write_bytes", "write")):
         row = traffic.get(key, [])
         if position >= len(row):

@@ -2,7 +2,9 @@
 
 Three header generations:
 
-* ROCm <= 5.x: ``GPU  Temp (DieEdge)  AvgPwr  SCLK  MCLK  Fan  Perf  PwrCap  VRAM%  GPU%``;
+* ROCm <= 5.x: ``GPU  Temp (DieEdge)  AvgPwr  SCLK  MCLK  Fan  Perf  PwrCap  VRAM%  GPU%``, and before it
+  (ROC-smi 2017 to ROCm 2.x) ``GPU  [DID]  Temp  AvgPwr  SCLK  MCLK  [PCLK]  Fan  Perf  [PwrCap  SCLK OD
+  MCLK OD | OverDrive  ECC]  [GPU%]``, temperatures as ``31.0c``;
 * ROCm 6.0-6.2: ``Device  [Model : Revision]  Temp  Power  Partitions ...`` plus a second header line
   ``Name (20 chars)  (Junction)  (Socket)  (Mem, Compute)``, and under each GPU row a line with its
   name cut at 20 characters;
@@ -25,7 +27,9 @@ from console.model.rocm import RocmSmiDevice
 from console.probes.rocmsmi.fields import FIELDS, WHOLE, assign
 
 # Header labels that contain a space, then any other word.
-_LABEL = re.compile(r"\[Model : Revision\]|Temp \(DieEdge\)|GFX VER|GFX RAS|SDMA RAS|UMC RAS|PARTITION ID|\S+")
+_LABEL = re.compile(
+    r"\[Model : Revision\]|Temp \(DieEdge\)|GFX VER|GFX RAS|SDMA RAS|UMC RAS|PARTITION ID|SCLK OD|MCLK OD|\S+"
+)
 # header label -> canonical field (see fields.FIELDS) or a cell that holds several
 _COLUMNS = {
     "Device": "index",

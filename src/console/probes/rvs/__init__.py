@@ -105,7 +105,7 @@ def _parse(text: str, kind: str | None) -> tuple[ParsedOutput, set[str]]:
         raise ParseError("expected 'rvs -g' output: '<bdf> - GPU[<node> - <gpu_id>] <name>' lines")
     has_data = bool(data.results or data.gpus or data.json_records or (box and box.actions))
     summary = _summary(scan, box, data, found_kind)
-    warnings = list(dict.fromkeys([*scan.warnings, *scan.unread]))
+    warnings = list(dict.fromkeys([*scan.warnings, *scan.unread, *elided(scan, box)]))
     if json_log is not None and json_log.fragment:
         summary["fragment"] = True
         warnings.append(FRAGMENT_NOTE)
@@ -208,7 +208,7 @@ def _errors(scan: LogScan, box: SummaryBox | None, json_log: JsonLog | None, dat
         errors.extend(box.failed_rows)
         if not box.complete:
             errors.append("incomplete: the summary box ends before its action table does")
-    errors.extend(scan.incomplete)
+    errors.extend(_unfinished(scan, box))
     if json_log is not None:
         errors.extend(failed_records(json_log.records))
     if json_log is not None and not json_log.complete:
@@ -223,6 +223,28 @@ def _errors(scan: LogScan, box: SummaryBox | None, json_log: JsonLog | None, dat
     if not produced and not errors:
         errors.append("no results: the output names actions but holds no result line")
     return list(dict.fromkeys(errors))
+
+
+def _unfinished(scan: LogScan, box: SummaryBox | None) -> list[str]:
+    """The GPUs that started an action and printed no verdict, except in an action the complete summary box
+    judges PASS: RVS prints the box last, after every GPU's verdict, so there the verdict lines were lost from
+    the paste (an author's ``...``), not from the run (``elided`` says which)."""
+    passed = {row.name for row in box.actions if row.passed} if box is not None and box.complete else set()
+    return [
+        message
+        for action, message in zip(scan.incomplete_actions, scan.incomplete, strict=True)
+        if action is None or action not in passed
+    ]
+
+
+def elided(scan: LogScan, box: SummaryBox | None) -> list[str]:
+    """What the paste lost of an action the summary box judges PASS (said in the warnings, never judged)."""
+    kept = set(_unfinished(scan, box))
+    return [
+        message.replace("incomplete: ", "lost in the paste: ", 1) + " (the summary box judges the action PASS)"
+        for message in scan.incomplete
+        if message not in kept
+    ]
 
 
 def _kind(scan: LogScan, box: SummaryBox | None, json_log: JsonLog | None, data: RvsResult) -> str:

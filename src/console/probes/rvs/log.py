@@ -55,6 +55,8 @@ class LogScan:
     version: str | None = None
     json_log_path: str | None = None
     incomplete: list[str] = field(default_factory=list)
+    # The action of each ``incomplete`` message, in the same order (None when the GPU ran under no action).
+    incomplete_actions: list[str | None] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)
     markers: set[str] = field(default_factory=set)
 
@@ -254,10 +256,10 @@ class _Scanner:
         """A verdict not understood: the verdict counts cannot be trusted (see ``parse``)."""
         self.scan.unread.append(f"not understood: {why}: {line.text}")
 
-    def incomplete(self) -> list[str]:
-        """One message per GPU that started an action and never printed its verdict."""
+    def incomplete(self) -> list[tuple[str | None, str]]:
+        """One message per GPU that started an action and never printed its verdict, with the action."""
         return [
-            f"incomplete: {module or 'rvs'} action {action} printed no result for GPU {gpu_id}"
+            (action, f"incomplete: {module or 'rvs'} action {action} printed no result for GPU {gpu_id}")
             for (action, gpu_id), module in self.started.items()
             if (action, gpu_id) not in self.finished
         ]
@@ -268,5 +270,7 @@ def scan_log(lines: list[str]) -> LogScan:
     scanner = _Scanner()
     for line in lines:
         scanner.feed(line)
-    scanner.scan.incomplete = scanner.incomplete()
+    unfinished = scanner.incomplete()
+    scanner.scan.incomplete = [message for _, message in unfinished]
+    scanner.scan.incomplete_actions = [action for action, _ in unfinished]
     return scanner.scan

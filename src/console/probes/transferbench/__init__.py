@@ -25,6 +25,14 @@ _BANNER = re.compile(r"TransferBench v(?P<version>\d+(?:\.\d+)+)")
 _SECTION = re.compile(r"^\[(?P<name>[A-Za-z][\w -]*)\]")
 _ENV = re.compile(r"^(?P<name>[A-Z][A-Z0-9_]*)\s*=\s*(?P<value>\S+)\s*:\s?(?P<description>.*)$")
 _MESSAGE = re.compile(r"\[(?P<level>ERROR|WARN)[\]}]")
+# A Transfer the run refused before measuring anything, in TransferBench's own words and without an
+# ``[ERROR]`` tag: "Transfer 0: DST 0: CPU 2 on rank 0 cannot allocate memory due to process memory
+# policy/cpuset" (its ``CheckMemDevice`` errors, printed ``Transfer <n>: <SRC|DST|EXE> <i>: <why>``). A
+# result row never has a colon after the Transfer's number ("Transfer 00 | 33.520 GB/s | ...").
+_TRANSFER_ERROR = re.compile(r"^[ \t]*Transfer[ \t]+\d+[ \t]*:[ \t]+\S", re.MULTILINE)
+# A Transfer's own error line, tagged or not ("[ERROR] Transfer 0: Unexpected mismatch at index 0 ..."): enough to
+# recognise TransferBench output that is nothing else.
+_TRANSFER_MESSAGE = re.compile(r"^[ \t]*(?:\[ERROR\][ \t]*)?Transfer[ \t]+\d+[ \t]*:[ \t]+\S", re.MULTILINE)
 # A message's detail lines are indented under it, e.g. "       Detected 8 x [gfx950] with ...".
 _MESSAGE_DETAIL = re.compile(r"^ {7}\S")
 _BYTES = re.compile(r"Bytes Per Direction[\s,]+(\d+)|Copying (\d+) bytes|(\d+) bytes per Transfer")
@@ -53,12 +61,13 @@ _MARKERS = (
     "healthcheck preset",
     "HBM performance",
     "XGMI copies",
+    "Aggregate (CPU)",
 )
 
 
 def detect(text: str) -> Detection | None:
     """TransferBench output: banner, environment sections, result tables or healthcheck lines."""
-    if not any(marker in text for marker in _MARKERS):
+    if not any(marker in text for marker in _MARKERS) and not _TRANSFER_MESSAGE.search(text):
         return None
     try:
         result = parse(text)
@@ -149,6 +158,9 @@ def _messages(lines: list[str]) -> tuple[list[str], list[str]]:
         if match is not None:
             last = errors if match.group("level") == "ERROR" else warnings
             last.append(line[match.start() :].strip())
+        elif _TRANSFER_ERROR.match(line):
+            errors.append(line.strip())
+            last = errors
         elif last is not None and _MESSAGE_DETAIL.match(line):
             last.append(line.strip())
         else:

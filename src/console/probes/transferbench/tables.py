@@ -23,9 +23,10 @@ from console.model.transferbench import (
 )
 from console.probes.transferbench.text_output import DEVICE, cells, is_rule, number
 
-_MATRIX_HEADER = re.compile(r"^\s*SRC(?:\+EXE)?\\(?:EXE\+)?DST\b(?P<columns>.*)$")
+# v1.67 boxes the matrix ("│ SRC\\DST │ GPU 00 ...", read as "| SRC\\DST | ..."): a leading bar is allowed.
+_MATRIX_HEADER = re.compile(r"^\s*\|?\s*SRC(?:\+EXE)?\\(?:EXE\+)?DST\b(?P<columns>.*)$")
 _MATRIX_COLUMN = re.compile(r"\b(CPU|GPU)\s*(\d+)\b|NIC\(\s*\d+\s*QP\)|STotal|Actual")
-_MATRIX_ROW = re.compile(r"^\s*(?P<type>CPU|GPU)\s*(?P<index>\d+)\s*(?P<arrow><->|->|<-)?\s*[,|]?(?P<values>.*)$")
+_MATRIX_ROW = re.compile(r"^\s*\|?\s*(?P<type>CPU|GPU)\s*(?P<index>\d+)\s*(?P<arrow><->|->|<-)?\s*[,|]?(?P<values>.*)$")
 _UNI_TITLE = re.compile(r"^\s*Unidirectional copy peak bandwidth")
 _BI_TITLE = re.compile(r"^\s*Bidirectional copy peak bandwidth")
 _AVERAGES = re.compile(r"^\s*Averages \(During\s+(?P<dir>UniDir|BiDir)\)\s*:?(?P<values>.*)$")
@@ -94,7 +95,7 @@ def _matrix_rows(lines: list[str], start: int) -> tuple[list[_MatrixRow], int]:
     index = start
     for index in range(start, len(lines)):
         line = lines[index]
-        if not line.strip():
+        if not line.strip() or (not rows and is_rule(line)):  # a boxed matrix rules off its header row
             continue
         match = _MATRIX_ROW.match(line)
         values = cells(match.group("values")) if match else None
