@@ -35,18 +35,19 @@ from console.service.assembly import EngineSpec, build_engine
 from console.sweep import SweepEngine
 from console.sweep.bundle import bundle_script, bundle_timeout, group_probes
 from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.checker_local import LocalChecker
 from console.transport.connect import transport_for
 from console.transport.ssh import _CIPHERS
 from console.transport.wrap import remote_command
 
 
-def node_commands(engine: SweepEngine, inventory: Inventory, node: Node) -> list[str]:
+def node_commands(engine: SweepEngine, checker: LocalChecker, inventory: Inventory, node: Node) -> list[str]:
     """What the engine sends ``node`` for a cold quick sweep: its probes in their node's form and timeout,
     grouped into bundles the engine's way, each wrapped as the SSH transport wraps ``sh -c SCRIPT``.
 
-    The engine's own (private) steps are called rather than copied, so this stays the console's argv.
+    The checker's own steps are called rather than copied, so this stays the console's argv.
     """
-    specs = [engine._timed_for(node, engine._form_for(node, spec)) for spec in probes_for(ProbeSet.QUICK)]
+    specs = [checker.timed_for(node, checker.form_for(node, spec)) for spec in probes_for(ProbeSet.QUICK)]
     grace = inventory.ssh.kill_grace_s
     groups = group_probes(specs, engine.bundles_per_node)
     return [remote_command(["sh", "-c", bundle_script(g)], bundle_timeout(g), grace) for g in groups]
@@ -66,8 +67,9 @@ async def _run_command(conn: asyncssh.SSHClientConnection, command: str) -> tupl
 
 
 async def _transport_passes(inventory: Inventory, port: int, user: str, key: Path, known_hosts: Path) -> list[dict]:
-    engine = SweepEngine(inventory, transport_for(inventory), load_packs())  # asked for argv only, never run
-    commands = {node.name: node_commands(engine, inventory, node) for node in inventory.nodes}
+    checker = LocalChecker(transport_for(inventory))
+    engine = SweepEngine(inventory, checker.transport, load_packs(), checker=checker)  # asked for argv only, never run
+    commands = {node.name: node_commands(engine, checker, inventory, node) for node in inventory.nodes}
     options = asyncssh.SSHClientConnectionOptions(
         config=None,
         username=user,

@@ -67,9 +67,9 @@ def _holders(engine: Any, node: str) -> dict[str, list[object]]:
     facts = engine.facts.get(node)
     transport = engine.transport
     peers = getattr(transport, "_peers", {})
-    outcomes = engine._outcomes.get(node, {})
+    outcomes = engine.outcomes.get(node, {})
     return {
-        "outcomes: parsed outputs (_outcomes)": [outcomes],
+        "outcomes: parsed outputs (outcomes)": [outcomes],
         "facts.gpus": [facts.__dict__.get("gpus")] if facts else [],
         "facts.xgmi": [facts.__dict__.get("xgmi")] if facts else [],
         "facts.nics + nic_rates": [facts.__dict__.get("nics"), facts.__dict__.get("nic_rates")] if facts else [],
@@ -82,8 +82,8 @@ def _holders(engine: Any, node: str) -> dict[str, list[object]]:
         if facts
         else [],
         "verdict": [engine.verdicts.get(node)],
-        "steady stamp": [engine.steady._stamps.get(node)],
-        "history readings": [engine._history.get(node)],
+        "steady stamp": [engine.checker.steady._stamps.get(node)],
+        "history readings": [engine.judging.history.get(node)],
         "SSH connection (transport)": [peers.get(node)],
     }
 
@@ -165,12 +165,12 @@ def child(inventory_path: str, store_path: str, trace: bool, sample: int) -> Non
             "entries": sum(len(c._results) for c in caches),
             "kib_per_node": deep_size(caches, shared) / len(inventory.nodes) / 1024,
         }
-        kept = [engine._outcomes, engine.facts, engine.verdicts, caches]
+        kept = [engine.outcomes, engine.facts, engine.verdicts, caches]
         out["outcomes_facts_verdicts_caches_kib_per_node"] = deep_size(kept, shared) / len(inventory.nodes) / 1024
     loop.run_until_complete(engine.close())
     store.close()
     # What the connections held (asyncssh's objects and OpenSSL's, which tracemalloc does not see).
-    engine.transport = None  # type: ignore[assignment]
+    engine.transport = engine.checker = None  # type: ignore[assignment]
     gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)

@@ -7,7 +7,7 @@ the reports of a few kinds of node for real (``instinct-console check-local`` on
 simulator's shims standing in for amd-smi and the other tools: healthy MI300X and MI355X nodes, and
 MI300X nodes with an uncorrectable ECC error (FAIL) or a correctable-error storm (WARN)), gives them
 to ``--nodes`` nodes of one inventory, labels them as ``srun --label`` does, and times what the console
-does with them: ``SlurmJobTransport.collect`` and one sweep of a normal engine (``build_engine``) with
+does with them: ``SlurmJob.collect`` and one sweep of a normal engine (``build_engine``) with
 its SQLite store, as ``sweep --via-slurm`` does after the job. No Slurm runs: its cost is the job's.
 
     .venv/bin/python bench/merge.py [--nodes 10000] [--faulty 0.01] [--json FILE]
@@ -40,7 +40,8 @@ from console.sim.models import ClusterSpec, NodeSpec
 from console.sim.shims import install_shims
 from console.sim.specs import DEFAULT_STACK, GpuModel, stack_preset
 from console.store import Store
-from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport
+from console.sweep.checker_slurm import SlurmChecker
+from console.sweep.via_slurm import SlurmJob, SlurmJobSettings
 from console.transport import LocalTransport
 
 TARGET_MS = 1.0  # issue 20: merging node-judged reports costs the console at most 1 ms CPU per node
@@ -132,12 +133,12 @@ def job_stdout(reports: dict[str, str], kinds: list[str], pools: dict[str, str])
 
 def merge(label: str, inventory: Inventory, stdout: str, store: Store | None, faulty: int) -> Merged:
     """Time the console's part: read the job's output, take or judge each node, store the sweep."""
-    transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", SlurmJobSettings())
-    engine = build_engine(EngineSpec(inventory, load_packs(), store.path if store else None), store, transport)
+    job = SlurmJob(inventory, LocalTransport("local"), "local", SlurmJobSettings())
+    engine = build_engine(EngineSpec(inventory, load_packs(), store.path if store else None), store, SlurmChecker(job))
 
     async def sweep() -> dict[str, int]:
         try:
-            transport.collect(stdout, "", inventory.nodes)
+            job.collect(stdout, "", inventory.nodes)
             result = await engine.run(level="quick")
         finally:
             await engine.close()

@@ -15,6 +15,7 @@ from console.service.workers import WorkerPool
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
 from console.sweep.catalog import ProbeSet
+from console.sweep.checker_workers import WorkerChecker
 from tests.acceptance.test_acceptance_story import IMAGE_A, IMAGE_B, SCENARIO, _with_framework_container
 
 POOL = "mi300x-a"
@@ -39,9 +40,11 @@ async def test_an_open_consoles_engine_and_its_worker_take_the_rolled_back_image
         )
         engine = build_engine(EngineSpec(inventory, load_packs(), store.path, workers=1), store)
         try:
-            assert isinstance(engine.transport, WorkerPool)
+            assert isinstance(engine.checker, WorkerChecker)
+            pool = engine.checker.pool
+            assert isinstance(pool, WorkerPool)
             await engine.run(inventory.nodes, level=ProbeSet.FRAMEWORK)
-            assert engine.transport.pids, "its worker started, with the spec of image B"
+            assert pool.pids, "its worker started, with the spec of image B"
             actions = ActionService(inventory, store, facts=engine.facts, packs=engine.packs, engine=engine)
             request = ActionRequest(ActionKind.ROLLBACK, (), reason="back to A", pool=POOL, workload="framework")
             plan = actions.plan(request)

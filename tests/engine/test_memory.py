@@ -161,18 +161,18 @@ def test_an_engine_without_workers_keeps_its_nodes_packed_and_judges_them_again_
                     result = await engine.run()
                     assert result.counts[Status.PASS] == 1 and result.verdicts[fault.node].status is not Status.PASS
                     for name in result.verdicts:
-                        facts, kept = engine.facts[name], engine._outcomes[name]
+                        facts, kept = engine.facts[name], engine.outcomes[name]
                         assert isinstance(facts, PackedFacts) and facts.packed_screens() is not None
                         packed = {p for p, o in kept.items() if isinstance(o, PackedOutcome)}
                         assert {"amdsmi.static", "amdsmi.metric", "amdsmi.xgmi", "amdsmi.list"} <= packed
                         assert "amdsmi.firmware" not in packed and all(o.usable for o in kept.values())
                         assert len(facts.gpus) == 8 and facts.xgmi and facts.nic_rates
                         assert engine.add_findings(name, "test", []) == result.verdicts[name]
-                        assert isinstance(engine._outcomes[name]["amdsmi.static"], PackedOutcome)
+                        assert isinstance(engine.outcomes[name]["amdsmi.static"], PackedOutcome)
                 # A kept output with nothing in it reads as unanswered, never as a clean node.
                 healthy = next(n for n in result.verdicts if n != fault.node)
-                engine._outcomes[healthy]["amdsmi.static"] = PackedOutcome.of(ProbeOutcome("amdsmi.static", None))
-                assert not engine._outcomes[healthy]["amdsmi.static"].usable
+                engine.outcomes[healthy]["amdsmi.static"] = PackedOutcome.of(ProbeOutcome("amdsmi.static", None))
+                assert not engine.outcomes[healthy]["amdsmi.static"].usable
                 assert engine.add_findings(healthy, "test", []).status is Status.UNKNOWN
             finally:
                 await engine.close()

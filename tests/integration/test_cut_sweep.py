@@ -18,11 +18,11 @@ from console.checks import load_packs
 from console.inventory import load_inventory
 from console.model.findings import NodeVerdict, Status
 from console.service.assembly import EngineSpec, build_engine
-from console.service.workers import WorkerPool
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
 from console.sweep.bundle import group_probes
 from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.checker_workers import WorkerChecker
 from console.sweep.engine import FIRST_WAVE
 from console.sweep.events import Event, NodeDone, ProbeFinished
 from console.sweep.freshness import judged_from_history, last_active_check
@@ -61,7 +61,7 @@ def _sweep(
             store = Store(db)
             # As every entry point builds it: with ``workers``, the nodes are checked in engine worker processes.
             engine = build_engine(EngineSpec(inventory, load_packs(), db, workers=workers), store)
-            assert isinstance(engine.transport, WorkerPool) == (workers > 0)
+            assert isinstance(engine.checker, WorkerChecker) == (workers > 0)
             finished: dict[str, set[str]] = {}
             judged: set[str] = set()
             all_but_hung = asyncio.Event()

@@ -42,7 +42,7 @@ def test_the_probe_running_when_the_link_dropped_is_blamed(tmp_path: Path) -> No
             finally:
                 await engine.close()
             verdict = result.verdicts["sim001"]
-            problems = {probe: outcome.problem for probe, outcome in engine._outcomes["sim001"].items()}
+            problems = {probe: outcome.problem for probe, outcome in engine.outcomes["sim001"].items()}
             return verdict.status, verdict.reason, problems
 
         status, reason, problems = asyncio.run(sweep())

@@ -2,7 +2,7 @@
 nodes judged here from their raw outputs.
 
 Real ``check-local`` runs on this host answer for each node through the simulator's shims; their
-output lines are labelled as ``srun --label`` labels them and handed to ``SlurmJobTransport.collect``
+output lines are labelled as ``srun --label`` labels them and handed to ``SlurmJob.collect``
 (the Slurm lab test in ``test_via_slurm`` runs the same through a real ``srun``).
 """
 
@@ -27,7 +27,8 @@ from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.store.diff import diff_sweeps
 from console.store.pins import effective_pins
-from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport, _pins_given, srun_argv
+from console.sweep.checker_slurm import SlurmChecker
+from console.sweep.via_slurm import SlurmJob, SlurmJobSettings, _pins_given, srun_argv
 from console.transport import LocalTransport
 from tests.multinode.localnodes import local_cluster, shim_dir
 
@@ -76,9 +77,9 @@ def sweep(
 ) -> dict[str, NodeVerdict]:
     """One sweep of every node of the inventory at ``level`` from what the job's tasks printed."""
     inventory = load_inventory(inventory_path)
-    transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", SlurmJobSettings())
-    transport.collect(stdout, stderr, inventory.nodes)
-    engine = build_engine(EngineSpec(inventory, load_packs(), store.path), store, transport)
+    job = SlurmJob(inventory, LocalTransport("local"), "local", SlurmJobSettings())
+    job.collect(stdout, stderr, inventory.nodes)
+    engine = build_engine(EngineSpec(inventory, load_packs(), store.path), store, SlurmChecker(job))
 
     async def run() -> dict[str, NodeVerdict]:
         try:

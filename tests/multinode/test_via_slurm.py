@@ -14,15 +14,16 @@ from console.checks import load_packs
 from console.inventory import from_mapping, load_inventory
 from console.inventory.model import Node
 from console.model.findings import NodeVerdict, Status
-from console.service.assembly import EngineSpec, build_engine, build_transport
+from console.service.assembly import EngineSpec, build_checker, build_engine
 from console.sim.faults import Fault, FaultKind
 from console.store import Store
 from console.sweep import SweepEngine
+from console.sweep.checker_slurm import SlurmChecker
 from console.sweep.cluster_sweep import sweep_cluster
 from console.sweep.node_report import LocalCheckReport, LocalProbeRun
 from console.sweep.via_slurm import (
+    SlurmJob,
     SlurmJobSettings,
-    SlurmJobTransport,
     _images_given,
     _job_error,
     reports_from,
@@ -125,13 +126,13 @@ def test_one_slurm_job_sweeps_every_idle_node(lab: Any, tmp_path: Path, monkeypa
     monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])
     inventory = load_inventory(inventory_path)
     settings = SlurmJobSettings(command=(str(per_node_launcher(tmp_path)),), immediate_s=20)
-    transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", settings)
+    job = SlurmJob(inventory, LocalTransport("local"), "local", settings)
     store = Store(tmp_path / "h.db")
-    engine = SweepEngine(inventory, transport, load_packs(), store)
+    engine = SweepEngine(inventory, job.submit, load_packs(), store, checker=SlurmChecker(job))
 
     async def sweep() -> dict[str, NodeVerdict]:
         try:
-            await transport.gather(inventory.nodes, "quick")
+            await job.gather(inventory.nodes, "quick")
             return (await engine.run(level="quick")).verdicts
         finally:
             await engine.close()
@@ -167,12 +168,12 @@ def test_a_report_cut_on_its_way_back_is_unknown(lab: Any, tmp_path: Path, monke
     )
     cutting.chmod(0o755)
     settings = SlurmJobSettings(command=(str(cutting),), immediate_s=20)
-    transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", settings)
-    engine = SweepEngine(inventory, transport, load_packs())
+    job = SlurmJob(inventory, LocalTransport("local"), "local", settings)
+    engine = SweepEngine(inventory, job.submit, load_packs(), checker=SlurmChecker(job))
 
     async def sweep() -> dict[str, NodeVerdict]:
         try:
-            await transport.gather(inventory.nodes, "quick")
+            await job.gather(inventory.nodes, "quick")
             return (await engine.run(level="quick")).verdicts
         finally:
             await engine.close()
@@ -193,11 +194,11 @@ def test_a_missing_console_on_the_nodes_is_reported_per_node(
     inventory = load_inventory(local_cluster(tmp_path, names))
     monkeypatch.setenv("SLURM_CONF", lab.env["SLURM_CONF"])
     settings = SlurmJobSettings(command=(str(tmp_path / "no-such-console"),), immediate_s=20)
-    transport = SlurmJobTransport(inventory, LocalTransport("local"), "local", settings)
-    asyncio.run(transport.gather(inventory.nodes, "quick"))
+    job = SlurmJob(inventory, LocalTransport("local"), "local", settings)
+    asyncio.run(job.gather(inventory.nodes, "quick"))
     for name in names:
         with pytest.raises(Exception, match=r"no report from the Slurm job: .*no-such-console"):
-            asyncio.run(transport.check_reachable(name))
+            asyncio.run(job.check_reachable(name))
 
 
 # The pool's framework image in the cluster file, whose torch GEMM the simulator runs slower, and the one
@@ -221,7 +222,7 @@ def test_the_image_rollback_set_back_is_the_one_the_nodes_run(
     spec = EngineSpec(load_inventory(inventory_path), load_packs(), store.path, slurm=settings)
 
     def sweep() -> NodeVerdict:
-        engine = build_engine(spec, store, build_transport(spec))
+        engine = build_engine(spec, store, build_checker(spec))
 
         async def run() -> NodeVerdict:
             try:

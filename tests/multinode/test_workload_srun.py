@@ -18,6 +18,7 @@ from console.model.findings import Finding, Status
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store
 from console.sweep.catalog import ProbeSet
+from console.sweep.checker_local import LocalChecker
 from console.sweep.cluster_sweep import sweep_cluster
 from console.transport import CommandResult, LocalTransport, OutputSink, WrappedTransport
 from tests.harness import slurm_lab
@@ -108,7 +109,7 @@ def _inventory(root: Path, names: list[str], timeout: float, controller: str = "
 def _workload_findings(inventory: Inventory, store: Store, hosts: LabNodes | None = None) -> dict[str, list[Finding]]:
     """Run the workload level on the pool's two nodes; each node's workload findings."""
     hosts = hosts or LabNodes([n.name for n in inventory.nodes])
-    engine = build_engine(EngineSpec(inventory, load_packs(), store.path), store, hosts)
+    engine = build_engine(EngineSpec(inventory, load_packs(), store.path), store, LocalChecker(hosts))
 
     async def sweep() -> dict[str, list[Finding]]:
         try:

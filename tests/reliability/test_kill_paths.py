@@ -157,12 +157,12 @@ def test_cancelling_a_sweep_kills_it_on_the_node(clean: SimOnSshd, workers: int)
     and the worker's transport kills it before the worker exits. Before, a cancel left the nodes it cut
     without a verdict and the sweep "done" (a KeyError building its result)."""
     from console.service.assembly import EngineSpec, build_engine
-    from console.service.workers import WorkerPool
+    from console.sweep.checker_workers import WorkerChecker
     from tests.transport.conftest import engine_workers_left
 
     inventory = load_inventory(clean.inventory_path)
     engine = build_engine(EngineSpec(inventory, load_packs(), None, workers=workers), None)
-    assert isinstance(engine.transport, WorkerPool) == (workers > 0)
+    assert isinstance(engine.checker, WorkerChecker) == (workers > 0)
 
     async def cancelled_sweep() -> tuple[str, Status, str]:
         sweep = asyncio.ensure_future(engine.run())

@@ -30,6 +30,7 @@ from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.specs import GpuModel
 from console.store import Store
 from console.sweep.catalog import ProbeSet, probes_for
+from console.sweep.checker_workers import WorkerChecker
 from console.sweep.engine import FIRST_WAVE
 from console.sweep.events import Event, NodeDone, ProbeFinished, ProbeStarted
 from tests.multinode.simcluster import start_cluster
@@ -63,7 +64,7 @@ def _sweep(
     spec = EngineSpec(inventory, packs, store_path, probe_timeout_cap_s=FLEET_CAP_S, workers=workers)
     store = Store(store_path)
     engine = build_engine(spec, store)
-    assert isinstance(engine.transport, WorkerPool) == (workers > 0)
+    assert isinstance(engine.checker, WorkerChecker) == (workers > 0)
     events: list[Event] = []
     engine.subscribe(events.append)
 
@@ -161,7 +162,8 @@ def test_the_first_wave_is_checked_in_the_engine_process_while_the_workers_start
     engine = build_engine(
         EngineSpec(inventory, packs, tmp_path / "h.db", probe_timeout_cap_s=FLEET_CAP_S, workers=1), store
     )
-    pool = engine.transport
+    assert isinstance(engine.checker, WorkerChecker)
+    pool = engine.checker.pool
     assert isinstance(pool, WorkerPool)
     events: list[Event] = []
     engine.subscribe(events.append)
@@ -240,7 +242,8 @@ def test_a_killed_worker_makes_its_node_unknown_and_the_next_sweep_starts_anothe
     inventory = load_inventory(hanging.inventory_path)
     spec = EngineSpec(inventory, packs, None, probe_timeout_cap_s=CAP_S, workers=2)
     engine = build_engine(spec, None)
-    pool = engine.transport
+    assert isinstance(engine.checker, WorkerChecker)
+    pool = engine.checker.pool
     assert isinstance(pool, WorkerPool)
     killed: list[int] = []
 
@@ -313,7 +316,8 @@ def test_reruns_go_to_the_worker_that_has_the_node(hanging: SimCluster, packs: d
     inventory = load_inventory(hanging.inventory_path)
     healthy = next(n.name for n in inventory.nodes if n.name != hung)
     engine = build_engine(EngineSpec(inventory, packs, None, probe_timeout_cap_s=CAP_S, workers=2), None)
-    pool = engine.transport
+    assert isinstance(engine.checker, WorkerChecker)
+    pool = engine.checker.pool
     assert isinstance(pool, WorkerPool)
 
     async def run() -> list[tuple[Status, str, int | None]]:
@@ -357,8 +361,8 @@ def test_a_worker_that_never_says_ready_is_killed_and_its_node_is_unknown(
     spec = EngineSpec(inventory, packs, None, workers=1)
     # A process that reads nothing and says nothing: the marker lets the test find it, were it left behind.
     silent = [sys.executable, "-c", "import time; time.sleep(3600)", "instinct-silent-worker"]
-    pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=silent)
-    engine = build_engine(spec, None, pool)
+    pool = WorkerPool(spec, 1, command=silent)
+    engine = build_engine(spec, None, WorkerChecker(pool, build_transport(replace(spec, workers=0))))
 
     async def run() -> tuple[Status, str]:
         try:
@@ -423,8 +427,8 @@ def test_a_worker_out_of_step_fails_its_nodes_and_is_stopped(
     )
     spec = EngineSpec(inventory, packs, None, workers=1)
     fake = [sys.executable, "-c", script, "instinct-garbled-worker"]
-    pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=fake)
-    engine = build_engine(spec, None, pool)
+    pool = WorkerPool(spec, 1, command=fake)
+    engine = build_engine(spec, None, WorkerChecker(pool, build_transport(replace(spec, workers=0))))
 
     async def run() -> tuple[Status, str]:
         try:
@@ -480,8 +484,8 @@ def test_a_worker_printing_a_huge_stderr_line_is_still_read_and_kept_small(packs
     )
     spec = EngineSpec(inventory, packs, None, workers=1)
     loud = [sys.executable, "-c", _LOUD, "instinct-loud-worker"]
-    pool = WorkerPool(spec, 1, build_transport(replace(spec, workers=0)), command=loud)
-    engine = build_engine(spec, None, pool)
+    pool = WorkerPool(spec, 1, command=loud)
+    engine = build_engine(spec, None, WorkerChecker(pool, build_transport(replace(spec, workers=0))))
 
     async def run() -> tuple[Status, str]:
         try:
@@ -502,3 +506,63 @@ def test_a_worker_printing_a_huge_stderr_line_is_still_read_and_kept_small(packs
     # It printed 64 MiB; the pool buffers at most a few MiB of a pipe ahead of its reader, and keeps less.
     assert peak < 8 << 20, f"{peak / 2**20:.1f} MiB at the peak"
     assert local_processes_matching("instinct-loud-worker") == []
+
+
+# A worker that answers ready, takes its first node and sends back a report this console cannot vouch for
+# (judged with other packs or pins), then waits for the pool to stop it.
+_REFUSED_REPORT = """
+import struct, sys
+from console.model.findings import Status
+from console.service.wire import encode
+from console.sweep.node_report import LocalCheckReport, WorkerJudged
+def frame():
+    (length,) = struct.unpack(">I", sys.stdin.buffer.read(4))
+    return sys.stdin.buffer.read(length)
+frame()  # the engine's spec
+sys.stdout.buffer.write(encode(("ready",)))
+sys.stdout.buffer.flush()
+frame()  # its first node
+report = LocalCheckReport(
+    node="gpu001", pool="p", gpu_model="MI300X", level="quick", outcome="done", duration_s=0.0,
+    finished_at=0.0, judged_with="another console's", status=Status.PASS, reason="healthy",
+)
+sys.stdout.buffer.write(encode(("judged", "gpu001", WorkerJudged(report))))
+sys.stdout.buffer.flush()
+sys.stdin.buffer.read()  # until the pool stops it
+"""
+
+
+def test_a_worker_report_refused_is_named_as_the_workers(packs: dict[str, CheckPack]) -> None:
+    """A node whose engine worker's report cannot be taken is UNKNOWN saying so in worker mode's words.
+    Before, the engine told it "its check-local report cannot be taken", though check-local never ran:
+    a --via-slurm message leaking into --workers."""
+    from dataclasses import replace
+
+    from console.inventory import from_mapping
+    from console.service.assembly import build_transport
+
+    inventory = from_mapping(
+        {
+            "name": "refused",
+            "pools": [{"name": "p", "gpu_model": "MI300X", "nodes": "gpu001"}],
+            "hosts": {"gpu001": {"address": "127.0.0.1"}},
+        }
+    )
+    spec = EngineSpec(inventory, packs, None, workers=1)
+    fake = [sys.executable, "-c", _REFUSED_REPORT, "instinct-refused-worker"]
+    pool = WorkerPool(spec, 1, command=fake)
+    engine = build_engine(spec, None, WorkerChecker(pool, build_transport(replace(spec, workers=0))))
+
+    async def run() -> tuple[Status, str]:
+        try:
+            result = await asyncio.wait_for(engine.run(), 60)  # the test's own guard
+        finally:
+            await engine.close()
+        verdict = result.verdicts["gpu001"]
+        return verdict.status, verdict.reason
+
+    status, reason = asyncio.run(run())
+    assert status is Status.UNKNOWN
+    assert "its engine worker's report cannot be taken: judged with other check packs" in reason, reason
+    assert "check-local" not in reason, reason
+    assert local_processes_matching("instinct-refused-worker") == []

@@ -427,7 +427,7 @@ async def _drift(engine: SweepEngine, nodes: list[Any]) -> tuple[list[DriftRow],
     try:
         result = await engine.run(nodes, level=ProbeSet.QUICK, families={"stack", "firmware"})
     finally:
-        await engine.transport.close()
+        await engine.disconnect()
     return drift_report(engine.facts.values(), engine.pins, engine.packs), result.outcome
 
 

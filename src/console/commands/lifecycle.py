@@ -302,5 +302,5 @@ async def _revalidate(
 
 
 async def _close(service: ActionService, engine: SweepEngine) -> None:
-    await engine.transport.close()
+    await engine.disconnect()
     await service.close()

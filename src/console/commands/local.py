@@ -41,6 +41,7 @@ from console.service.assembly import EngineSpec, build_engine
 from console.store.pins import pin_from_fields
 from console.sweep.cached_verdict import DEFAULT_MAX_AGE_S, gpu_list, read_cached, scoped
 from console.sweep.catalog import ProbeSet
+from console.sweep.checker_local import LocalChecker
 from console.sweep.local_check import check_local, recording_transport
 from console.sweep.node_report import LocalCheckReport
 
@@ -189,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         return _answer_from_cache(args, inventory, name, packs)
     try:
         spec = EngineSpec(inventory, packs, None, pins=args.pins, images=args.images)
-        engine = build_engine(spec, None, recording_transport(name, use_library=args.amdsmi_library))
+        engine = build_engine(spec, None, LocalChecker(recording_transport(name, use_library=args.amdsmi_library)))
         report, result = asyncio.run(check_local(engine, name, args.probes, args.deadline, raw=args.raw))
     except KeyboardInterrupt:
         return int(ExitCode.INTERRUPTED)

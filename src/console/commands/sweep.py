@@ -41,7 +41,7 @@ from console.inert import log_to_stderr, printable
 from console.inventory import Inventory, fold, load_inventory, select_exactly
 from console.model.findings import Status
 from console.report import SweepReport, build_report, junit_xml, prometheus_textfile, write_json
-from console.service.assembly import EngineSpec, build_engine, build_transport
+from console.service.assembly import EngineSpec, build_checker, build_engine
 from console.service.workers import default_workers
 from console.store import Store, default_store_path
 from console.store.db import BUSY_WAIT_S, open_for_sweeping
@@ -277,14 +277,14 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         # Before the store: a usage error leaves no database behind. Over SSH the engine builds its own
-        # transport, from the spec with the images ``rollback`` set back (its workers get that spec).
-        transport = build_transport(spec) if spec.slurm is not None else None
+        # checker, from the spec with the images ``rollback`` set back (its workers get that spec).
+        checker = build_checker(spec) if spec.slurm is not None else None
     except ValueError as exc:  # a Slurm controller the inventory does not reach
         raise UsageError(str(exc)) from None
     store, fault = open_for_sweeping(store_path, args.store_wait, inventory)
     interruption = Interruption()
     try:
-        engine = build_engine(spec, store, transport)
+        engine = build_engine(spec, store, checker)
         engine.subscribe(_store_failure_said(err))
         if fault is not None:
             engine.writes.failed(fault)
@@ -363,7 +363,7 @@ async def _sweeps(
         runs = Periodic(once, args.every, args.count, on_skip=skipped)
         return (await runs.run())[-1]
     finally:
-        await engine.transport.close()
+        await engine.disconnect()
 
 
 async def _sweep(engine: SweepEngine, nodes: list[Any], args: argparse.Namespace, interruption: Interruption) -> int:

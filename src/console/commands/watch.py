@@ -270,7 +270,7 @@ async def _rounds(watch: Watch, every_s: float, rounds: int | None, out: Any, *,
         async with taken_lease(watch.store, "watch", watch.service.user, wait_s=wait_lease):
             return await _held_rounds(watch, every_s, rounds, out)
     finally:
-        await watch.engine.transport.close()
+        await watch.engine.disconnect()
         await watch.service.close()
 
 

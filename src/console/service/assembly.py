@@ -18,9 +18,13 @@ from console.checks import CheckPack
 from console.inventory.model import Inventory, StackPin
 from console.store import Store
 from console.store.pins import effective_pins
+from console.sweep.checker import NodeChecker
+from console.sweep.checker_local import LocalChecker
+from console.sweep.checker_slurm import SlurmChecker
+from console.sweep.checker_workers import WorkerChecker
 from console.sweep.engine import SweepEngine
 from console.sweep.hostkey_audit import HostKeyAudit
-from console.sweep.via_slurm import SlurmJobSettings, SlurmJobTransport, slurm_transport
+from console.sweep.via_slurm import SlurmJobSettings, slurm_job
 from console.transport import Transport
 from console.transport.connect import transport_for
 from console.transport.priority import LowPriorityTransport
@@ -57,49 +61,56 @@ class EngineSpec:
 
 
 def build_transport(spec: EngineSpec) -> Transport:
-    """The transport the spec asks for: SSH to every node, this host, or one Slurm job for all of them.
+    """The transport the spec asks for: SSH to every node, or this host (``local``), low priority or not."""
+    transport = transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
+    if spec.low_priority:
+        transport = LowPriorityTransport(transport)
+    return transport
+
+
+def build_checker(spec: EngineSpec) -> NodeChecker:
+    """How the spec's nodes are checked, chosen here once: from one Slurm job's reports (``slurm``), in
+    engine worker processes (``workers``, over SSH only), or in this process over ``build_transport``.
 
     Raises ValueError when the inventory cannot be reached that way (a Slurm controller outside it).
     """
     if spec.slurm is not None:
-        return slurm_transport(spec.inventory, spec.slurm, accept_new=spec.accept_new)
-    transport = transport_for(spec.inventory, accept_new=spec.accept_new, local=spec.local)
-    if spec.low_priority:
-        transport = LowPriorityTransport(transport)
+        return SlurmChecker(slurm_job(spec.inventory, spec.slurm, accept_new=spec.accept_new))
+    transport = build_transport(spec)
     if spec.workers > 0 and not spec.local and not spec.accept_new:
         from console.service.workers import WorkerPool
 
         # Each worker builds its own transport from the spec (low priority included): one assembly.
-        return WorkerPool(spec, spec.workers, transport)
-    return transport
+        return WorkerChecker(WorkerPool(spec, spec.workers), transport)
+    return LocalChecker(transport)
 
 
-def build_engine(spec: EngineSpec, store: Store | None, transport: Transport | None = None) -> SweepEngine:
+def build_engine(spec: EngineSpec, store: Store | None, checker: NodeChecker | None = None) -> SweepEngine:
     """The engine ``spec`` describes, writing to ``store`` (this thread's connection, or None).
 
     The engine runs the framework probe in the image ``rollback`` set back for a pool (``with_images``: the
-    store's, and ``spec.images`` over them): this engine and its worker processes alike, as the transport is
+    store's, and ``spec.images`` over them): this engine and its worker processes alike, as the checker is
     built here; ``check-local`` has no store and takes the images a ``sweep --via-slurm`` told it.
-    ``transport`` replaces the spec's own (``check-local`` records what its local transport returns; a
-    Slurm job's, checked before the store is opened).
-    With a store, host keys the transport accepts on first contact go to its audit log as the sweep goes.
+    ``checker`` replaces the spec's own (``check-local`` checks through a recording transport; a Slurm
+    job's is built before the store is opened).
+    With a store, host keys the engine's transport accepts on first contact go to its audit log as the
+    sweep goes (a Slurm job's nodes are reached by Slurm: only its SSH hop to the controller accepts keys).
     """
     images = {**(store.image_overrides() if store is not None else {}), **(spec.images or {})}
     if images:
-        # The images ``rollback`` set back, before the transport: its worker processes get this spec.
+        # The images ``rollback`` set back, before the checker: its worker processes get this spec.
         spec = replace(spec, inventory=with_images(spec.inventory, images))
-    transport = transport if transport is not None else build_transport(spec)
+    checker = checker if checker is not None else build_checker(spec)
     engine = SweepEngine(
         spec.inventory,
-        transport,
+        checker.transport,
         spec.packs,
         store,
+        checker=checker,
         pins={**effective_pins(spec.inventory, store), **(spec.pins or {})},
         probe_timeout_cap_s=spec.probe_timeout_cap_s,
         origin=spec.origin,
     )
     if store is not None:
-        # A Slurm job's nodes are reached by Slurm; only its SSH hop to the controller accepts keys.
-        keys = transport.submit if isinstance(transport, SlurmJobTransport) else transport
-        engine.subscribe(HostKeyAudit(engine.writes, keys))
+        engine.subscribe(HostKeyAudit(engine.writes, engine.transport))
     return engine

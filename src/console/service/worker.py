@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any, BinaryIO
 
 from console.inventory.model import Pool, StackPin
-from console.service.assembly import EngineSpec, build_engine, build_transport
+from console.service.assembly import EngineSpec, build_engine
 from console.service.host import open_pipes, read_message, run_served
 from console.service.node_judge import NodeJudge
 from console.service.wire import WireError, encode
@@ -137,7 +137,7 @@ async def serve(commands: BinaryIO, wire: BinaryIO) -> int:
     spec = await read_message(reader)
     if not isinstance(spec, EngineSpec):
         raise WireError(f"expected the engine's spec first, got {type(spec).__name__}")
-    server = WorkerServer(build_engine(spec, None, build_transport(spec)), writer)
+    server = WorkerServer(build_engine(spec, None), writer)
     writer.write(encode(("ready",)))  # the pool counts a node's budget from here, not from the start-up
     status = 0
     try:

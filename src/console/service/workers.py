@@ -1,9 +1,10 @@
 """Engine worker processes (``--workers N``): the sweep's nodes checked on every core.
 
 One engine (``console.sweep.engine``) still runs the sweep: its waves, deadlines, cancel, give-up,
-reruns, the fleet pass, the store and the events. Its transport is a ``WorkerPool``: for each node it
-asks one of N worker processes (``python -m console.service.worker``) to connect, run the probes,
-parse and judge, exactly as the engine does in process, and takes back the node's compact report
+reruns, the fleet pass, the store and the events. Its node checker (``console.sweep.checker_workers``)
+sends each node to a ``WorkerPool``, which asks one of N worker processes (``python -m
+console.service.worker``) to connect, run the probes, parse and judge, exactly as the engine does in
+process, and takes back the node's compact report
 (``console.sweep.node_report``: every finding not PASS whole, the PASS ones counted per check), what the
 screens show of it, and its probe runs, which it stores itself: one store writer. A node always goes to
 the same worker (its place in the inventory, modulo N), so its connection, its reused stack probes and
@@ -19,8 +20,8 @@ is first judged there on the probes that finished, as the engine judges such a n
 that report sent back (``cut_reports``). A worker that dies fails its nodes in flight (UNKNOWN, with
 its exit status and the end of its stderr); the next node sent to it starts a new one.
 
-Commands that are not a node's probes (multi-node tests, actions, workloads) go to ``inner``, the
-console's own transport, as without workers.
+Commands that are not a node's probes (multi-node tests, actions, workloads) go through the engine's
+own transport, as without workers: the pool is no transport.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from console.service.wire import HEADER, WireError, body_length, decode, encode
 from console.sweep.catalog import ProbeSpec
 from console.sweep.events import Event, ProbeFinished, ProbeStarted
 from console.sweep.node_report import WorkerJudged
-from console.transport import ErrorKind, Transport, TransportError, WrappedTransport
+from console.transport import ErrorKind, TransportError
 
 if TYPE_CHECKING:
     from console.service.assembly import EngineSpec
@@ -114,11 +115,10 @@ class _Worker:
 _MESSAGE_SIZES = {"event": 3, "judged": 3, "unreachable": 4, "failed": 3}
 
 
-class WorkerPool(WrappedTransport):
-    """The engine's transport in worker mode: nodes are checked and judged in ``count`` processes."""
+class WorkerPool:
+    """Engine worker processes for worker mode: nodes are checked and judged in ``count`` processes."""
 
-    def __init__(self, spec: EngineSpec, count: int, inner: Transport, command: list[str] | None = None) -> None:
-        super().__init__(inner)
+    def __init__(self, spec: EngineSpec, count: int, command: list[str] | None = None) -> None:
         # What each worker builds its engine from: the same spec, checking over SSH, without a store.
         self.spec = replace(spec, workers=0, store_path=None)
         self.count = max(1, count)
@@ -226,10 +226,10 @@ class WorkerPool(WrappedTransport):
         """What a worker would answer of ``node``, made in this process by an engine built as a worker
         builds its own (the same spec, its own SSH transport, no store)."""
         if self._judge_here is None:
-            from console.service.assembly import build_engine, build_transport
+            from console.service.assembly import build_engine
             from console.service.node_judge import NodeJudge
 
-            engine = build_engine(self.spec, None, build_transport(self.spec))
+            engine = build_engine(self.spec, None)  # in process over its own transport: ``workers`` is 0
             engine.subscribe(self._relay_here)
             self._judge_here = NodeJudge(engine)
         earlier = self._tasks_here.pop(node.name, None)
@@ -413,8 +413,7 @@ class WorkerPool(WrappedTransport):
             await worker.proc.wait()
 
     async def close(self) -> None:
-        """Stop every worker (each cancels its nodes and waits for their kills on the nodes), then close
-        the console's own transport."""
+        """Stop every worker (each cancels its nodes and waits for their kills on the nodes)."""
         # A worker still starting is waited for (bounded by ``START_WAIT_S``), then stopped with the others:
         # cancelled mid-start, its process would be left running with no slot to stop it from.
         await asyncio.gather(*self._warming, return_exceptions=True)
@@ -429,7 +428,6 @@ class WorkerPool(WrappedTransport):
                     with contextlib.suppress(BaseException):
                         await task
         self._slots = [None] * self.count
-        await self.inner.close()
 
 
 async def _read_message(stream: asyncio.StreamReader) -> Any | None:

@@ -1,4 +1,4 @@
-"""Sweeps: schedule nodes x probes over a transport, stream events, rerun and cancel."""
+"""Sweeps: schedule nodes x probes through one node checker, stream events, rerun and cancel."""
 
 from console.sweep.catalog import PROBES, PROBES_BY_ID, ProbeSet, ProbeSpec, probes_for
 from console.sweep.engine import SweepEngine, SweepResult, describe, probes_for_families, snapshot_of

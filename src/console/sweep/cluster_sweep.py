@@ -1,4 +1,4 @@
-"""One sweep with its cluster-level parts: the Slurm job that gathers node outputs, the multinode phase."""
+"""One sweep with its cluster-level parts: what its checker gathers first (a Slurm job), the multinode phase."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from console.model.multinode import MultinodeResult
 from console.sweep.catalog import ProbeSet
 from console.sweep.engine import SweepEngine, SweepResult
 from console.sweep.multinode import MultinodeOptions, refreshed, run_multinode
-from console.sweep.via_slurm import SlurmJobTransport
 from console.sweep.workloads import run_workloads
 
 
@@ -28,16 +27,12 @@ async def sweep_cluster(
 ) -> tuple[SweepResult, MultinodeResult | None]:
     """Sweep ``nodes``; at level ``multinode`` then run the pairs within what is left of ``deadline_s``.
 
-    With a ``SlurmJobTransport`` the Slurm job runs first (every sweep gathers afresh), and the
-    multi-node runs are launched with srun from where that job was submitted. ``at_once``: per pool, how
+    The engine's checker gathers first (a Slurm job runs, every sweep afresh), and says how the
+    multi-node runs are launched (with srun from where that job was submitted). ``at_once``: per pool, how
     many nodes the workload phase may hold at the same time (``console.sweep.workloads``).
     """
     started = time.monotonic()
-    transport = engine.transport
-    if isinstance(transport, SlurmJobTransport):
-        # The console's pins and stored images go to the nodes, which read the cluster file only.
-        images = engine.store.image_overrides() if engine.store is not None else None
-        await transport.gather(nodes, level, engine.pins, images)
+    await engine.prepare(nodes, level)
     result = await engine.run(nodes, level=level, deadline_s=deadline_s)
     if ProbeSet(level) is ProbeSet.WORKLOAD and result.outcome == "done":
         phase_started = time.monotonic()
@@ -50,13 +45,8 @@ async def sweep_cluster(
         return refreshed(engine, result, time.monotonic() - phase_started), None
     if ProbeSet(level) is not ProbeSet.MULTINODE or result.outcome != "done":
         return result, None
-    options = multinode or MultinodeOptions()
-    launch_transport = None
-    if isinstance(transport, SlurmJobTransport):
-        srun = dataclasses.replace(options.launch, launcher="srun")
-        options = dataclasses.replace(options, launch=srun, site=transport.where)
-        launch_transport = transport.submit
+    options = engine.checker.multinode_launch(multinode or MultinodeOptions())
     phase_started = time.monotonic()
     remaining = None if deadline_s is None else max(0.0, deadline_s - (phase_started - started))
-    pairs = await run_multinode(engine, result, options, launch_transport, deadline_s=remaining)
+    pairs = await run_multinode(engine, result, options, deadline_s=remaining)
     return refreshed(engine, result, time.monotonic() - phase_started), pairs

@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol
 
 from pydantic import Field, ValidationError
 
@@ -105,14 +105,6 @@ class LocalCheckReport(Model):
     )
 
 
-@runtime_checkable
-class JudgedOnNodes(Protocol):
-    """A transport whose nodes judged themselves: the engine takes their reports instead of outputs."""
-
-    def judged(self, node: str) -> LocalCheckReport | None:
-        """``node``'s report to take as it is, or None to judge the node from its outputs."""
-
-
 @dataclass
 class WorkerJudged:
     """A node as an engine worker process judged it: its report, what the screens show of it, and the
@@ -130,9 +122,8 @@ class WorkerJudged:
     runs: list[ProbeRunRecord] = field(default_factory=list)
 
 
-@runtime_checkable
 class JudgedByWorkers(Protocol):
-    """A transport whose nodes engine worker processes check and judge (``--workers``)."""
+    """Engine worker processes that check and judge nodes (``--workers``; ``console.sweep.checker_workers``)."""
 
     def start(self, first: list[Node]) -> None:
         """Start the workers in the background; the nodes of ``first`` whose worker is not running yet are
@@ -165,6 +156,9 @@ class JudgedByWorkers(Protocol):
     async def cut_reports(self, wait_s: float) -> dict[str, WorkerJudged]:
         """What the workers judged of the nodes cut short since ``cutting``, waiting at most ``wait_s`` for
         them; a node not back by then is cancelled in its worker. Ends the cutting."""
+
+    async def close(self) -> None:
+        """Stop every worker (each cancels its nodes and waits for their kills on the nodes)."""
 
 
 def judged_with(pack: CheckPack | None, pin: StackPin, node: Node) -> str:
@@ -283,7 +277,7 @@ def admit(  # noqa: PLR0917
     if any(f.subject.node != node.name for f in report.findings):
         return "findings about another node"
     if report.judged_with != expected_with:
-        return "judged on the node with other check packs, pins or expectations than this console's"
+        return "judged with other check packs, pins or expectations than this console's"
     wanted, ran = set(probes), {p.probe for p in report.probes}
     if whole_level:
         try:
@@ -341,7 +335,6 @@ def _pinned(field: str, pinned: dict[str, str]) -> bool:
 __all__ = [
     "REPORT_FORMAT",
     "JudgedByWorkers",
-    "JudgedOnNodes",
     "LocalCheckReport",
     "LocalProbeRun",
     "ProbeDigest",

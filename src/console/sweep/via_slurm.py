@@ -3,10 +3,10 @@
 The console submits ``srun -N <n> -w <nodes> --ntasks-per-node=1 --label ... instinct-console
 check-local -i <inventory> --probes <level> --json -`` where Slurm commands run (this host, or the
 inventory's Slurm controller over SSH). Each task judges its node and prints one JSON line, its
-compact report (``console.sweep.node_report``). ``SlurmJobTransport`` hands a normal ``SweepEngine``
-the reports of the nodes that sent no raw outputs (PASS nodes), which it takes as they are once it
-can vouch for them; the nodes that did send them (not PASS, or ``--raw``) it serves as if it had
-fetched their outputs over SSH, and the engine judges them again and stores them. Either way the
+compact report (``console.sweep.node_report``). A ``SlurmJob`` keeps what the job gathered, and the
+engine's node checker (``console.sweep.checker_slurm``) takes the reports of the nodes that sent no raw
+outputs (PASS nodes) as they are once it can vouch for them; the nodes that did send them (not PASS, or
+``--raw``) it judges again from those outputs, as if it had fetched them over SSH, and stores them. Either way the
 verdicts, fleet checks, store records and reports are those of an SSH sweep. Nodes Slurm would not
 run the job on (drained, down, busy) are not submitted: they come back as not checked, with their
 Slurm state as the reason.
@@ -29,9 +29,9 @@ from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
 from console.sweep.bundle import KILL_GRACE_S
 from console.sweep.catalog import ProbeSet, probes_for
-from console.sweep.engine import describe
 from console.sweep.local_check import level_for_node
 from console.sweep.node_report import LocalCheckReport, read_report
+from console.sweep.probe_runs import describe
 from console.transport import (
     CappedOutput,
     CommandResult,
@@ -154,9 +154,10 @@ def bundle_text(report: LocalCheckReport) -> bytes:
     return "".join(parts).encode()
 
 
-class SlurmJobTransport(Transport):
-    """Serves what one Slurm job gathered: the reports of nodes judged on the node (``judged``), the raw
-    outputs of the others; ``gather`` runs that job (again for every sweep)."""
+class SlurmJob:
+    """What one Slurm job gathered: the reports of nodes judged on the node (``judged``), the raw outputs
+    of the others (``run_script``, a bundle source); ``gather`` runs that job (again for every sweep).
+    ``submit`` runs the job's commands (srun, sinfo) at ``where``: this host or the Slurm controller."""
 
     def __init__(self, inventory: Inventory, submit: Transport, where: str, settings: SlurmJobSettings) -> None:
         self.inventory = inventory
@@ -226,18 +227,6 @@ class SlurmJobTransport(Transport):
             return {name: f"sinfo failed: {detail}" for name in names}
         return runnable_nodes(result.stdout.decode("utf-8", "replace"), names)
 
-    async def run(
-        self,
-        node: str,
-        argv: Sequence[str],
-        *,
-        timeout_s: float,
-        stdin: bytes | None = None,
-        sink: OutputSink | None = None,
-    ) -> CommandResult:
-        """Only the gathered bundles can be served: a single command has no Slurm task behind it."""
-        raise TransportError(node, ErrorKind.PROTOCOL, "the Slurm job ran node-local probes only")
-
     async def run_script(
         self, node: str, script: str, *, timeout_s: float, sink: OutputSink | None = None
     ) -> CommandResult:
@@ -255,10 +244,6 @@ class SlurmJobTransport(Transport):
         """UNREACHABLE, with the reason, for a node the job did not report on (or not usably)."""
         if node not in self._outputs and node not in self._reports:
             raise TransportError(node, ErrorKind.UNREACHABLE, self._missing.get(node, "not in the Slurm job"))
-
-    async def close(self) -> None:
-        """Close the transport the job was submitted through."""
-        await self.submit.close()
 
 
 def _pins_given(inventory: Inventory, pins: dict[str, StackPin]) -> dict[str, dict[str, str]]:
@@ -289,11 +274,11 @@ def _job_error(stderr: str, node: str) -> str:
     return (said or about or lines or ["the task printed no report"])[-1]
 
 
-def slurm_transport(inventory: Inventory, settings: SlurmJobSettings, *, accept_new: bool = False) -> SlurmJobTransport:
+def slurm_job(inventory: Inventory, settings: SlurmJobSettings, *, accept_new: bool = False) -> SlurmJob:
     """Submit on this host, or over SSH on the inventory's Slurm controller when it is one of its nodes."""
     controller = inventory.slurm.controller
     if not controller:
-        return SlurmJobTransport(inventory, LocalTransport(LOCAL), LOCAL, settings)
+        return SlurmJob(inventory, LocalTransport(LOCAL), LOCAL, settings)
     if controller not in {n.name for n in inventory.nodes}:
         raise ValueError(f"Slurm controller {controller!r} is not a node of the inventory; run the console there")
-    return SlurmJobTransport(inventory, transport_for(inventory, accept_new=accept_new), controller, settings)
+    return SlurmJob(inventory, transport_for(inventory, accept_new=accept_new), controller, settings)
