@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import worst_action
+from console.remediation.cases import close_case, open_case
 from console.store import Store
 from console.store.drains import DrainRecord
 from console.store.lifecycle import Stage
@@ -79,15 +80,17 @@ class _Reconciler:
             if record.ended_at is not None or not record.findings:
                 return f"{took}; no case (no finding behind it)"
             findings = store.findings(record.sweep_id, node, problems_only=True) if record.sweep_id else []
-            case = store.open_case(
+            case = open_case(
+                store,
                 node,
                 user=self.user,
                 action=worst_action(findings),
                 sweep_id=record.sweep_id,
                 findings=record.findings,
                 audit_id=orphan.audit_id,
+                policy=self.policy_of(node),
             )
-            return f"{took}; case #{case.id} opened"
+            return f"{took}; case #{case.id} {'opened' if case.stage is not Stage.ESCALATED else 'opened, escalated'}"
         why = (
             f"the {orphan.action} did not take effect ({self.backend} shows {state})"
             if held_with is None
@@ -96,7 +99,7 @@ class _Reconciler:
         if record is not None and record.ended_at is None:
             store.end_drains([node], f"{why}: reconciled after its console died (audit #{orphan.audit_id})")
         if opened is not None:
-            store.close_case(node, Stage.ENDED, user=self.user, note=why, audit_id=orphan.audit_id)
+            close_case(store, node, Stage.ENDED, user=self.user, note=why, audit_id=orphan.audit_id)
             return f"{node}: {why}; case #{opened} ended"
         return f"{node}: {why}"
 
@@ -113,7 +116,7 @@ class _Reconciler:
             return took
         stage = Stage.RETURNED if case.ready(self.policy_of(node)) else Stage.ENDED
         note = f"the {orphan.action} took effect; its console died before recording it"
-        store.close_case(node, stage, user=self.user, note=note, audit_id=orphan.audit_id)
+        close_case(store, node, stage, user=self.user, note=note, audit_id=orphan.audit_id)
         return f"{took}; case #{case.id} {stage.value}"
 
 
