@@ -10,7 +10,8 @@
 # It writes no intent row in the console's history database: that database is the console host's
 # (owner-only, not on shared storage: SQLite's WAL cannot be shared across hosts), and this script must
 # drain within Slurm's 60 s when the console host is down. The tagged reason, which slurmctld keeps with
-# who set it and when, is the record; the line below in slurmd's log is the outcome (operator guide, 7).
+# who set it and when, is the record; the line below in slurmd's log is the outcome; the console audits
+# the drain ("node-drain") the first time it reads it (operator guide, section 7).
 # Site settings (SLURM_CONF: slurmd does not tell its health check where slurm.conf is):
 CONSOLE=/opt/instinct-console/bin/instinct-console
 CLUSTER=/shared/ic/cluster.toml

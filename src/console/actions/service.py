@@ -80,7 +80,7 @@ from console.probes.host import parse_os_release
 from console.remediation.cases import acknowledge_repair, close_case, drain_failed, open_case, returned
 from console.remediation.guards import return_refusal
 from console.remediation.lease import DEFAULT_TTL_S, taken_lease
-from console.remediation.reconcile import BACK, OUT, reconcile_intents
+from console.remediation.reconcile import BACK, OUT, reconcile_intents, record_node_drains
 from console.store import AuditEntry, Store, current_user
 from console.store.lifecycle import PHYSICAL, Case, Stage
 from console.store.pins import effective_pins, pin_from_fields
@@ -255,6 +255,16 @@ class ActionService:
             backend="Slurm",
             user=self.user,
             policy_of=self.inventory.policy_of,
+        )
+        # What the node-side health check drained (it cannot write this database): audited once, when seen.
+        record_node_drains(
+            self.store,
+            {
+                n: (node.reason, node.reason_user, node.reason_time, slurm.describe(node))
+                for n, node in self._slurm.items()
+                if node.draining_flag
+            },
+            user=self.user,
         )
         # A node resumed (or drained again) outside the console since its drain: the console's record ends.
         # Records of cordons are Kubernetes' to judge, even where Slurm lists a node of the same name.

@@ -154,3 +154,41 @@ def reconcile_intents(
             store.audit_result(orphan.audit_id, f"{orphan.shown}; reconciled by audit #{audit_id}: {said}")
         done.append(audit_id)
     return done
+
+
+NODE_DRAIN = "node-drain"
+# The reason docs/slurm/check-local-health.sh drains with, on the node itself (it cannot reach this database).
+NODE_TAG = "instinct-console: check-local:"
+
+# node -> (its reason, who set it, when, its state as shown), as the scheduler was just read
+Reasons = Mapping[str, tuple[str | None, str | None, str | None, str]]
+
+
+def record_node_drains(store: Store, seen: Reasons, *, user: str) -> list[int]:
+    """Audit, once each, the drains the node-side health check made (``NODE_TAG``); the new rows' ids.
+
+    The health check runs on the node and cannot write this database (operator guide, section 7): the
+    drain's intent is its reason, which Slurm keeps with who set it and when. The console records what it
+    finds the first time it reads it, so the audit log names every drain of the console's making, made
+    on the console host or on the node. Nothing else changes: no drain record, no case (a resume of it
+    stays forced, with a reason).
+    """
+    done: list[int] = []
+    if store.read_only:
+        return done  # a database opened for reading: the next console that may write records it
+    for node, (reason, who, when, state) in seen.items():
+        if not reason or not reason.startswith(NODE_TAG):
+            continue
+        inputs = {"reason": reason, "set_by": who, "set_at": when}
+        found = store.conn.execute(
+            "SELECT 1 FROM audit WHERE action = ? AND targets = ? AND inputs = ?",
+            (NODE_DRAIN, json.dumps([node]), json.dumps(inputs)),
+        ).fetchone()
+        if found is not None:
+            continue
+        said = (
+            f"drained on the node by its health check (check-local-health.sh), {state}: seen by the console"
+            " at its first read after (the node cannot write this database); no case, a resume needs --force"
+        )
+        done.append(store.audit(NODE_DRAIN, [node], inputs=inputs, commands=[], output="", outcome=said, user=user))
+    return done
