@@ -29,7 +29,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "store": frozenset({"model", "inventory"}),
     # The remediation case machine, its reconciliation and the lease: the history database and nothing above.
     "remediation": frozenset({"model", "inventory", "store"}),
-    "sweep": frozenset({"model", "inventory", "transport", "probes", "checks", "report", "store"}),
+    "sweep": frozenset({"model", "inventory", "transport", "probes", "checks", "report", "store", "remediation"}),
     "actions": frozenset({"model", "inventory", "transport", "probes", "checks", "store", "sweep", "remediation"}),
     "service": frozenset(
         {"model", "inventory", "transport", "checks", "store", "sweep", "actions", "runtime", "files", "remediation"}

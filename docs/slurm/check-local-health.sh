@@ -7,6 +7,11 @@
 # reason are left exactly as they are. It never resumes a node.
 # It fails closed: when scontrol cannot read or drain the node, it exits 2 with one line on standard
 # output, which slurmd logs ("health_check failed: rc:2 output:instinct-console health check ...").
+# It writes no intent row in the console's history database: that database is the console host's
+# (owner-only, not on shared storage: SQLite's WAL cannot be shared across hosts), and this script must
+# drain within Slurm's 60 s when the console host is down. The tagged reason, which slurmctld keeps with
+# who set it and when, is the record; the line below in slurmd's log is the outcome; the console audits
+# the drain ("node-drain") the first time it reads it (operator guide, section 7).
 # Site settings (SLURM_CONF: slurmd does not tell its health check where slurm.conf is):
 CONSOLE=/opt/instinct-console/bin/instinct-console
 CLUSTER=/shared/ic/cluster.toml

@@ -21,6 +21,7 @@ from console.cli import main
 from console.inventory import from_mapping
 from console.inventory.model import Inventory, LifecyclePolicy
 from console.model.findings import Finding, Status, Subject, roll_up
+from console.remediation.cases import record_revalidation
 from console.store import Store
 from console.store.lifecycle import Stage
 from tests.actions.kube_replay import RecordedApi
@@ -114,8 +115,15 @@ async def test_drain_repair_escalate_and_resume_on_a_kubernetes_pool(store: Stor
     assert plan.refused is not None and "case #1 is revalidating" in plan.refused and result is None
 
     for sweep in (first + 10, first + 11):
-        store.record_revalidation(
-            "gpu001", passed=True, sweep_id=sweep, action=None, user="alice", policy=LifecyclePolicy(), note="pass"
+        record_revalidation(
+            store,
+            "gpu001",
+            passed=True,
+            sweep_id=sweep,
+            action=None,
+            user="alice",
+            policy=LifecyclePolicy(),
+            note="pass",
         )
     plan, result = await act(svc, ActionKind.RESUME, "gpu001")
     sent = bodies(plan)
@@ -251,8 +259,15 @@ async def test_a_revalidation_strike_is_shown_on_the_node(store: Store) -> None:
     sweep = failing_sweep(store, "gpu001")
     await act(svc, ActionKind.DRAIN, "gpu001", reason="xgmi link down gpu3", sweep_id=sweep)
     await act(svc, ActionKind.REPAIRED, "gpu001", reason="reseated OAM 3")
-    case = store.record_revalidation(
-        "gpu001", passed=False, sweep_id=sweep + 5, action=None, user="alice", policy=LifecyclePolicy(), note="FAIL"
+    case = record_revalidation(
+        store,
+        "gpu001",
+        passed=False,
+        sweep_id=sweep + 5,
+        action=None,
+        user="alice",
+        policy=LifecyclePolicy(),
+        note="FAIL",
     )
     assert case.stage is Stage.DRAINED
     shown = await svc.show_stages(["gpu001"])
@@ -302,8 +317,15 @@ async def test_the_whole_lifecycle_through_the_real_client(store: Store, tmp_pat
             _, result = await act(svc, kind, node, **fields)
             assert result is None or result.ok, (kind, result)
         for sweep in (first + 10, first + 11):
-            store.record_revalidation(
-                "gpu001", passed=True, sweep_id=sweep, action=None, user="alice", policy=LifecyclePolicy(), note="pass"
+            record_revalidation(
+                store,
+                "gpu001",
+                passed=True,
+                sweep_id=sweep,
+                action=None,
+                user="alice",
+                policy=LifecyclePolicy(),
+                note="pass",
             )
         _, result = await act(svc, ActionKind.RESUME, "gpu001")
         assert server.mismatches == [] and server.exchanges == []

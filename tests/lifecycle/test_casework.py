@@ -11,6 +11,7 @@ from console.actions import ActionKind, ActionRequest, ActionService
 from console.checks import load_packs
 from console.inventory import from_mapping
 from console.model.findings import Remedy
+from console.remediation.cases import acknowledge_repair, open_case
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store
 from console.store.watch import Breaker
@@ -21,7 +22,7 @@ INVENTORY = {"name": "c", "pools": [{"name": "p", "gpu_model": "MI300X", "nodes"
 def test_revalidate_needs_the_engine_and_a_revalidating_case(tmp_path: Path) -> None:
     store = Store(tmp_path / "h.sqlite")
     try:
-        store.open_case("n1", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=["x"], audit_id=None)
+        open_case(store, "n1", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=["x"], audit_id=None)
         service = ActionService(from_mapping(INVENTORY), store)
         plan = service.plan(ActionRequest(ActionKind.REVALIDATE, ("n1",)))
         assert plan.refused is not None and "needs the sweep engine" in plan.refused
@@ -34,7 +35,7 @@ def test_revalidate_needs_the_engine_and_a_revalidating_case(tmp_path: Path) -> 
             "nothing to revalidate: n1: skip: case #1 is drained: next reboot, then: repaired; "
             "n2: skip: no open case (the console opens one when it drains a node)"
         )
-        store.acknowledge_repair("n1", user="ops", note="rebooted", audit_id=None)
+        acknowledge_repair(store, "n1", user="ops", note="rebooted", audit_id=None)
         plan = service.plan(ActionRequest(ActionKind.REVALIDATE, ("n1",), level="quick"))
         assert plan.refused is None and plan.acting_on == ("n1",)
         assert [s.shown() for s in plan.steps] == ["n1$ sweep --probes quick"]

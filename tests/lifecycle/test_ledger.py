@@ -9,8 +9,11 @@ import pytest
 
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import Remedy
+from console.remediation.cases import acknowledge_repair, close_case, open_case, record_revalidation
+from console.remediation.guards import CaseError
+from console.remediation.strikes import strikes
 from console.store import Store
-from console.store.lifecycle import CaseError, Stage
+from console.store.lifecycle import Stage
 
 POLICY = LifecyclePolicy()  # two passes in a row, three strikes a week
 
@@ -21,7 +24,7 @@ def store(tmp_path: Path) -> Store:
 
 
 def _open(store: Store, node: str = "gpu01", action: Remedy | None = Remedy.REBOOT) -> None:
-    store.open_case(node, user="ops", action=action, sweep_id=7, findings=["ecc.uncorrectable"], audit_id=None)
+    open_case(store, node, user="ops", action=action, sweep_id=7, findings=["ecc.uncorrectable"], audit_id=None)
 
 
 def test_a_case_goes_from_drain_through_repair_and_two_passes_to_ready(store: Store) -> None:
@@ -29,17 +32,17 @@ def test_a_case_goes_from_drain_through_repair_and_two_passes_to_ready(store: St
     case = store.case("gpu01")
     assert case is not None and case.stage is Stage.DRAINED and case.action is Remedy.REBOOT
     assert case.next_step(POLICY) == "reboot, then: repaired"
-    case = store.acknowledge_repair("gpu01", user="tech", note="rebooted", audit_id=None)
+    case = acknowledge_repair(store, "gpu01", user="tech", note="rebooted", audit_id=None)
     assert case.stage is Stage.REVALIDATING and not case.ready(POLICY)
-    case = store.record_revalidation(
-        "gpu01", passed=True, sweep_id=8, action=None, user="ops", policy=POLICY, note="PASS"
+    case = record_revalidation(
+        store, "gpu01", passed=True, sweep_id=8, action=None, user="ops", policy=POLICY, note="PASS"
     )
     assert case.passes == 1 and not case.ready(POLICY) and "1 more pass" in case.next_step(POLICY)
-    case = store.record_revalidation(
-        "gpu01", passed=True, sweep_id=9, action=None, user="ops", policy=POLICY, note="PASS"
+    case = record_revalidation(
+        store, "gpu01", passed=True, sweep_id=9, action=None, user="ops", policy=POLICY, note="PASS"
     )
     assert case.ready(POLICY) and case.next_step(POLICY) == "resume: the revalidation passed"
-    closed = store.close_case("gpu01", Stage.RETURNED, user="ops", note="resumed", audit_id=None)
+    closed = close_case(store, "gpu01", Stage.RETURNED, user="ops", note="resumed", audit_id=None)
     assert closed is not None and closed.stage is Stage.RETURNED and closed.closed_at is not None
     assert store.case("gpu01") is None
     steps = [(s.step, s.stage, s.user) for s in store.case_steps(closed.id)]
@@ -55,15 +58,15 @@ def test_a_case_goes_from_drain_through_repair_and_two_passes_to_ready(store: St
 def test_a_physical_action_waits_for_the_technician_and_a_strike_starts_the_passes_again(store: Store) -> None:
     _open(store, action=Remedy.INSPECT)
     assert store.case("gpu01").stage is Stage.AWAITING_REPAIR  # type: ignore[union-attr]
-    store.acknowledge_repair("gpu01", user="tech", note="reseated GPU 3", audit_id=None)
-    store.record_revalidation("gpu01", passed=True, sweep_id=8, action=None, user="ops", policy=POLICY, note="")
-    case = store.record_revalidation(
-        "gpu01", passed=False, sweep_id=9, action=Remedy.RMA, user="ops", policy=POLICY, note="FAIL xgmi"
+    acknowledge_repair(store, "gpu01", user="tech", note="reseated GPU 3", audit_id=None)
+    record_revalidation(store, "gpu01", passed=True, sweep_id=8, action=None, user="ops", policy=POLICY, note="")
+    case = record_revalidation(
+        store, "gpu01", passed=False, sweep_id=9, action=Remedy.RMA, user="ops", policy=POLICY, note="FAIL xgmi"
     )
     assert case.stage is Stage.AWAITING_REPAIR and case.passes == 0 and case.strikes == 1 and case.action is Remedy.RMA
-    unjudged = store.acknowledge_repair("gpu01", user="tech", note="swapped", audit_id=None)
-    unjudged = store.record_revalidation(
-        "gpu01", passed=None, sweep_id=10, action=None, user="ops", policy=POLICY, note="UNKNOWN"
+    unjudged = acknowledge_repair(store, "gpu01", user="tech", note="swapped", audit_id=None)
+    unjudged = record_revalidation(
+        store, "gpu01", passed=None, sweep_id=10, action=None, user="ops", policy=POLICY, note="UNKNOWN"
     )
     assert (unjudged.passes, unjudged.strikes, unjudged.stage) == (0, 1, Stage.REVALIDATING)
 
@@ -71,30 +74,32 @@ def test_a_physical_action_waits_for_the_technician_and_a_strike_starts_the_pass
 def test_strikes_within_the_window_escalate_across_cases_a_lemon_node(store: Store) -> None:
     policy = LifecyclePolicy(max_strikes=2)
     _open(store)
-    store.acknowledge_repair("gpu01", user="t", note="", audit_id=None)
-    store.record_revalidation("gpu01", passed=False, sweep_id=1, action=Remedy.REBOOT, user="o", policy=policy, note="")
-    store.acknowledge_repair("gpu01", user="t", note="", audit_id=None)
-    store.record_revalidation("gpu01", passed=True, sweep_id=2, action=None, user="o", policy=policy, note="")
-    store.close_case("gpu01", Stage.ENDED, user="o", note="resumed outside the console", audit_id=None)
+    acknowledge_repair(store, "gpu01", user="t", note="", audit_id=None)
+    record_revalidation(
+        store, "gpu01", passed=False, sweep_id=1, action=Remedy.REBOOT, user="o", policy=policy, note=""
+    )
+    acknowledge_repair(store, "gpu01", user="t", note="", audit_id=None)
+    record_revalidation(store, "gpu01", passed=True, sweep_id=2, action=None, user="o", policy=policy, note="")
+    close_case(store, "gpu01", Stage.ENDED, user="o", note="resumed outside the console", audit_id=None)
     _open(store)  # back again: the earlier strike still counts
-    store.acknowledge_repair("gpu01", user="t", note="", audit_id=None)
-    case = store.record_revalidation(
-        "gpu01", passed=False, sweep_id=3, action=Remedy.REBOOT, user="o", policy=policy, note="FAIL"
+    acknowledge_repair(store, "gpu01", user="t", note="", audit_id=None)
+    case = record_revalidation(
+        store, "gpu01", passed=False, sweep_id=3, action=Remedy.REBOOT, user="o", policy=policy, note="FAIL"
     )
     assert case.stage is Stage.ESCALATED and case.action is Remedy.RMA and case.closed_at is not None
-    assert store.strikes("gpu01", policy.window_s) == 2 and store.strikes("gpu01", 0) == 0
+    assert strikes(store, "gpu01", policy.window_s) == 2 and strikes(store, "gpu01", 0) == 0
     assert store.case("gpu01") is None
 
 
 def test_steps_the_stage_does_not_allow_are_refused_and_say_what_would_do(store: Store) -> None:
     with pytest.raises(CaseError, match="no open case"):
-        store.acknowledge_repair("gpu02", user="t", note="", audit_id=None)
+        acknowledge_repair(store, "gpu02", user="t", note="", audit_id=None)
     _open(store)
     with pytest.raises(CaseError, match="acknowledge the repair"):
-        store.record_revalidation("gpu01", passed=True, sweep_id=1, action=None, user="o", policy=POLICY, note="")
-    store.acknowledge_repair("gpu01", user="t", note="", audit_id=None)
+        record_revalidation(store, "gpu01", passed=True, sweep_id=1, action=None, user="o", policy=POLICY, note="")
+    acknowledge_repair(store, "gpu01", user="t", note="", audit_id=None)
     with pytest.raises(CaseError, match="nothing to acknowledge"):
-        store.acknowledge_repair("gpu01", user="t", note="", audit_id=None)
+        acknowledge_repair(store, "gpu01", user="t", note="", audit_id=None)
     _open(store, action=Remedy.INSPECT)  # drained again while open: the same case goes on
     assert [c.id for c in store.cases("gpu01")] == [1] and store.case("gpu01").stage is Stage.AWAITING_REPAIR  # type: ignore[union-attr]
 

@@ -10,6 +10,7 @@ import pytest
 
 from console.cli import main
 from console.inventory import InventoryError, from_mapping, load_inventory
+from console.remediation.cases import acknowledge_repair, open_case, record_revalidation
 from console.sim.faults import Fault, FaultKind
 from console.sim.launcher import start_sim_cluster
 from console.sim.scenario import write_live_faults
@@ -162,10 +163,12 @@ def test_the_remediation_view_counts_each_node_against_its_pools_policy(tmp_path
     store = Store(tmp_path / "h.sqlite")
     try:
         for node in ("a01", "b1"):
-            store.open_case(node, user="ops", action=Remedy.REBOOT, sweep_id=None, findings=[], audit_id=None)
-            store.acknowledge_repair(node, user="ops", note="rebooted", audit_id=None)
+            open_case(store, node, user="ops", action=Remedy.REBOOT, sweep_id=None, findings=[], audit_id=None)
+            acknowledge_repair(store, node, user="ops", note="rebooted", audit_id=None)
             policy = inventory.policy_of(node)
-            store.record_revalidation(node, passed=True, sweep_id=None, action=None, user="ops", policy=policy, note="")
+            record_revalidation(
+                store, node, passed=True, sweep_id=None, action=None, user="ops", policy=policy, note=""
+            )
         view = remediation_view(store, inventory, now=0.0)
         cells = {row.node: [str(c) for c in row_cells(row, view, 0.0)] for row in view.rows}
         assert cells["a01"][8] == "1/3" and cells["b1"][8] == "1/2"  # passes against the pool's passes_required

@@ -18,6 +18,7 @@ import pytest
 
 from console.cli import main
 from console.model.findings import Remedy
+from console.remediation.cases import acknowledge_repair, open_case
 from console.sim.faults import Fault, FaultKind
 from console.sim.launcher import SimCluster, start_sim_cluster
 from console.sim.scenario import write_live_faults
@@ -58,8 +59,8 @@ def _outcome(out: str) -> str:
 def _repaired(db: Path) -> None:
     with closing(Store(db)) as store:
         if store.case("sim002") is None:
-            store.open_case("sim002", user="ops", action=Remedy.REBOOT, sweep_id=1, findings=[], audit_id=None)
-        store.acknowledge_repair("sim002", user="ops", note="rebooted", audit_id=None)
+            open_case(store, "sim002", user="ops", action=Remedy.REBOOT, sweep_id=1, findings=[], audit_id=None)
+        acknowledge_repair(store, "sim002", user="ops", note="rebooted", audit_id=None)
 
 
 def test_a_multinode_revalidation_pairs_the_node_with_a_known_good_one(
@@ -115,7 +116,7 @@ def test_a_multinode_revalidation_pairs_the_node_with_a_known_good_one(
     sim.wait_for_generation(4)
     with closing(Store(db)) as store:
         store.record_drains(["sim001"], "console: FAIL", user="ops", sweep_id=None, audit_id=None)
-        store.open_case("sim003", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=[], audit_id=None)
+        open_case(store, "sim003", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=[], audit_id=None)
     code, out = _revalidate(inv, db, capsys, "--dry-run")
     assert "no pair run: no known-good partner in pool mi300x: not judged (UNKNOWN)" in " ".join(out.split()), out
     code, out = _revalidate(inv, db, capsys, "--yes", "--json")

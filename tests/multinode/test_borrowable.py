@@ -11,6 +11,7 @@ from pathlib import Path
 
 from console.inventory import Inventory, load_inventory
 from console.model.findings import NodeVerdict, Remedy, Status
+from console.remediation.cases import close_case, open_case
 from console.store import Store
 from console.store.lifecycle import Stage
 from console.sweep.multinode import borrowable
@@ -47,14 +48,14 @@ def test_a_baseline_node_with_newer_bad_news_is_never_borrowed(tmp_path: Path) -
     assert borrowable(store, inventory, "mi300x", swept=["gpu001"]) == (base, [f"gpu00{i}" for i in range(2, 9)])
 
     _sweep(store, {"gpu002": Status.FAIL, "gpu003": Status.UNKNOWN, "gpu004": Status.WARN, "gpu005": Status.PASS})
-    store.open_case("gpu006", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=[], audit_id=None)
+    open_case(store, "gpu006", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=[], audit_id=None)
     store.record_drains(["gpu007"], "console: FAIL", user="ops", sweep_id=None, audit_id=None)
 
     # Later FAIL, later UNKNOWN, open case, console drain: out. Later WARN or PASS: still known-good.
     assert borrowable(store, inventory, "mi300x", swept=["gpu001"]) == (base, ["gpu004", "gpu005", "gpu008"])
 
     # A closed case and an ended drain no longer count against a node, and a newer PASS supersedes a FAIL.
-    store.close_case("gpu006", Stage.RETURNED, user="ops", note="fixed", audit_id=None)
+    close_case(store, "gpu006", Stage.RETURNED, user="ops", note="fixed", audit_id=None)
     store.end_drains(["gpu007"], "resumed")
     _sweep(store, {"gpu002": Status.PASS})
     assert borrowable(store, inventory, "mi300x", swept=["gpu001"]) == (

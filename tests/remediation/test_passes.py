@@ -7,6 +7,7 @@ from pathlib import Path
 
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import Remedy
+from console.remediation.cases import acknowledge_repair, open_case, record_revalidation
 from console.store import Store
 
 
@@ -21,13 +22,13 @@ def test_only_sweeps_after_the_repair_and_in_turn_count_as_passes(tmp_path: Path
     store = Store(tmp_path / "h.sqlite")
     try:
         policy = LifecyclePolicy()
-        store.open_case("n1", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=["x"], audit_id=None)
+        open_case(store, "n1", user="ops", action=Remedy.REBOOT, sweep_id=None, findings=["x"], audit_id=None)
         before = _sweep(store)
-        store.acknowledge_repair("n1", user="ops", note="rebooted", audit_id=None)
+        acknowledge_repair(store, "n1", user="ops", note="rebooted", audit_id=None)
 
         def record(sweep: int, spacing: LifecyclePolicy = policy) -> str:
-            case = store.record_revalidation(
-                "n1", passed=True, sweep_id=sweep, action=None, user="ops", policy=spacing, note="PASS"
+            case = record_revalidation(
+                store, "n1", passed=True, sweep_id=sweep, action=None, user="ops", policy=spacing, note="PASS"
             )
             return f"{case.passes} {store.case_steps(case.id)[-1].note}"
 

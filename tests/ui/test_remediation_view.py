@@ -20,6 +20,7 @@ from console.actions.proposal_why import drain_reason
 from console.checks import CheckPack
 from console.inventory import load_inventory
 from console.model.findings import Evidence, Finding, Remedy, Scope, Status, Subject, roll_up
+from console.remediation.cases import acknowledge_repair, close_case, open_case, record_revalidation
 from console.service.assembly import EngineSpec
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
@@ -49,7 +50,7 @@ def _after(store: Store) -> int:
 
 
 def _open(store: Store, node: str, action: Remedy) -> None:
-    store.open_case(node, user="watch", action=action, sweep_id=1, findings=["ecc.uncorrectable"], audit_id=None)
+    open_case(store, node, user="watch", action=action, sweep_id=1, findings=["ecc.uncorrectable"], audit_id=None)
 
 
 def _loop(path: Path, fleet: SyntheticFleet) -> Store:
@@ -65,24 +66,24 @@ def _loop(path: Path, fleet: SyntheticFleet) -> Store:
     store.propose("drain", n[0], sweep_id=checked, reason="watch: FAIL")  # suspect: no case yet
     _open(store, n[1], Remedy.REBOOT)  # drained, the operator reboots it
     _open(store, n[2], Remedy.REBOOT)  # a strike after its repair: awaiting the technician
-    store.acknowledge_repair(n[2], user="ops", note="rebooted", audit_id=None)
-    store.record_revalidation(
-        n[2], passed=False, sweep_id=checked, action=Remedy.INSPECT, user="ops", policy=policy, note="FAIL: ecc"
+    acknowledge_repair(store, n[2], user="ops", note="rebooted", audit_id=None)
+    record_revalidation(
+        store, n[2], passed=False, sweep_id=checked, action=Remedy.INSPECT, user="ops", policy=policy, note="FAIL: ecc"
     )
     _open(store, n[3], Remedy.RESET_GPU)  # one pass of two
-    store.acknowledge_repair(n[3], user="ops", note="reset GPU 2", audit_id=None)
-    store.record_revalidation(
-        n[3], passed=True, sweep_id=_after(store), action=None, user="ops", policy=policy, note="PASS"
+    acknowledge_repair(store, n[3], user="ops", note="reset GPU 2", audit_id=None)
+    record_revalidation(
+        store, n[3], passed=True, sweep_id=_after(store), action=None, user="ops", policy=policy, note="PASS"
     )
     _open(store, n[4], Remedy.REBOOT)  # passed twice: watch proposes its resume
-    store.acknowledge_repair(n[4], user="ops", note="rebooted", audit_id=None)
+    acknowledge_repair(store, n[4], user="ops", note="rebooted", audit_id=None)
     for _ in range(2):  # two sweeps, one after the other, both after the repair
-        store.record_revalidation(
-            n[4], passed=True, sweep_id=_after(store), action=None, user="ops", policy=policy, note="PASS"
+        record_revalidation(
+            store, n[4], passed=True, sweep_id=_after(store), action=None, user="ops", policy=policy, note="PASS"
         )
     store.propose("resume", n[4], sweep_id=None, reason="watch: revalidated")
     _open(store, n[5], Remedy.RMA)  # sent to the vendor
-    store.close_case(n[5], Stage.ESCALATED, user="ops", note="RMA 4411", audit_id=None)
+    close_case(store, n[5], Stage.ESCALATED, user="ops", note="RMA 4411", audit_id=None)
     store.set_breaker(Breaker(FIXED_NOW - 2 * HOUR, WHY))
     with store.conn:
         # Dated by row: the sweep 3 d before the clock, each later record an hour after the one before.
@@ -138,6 +139,10 @@ async def test_the_view_shows_each_stage_with_its_age_next_step_strikes_and_the_
             assert "1 suspect  1 drained  1 awaiting-repair  2 revalidating  1 escalated" in head
             proposals = str(screen.query_one("#rem-proposals", Static).render())
             assert f"#1 drain {n[0]} (sweep 1) proposed " in proposals and "#2 resume " in proposals
+            # Each node's strikes within its window, oldest first: when, which sweep, which command (issue 33).
+            struck = str(screen.query_one("#rem-strikes", Static).render())
+            assert f"{n[2]} 1/3: " in struck and "sweep 1 (revalidation)" in struck, struck
+            assert n[1] not in struck, struck
             await pilot.press("escape")
             await wait_until(pilot, lambda: isinstance(app.screen, MainScreen))
             # The node's detail head says how fresh its last active check is.
@@ -236,7 +241,7 @@ async def test_the_keys_acknowledge_revalidate_approve_and_escalate_through_the_
         store = Store(tmp_path / "h.sqlite")
         _open(store, "sim001", Remedy.REBOOT)
         _open(store, "sim002", Remedy.REBOOT)
-        store.acknowledge_repair("sim002", user="ops", note="rebooted", audit_id=None)
+        acknowledge_repair(store, "sim002", user="ops", note="rebooted", audit_id=None)
         store.propose("drain", "sim003", sweep_id=None, reason="watch: FAIL")
         app = ConsoleApp(
             inventory, packs, store=store, engine_spec=EngineSpec(inventory, packs, store.path), engine_in_thread=True,

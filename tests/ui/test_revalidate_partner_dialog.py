@@ -13,6 +13,7 @@ from console.checks import CheckPack
 from console.cli import main
 from console.inventory import load_inventory
 from console.model.findings import Remedy
+from console.remediation.cases import acknowledge_repair, open_case
 from console.service.assembly import EngineSpec
 from console.sim.launcher import start_sim_cluster
 from console.store import Store
@@ -41,8 +42,8 @@ async def test_the_v_dialog_names_the_partner_of_a_multinode_revalidation(
         capsys.readouterr()
         inventory = load_inventory(cluster)
         store = Store(db)
-        store.open_case("sim002", user="ops", action=Remedy.REBOOT, sweep_id=1, findings=[], audit_id=None)
-        store.acknowledge_repair("sim002", user="ops", note="rebooted", audit_id=None)
+        open_case(store, "sim002", user="ops", action=Remedy.REBOOT, sweep_id=1, findings=[], audit_id=None)
+        acknowledge_repair(store, "sim002", user="ops", note="rebooted", audit_id=None)
         app = ConsoleApp(
             inventory, packs, store=store, engine_spec=EngineSpec(inventory, packs, store.path), engine_in_thread=True,
             start_sweep=False, refresh_interval_s=0.1, export_dir=tmp_path,

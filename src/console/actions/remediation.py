@@ -17,6 +17,7 @@ from console.actions.model import ActionKind
 from console.actions.proposal_why import proposed_action
 from console.inventory.model import Inventory, LifecyclePolicy
 from console.model.findings import Remedy
+from console.remediation.strikes import Strike, strike_history
 from console.store import Store
 from console.store.lifecycle import PHYSICAL, Case, Stage
 from console.store.watch import Breaker, Proposal
@@ -40,6 +41,8 @@ class RemediationRow:
     case_id: int | None
     passes: int
     strikes: int  # within the policy's window, across the node's cases
+    # ... and what each was: the sweep, where it ran, the checks it found failing anew (oldest first)
+    strike_history: tuple[Strike, ...]
     proposals: tuple[Proposal, ...]
     checked: Freshness
     policy: LifecyclePolicy  # its pool's (``[pools.lifecycle]`` over ``[lifecycle]``)
@@ -117,7 +120,8 @@ def remediation_view(store: Store, inventory: Inventory, now: float) -> Remediat
         mine = tuple(by_node.get(node, ()))
         case = newest.get(node)
         policy = policy_of(node)
-        strikes = store.strikes(node, policy.window_s, now)
+        history = tuple(strike_history(store, node, policy.window_s, now))
+        strikes = len(history)
         if case is None or (case.stage.closed and any(p.kind == ActionKind.DRAIN.value for p in mine)):
             first = min(mine, key=lambda p: p.at)
             kinds = ", ".join(dict.fromkeys(p.kind for p in mine))
@@ -133,6 +137,7 @@ def remediation_view(store: Store, inventory: Inventory, now: float) -> Remediat
                 case_id=None,
                 passes=0,
                 strikes=strikes,
+                strike_history=history,
                 proposals=mine,
                 checked=checked[node],
                 policy=policy,
@@ -149,6 +154,7 @@ def remediation_view(store: Store, inventory: Inventory, now: float) -> Remediat
                 case_id=case.id,
                 passes=case.passes,
                 strikes=strikes,
+                strike_history=history,
                 proposals=mine,
                 checked=checked[node],
                 policy=policy,

@@ -68,8 +68,10 @@ from console.checks import CheckPack, NodeFacts
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, SlurmConfig, SshConfig, StackPin
 from console.model.findings import Remedy, Status, worst_action
+from console.remediation.cases import acknowledge_repair, close_case, drain_failed, open_case, returned
+from console.remediation.guards import return_refusal
 from console.remediation.lease import DEFAULT_TTL_S, taken_lease
-from console.remediation.reconcile import BACK, OUT, reconcile_intents
+from console.remediation.reconcile import BACK, OUT, reconcile_intents, record_node_drains
 from console.store import AuditEntry, Store, current_user
 from console.store.lifecycle import PHYSICAL, Case, Stage
 from console.store.pins import effective_pins
@@ -228,7 +230,7 @@ class ActionService:
 
     def _end_cases(self, ended: Iterable[Any]) -> None:
         for record in ended:  # the case ends with the drain: the console never fights an operator
-            self.store.close_case(record.node, Stage.ENDED, user=self.user, note=record.ended_by or "", audit_id=None)
+            close_case(self.store, record.node, Stage.ENDED, user=self.user, note=record.ended_by or "", audit_id=None)
 
     async def _read_slurm(self) -> dict[str, SlurmNode]:
         self._slurm, self._slurm_reader = await slurm.read_states(self.runner, self.slurm_where, self._slurm_reader)
@@ -241,6 +243,16 @@ class ActionService:
             backend="Slurm",
             user=self.user,
             policy_of=self.inventory.policy_of,
+        )
+        # What the node-side health check drained (it cannot write this database): audited once, when seen.
+        record_node_drains(
+            self.store,
+            {
+                n: (node.reason, node.reason_user, node.reason_time, slurm.describe(node))
+                for n, node in self._slurm.items()
+                if node.draining_flag
+            },
+            user=self.user,
         )
         # A node resumed (or drained again) outside the console since its drain: the console's record ends.
         # Records of cordons are Kubernetes' to judge, even where Slurm lists a node of the same name.
@@ -364,13 +376,13 @@ class ActionService:
         )
 
     def _cases_holding(self, nodes: Iterable[str]) -> dict[str, str]:
-        """Nodes whose open case has not passed its revalidation yet, and what it waits for."""
+        """Nodes the remediation case machine does not let back yet (``guards.return_refusal``), and why."""
         held = {}
         for node in nodes:
-            case = self.store.case(node)
-            policy = self.inventory.policy_of(node)  # its pool's: passes required may differ per pool
-            if case is not None and not case.ready(policy):
-                held[node] = f"case #{case.id} is {case.stage.value}, next: {case.next_step(policy)}"
+            # Its pool's policy: the passes required may differ per pool.
+            why = return_refusal(self.store, node, self.inventory.policy_of(node))
+            if why is not None:
+                held[node] = why
         return held
 
     def _plan_kube(self, request: ActionRequest, nodes: dict[str, dict[str, Any]] | None) -> ActionPlan:
@@ -571,35 +583,34 @@ class ActionService:
                 findings = records[-1].findings if records else []
                 if findings:
                     action = self._action_of(node, sweep_id)
-                    self.store.open_case(
-                        node, user=self.user, action=action, sweep_id=sweep_id, findings=findings, audit_id=audit_id
+                    open_case(
+                        self.store,
+                        node,
+                        user=self.user,
+                        action=action,
+                        sweep_id=sweep_id,
+                        findings=findings,
+                        audit_id=audit_id,
+                        policy=self.inventory.policy_of(node),
                     )
 
         return claim
 
     def _step_cases(self, plan: ActionPlan, audit_id: int, outputs: list[RunOutput]) -> None:
-        """A failed drain ends the case its intent opened; a resume or undrain closes the node's case."""
+        """The scheduler effect's outcome on each node's case (``console.remediation.cases``): a failed drain
+        ends the case its intent opened; a resume or undrain closes the node's case."""
         kind = plan.request.kind
         for step, out in zip(plan.steps, outputs, strict=True):
             for node in step.targets:
-                if kind in OUT_KINDS:
-                    if not out.ok and (case := self.store.case(node)) is not None:
-                        steps = self.store.case_steps(case.id)
-                        if steps and steps[0].audit_id == audit_id:
-                            note = f"the {kind.value} failed: {explain(out)}"
-                            self.store.close_case(node, Stage.ENDED, user=self.user, note=note, audit_id=audit_id)
-                    continue
-                case = self.store.case(node)
-                if not out.ok or case is None:
-                    continue
-                if case.ready(self.inventory.policy_of(node)):
-                    note = f"{PAST[kind]} by the console after {case.passes} passing revalidations"
-                    self.store.close_case(node, Stage.RETURNED, user=self.user, note=note, audit_id=audit_id)
-                else:
-                    note = (
-                        f"{PAST[kind]} by the console (--force) before its revalidation passed: {plan.request.reason}"
+                if kind in OUT_KINDS and not out.ok:
+                    note = f"the {kind.value} failed: {explain(out)}"
+                    drain_failed(self.store, node, audit_id=audit_id, user=self.user, note=note)
+                elif kind not in OUT_KINDS and out.ok:
+                    policy = self.inventory.policy_of(node)
+                    done, forced = PAST[kind], plan.request.reason
+                    returned(
+                        self.store, node, audit_id=audit_id, user=self.user, policy=policy, done=done, forced=forced
                     )
-                    self.store.close_case(node, Stage.ENDED, user=self.user, note=note, audit_id=audit_id)
 
     def _action_of(self, node: str, sweep_id: int | None) -> Remedy | None:
         """What the node's worst findings in ``sweep_id`` call for (None without that sweep)."""
@@ -613,16 +624,20 @@ class ActionService:
         if why is not None:
             return self._stale(fresh, why)
         per_target = dict(fresh.decisions)
-        with self._audited(fresh, fresh.steps) as entry:
-            reason = fresh.request.reason
+        reason = fresh.request.reason
+
+        def transition(audit_id: int) -> None:
+            # The case steps in the intent's transaction: the audit row and the step commit together, before
+            # any patch that shows the new stage on a Kubernetes node.
             for node in fresh.acting_on:
                 case: Case | None
                 if fresh.request.kind is ActionKind.REPAIRED:
-                    case = self.store.acknowledge_repair(node, user=self.user, note=reason, audit_id=entry.id)
+                    case = acknowledge_repair(self.store, node, user=self.user, note=reason, audit_id=audit_id)
                 else:
-                    escalated = Stage.ESCALATED
-                    case = self.store.close_case(node, escalated, user=self.user, note=reason, audit_id=entry.id)
+                    case = close_case(self.store, node, Stage.ESCALATED, user=self.user, note=reason, audit_id=audit_id)
                 per_target[node] = f"case #{case.id}: {case.stage.value}" if case else "no open case"
+
+        with self._audited(fresh, fresh.steps, with_intent=transition) as entry:
             # The patches shown, pinned to the nodes as read for the plan (a node changed since: 409).
             patches = [step for step in plan.steps if step.where == KUBERNETES and step.targets[0] in fresh.acting_on]
             if not patches:

@@ -40,6 +40,8 @@ from console.actions.slurm_state import SlurmNode
 from console.inventory import fold
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import Status, worst_action
+from console.remediation.cases import close_case, open_case
+from console.remediation.guards import return_refusal
 from console.store import Store
 from console.store.faults import fault_of
 from console.store.lifecycle import Stage
@@ -103,7 +105,8 @@ def plan_round(
         case = store.case(name)
         policy = policy_of(name)
         if case is not None and case.stage is not Stage.PROPOSED:  # a proposed drain's node is still in service
-            if case.ready(policy):
+            # Ready, and no strike since its passes (a sweep may have struck it meanwhile: revalidated again).
+            if case.ready(policy) and return_refusal(store, name, policy) is None:
                 resume.append(name)
             elif case.stage is Stage.REVALIDATING:
                 revalidating.append(name)
@@ -271,7 +274,11 @@ class Watch:
                 report.done += [f"revalidate {n}: {line}" for n, (line, _) in done.results.items()]
                 if done.outcome == "cancelled":
                     return report
-                resume += [n for n, (_, case) in done.results.items() if case.ready(policy)]
+                resume += [
+                    n
+                    for n, (_, case) in done.results.items()
+                    if case.ready(policy) and return_refusal(self.store, n, policy) is None
+                ]
             # A strike moved a case back: on a Kubernetes pool the node's taint and condition say so too.
             shown = await self.service.show_stages(plan.revalidate)
             if shown is not None:
@@ -372,7 +379,8 @@ class Watch:
         with immediate(self.store.conn), self.store.audited("watch-decline", [node], inputs=inputs, user=user) as entry:
             proposal = self.store.propose(ActionKind.DRAIN.value, node, sweep_id=sweep_id, reason=reason)
             found = self.store.findings(sweep_id, node, problems_only=True) if sweep_id is not None else []
-            case = self.store.open_case(
+            case = open_case(
+                self.store,
                 node,
                 user=user,
                 action=worst_action(found),
@@ -465,6 +473,8 @@ def stale_because(
             return "its case is closed (resumed or ended by someone else)"
         if not case.ready(policy_of(node)):
             return f"its case is {case.stage.value} again, next: {case.next_step(policy_of(node))}"
+        if held := return_refusal(store, node, policy_of(node)):
+            return held
         if slurm_node is not None and not slurm_node.out_of_service:
             return f"in service already: {describe(slurm_node)}"
     return ""
@@ -473,7 +483,8 @@ def stale_because(
 def withdraw(store: Store, proposal: Proposal, why: str, user: str) -> None:
     """Close ``proposal`` as withdrawn by watch, audited."""
     inputs = {"proposal": proposal.id, "kind": proposal.kind, "why": why}
-    with store.audited("withdraw-proposal", [proposal.node], inputs=inputs, user=user) as entry:
+    # One transaction: the audit row, the proposal's decision and the case it ends (nothing reaches a node).
+    with immediate(store.conn), store.audited("withdraw-proposal", [proposal.node], inputs=inputs, user=user) as entry:
         store.decide_proposal(proposal.id, user=user, outcome=f"withdrawn: {why}")
         _end_proposed_case(store, proposal, f"drain withdrawn: {why}", user, entry.id)
         entry.finish(f"withdrew #{proposal.id} {proposal.kind} {proposal.node}", why)
@@ -483,7 +494,7 @@ def _end_proposed_case(store: Store, proposal: Proposal, note: str, user: str, a
     """The case a declined drain opened ends with its proposal (the drain will not happen)."""
     case = store.case(proposal.node)
     if proposal.kind == ActionKind.DRAIN.value and case is not None and case.stage is Stage.PROPOSED:
-        store.close_case(proposal.node, Stage.ENDED, user=user, note=note, audit_id=audit_id)
+        close_case(store, proposal.node, Stage.ENDED, user=user, note=note, audit_id=audit_id)
 
 
 def reject(store: Store, which: str, reason: str, user: str) -> Proposal:
@@ -493,7 +504,8 @@ def reject(store: Store, which: str, reason: str, user: str) -> Proposal:
         raise LookupError(f"no open proposal {which}")
     proposal = wanted[0]
     inputs = {"proposal": proposal.id, "kind": proposal.kind, "reason": reason}
-    with store.audited("reject-proposal", [proposal.node], inputs=inputs, user=user) as entry:
+    # One transaction: the audit row, the proposal's decision and the case it ends (nothing reaches a node).
+    with immediate(store.conn), store.audited("reject-proposal", [proposal.node], inputs=inputs, user=user) as entry:
         store.decide_proposal(proposal.id, user=user, outcome=f"rejected: {reason}")
         _end_proposed_case(store, proposal, f"drain rejected: {reason}", user, entry.id)
         entry.finish(f"rejected #{proposal.id} {proposal.kind} {proposal.node}", reason)

@@ -65,7 +65,12 @@ class LifecyclePolicy(_Strict):
     """How a drained node comes back (``[lifecycle]``): revalidation passes needed, and the strikes that escalate."""
 
     passes_required: int = Field(2, ge=1, le=10, description="passing revalidations in a row before it may return")
-    max_strikes: int = Field(3, ge=1, le=100, description="failed revalidations within the window that escalate")
+    max_strikes: int = Field(
+        3,
+        ge=1,
+        le=100,
+        description="strikes (new FAILs of a check, failed revalidations) within the window that escalate",
+    )
     window_h: float = Field(168.0, gt=0, description="the strike window, in hours (a week by default)")
     level: str = Field("standard", description="the probe level a revalidation sweeps at")
     pass_spacing_min: float = Field(

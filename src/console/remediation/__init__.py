@@ -1,5 +1,10 @@
 """The remediation case machine: every transition of a node's case, its guards and its audit, in one place.
 
+``cases`` holds the transitions (open, repaired, a revalidation's pass or strike, escalate, return,
+end), ``guards`` what each requires (and what a return to service requires: ``return_refusal``),
+``strikes`` what counts as a strike (any new FAIL within the pool's window, whoever found it). The
+history database keeps the records (``console.store.lifecycle``); nothing else writes them.
+
 A scheduler transition (drain or cordon, resume or uncordon) is three writes, in this order:
 
 1. the intent: one SQLite transaction holds the audit row (who, targets, the exact commands), the
@@ -19,7 +24,35 @@ someone else holds the node), and the real state is recorded and audited as ``re
 ``drain`` and the console's actions take it before they act.
 """
 
+from console.remediation.cases import (
+    acknowledge_repair,
+    close_case,
+    drain_failed,
+    open_case,
+    record_revalidation,
+    returned,
+)
+from console.remediation.guards import CaseError, return_refusal
 from console.remediation.lease import Lease, LeaseHeld, lease_holder, taken_lease
 from console.remediation.reconcile import RECONCILE, reconcile_intents
+from console.remediation.strikes import Strike, strike_history, strikes
 
-__all__ = ["RECONCILE", "Lease", "LeaseHeld", "lease_holder", "reconcile_intents", "taken_lease"]
+__all__ = [
+    "RECONCILE",
+    "CaseError",
+    "Lease",
+    "LeaseHeld",
+    "Strike",
+    "acknowledge_repair",
+    "close_case",
+    "drain_failed",
+    "lease_holder",
+    "open_case",
+    "reconcile_intents",
+    "record_revalidation",
+    "return_refusal",
+    "returned",
+    "strike_history",
+    "strikes",
+    "taken_lease",
+]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from console.inventory.model import LifecyclePolicy
 from console.model.findings import worst_action
+from console.remediation.cases import close_case, open_case
 from console.store import Store
 from console.store.drains import DrainRecord
 from console.store.lifecycle import Stage
@@ -79,15 +80,17 @@ class _Reconciler:
             if record.ended_at is not None or not record.findings:
                 return f"{took}; no case (no finding behind it)"
             findings = store.findings(record.sweep_id, node, problems_only=True) if record.sweep_id else []
-            case = store.open_case(
+            case = open_case(
+                store,
                 node,
                 user=self.user,
                 action=worst_action(findings),
                 sweep_id=record.sweep_id,
                 findings=record.findings,
                 audit_id=orphan.audit_id,
+                policy=self.policy_of(node),
             )
-            return f"{took}; case #{case.id} opened"
+            return f"{took}; case #{case.id} {'opened' if case.stage is not Stage.ESCALATED else 'opened, escalated'}"
         why = (
             f"the {orphan.action} did not take effect ({self.backend} shows {state})"
             if held_with is None
@@ -96,7 +99,7 @@ class _Reconciler:
         if record is not None and record.ended_at is None:
             store.end_drains([node], f"{why}: reconciled after its console died (audit #{orphan.audit_id})")
         if opened is not None:
-            store.close_case(node, Stage.ENDED, user=self.user, note=why, audit_id=orphan.audit_id)
+            close_case(store, node, Stage.ENDED, user=self.user, note=why, audit_id=orphan.audit_id)
             return f"{node}: {why}; case #{opened} ended"
         return f"{node}: {why}"
 
@@ -113,7 +116,7 @@ class _Reconciler:
             return took
         stage = Stage.RETURNED if case.ready(self.policy_of(node)) else Stage.ENDED
         note = f"the {orphan.action} took effect; its console died before recording it"
-        store.close_case(node, stage, user=self.user, note=note, audit_id=orphan.audit_id)
+        close_case(store, node, stage, user=self.user, note=note, audit_id=orphan.audit_id)
         return f"{took}; case #{case.id} {stage.value}"
 
 
@@ -150,4 +153,42 @@ def reconcile_intents(
             )
             store.audit_result(orphan.audit_id, f"{orphan.shown}; reconciled by audit #{audit_id}: {said}")
         done.append(audit_id)
+    return done
+
+
+NODE_DRAIN = "node-drain"
+# The reason docs/slurm/check-local-health.sh drains with, on the node itself (it cannot reach this database).
+NODE_TAG = "instinct-console: check-local:"
+
+# node -> (its reason, who set it, when, its state as shown), as the scheduler was just read
+Reasons = Mapping[str, tuple[str | None, str | None, str | None, str]]
+
+
+def record_node_drains(store: Store, seen: Reasons, *, user: str) -> list[int]:
+    """Audit, once each, the drains the node-side health check made (``NODE_TAG``); the new rows' ids.
+
+    The health check runs on the node and cannot write this database (operator guide, section 7): the
+    drain's intent is its reason, which Slurm keeps with who set it and when. The console records what it
+    finds the first time it reads it, so the audit log names every drain of the console's making, made
+    on the console host or on the node. Nothing else changes: no drain record, no case (a resume of it
+    stays forced, with a reason).
+    """
+    done: list[int] = []
+    if store.read_only:
+        return done  # a database opened for reading: the next console that may write records it
+    for node, (reason, who, when, state) in seen.items():
+        if not reason or not reason.startswith(NODE_TAG):
+            continue
+        inputs = {"reason": reason, "set_by": who, "set_at": when}
+        found = store.conn.execute(
+            "SELECT 1 FROM audit WHERE action = ? AND targets = ? AND inputs = ?",
+            (NODE_DRAIN, json.dumps([node]), json.dumps(inputs)),
+        ).fetchone()
+        if found is not None:
+            continue
+        said = (
+            f"drained on the node by its health check (check-local-health.sh), {state}: seen by the console"
+            " at its first read after (the node cannot write this database); no case, a resume needs --force"
+        )
+        done.append(store.audit(NODE_DRAIN, [node], inputs=inputs, commands=[], output="", outcome=said, user=user))
     return done

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from console.inventory.model import LifecyclePolicy, Node
 from console.model.findings import NodeVerdict, Status
+from console.remediation.cases import record_revalidation
 from console.store import Store, current_user
 from console.store.lifecycle import Case
 from console.sweep.catalog import ProbeSet
@@ -137,8 +138,8 @@ def record_outcomes(
         action = verdict.action if verdict else None
         reason = verdict.reason if verdict is not None else "not swept"
         note = f"{status.value}" + (f": {reason}" if reason else "")
-        case = store.record_revalidation(
-            name, passed=passed, sweep_id=sweep_id, action=action, user=user, policy=policy, note=note
+        case = record_revalidation(
+            store, name, passed=passed, sweep_id=sweep_id, action=action, user=user, policy=policy, note=note
         )
         word = {True: "pass", False: "strike", None: "not judged"}[passed]
         results[name] = (f"{word} ({note})", case)

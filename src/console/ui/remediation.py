@@ -103,3 +103,17 @@ def proposals_content(view: RemediationView, now: float) -> Content:
         parts += [(f"  #{p.id} {p.kind} {safe(p.node)}", "bold"), f"{cited} proposed {when}, {_age(now, p.at)} ago: "]
         parts += [safe(p.reason), "\n"]
     return Content.assemble(*parts)
+
+
+def strikes_content(view: RemediationView, now: float) -> Content:
+    """Each node's strikes within its pool's window, oldest first: when, which sweep and what failed anew."""
+    parts: list[str | tuple[str, str]] = [("Strike history (within each pool's window)", "bold $accent"), "\n"]
+    struck = [row for row in view.rows if row.strike_history]
+    if not struck:
+        parts += [("  none: no node failed anew within its window", "$muted"), "\n"]
+    for row in struck:
+        limit = f"{row.strikes}/{row.policy.max_strikes}"
+        parts += [(f"  {safe(row.node)} {limit}", "bold"), ": "]
+        lines = [f"{_age(now, s.at)} ago {safe(s.line())}" for s in row.strike_history]
+        parts += ["; ".join(lines), "\n"]
+    return Content.assemble(*parts)

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from console.actions.remediation import RemediationView, remediation_view
 from console.ui.registry import BY_ID, bindings, hidden_when_read_only, visible_actions
-from console.ui.remediation import COLUMNS, head_content, proposals_content, row_cells
+from console.ui.remediation import COLUMNS, head_content, proposals_content, row_cells, strikes_content
 from console.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ class RemediationScreen(Screen[None]):
         table: DataTable[Text] = DataTable(id="rem-table", cursor_type="row", zebra_stripes=True)
         table.add_columns(*COLUMNS)
         yield table
+        yield Static(id="rem-strikes")
         yield Static(id="rem-proposals")
         yield KeyBar(self.read_only, SCREEN, keymap=self.console_app.keymap)
 
@@ -88,6 +89,7 @@ class RemediationScreen(Screen[None]):
         view = remediation_view(app.store, app.inventory, now)
         self.view = view
         self.query_one("#rem-head", Static).update(head_content(view, now, self._keys()))
+        self.query_one("#rem-strikes", Static).update(strikes_content(view, now))
         self.query_one("#rem-proposals", Static).update(proposals_content(view, now))
         table: DataTable[Text] = self.query_one("#rem-table", DataTable)
         cursor, self._opened_on = self._opened_on or self.cursor_node, None
