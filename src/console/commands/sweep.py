@@ -87,6 +87,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_force_overwrite(p)
     p.add_argument("--deadline", type=seconds, metavar="SECONDS", help="give up and exit 4 after this long")
+    _add_summary_and_gate(p)
+    _add_multinode_and_slurm(p)
+    _add_workload_and_repeat(p)
+
+
+def _add_summary_and_gate(p: argparse.ArgumentParser) -> None:
+    """How much the summary says, and what the exit code lets through."""
     said = p.add_mutually_exclusive_group()
     said.add_argument(
         "-v",
@@ -126,6 +133,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="exit 1 when a node has a WARN verdict too (e.g. its stack drifted from the pool pin)",
     )
+
+
+def _add_multinode_and_slurm(p: argparse.ArgumentParser) -> None:
+    """How multi-node runs pair nodes, and the Slurm job mode."""
     p.add_argument(
         "--group-size",
         type=int,
@@ -161,6 +172,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --via-slurm: every node sends its raw outputs, judged and stored here (default: not-PASS nodes)",
     )
+
+
+def _add_workload_and_repeat(p: argparse.ArgumentParser) -> None:
+    """The workload cap, periodic sweeps, and the gate from history."""
     p.add_argument(
         "--cap",
         type=whole(0),
