@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.checks.facts import NodeFacts, ProbeOutcome
-from console.checks.metrics import METRICS, Observation
+from console.checks.metrics import METRICS, NO_VARIABLES, Observation, Variables
 from console.checks.spec import CheckPack, CheckSpec, Condition, SourcedValue
+from console.model.family import Family
 from console.model.findings import UNJUDGED_ACTION, Evidence, Finding, Remedy, SourceKind, Status, Subject
 from console.model.kept import kept_whole
 
@@ -42,10 +43,11 @@ def fmt_value(value: Any, unit: str | None) -> str:
     return f"{text} {unit}" if unit and unit != "bytes" else text
 
 
-def observe(metric: str, facts: NodeFacts) -> list[Observation]:
-    """The node's readings of ``metric``: those it sent already made (``NodeFacts.readings``), else the metric's."""
+def observe(metric: str, facts: NodeFacts, variables: Variables = NO_VARIABLES) -> list[Observation]:
+    """The node's readings of ``metric``: those it sent already made (``NodeFacts.readings``), else the metric's,
+    given the pack's ``variables`` for the node (``pack_variables``; without them, each setting's default)."""
     given = facts.readings.get(metric)
-    return given if given is not None else METRICS[metric](facts)
+    return given if given is not None else METRICS[metric](facts, variables)
 
 
 def _evidence(
@@ -173,8 +175,7 @@ def evaluate_check(
     if check.requires and not any(p in facts.outcomes for p in check.requires):
         return []
     probe_problem, on_problem = _blocked(check, facts)
-    facts.settings = variables
-    observations = observe(check.metric, facts)
+    observations = observe(check.metric, facts, variables)
     if probe_problem and (check.relative_to == "node-median" or all(o.value is None for o in observations)):
         # Nothing of what it reads came back: one finding for the node, not the same reason per GPU or link.
         return [_node_finding(check, facts, on_problem, probe_problem, run_ids)]
@@ -365,7 +366,7 @@ def evaluate_fleet(pack: CheckPack, pool_facts: Iterable[NodeFacts]) -> list[Fin
         for facts in nodes:
             if check.requires and not any(p in facts.outcomes for p in check.requires):
                 continue
-            observed.extend(observe(check.metric, facts))
+            observed.extend(observe(check.metric, facts, pack_variables(pack, facts)))
         if len({o.subject.node for o in observed}) >= check.min_fleet:
             variables = pack.pack.values()
             findings.extend(_relative(check, observed, variables, "pool median", {}))
@@ -377,7 +378,7 @@ def unreachable_finding(node: str, reason: str, *, lead: str = "could not check"
     connection dropped under a probe after others had answered)."""
     return Finding(
         check_id="node.reachable",
-        family="reachability",
+        family=Family.REACHABILITY,
         status=Status.UNKNOWN,
         subject=Subject(node=node),
         message=f"{lead}: {reason}",

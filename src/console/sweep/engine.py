@@ -25,6 +25,7 @@ from console.checks.metrics import CHANGE_METRICS
 from console.inert import redact
 from console.inventory.hostlist import fold
 from console.inventory.model import Inventory, Node, StackPin
+from console.model.family import Family
 from console.model.findings import Finding, NodeVerdict, Status, roll_up
 from console.model.kept import HISTORY_CHECKS
 from console.probes.base import ParsedOutput, ParseError
@@ -992,7 +993,7 @@ class SweepEngine:
             if not outcome.usable:
                 spec = PROBES_BY_ID.get(outcome.probe)
                 spec = in_pool(spec, self.inventory.pools.get(node.pool)) if spec else None  # the command it ran
-                family, command = (spec.family, spec.command_line) if spec else ("probe", outcome.probe)
+                family, command = (spec.family, spec.command_line) if spec else (Family.PROBE, outcome.probe)
                 findings.append(unanswered_probe_finding(facts, outcome, family, command))
         if (lost := _dropped(outcomes)) is not None:
             reason = f"{lost.probe}: {lost.problem}"
