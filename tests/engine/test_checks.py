@@ -195,22 +195,22 @@ def _write(tmp_path: Path, body: str) -> Path:
     ("body", "needle"),
     [
         (
-            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "nope"\n'
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "pcie"\nmetric = "nope"\n'
             'fail_if = "> 1"\nsource = "s"\nsource_kind = "estimate"\n',
             "checks[0](id=x).metric",
         ),
         (
-            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "gpu.pcie_width"\n'
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "pcie"\nmetric = "gpu.pcie_width"\n'
             'fail_if = "about 3"\nsource = "s"\nsource_kind = "estimate"\n',
             "checks[0](id=x).fail_if",
         ),
         (
-            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "gpu.pcie_width"\n'
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "pcie"\nmetric = "gpu.pcie_width"\n'
             'fail_if = "> 1"\nsource_kind = "estimate"\n',
             "checks[0](id=x).source",
         ),
         (
-            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "gpu.pcie_width"\n'
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "pcie"\nmetric = "gpu.pcie_width"\n'
             'fail_if = "> 1"\nsource = "s"\nsource_kind = "guess"\n',
             "checks[0](id=x).source_kind",
         ),
@@ -218,7 +218,7 @@ def _write(tmp_path: Path, body: str) -> Path:
         ("[pack\n", "not valid TOML"),
         # A misspelt probe made a check silently absent: it was judged only when a probe it named ran.
         (
-            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\nmetric = "gpu.pcie_width"\n'
+            '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "pcie"\nmetric = "gpu.pcie_width"\n'
             'fail_if = "< 16"\nsource = "s"\nsource_kind = "estimate"\nrequires = ["amdsmi.metrics"]\n',
             "checks[0](id=x).requires[0]: no probe is called amdsmi.metrics",
         ),
@@ -239,7 +239,7 @@ def test_bad_check_file_names_file_and_field(tmp_path: Path, body: str, needle: 
 def test_unknown_variable_is_reported_with_its_file(tmp_path: Path) -> None:
     _write(
         tmp_path,
-        '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "f"\n'
+        '[pack]\nmodel = "MI300X"\n[[checks]]\nid = "x"\ntitle = "t"\nfamily = "pcie"\n'
         'metric = "gpu.pcie_width"\nfail_if = "< $nope"\nsource = "s"\nsource_kind = "estimate"\n',
     )
     with pytest.raises(CheckConfigError, match=r"user.toml.*unknown variable \$nope"):

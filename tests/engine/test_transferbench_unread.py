@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from console.checks import ProbeOutcome, build_facts, evaluate_node, load_packs
-from console.checks.metrics import METRICS
+from console.checks.metrics import METRICS, NO_VARIABLES
 from console.inventory.model import Node, StackPin
 from console.model.findings import Finding, Status
 from console.model.gpu import GpuIdentity, GpuRecord
@@ -134,10 +134,10 @@ def test_on_partitioned_gpus_a_pair_printed_na_is_not_presumed_a_link() -> None:
     # measure is not every pair: the N/A cell is not read as a link unread (it is on an SPX node, above).
     facts = build_facts(NODE, StackPin(), _sample_with_na({(1, 4)}))
     facts.gpus = [GpuRecord(identity=GpuIdentity(index=k, compute_partition="CPX")) for k in range(8)]
-    observed = {(o.subject.gpu, o.subject.peer): o.value for o in METRICS["link.tb_a2a_gbps"](facts)}
+    observed = {(o.subject.gpu, o.subject.peer): o.value for o in METRICS["link.tb_a2a_gbps"](facts, NO_VARIABLES)}
     assert len(observed) == 55 and (1, 4) not in observed and None not in observed.values()
     facts.gpus = [GpuRecord(identity=GpuIdentity(index=k, compute_partition="SPX")) for k in range(8)]
-    observed = {(o.subject.gpu, o.subject.peer): o.value for o in METRICS["link.tb_a2a_gbps"](facts)}
+    observed = {(o.subject.gpu, o.subject.peer): o.value for o in METRICS["link.tb_a2a_gbps"](facts, NO_VARIABLES)}
     assert len(observed) == 56 and observed[(1, 4)] is None
 
 

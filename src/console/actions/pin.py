@@ -23,10 +23,9 @@ from console.checks import METRICS, CheckPack, CheckSpec, NodeFacts
 from console.checks.evaluate import evaluate_check, pack_variables
 from console.inventory.model import StackPin
 from console.model.base import Model
+from console.model.family import DRIFT_FAMILIES, Family
 from console.model.findings import Finding, SourceKind, Status, worst
 from console.store.pins import pin_from_fields
-
-DRIFT_FAMILIES = frozenset({"stack", "firmware"})
 
 
 def fingerprint(stack: Mapping[str, str], image_digest: str | None = None) -> StackPin:
@@ -67,7 +66,7 @@ def _pin_check(field: str) -> CheckSpec | None:
     return CheckSpec(
         id=f"stack.{field}",
         title=field,
-        family="stack",
+        family=Family.STACK,
         metric=metric,
         compare="pin",
         pin_field=field,

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.checks.facts import NodeFacts, ProbeOutcome
-from console.checks.metrics import METRICS, Observation
+from console.checks.metrics import METRICS, NO_VARIABLES, Observation, Variables
 from console.checks.spec import CheckPack, CheckSpec, Condition, SourcedValue
+from console.model.family import Family
 from console.model.findings import UNJUDGED_ACTION, Evidence, Finding, Remedy, SourceKind, Status, Subject
 from console.model.kept import kept_whole
 
@@ -42,10 +43,11 @@ def fmt_value(value: Any, unit: str | None) -> str:
     return f"{text} {unit}" if unit and unit != "bytes" else text
 
 
-def observe(metric: str, facts: NodeFacts) -> list[Observation]:
-    """The node's readings of ``metric``: those it sent already made (``NodeFacts.readings``), else the metric's."""
+def observe(metric: str, facts: NodeFacts, variables: Variables = NO_VARIABLES) -> list[Observation]:
+    """The node's readings of ``metric``: those it sent already made (``NodeFacts.readings``), else the metric's,
+    given the pack's ``variables`` for the node (``pack_variables``; without them, each setting's default)."""
     given = facts.readings.get(metric)
-    return given if given is not None else METRICS[metric](facts)
+    return given if given is not None else METRICS[metric](facts, variables)
 
 
 def _evidence(
@@ -173,8 +175,7 @@ def evaluate_check(
     if check.requires and not any(p in facts.outcomes for p in check.requires):
         return []
     probe_problem, on_problem = _blocked(check, facts)
-    facts.settings = variables
-    observations = observe(check.metric, facts)
+    observations = observe(check.metric, facts, variables)
     if probe_problem and (check.relative_to == "node-median" or all(o.value is None for o in observations)):
         # Nothing of what it reads came back: one finding for the node, not the same reason per GPU or link.
         return [_node_finding(check, facts, on_problem, probe_problem, run_ids)]
@@ -185,44 +186,70 @@ def evaluate_check(
         # said as a finding, never silently absent.
         said = f"not reported by {check.requires[0] if check.requires else 'the probes'}"
         return [_node_finding(check, facts, check.on_missing, said, run_ids)]
+    judging = _Judging(check, probe_problem, on_problem, run_ids, counted)
     findings: list[Finding] = []
     limits: Limits | None = None
     # The pin's fields, read once for the check: one firmware pin check reads ~80 blocks of 8 GPUs.
     pinned = facts.pin.pinned_fields() if check.compare == "pin" else {}
     for obs in observations:
-        if obs.value is None and check.compare == "pin" and not probe_problem and not _pinned(pinned, check, obs):
-            continue  # a block no pin names has nothing to be compared with (the consistency check reads it)
         if obs.value is None:
-            # ``on_missing`` (SKIP for a counter some models or releases lack) never covers a reading lost.
-            status = on_problem if probe_problem else Status.UNKNOWN if obs.unread else check.on_missing
-            reason = probe_problem or obs.missing or "not reported"
-            evidence = _evidence(check, obs, None, run_ids)
-            if obs.unread and not probe_problem:
-                evidence.observed = reason  # what was printed instead of a value, for whoever reruns it
-            findings.append(_finding(check, obs, status, f"{check.title}: {reason}", evidence))
-            continue
-        if check.compare == "pin":
-            expected = _pin_value(pinned, check, obs)
-            if expected is None:
-                continue
-            status = Status.PASS if str(obs.value) == expected else check.on_mismatch
-            if status is Status.PASS and probe_problem:
-                findings.append(_unjudged(check, obs, on_problem, probe_problem, run_ids))
-                continue
-            if status is Status.PASS and _counted(check, obs, counted):
-                continue
-            message = f"{check.title}: {obs.value}" + ("" if status is Status.PASS else f" (pool pin {expected})")
-            evidence = _evidence(check, obs, f"== {expected}", run_ids, kind=SourceKind.PIN)
-            findings.append(_finding(check, obs, status, message, evidence))
-            continue
-        limits = limits or Limits.of(check, variables)
+            if check.compare == "pin" and not probe_problem and not _pinned(pinned, check, obs):
+                continue  # a block no pin names has nothing to be compared with (the consistency check reads it)
+            found: Finding | None = judging.unread(obs)
+        elif check.compare == "pin":
+            found = judging.against_pin(obs, _pin_value(pinned, check, obs))
+        else:
+            limits = limits or Limits.of(check, variables)
+            found = judging.against_limits(obs, limits, sources)
+        if found is not None:
+            findings.append(found)
+    return findings
+
+
+@dataclass(frozen=True)
+class _Judging:
+    """One check judging the subjects of one node: ``problem`` is why it cannot PASS there (``_blocked``)."""
+
+    check: CheckSpec
+    problem: str | None
+    on_problem: Status
+    run_ids: dict[str, int]
+    counted: Counter[str] | None
+
+    def unread(self, obs: Observation) -> Finding:
+        """A subject with no value: the probe's problem, else ``on_missing`` (SKIP for a counter some models
+        or releases lack), which never covers a reading lost (UNKNOWN)."""
+        check, problem = self.check, self.problem
+        status = self.on_problem if problem else Status.UNKNOWN if obs.unread else check.on_missing
+        reason = problem or obs.missing or "not reported"
+        evidence = _evidence(check, obs, None, self.run_ids)
+        if obs.unread and not problem:
+            evidence.observed = reason  # what was printed instead of a value, for whoever reruns it
+        return _finding(check, obs, status, f"{check.title}: {reason}", evidence)
+
+    def against_pin(self, obs: Observation, expected: str | None) -> Finding | None:
+        """A value compared with the pool's pin (None: no pin names it, or a PASS only counted)."""
+        check = self.check
+        if expected is None:
+            return None
+        status = Status.PASS if str(obs.value) == expected else check.on_mismatch
+        if status is Status.PASS and self.problem:
+            return _unjudged(check, obs, self.on_problem, self.problem, self.run_ids)
+        if status is Status.PASS and _counted(check, obs, self.counted):
+            return None
+        message = f"{check.title}: {obs.value}" + ("" if status is Status.PASS else f" (pool pin {expected})")
+        evidence = _evidence(check, obs, f"== {expected}", self.run_ids, kind=SourceKind.PIN)
+        return _finding(check, obs, status, message, evidence)
+
+    def against_limits(self, obs: Observation, limits: Limits, sources: dict[str, SourcedValue]) -> Finding | None:
+        """A value judged against the check's fail and warn limits (None: a PASS only counted)."""
+        check = self.check
         status, expected, var = limits.judge(check, obs.value)
-        if status is Status.PASS and probe_problem:
+        if status is Status.PASS and self.problem:
             # Judged on what the other probes said, while one it needs did not answer: not healthy.
-            findings.append(_unjudged(check, obs, on_problem, probe_problem, run_ids))
-            continue
-        if status is Status.PASS and _counted(check, obs, counted):
-            continue
+            return _unjudged(check, obs, self.on_problem, self.problem, self.run_ids)
+        if status is Status.PASS and _counted(check, obs, self.counted):
+            return None
         shown = fmt_value(obs.value, check.unit)
         if check.value_names:
             shown = check.value_names.get(fmt_value(obs.value, None), shown)
@@ -231,9 +258,8 @@ def evaluate_check(
             message += f" ({expected})"
         if obs.detail and (status is not Status.PASS or obs.always_detail):
             message += f": {obs.detail}"
-        evidence = _evidence(check, obs, expected, run_ids, sources.get(var or ""))
-        findings.append(_finding(check, obs, status, message, evidence))
-    return findings
+        evidence = _evidence(check, obs, expected, self.run_ids, sources.get(var or ""))
+        return _finding(check, obs, status, message, evidence)
 
 
 def _counted(check: CheckSpec, obs: Observation, counted: Counter[str] | None) -> bool:
@@ -365,7 +391,7 @@ def evaluate_fleet(pack: CheckPack, pool_facts: Iterable[NodeFacts]) -> list[Fin
         for facts in nodes:
             if check.requires and not any(p in facts.outcomes for p in check.requires):
                 continue
-            observed.extend(observe(check.metric, facts))
+            observed.extend(observe(check.metric, facts, pack_variables(pack, facts)))
         if len({o.subject.node for o in observed}) >= check.min_fleet:
             variables = pack.pack.values()
             findings.extend(_relative(check, observed, variables, "pool median", {}))
@@ -377,7 +403,7 @@ def unreachable_finding(node: str, reason: str, *, lead: str = "could not check"
     connection dropped under a probe after others had answered)."""
     return Finding(
         check_id="node.reachable",
-        family="reachability",
+        family=Family.REACHABILITY,
         status=Status.UNKNOWN,
         subject=Subject(node=node),
         message=f"{lead}: {reason}",

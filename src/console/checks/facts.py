@@ -72,9 +72,6 @@ class NodeFacts:
     # Earlier readings from the history, for checks of change (``console.model.kept.HISTORY_CHECKS``):
     # check id -> (that sweep, {GPU key (PCI address) -> (value, when)}). Empty without a history database.
     previous: dict[str, tuple[int, dict[str, tuple[float, float]]]] = field(default_factory=dict)
-    # The pack's variables, for the few metrics that take a setting rather than a threshold (how old a
-    # CPER record may be and still count): set by ``evaluate_check`` before a metric reads the facts.
-    settings: dict[str, Any] = field(default_factory=dict)
     # Readings already made, by metric name, read instead of the metric: a node judged on the node sends
     # the figures the console's own checks (pool medians, changes since the last sweep) still compare.
     readings: dict[str, list[Observation]] = field(default_factory=dict)

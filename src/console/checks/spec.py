@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from console.model.family import CHECK_FAMILIES, Family
 from console.model.findings import Remedy, SourceKind, Status
 
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
@@ -36,6 +37,14 @@ _DOC_DESCRIPTION = (
     " e.g. docs/sources/rccl.md#mi300x-all-reduce-busbw (tests/engine/test_sources.py holds the built-in packs to"
     " it: the file, the heading and the figure under it)"
 )
+
+
+def _check_family(value: object) -> object:
+    """A check's family is one the node grid has a column for (``console.model.family``): a word no family
+    has would be a check whose findings no column shows."""
+    if isinstance(value, str) and value in CHECK_FAMILIES:
+        return value
+    raise ValueError(f"unknown family {value!r} (a check's family is one of: {', '.join(CHECK_FAMILIES)})")
 
 
 def _doc_reference(value: str | None) -> str | None:
@@ -131,7 +140,7 @@ class CheckSpec(BaseModel):
 
     id: str = Field(min_length=1)
     title: str = Field(min_length=1)
-    family: str = Field(min_length=1)
+    family: Family
     metric: str = Field(min_length=1)
     fail_if: str | None = None
     warn_if: str | None = None
@@ -170,6 +179,7 @@ class CheckSpec(BaseModel):
     enabled: bool = True
 
     _valid_doc = field_validator("doc")(_doc_reference)
+    _valid_family = field_validator("family", mode="before")(_check_family)
 
     @field_validator("fail_if", "warn_if")
     @classmethod

@@ -13,11 +13,12 @@ from typing import Protocol
 
 from console.checks.evaluate import fmt_value
 from console.checks.spec import Condition
+from console.model.family import Family
 from console.model.findings import Evidence, Finding, Remedy, Status, Subject
 from console.model.workload import WorkloadSpec
 from console.probes.workload import is_finite, read_figures, read_steps, split_tasks
 
-FAMILY = "workload"
+FAMILY = Family.WORKLOAD
 WORKLOAD_ACTION = (
     "estimate: rerun the workload; a failure that repeats after a stack change is a regression: restore the"
     " accepted stack (docs/sources/actions.md#workloads)"

@@ -57,6 +57,7 @@ from console.inventory import (
     load_inventory,
     select_exactly,
 )
+from console.model.family import DRIFT_FAMILIES
 from console.model.findings import Status
 from console.service.assembly import EngineSpec, build_engine
 from console.store import Store, default_store_path
@@ -425,7 +426,7 @@ def run_drift(args: argparse.Namespace) -> int:
 
 async def _drift(engine: SweepEngine, nodes: list[Any]) -> tuple[list[DriftRow], str]:
     try:
-        result = await engine.run(nodes, level=ProbeSet.QUICK, families={"stack", "firmware"})
+        result = await engine.run(nodes, level=ProbeSet.QUICK, families=set(DRIFT_FAMILIES))
     finally:
         await engine.disconnect()
     return drift_report(engine.facts.values(), engine.pins, engine.packs), result.outcome

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from console.model.family import Family
 from console.model.findings import Scope
 
 # Checks whose earlier figures a check of change reads (the engine loads them from the history).
@@ -25,9 +26,9 @@ HISTORY_CHECKS = ("ecc.correctable",)
 
 # Families whose figures are measured performance. Telemetry (temperatures, power, clocks) moves between
 # any two sweeps; it matters only when it crosses a limit, and then the finding's status changed.
-FIGURE_FAMILIES = frozenset({"rccl", "transferbench", "rvs"})
+FIGURE_FAMILIES: frozenset[str] = frozenset({Family.RCCL, Family.TRANSFERBENCH, Family.RVS})
 # Families whose every finding is a workload's run that acceptance reads (``pool_run``), at any scope.
-RUN_FAMILIES = frozenset({"framework"})
+RUN_FAMILIES: frozenset[str] = frozenset({Family.FRAMEWORK})
 # Error counters only grow: any change is shown, with no noise band (30 -> 95 correctable ECC errors
 # between two sweeps stayed PASS and diff showed nothing). A counter that went down was reset.
 COUNTER_CHECKS = frozenset(

@@ -11,7 +11,7 @@ a fault on a GPU the job does not get does not hold the job back.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from console.checks import CheckPack
@@ -83,5 +83,5 @@ def _concerns(finding: Finding, gpus: set[int]) -> bool:
     return True
 
 
-def _families(checks: Iterable[str], family_of: dict[str, str]) -> set[str]:
+def _families(checks: Iterable[str], family_of: Mapping[str, str]) -> set[str]:
     return {family_of[c] for c in checks if c in family_of}

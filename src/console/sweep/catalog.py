@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from console.inventory.model import Pool
+from console.model.family import Family
 from console.probes import Tool, parse_output
 from console.probes.base import ParseError
 from console.probes.host import (
@@ -64,7 +65,7 @@ class ProbeSpec:
     """One probe: ``argv`` run on the node under ``timeout_s``, its output read by ``parse``."""
 
     id: ProbeId
-    family: str
+    family: Family
     argv: tuple[str, ...]
     timeout_s: float
     parse: Parser
@@ -211,7 +212,7 @@ def _transferbench(preset: str) -> ProbeSpec:
     """``TransferBench <preset>`` at the standard level (packs give each model's timeout)."""
     return ProbeSpec(
         ProbeId(f"tb.{preset}"),
-        "transferbench",
+        Family.TRANSFERBENCH,
         ("TransferBench", preset),
         300,
         _tool(Tool.TRANSFERBENCH, preset),
@@ -233,7 +234,7 @@ CPER_FOLDER = "/run/instinct-console-cper"
 PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
         ProbeId.AMDSMI_VERSION,
-        "stack",
+        Family.STACK,
         ("amd-smi", "version"),
         30,
         _whole_lines(_steady_tool(Tool.AMD_SMI, "version"), "amd-smi version"),
@@ -241,11 +242,16 @@ PROBES: tuple[ProbeSpec, ...] = (
         True,
     ),
     ProbeSpec(
-        ProbeId.AMDSMI_LIST, "inventory", ("amd-smi", "list", "--json"), 30, _steady_tool(Tool.AMD_SMI, "list"), QUICK
+        ProbeId.AMDSMI_LIST,
+        Family.INVENTORY,
+        ("amd-smi", "list", "--json"),
+        30,
+        _steady_tool(Tool.AMD_SMI, "list"),
+        QUICK,
     ),
     ProbeSpec(
         ProbeId.AMDSMI_STATIC,
-        "inventory",
+        Family.INVENTORY,
         ("amd-smi", "static", "--json"),
         30,
         _steady_tool(Tool.AMD_SMI, "static"),
@@ -253,7 +259,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     ProbeSpec(
         ProbeId.AMDSMI_METRIC,
-        "telemetry",
+        Family.TELEMETRY,
         # Only the sections the checks read: the per-engine usage and clock arrays are three quarters of
         # a full ``metric`` (180 KiB on 8 MI300X) and of its parse time. ``-v`` (violations) came with
         # ROCm 6.3's amd-smi; an older one refuses it and the full metric runs instead.
@@ -265,7 +271,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     ProbeSpec(
         ProbeId.AMDSMI_FIRMWARE,
-        "firmware",
+        Family.FIRMWARE,
         ("amd-smi", "firmware", "--json"),
         30,
         _steady_tool(Tool.AMD_SMI, "firmware"),
@@ -274,7 +280,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     ProbeSpec(
         ProbeId.AMDSMI_BAD_PAGES,
-        "ras",
+        Family.RAS,
         ("amd-smi", "bad-pages", "--json"),
         30,
         _steady_tool(Tool.AMD_SMI, "bad-pages"),
@@ -282,10 +288,10 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     # Not reused: its per-link read/write counters move with any traffic, so it is never the same twice and
     # remembering it would only keep every node's old link tables in memory.
-    ProbeSpec(ProbeId.AMDSMI_XGMI, "xgmi", ("amd-smi", "xgmi", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
+    ProbeSpec(ProbeId.AMDSMI_XGMI, Family.XGMI, ("amd-smi", "xgmi", "--json"), 30, _tool(Tool.AMD_SMI, "xgmi"), QUICK),
     ProbeSpec(
         ProbeId.AMDSMI_XGMI_STATUS,
-        "xgmi",
+        Family.XGMI,
         ("amd-smi", "xgmi", "-l", "--json"),
         30,
         _steady_tool(Tool.AMD_SMI, "xgmi"),
@@ -297,7 +303,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     # ``--severity`` takes separate words; ``all`` is fatal, non-fatal uncorrected and corrected.
     ProbeSpec(
         ProbeId.AMDSMI_CPER,
-        "ras",
+        Family.RAS,
         ("sudo", "-n", "amd-smi", "ras", "--cper", "--severity", "all", "--folder", CPER_FOLDER),
         30,
         # A table has no footer: a listing cut short ends mid-line, or it is indistinguishable from a whole one.
@@ -307,12 +313,12 @@ PROBES: tuple[ProbeSpec, ...] = (
         cleanup=("sudo", "-n", "rm", "-rf", "--", CPER_FOLDER),
     ),
     # Seconds since boot: CPER records stamped before the node's last boot are not this boot's.
-    ProbeSpec(ProbeId.HOST_UPTIME, "ras", ("cat", "/proc/uptime"), 10, _uptime, QUICK),
-    ProbeSpec(ProbeId.HOST_OS, "stack", ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
-    ProbeSpec(ProbeId.HOST_KERNEL, "stack", ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
+    ProbeSpec(ProbeId.HOST_UPTIME, Family.RAS, ("cat", "/proc/uptime"), 10, _uptime, QUICK),
+    ProbeSpec(ProbeId.HOST_OS, Family.STACK, ("cat", "/etc/os-release"), 10, _os_release, QUICK, True),
+    ProbeSpec(ProbeId.HOST_KERNEL, Family.STACK, ("uname", "-r"), 10, _line("kernel release"), QUICK, True),
     ProbeSpec(
         ProbeId.HOST_ROCM,
-        "stack",
+        Family.STACK,
         ("cat", "/opt/rocm/.info/version"),
         10,
         _line("ROCm release", whole_line=False),
@@ -321,11 +327,11 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     # Not reused on reruns: both read the driver installed on disk, which a package install changes with
     # no reboot or reload, and no read cheaper than asking them tells that apart.
-    ProbeSpec(ProbeId.HOST_AMDGPU, "stack", ("modinfo", "amdgpu"), 10, _modinfo, QUICK),
-    ProbeSpec(ProbeId.HOST_DKMS, "stack", ("dkms", "status"), 10, _dkms, QUICK),
-    ProbeSpec(ProbeId.HOST_NIC, "nic", ("rdma", "link"), 10, _rdma, QUICK),
+    ProbeSpec(ProbeId.HOST_AMDGPU, Family.STACK, ("modinfo", "amdgpu"), 10, _modinfo, QUICK),
+    ProbeSpec(ProbeId.HOST_DKMS, Family.STACK, ("dkms", "status"), 10, _dkms, QUICK),
+    ProbeSpec(ProbeId.HOST_NIC, Family.NIC, ("rdma", "link"), 10, _rdma, QUICK),
     # The ports' link rate: a NIC that trained at 200G on a 400G fabric is up, and slow.
-    ProbeSpec(ProbeId.HOST_NIC_RATE, "nic", ("ibv_devinfo", "-v"), 10, _ibv_devinfo, QUICK),
+    ProbeSpec(ProbeId.HOST_NIC_RATE, Family.NIC, ("ibv_devinfo", "-v"), 10, _ibv_devinfo, QUICK),
     # What the slow-changing probes above depend on, in two small reads: a warm rerun runs these instead
     # of them and runs them again only when an answer differs (console.sweep.steady). A new kernel or
     # flashed firmware takes effect at a reboot (a new boot_id); the loaded amdgpu version, the ROCm
@@ -333,7 +339,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     # it can and the whole answer, complaint included, is what gets compared.
     ProbeSpec(
         STACK_STAMP,
-        "stack",
+        Family.STACK,
         (
             "cat",
             "/proc/sys/kernel/random/boot_id",
@@ -351,7 +357,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     # anew at every load, and its inode number is never handed out twice in a boot.
     ProbeSpec(
         MODULE_STAMP,
-        "stack",
+        Family.STACK,
         ("stat", "-L", "-c", "%n %i", "/sys/module/amdgpu"),
         10,
         _verbatim,
@@ -366,7 +372,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     _transferbench("healthcheck"),
     ProbeSpec(
         ProbeId.RCCL_ALL_REDUCE,
-        "rccl",
+        Family.RCCL,
         ("all_reduce_perf", "-b", "8", "-e", "8G", "-f", "2", "-g", "8", "-c", "1"),
         900,
         _tool(Tool.RCCL_TESTS, "all_reduce_perf"),
@@ -374,14 +380,14 @@ PROBES: tuple[ProbeSpec, ...] = (
         judge_partial=True,
     ),
     ProbeSpec(
-        ProbeId.RVS_LEVEL3, "rvs", ("rvs", "-r", "3"), 3600, _tool(Tool.RVS, "summary"), FULL, judge_partial=True
+        ProbeId.RVS_LEVEL3, Family.RVS, ("rvs", "-r", "3"), 3600, _tool(Tool.RVS, "summary"), FULL, judge_partial=True
     ),
     # The node's own PyTorch: its build, the GPUs it sees, a BF16 and an FP8 GEMM per GPU and a one-node
     # all-reduce. One JSON document at the end, so not judged partial: the script bounds its own
     # all-reduce (a hung rank is reported, not waited for), and a probe cut short by this timeout is UNKNOWN.
     ProbeSpec(
         ProbeId.FRAMEWORK_TORCH,
-        "framework",
+        Family.FRAMEWORK,
         torch_probe_argv(),
         600,
         _tool(Tool.TORCH, "torch"),

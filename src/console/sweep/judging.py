@@ -17,6 +17,7 @@ from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, eval
 from console.checks.evaluate import observe, unanswered_probe_finding, unreachable_finding
 from console.checks.metrics import CHANGE_METRICS
 from console.inventory.model import Node, StackPin
+from console.model.family import Family
 from console.model.findings import Finding, NodeVerdict, roll_up
 from console.model.kept import HISTORY_CHECKS
 from console.store import Store
@@ -258,7 +259,7 @@ class Judging:
             if not outcome.usable:
                 spec = PROBES_BY_ID.get(outcome.probe)
                 spec = in_pool(spec, engine.inventory.pools.get(node.pool)) if spec else None  # the command it ran
-                family, command = (spec.family, spec.command_line) if spec else ("probe", outcome.probe)
+                family, command = (spec.family, spec.command_line) if spec else (Family.PROBE, outcome.probe)
                 findings.append(unanswered_probe_finding(facts, outcome, family, command))
         if (lost := dropped_connection(outcomes)) is not None:
             reason = f"{lost.probe}: {lost.problem}"

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 
 from console.inventory import Inventory
 from console.inventory.hostlist import fold
+from console.model.family import Family
 from console.model.findings import Evidence, Finding, Remedy, SourceKind, Status, Subject
 from console.model.multinode import CollectiveRun, Culprit, MultinodeResult, NodeStanding, PoolRuns, RackCulprit
 from console.store import ProbeRunRecord, Store
@@ -749,7 +750,7 @@ def _layer(sweep: SweepResult, pool_run: _PoolRun, node: str) -> tuple[str, str]
 
 def _single_node_layer(sweep: SweepResult, node: str) -> tuple[str, str]:
     verdict = sweep.verdicts.get(node)
-    own = [f for f in verdict.findings if f.family == "rccl" and f.check_id != CHECK_ID] if verdict else []
+    own = [f for f in verdict.findings if f.family == Family.RCCL and f.check_id != CHECK_ID] if verdict else []
     if not own:
         return "unknown", "no single-node all_reduce_perf in this sweep (standard level and up run one)"
     bad = [f for f in own if f.status in _BAD]
@@ -961,7 +962,7 @@ def _finding(node: str, status: Status, message: str, run: CollectiveRun | None,
         evidence.action, evidence.action_source = Remedy.INSPECT, MULTINODE_ACTION
     return Finding(
         check_id=CHECK_ID,
-        family="rccl",
+        family=Family.RCCL,
         status=status,
         subject=Subject(node=node),
         message=f"multi-node {COLLECTIVE}: {message}",

@@ -24,7 +24,7 @@ from typing import Literal, Protocol
 from pydantic import Field, ValidationError
 
 from console.checks import CheckPack, NodeFacts, ProbeOutcome
-from console.checks.evaluate import observe
+from console.checks.evaluate import observe, pack_variables
 from console.checks.metrics import CHANGE_METRICS, Observation
 from console.inventory.model import Node, Pool, StackPin
 from console.model.base import Model
@@ -195,10 +195,11 @@ def build_report(  # noqa: PLR0917
     passed = {check: n for check, n in verdict.passed.items() if check not in changes}
     readings: dict[str, list[Reading]] = {}
     if pack is not None:
+        variables = pack_variables(pack, facts)
         for check in pack.checks:
             fleet = check.enabled and check.relative_to == "pool-median"
             if fleet and (not check.requires or any(p in facts.outcomes for p in check.requires)):
-                readings[check.metric] = [_reading(o) for o in observe(check.metric, facts)]
+                readings[check.metric] = [_reading(o) for o in observe(check.metric, facts, variables)]
     parts = list(sections)
     return LocalCheckReport(
         node=node.name,

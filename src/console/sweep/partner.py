@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from console.inventory import Inventory
+from console.model.family import Family
 from console.model.findings import Evidence, Finding, NodeVerdict, Status, Subject
 from console.store import Store
 from console.store.follow import newest_verdicts
@@ -104,7 +105,7 @@ def _not_judged(engine: SweepEngine, node: str, why: str) -> NodeVerdict:
     """Add an UNKNOWN finding to the node's verdict in this sweep (stored, as any finding), and answer it."""
     finding = Finding(
         check_id=CHECK_ID,
-        family="rccl",
+        family=Family.RCCL,
         status=Status.UNKNOWN,
         subject=Subject(node=node),
         message=f"multi-node revalidation: {why}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from console.checks import NodeFacts
 from console.inventory.model import Node
+from console.model.family import Family
 from console.model.findings import Evidence, Finding, Remedy, Scope, Status
 from console.probes.base import ParsedOutput, ParseError
 from console.probes.ids import ProbeId
@@ -42,7 +43,7 @@ def vanished_gpus(store: Store | None, node: Node, facts: NodeFacts, sweep_id: i
         findings.append(
             Finding(
                 check_id="inventory.gpu_missing",
-                family="inventory",
+                family=Family.INVENTORY,
                 status=Status.FAIL,
                 subject=facts.subject(Scope.GPU, gpu=index, gpu_bdf=bdf),
                 message=f"GPU {index} ({bdf}) was listed in sweep {row['sweep_id']} and is gone now",

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from console.checks.workload import judge_workload
 from console.inventory.model import Node
+from console.model.family import Family
 from console.model.findings import Finding, Status, Subject
 from console.model.workload import WorkloadSpec
 from console.probes.workload import srun_refusal, workload_argv
@@ -29,7 +30,7 @@ from console.sweep.engine import SweepEngine, SweepResult, describe
 from console.sweep.workload_runs import RunLedger
 from console.transport import ErrorKind, TransportError
 
-SOURCE = "workload"
+SOURCE = Family.WORKLOAD
 # Nodes running workloads at once: each occupies its node's GPUs; the console's own share is the SSH channel.
 PARALLEL_NODES = 64
 

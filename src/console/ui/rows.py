@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
+from console.model.family import Family
 from console.model.findings import Status
 from console.ui.state import FAMILIES, WAITING_SHOWN_AFTER_S, Holdup, NodeRow
 from console.ui.text import STATUS_GLYPH, STATUS_STYLE, clock, duration, status_label
 from console.ui.widgets.row_grid import Cell, Column
 
-FAMILY_TITLES = {
-    "inventory": "inv",
-    "memory": "mem",
-    "pcie": "pci",
-    "ecc": "ecc",
-    "ras": "ras",
-    "thermal": "thm",
-    "power": "pwr",
-    "xgmi": "xgm",
-    "nic": "nic",
-    "stack": "stk",
-    "firmware": "fw",
-    "rccl": "rcl",
-    "transferbench": "tb",
-    "rvs": "rvs",
-}
+# Each family's short title, from ``Family``: a new family brings its column with it.
+FAMILY_TITLES: dict[str, str] = {family.value: family.column or family.value for family in Family.columns()}
 
 COLUMNS: tuple[Column, ...] = (
     Column("mark", "", 1),
@@ -33,7 +20,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("verdict", "VERDICT", 9),
     # On a narrow screen the per-family columns go first (the verdict and the reason say the same in
     # short), then the model, probe counts and pool: the reason stays on screen at 80 columns.
-    *(Column(family, FAMILY_TITLES[family], 3, "center", drop=1) for family in FAMILIES),
+    *(Column(family, title, 3, "center", drop=1) for family, title in FAMILY_TITLES.items()),
     Column("drift", "Δ", 1),
     Column("updated", "UPDATED", 8),
     Column("probes", "PROBES", 6, "right", drop=3),

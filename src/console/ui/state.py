@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from console.inventory.model import Inventory, Node
+from console.model.family import DRIFT_FAMILIES, Family
 from console.model.findings import NodeVerdict, Status
 from console.model.gpu import GpuRecord, LinkStatus, XgmiLink
 from console.model.host import NicPort
@@ -46,24 +47,8 @@ from console.sweep.freshness import age_text
 from console.ui.pairs import PairBoard
 from console.ui.workload_runs import RunningWorkloads
 
-# Check families shown as columns, in the order an operator reads a node: hardware first, fabric, stack, tests.
-FAMILIES: tuple[str, ...] = (
-    "inventory",
-    "memory",
-    "pcie",
-    "ecc",
-    "ras",
-    "thermal",
-    "power",
-    "xgmi",
-    "nic",
-    "stack",
-    "firmware",
-    "rccl",
-    "transferbench",
-    "rvs",
-)
-DRIFT_FAMILIES = frozenset({"stack", "firmware"})
+# Check families shown as columns, in the order an operator reads a node (``Family``'s own order).
+FAMILIES: tuple[str, ...] = tuple(family.value for family in Family.columns())
 PROBLEMS = frozenset({Status.FAIL, Status.UNKNOWN, Status.WARN})
 HISTORY_SAMPLES = 120
 # A node with a probe in flight this long shows what it waits for and a countdown: a healthy node's

@@ -7,6 +7,7 @@ from the main screen.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -132,7 +133,7 @@ def finding_rows(findings: list[Finding]) -> list[FindingRow]:
 
 
 def counted_rows(
-    node: str, passed: dict[str, int], family_of: dict[str, str], whole: dict[str, str] | None = None
+    node: str, passed: dict[str, int], family_of: Mapping[str, str], whole: dict[str, str] | None = None
 ) -> list[FindingRow]:
     """A line per check the node passed whose PASS findings the sweep kept as a count (console.model.kept).
 
