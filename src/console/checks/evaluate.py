@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.checks.facts import NodeFacts, ProbeOutcome
-from console.checks.metrics import METRICS, NO_VARIABLES, Observation, Variables
+from console.checks.metrics import METRICS, Observation, Variables
 from console.checks.spec import CheckPack, CheckSpec, Condition, SourcedValue
 from console.model.family import Family
 from console.model.findings import UNJUDGED_ACTION, Evidence, Finding, Remedy, SourceKind, Status, Subject
@@ -43,7 +43,7 @@ def fmt_value(value: Any, unit: str | None) -> str:
     return f"{text} {unit}" if unit and unit != "bytes" else text
 
 
-def observe(metric: str, facts: NodeFacts, variables: Variables = NO_VARIABLES) -> list[Observation]:
+def observe(metric: str, facts: NodeFacts, variables: Variables) -> list[Observation]:
     """The node's readings of ``metric``: those it sent already made (``NodeFacts.readings``), else the metric's,
     given the pack's ``variables`` for the node (``pack_variables``; without them, each setting's default)."""
     given = facts.readings.get(metric)

@@ -175,7 +175,7 @@ def judge_output(pack: CheckPack, parsed: ParsedOutput, probes: Sequence[str]) -
                 why = None if judged else "not shown in the fragment"
             else:
                 judged = evaluate_check(check, facts, variables, None, sources)
-                why = _not_in_output(check, facts)
+                why = _not_in_output(check, facts, variables)
             if why is None:
                 findings.extend(judged)
         if why is not None:
@@ -183,11 +183,11 @@ def judge_output(pack: CheckPack, parsed: ParsedOutput, probes: Sequence[str]) -
     return OutputVerdict(model, tuple(probes), findings, not_applicable, roll_up(NODE, findings), fragment)
 
 
-def _not_in_output(check: CheckSpec, facts: NodeFacts) -> str | None:
+def _not_in_output(check: CheckSpec, facts: NodeFacts, variables: dict[str, Any]) -> str | None:
     """Why ``check`` does not apply to a whole output that printed nothing of what it reads (``amd-smi metric
     --ecc`` holds no throttle section, ``monitor -p`` no temperature column): not even an ``N/A``. None when
     the output printed a value, an ``N/A`` or something unreadable for it, which is judged as in a sweep."""
-    observations = observe(check.metric, facts)
+    observations = observe(check.metric, facts, variables)
     if not observations:
         return "not in this output"
     if all(o.value is None and isinstance(o.missing, Absent) for o in observations):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from console.checks import CheckPack, NodeFacts, ProbeOutcome, build_facts, evaluate_fleet, evaluate_node
 from console.checks.evaluate import observe, unanswered_probe_finding, unreachable_finding
-from console.checks.metrics import CHANGE_METRICS
+from console.checks.metrics import CHANGE_METRICS, NO_VARIABLES
 from console.inventory.model import Node, StackPin
 from console.model.family import Family
 from console.model.findings import Finding, NodeVerdict, roll_up
@@ -338,7 +338,8 @@ def _number(value: object) -> float | None:
 def _pair_bandwidth(facts: NodeFacts) -> dict[str, float]:
     return {
         f"{o.subject.gpu}-{o.subject.peer}": float(o.value)
-        for o in observe(_PAIR_METRIC, facts)
+        # The panel's heatmap shows what was measured; no pack variable changes a measured figure.
+        for o in observe(_PAIR_METRIC, facts, NO_VARIABLES)
         if isinstance(o.value, int | float)
     }
 
