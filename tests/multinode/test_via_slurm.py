@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -130,17 +131,20 @@ def test_one_slurm_job_sweeps_every_idle_node(lab: Any, tmp_path: Path, monkeypa
     store = Store(tmp_path / "h.db")
     engine = SweepEngine(inventory, job.submit, load_packs(), store, checker=SlurmChecker(job))
 
-    async def sweep() -> dict[str, NodeVerdict]:
+    async def sweep() -> tuple[dict[str, NodeVerdict], float, float]:
         try:
-            await job.gather(inventory.nodes, "quick")
-            return (await engine.run(level="quick")).verdicts
+            began = time.monotonic()
+            result, _ = await sweep_cluster(engine, inventory.nodes, "quick")
+            return result.verdicts, result.duration_s, time.monotonic() - began
         finally:
             await engine.close()
 
     try:
-        verdicts = asyncio.run(sweep())
+        verdicts, duration_s, wall_s = asyncio.run(sweep())
     finally:
         lab.reset()
+    # The job's srun is the sweep: its duration (the report's, Prometheus's) said 0.1 s of a 6 s run once.
+    assert duration_s >= 0.9 * wall_s, (duration_s, wall_s)
     # The healthy node judged itself: its verdict came back with its PASS findings as counts, no outputs.
     assert verdicts[names[0]].status is Status.PASS and sum(verdicts[names[0]].passed.values()) > 200
     assert store.latest_probe_run(names[0], "amdsmi.static") is None
@@ -171,17 +175,20 @@ def test_a_report_cut_on_its_way_back_is_unknown(lab: Any, tmp_path: Path, monke
     job = SlurmJob(inventory, LocalTransport("local"), "local", settings)
     engine = SweepEngine(inventory, job.submit, load_packs(), checker=SlurmChecker(job))
 
-    async def sweep() -> dict[str, NodeVerdict]:
+    async def sweep() -> tuple[dict[str, NodeVerdict], float, float]:
         try:
-            await job.gather(inventory.nodes, "quick")
-            return (await engine.run(level="quick")).verdicts
+            began = time.monotonic()
+            result, _ = await sweep_cluster(engine, inventory.nodes, "quick")
+            return result.verdicts, result.duration_s, time.monotonic() - began
         finally:
             await engine.close()
 
     try:
-        verdicts = asyncio.run(sweep())
+        verdicts, duration_s, wall_s = asyncio.run(sweep())
     finally:
         lab.reset()
+    # The job's srun is the sweep: its duration (the report's, Prometheus's) said 0.1 s of a 6 s run once.
+    assert duration_s >= 0.9 * wall_s, (duration_s, wall_s)
     assert verdicts[names[0]].status is Status.UNKNOWN
     assert "its check-local report is cut or garbled (3000 characters" in verdicts[names[0]].reason
     assert verdicts[names[1]].status is Status.PASS

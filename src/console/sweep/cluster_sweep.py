@@ -32,8 +32,15 @@ async def sweep_cluster(
     many nodes the workload phase may hold at the same time (``console.sweep.workloads``).
     """
     started = time.monotonic()
-    await engine.prepare(nodes, level)
-    result = await engine.run(nodes, level=level, deadline_s=deadline_s)
+    try:
+        # The gather is part of the sweep: its time (a Slurm job's srun) is in the sweep's duration, and the
+        # deadline bounds it too. Past the deadline the job is killed and the sweep below ends at once.
+        async with asyncio.timeout(deadline_s):
+            await engine.prepare(nodes, level)
+    except TimeoutError:
+        pass
+    left = None if deadline_s is None else max(0.0, deadline_s - (time.monotonic() - started))
+    result = await engine.run(nodes, level=level, deadline_s=left, started=started)
     if ProbeSet(level) is ProbeSet.WORKLOAD and result.outcome == "done":
         phase_started = time.monotonic()
         remaining = None if deadline_s is None else max(0.0, deadline_s - (phase_started - started))

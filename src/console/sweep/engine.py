@@ -182,12 +182,14 @@ class SweepEngine:
         level: ProbeSet | str = ProbeSet.QUICK,
         families: set[str] | None = None,
         deadline_s: float | None = None,
+        started: float | None = None,
     ) -> SweepResult:
-        """Sweep ``nodes`` (all by default) with the probes of ``level``; returns when every node has a verdict."""
+        """Sweep ``nodes`` (all by default) with the probes of ``level``; returns when every node has a verdict.
+        ``started``: when the sweep began (``time.monotonic``), if before this call: its checker's gather."""
         targets = list(nodes) if nodes is not None else list(self.inventory.nodes)
         level = ProbeSet(level)
         probes = self.capped(probes_for_families(self.packs, level, families))
-        started = time.monotonic()
+        started = time.monotonic() if started is None else started
         # A sweep of some families only (drift: stack and firmware) is recorded as such: "quick:firmware,stack".
         recorded = f"{level.value}:{','.join(sorted(families))}" if families else level.value
         self.published, self.judging.cut = set(), {}
