@@ -169,19 +169,7 @@ def record_revalidation(
         if passed and (limit := _escalation(store, node, policy)):
             # Strikes found outside the case (a sweep, watch) reached the limit meanwhile: one pass never
             # returns a node that is to go to the vendor.
-            why = f"{note}; not counted: {limit}"
-            return _step(
-                store,
-                case,
-                "escalate",
-                Stage.ESCALATED,
-                user=user,
-                note=why,
-                sweep_id=sweep_id,
-                passes=0,
-                action=Remedy.RMA,
-                close=True,
-            )
+            return _escalated(store, case, "escalate", f"{note}; not counted: {limit}", user=user, sweep_id=sweep_id)
         if passed:
             uncounted = pass_uncounted(store, case, sweep_id, policy)
             if uncounted:
@@ -193,18 +181,7 @@ def record_revalidation(
         count = strikes(store, node, policy.window_s, also=sweep_id)
         if count >= policy.max_strikes:
             why = f"{note}; strike {count} of {policy.max_strikes} within {policy.window_s / 3600:g} h: escalated"
-            return _step(
-                store,
-                case,
-                "strike",
-                Stage.ESCALATED,
-                user=user,
-                note=why,
-                sweep_id=sweep_id,
-                passes=0,
-                action=Remedy.RMA,
-                close=True,
-            )
+            return _escalated(store, case, "strike", why, user=user, sweep_id=sweep_id)
         stage = Stage.AWAITING_REPAIR if action in PHYSICAL else Stage.DRAINED
         why = f"{note}; strike {count} of {policy.max_strikes}"
         return _step(store, case, "strike", stage, user=user, note=why, sweep_id=sweep_id, passes=0, action=action)
@@ -247,6 +224,22 @@ def returned(
             return close_case(store, node, Stage.RETURNED, user=user, note=note, audit_id=audit_id)
         note = f"{done} by the console (--force) before its revalidation passed: {forced}"
         return close_case(store, node, Stage.ENDED, user=user, note=note, audit_id=audit_id)
+
+
+def _escalated(store: Store, case: Case, kind: str, why: str, *, user: str, sweep_id: int | None) -> Case:
+    """The case escalated and closed: the node goes to the vendor (RMA), its passes no longer count."""
+    return _step(
+        store,
+        case,
+        kind,
+        Stage.ESCALATED,
+        user=user,
+        note=why,
+        sweep_id=sweep_id,
+        passes=0,
+        action=Remedy.RMA,
+        close=True,
+    )
 
 
 def _step(
