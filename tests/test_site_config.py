@@ -94,3 +94,12 @@ def test_the_guides_example_is_a_config_the_console_takes(files: tuple[Path, Pat
     args = _parsed("watch")
     assert args.inventory == "/etc/instinct-console/east.toml" and args.every == 900
     assert _parsed("sweep").checks == [Path("/etc/instinct-console/checks.d")]
+
+
+def test_a_switch_in_the_config_is_on_until_the_command_line_says_otherwise(files: tuple[Path, Path]) -> None:
+    files[0].write_text('cluster = "east.toml"\n')
+    files[1].write_text("[sweep]\nquiet = true\n")
+    assert _parsed("sweep").detail == "quiet"
+    assert _parsed("sweep", "--verbose").detail == "findings"
+    files[1].write_text("[sweep]\nverbose = false\n")
+    assert _parsed("sweep").detail == "nodes"

@@ -109,14 +109,36 @@ def apply_site_config(parser: argparse.ArgumentParser, config: SiteConfig) -> No
             raise UsageError(f"site config {setting.source}: [keys] goes in keys.toml beside it (the console's keys)")
         if command not in commands:
             raise UsageError(f"site config {setting.source}: [{command}] is not a command")
-        action = _action(commands[command], key.replace("-", "_")) or _action(commands[command], SHARED.get(key, ""))
+        sub = commands[command]
+        action = _option(sub, key) or _action(sub, SHARED.get(key, ""))
         if action is None:
             raise UsageError(f"site config {setting.source}: [{command}] {key}: the command has no such option")
-        _set_default(action, setting)
+        if action.nargs == 0 and not isinstance(action.const, bool):  # a switch such as --verbose, --quiet
+            _set_switch(sub, action, setting)
+        else:
+            _set_default(action, setting)
 
 
 def _action(parser: argparse.ArgumentParser, dest: str) -> argparse.Action | None:
     return next((a for a in parser._actions if a.dest == dest and a.option_strings), None)
+
+
+def _option(parser: argparse.ArgumentParser, key: str) -> argparse.Action | None:
+    """The option a config key names: as on the command line (``allow-unknown``) or as its destination."""
+    wanted = "--" + key.replace("_", "-")
+    found = next((a for a in parser._actions if wanted in a.option_strings), None)
+    return found or _action(parser, key.replace("-", "_"))
+
+
+def _set_switch(parser: argparse.ArgumentParser, action: argparse.Action, setting: Setting) -> None:
+    """``verbose = true``: the switch's value as the default of every option sharing its destination
+    (argparse takes a destination's default from the first of them); ``false`` leaves it as it is."""
+    if not isinstance(setting.value, bool):
+        raise UsageError(f"site config {setting.source}: {setting.key}: give true or false")
+    if setting.value:
+        for other in parser._actions:
+            if other.dest == action.dest:
+                other.default = action.const
 
 
 def _set_default(action: argparse.Action, setting: Setting) -> None:
