@@ -16,7 +16,6 @@ step means the same whoever asked for it.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from console.inventory.hostlist import fold
 from console.inventory.model import LifecyclePolicy
 from console.store.lifecycle import Case, Stage
 from console.store.watch import Proposal
+from console.timestamps import local
 
 if TYPE_CHECKING:
     from console.actions.service import ActionService
@@ -149,7 +149,7 @@ def plan_approve(service: ActionService, request: ActionRequest) -> ActionPlan:
     decisions: dict[str, str] = {}
     notes = []
     for p, plan in plans:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(p.at))
+        when = local(p.at, seconds=False)
         cited = f" (sweep {p.sweep_id})" if p.sweep_id is not None else ""
         notes.append(f"#{p.id} {p.kind} {p.node}{cited}, proposed by watch {when}: {p.reason}")
         notes += [f"#{p.id}: {n}" for n in plan.notes]

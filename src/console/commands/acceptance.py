@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -37,6 +36,7 @@ from console.files import write_file
 from console.inert import printable
 from console.inventory import load_inventory
 from console.inventory.hostlist import fold
+from console.timestamps import local
 
 EXIT_HELP = """states: not-accepted, accepted, accepted-again, due (the pool's stack changed since the
 workload was accepted, and no rerun judged it yet, or too few of the runs it needs), regressed (the
@@ -132,7 +132,7 @@ def _state(state: AcceptanceState) -> str:
     run = state.running
     if run is None:
         return " ".join(filter(None, (state.state, failing_line(state))))
-    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(run.started_at))
+    since = local(run.started_at)
     return f"running since {since} on {fold(run.nodes)} (was {run.settled})"
 
 
@@ -160,7 +160,7 @@ def _print(states: list[AcceptanceState]) -> None:
             figures += f"\naccepted on {s.repeat.line()}"
         if s.blocked is not None:
             figures += f"  blocked (sweep {s.blocked.sweep_id}): {_blocked_why(s.blocked.reason)}"
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(accepted.at)) if accepted else ""
+        when = local(accepted.at, seconds=False) if accepted else ""
         on = f"{_stack(accepted.stack)} ({when}, {accepted.user}: {accepted.reason})" if accepted else "-"
         if accepted is not None and accepted.nodes:
             on += f"\nran on {fold(accepted.nodes)}"

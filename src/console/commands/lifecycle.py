@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import time
 from typing import Any
 
 from rich.markup import escape
@@ -39,6 +38,7 @@ from console.store import Store, default_store_path
 from console.store.lifecycle import Case, Stage
 from console.sweep import ProbeSet, SweepEngine
 from console.sweep.revalidation import Revalidation
+from console.timestamps import local
 
 CASES_EXIT_HELP = """exit codes:
   0    listed (no open case too), or --policy printed
@@ -191,7 +191,7 @@ def run_cases(args: argparse.Namespace) -> int:
         return int(ExitCode.OK)
     table = Table("case", "node", "stage", "action", "passes", "strikes", "opened", "next")
     for case in cases:
-        opened = time.strftime("%Y-%m-%d %H:%M", time.localtime(case.opened_at))
+        opened = local(case.opened_at, seconds=False)
         policy = policy_of(case.node)
         table.add_row(
             f"#{case.id}",
@@ -207,7 +207,7 @@ def run_cases(args: argparse.Namespace) -> int:
     for case_id, shown in steps.items():
         console.print(f"case #{case_id}:")
         for step in shown:
-            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(step.at))
+            when = local(step.at)
             sweep = f" (sweep {step.sweep_id})" if step.sweep_id else ""
             console.print(
                 f"  {when} {printable(step.user)} {step.step} -> {step.stage.value}{sweep}: {printable(step.note)}"
