@@ -62,3 +62,19 @@ class NodeChecker(Protocol):
 
     async def close(self) -> None:
         """Stop what the checker started (worker processes); the engine closes ``transport``."""
+
+
+class ServesEngine:
+    """The engine a node checker serves, set once by ``attach`` (the engine attaches its checker)."""
+
+    _engine: SweepEngine | None = None
+
+    @property
+    def engine(self) -> SweepEngine:
+        """The engine this checker serves (``attach``)."""
+        assert self._engine is not None, "a node checker serves an engine: attach it first"
+        return self._engine
+
+    def attach(self, engine: SweepEngine) -> None:
+        """Serve ``engine``."""
+        self._engine = engine

@@ -21,6 +21,7 @@ from console.inventory.model import Node
 from console.store import ProbeRunRecord
 from console.sweep.bundle import BundleOutput, bundle_script, bundle_timeout, group_probes, split_bundle
 from console.sweep.catalog import ProbeSet, ProbeSpec, in_pool
+from console.sweep.checker import ServesEngine
 from console.sweep.events import ProbeFinished, ProbeStarted
 from console.sweep.node_report import LocalCheckReport
 from console.sweep.probe_runs import (
@@ -58,7 +59,7 @@ class BundleSource(Protocol):
         """Run the bundle ``script`` on ``node``, its output through ``sink``."""
 
 
-class LocalChecker:
+class LocalChecker(ServesEngine):
     """Checks nodes in this process: bundles of probes run through ``source``, parsed and judged here."""
 
     # Why a node's report is refused, in this mode's words (``SlurmChecker`` takes reports).
@@ -68,7 +69,6 @@ class LocalChecker:
         self.transport = transport
         # Where the bundles run: the transport itself, unless they were gathered elsewhere (a Slurm job).
         self.source: BundleSource = source if source is not None else transport
-        self._engine: SweepEngine | None = None
         # Slow-changing probes (versions, firmware) are reused on later passes while the node's stack
         # stamp is unchanged; 0 runs them every time (``attach`` sets the engine's age).
         self.steady = SteadyCache(DEFAULT_MAX_AGE_S)
@@ -82,15 +82,9 @@ class LocalChecker:
         self._so_far: dict[str, dict[str, ProbeOutcome]] = {}
         self._in_flight: dict[str, list[tuple[list[ProbeSpec], BundleOutput, float]]] = {}
 
-    @property
-    def engine(self) -> SweepEngine:
-        """The engine this checker serves (``attach``)."""
-        assert self._engine is not None, "a node checker serves an engine: attach it first"
-        return self._engine
-
     def attach(self, engine: SweepEngine) -> None:
-        """Serve ``engine``."""
-        self._engine = engine
+        """Serve ``engine``, reusing slow-changing probes for as long as it says."""
+        super().attach(engine)
         self.steady = SteadyCache(engine.steady_max_age_s)
 
     async def gather(self, nodes: Sequence[Node], level: ProbeSet | str) -> None:

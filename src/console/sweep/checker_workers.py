@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 from console.inventory.model import Node, StackPin
 from console.sweep.catalog import ProbeSet, ProbeSpec
+from console.sweep.checker import ServesEngine
 from console.sweep.events import Event
 from console.sweep.node_report import JudgedByWorkers
 from console.sweep.probe_runs import describe
 from console.transport import Transport, TransportError
 
 if TYPE_CHECKING:
-    from console.sweep.engine import SweepEngine
     from console.sweep.multinode import MultinodeOptions
 
 # What an engine worker's node may take past its budget, as a share of the cap: its judging and report.
@@ -31,24 +31,13 @@ CUT_REPLY_S = 0.5
 WORKER_REPORT = "its engine worker's report"
 
 
-class WorkerChecker:
+class WorkerChecker(ServesEngine):
     """Checks nodes in ``pool``'s worker processes; the engine's other commands go through ``transport``."""
 
     def __init__(self, pool: JudgedByWorkers, transport: Transport) -> None:
         self.pool = pool
         self.transport = transport
-        self._engine: SweepEngine | None = None
         self._asked: dict[str, list[ProbeSpec]] = {}  # a node's probes while its check runs (for a cut one)
-
-    @property
-    def engine(self) -> SweepEngine:
-        """The engine this checker serves (``attach``)."""
-        assert self._engine is not None, "a node checker serves an engine: attach it first"
-        return self._engine
-
-    def attach(self, engine: SweepEngine) -> None:
-        """Serve ``engine``."""
-        self._engine = engine
 
     async def gather(self, nodes: Sequence[Node], level: ProbeSet | str) -> None:
         """Nothing to fetch ahead: each node is sent to its worker when its turn comes."""
